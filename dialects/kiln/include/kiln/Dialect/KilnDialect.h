@@ -1,0 +1,47 @@
+//===- KilnDialect.h - The kiln graph dialect -------------------*- C++ -*-===//
+//
+// Declares the kiln dialect and its operations (generated from KilnOps.td),
+// plus the shape helpers its verifiers, folders and the importer share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILNDIALECT_H
+#define KILN_DIALECT_KILNDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kiln/Dialect/KilnOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnOps.h.inc"
+
+namespace kiln {
+
+/// Attribute name carrying the ONNX name of a `@main` argument or result.
+inline constexpr llvm::StringLiteral kOnnxNameAttr = "kiln.name";
+
+/// Largest number of elements a folder materializes. Folding exists for the
+/// shape computations exported models carry (Shape -> Gather -> Concat ->
+/// Reshape chains), not for weights, which stay `dense_resource` blobs.
+inline constexpr int64_t kMaxFoldElements = 1 << 16;
+
+/// Multidirectional (numpy) broadcast of two shapes; failure when a pair of
+/// dimensions is neither equal nor 1.
+llvm::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Output length of one pooled or convolved spatial dimension.
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                         int64_t dilation, int64_t padBegin, int64_t padEnd,
+                         bool ceilMode);
+
+} // namespace kiln
+
+#endif // KILN_DIALECT_KILNDIALECT_H

@@ -1,0 +1,490 @@
+//===- KilnOps.td - kiln dialect operations ----------------*- tablegen -*-===//
+//
+// The op families of the kiln graph dialect: constants, elementwise (binary
+// with ONNX/numpy broadcasting, unary math, parametric activations), matmul,
+// convolution, pooling, reductions, normalizations and data movement.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILNOPS_TD
+#define KILN_DIALECT_KILNOPS_TD
+
+include "kiln/Dialect/KilnDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, traits>;
+
+def Kiln_Tensor : RankedTensorOf<[AnyType]>;
+def Kiln_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a tensor constant (weights, shapes, scalars)";
+  let description = [{
+    Holds a tensor value. Weights imported from a model are
+    `dense_resource` blobs, which reference the model's bytes without
+    copying them and are elided from IR dumps; small constants (shapes,
+    scalars) are `dense` and take part in folding.
+
+    ```mlir
+    %w = kiln.constant dense_resource<conv1.weight> : tensor<64x3x7x7xf32>
+    %s = kiln.constant dense<[1, 2048]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops with broadcasting
+//===----------------------------------------------------------------------===//
+
+class Kiln_BinaryOp<string mnemonic, string desc, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat(traits,
+        [Pure, InferTypeOpAdaptor])> {
+  let summary = "elementwise " # desc # " with broadcasting";
+  let description = [{
+    Computes the elementwise }] # desc # [{ of two tensors of the same
+    element type. Shapes broadcast as in numpy and ONNX (multidirectional
+    broadcasting): dimensions are aligned from the right and a dimension of
+    size 1 stretches to the other operand's size.
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", "sum", [Commutative]>;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "difference">;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "product", [Commutative]>;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "quotient (truncating for integers)">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "power (`lhs` raised to `rhs`)">;
+def Kiln_MaxOp : Kiln_BinaryOp<"max", "maximum", [Commutative]>;
+def Kiln_MinOp : Kiln_BinaryOp<"min", "minimum", [Commutative]>;
+def Kiln_ModOp : Kiln_BinaryOp<"mod", "remainder (sign of the divisor for integers, fmod for floats)">;
+def Kiln_AndOp : Kiln_BinaryOp<"and", "logical and", [Commutative]>;
+def Kiln_OrOp : Kiln_BinaryOp<"or", "logical or", [Commutative]>;
+def Kiln_XorOp : Kiln_BinaryOp<"xor", "logical exclusive or", [Commutative]>;
+def Kiln_EqualOp : Kiln_BinaryOp<"equal", "comparison `lhs == rhs` (an `i1` tensor)", [Commutative]>;
+def Kiln_LessOp : Kiln_BinaryOp<"less", "comparison `lhs < rhs` (an `i1` tensor)">;
+def Kiln_LessEqualOp : Kiln_BinaryOp<"less_equal", "comparison `lhs <= rhs` (an `i1` tensor)">;
+def Kiln_GreaterOp : Kiln_BinaryOp<"greater", "comparison `lhs > rhs` (an `i1` tensor)">;
+def Kiln_GreaterEqualOp : Kiln_BinaryOp<"greater_equal", "comparison `lhs >= rhs` (an `i1` tensor)">;
+
+def Kiln_SelectOp : Kiln_Op<"select",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise choice between two tensors (ONNX Where)";
+  let description = [{
+    `result[i] = condition[i] ? true_value[i] : false_value[i]`, with the
+    three operands broadcast together as in numpy.
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$true_value,
+                       Kiln_Tensor:$false_value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$condition `,` $true_value `,` $false_value attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Kiln_UnaryOp<string mnemonic, string desc, Type operandType = Kiln_Tensor,
+                   list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat(traits,
+        [Pure, SameOperandsAndResultType])> {
+  let summary = "elementwise " # desc;
+  let description = [{
+    Applies }] # desc # [{ to every element; the result has the operand's
+    type.
+  }];
+  let arguments = (ins operandType:$input);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
+def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation"> { let hasFolder = 1; }
+def Kiln_SignOp : Kiln_UnaryOp<"sign", "sign (-1, 0 or 1)">;
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", "rectified linear unit `max(x, 0)`">;
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "logistic sigmoid `1 / (1 + exp(-x))`", Kiln_FloatTensor>;
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent", Kiln_FloatTensor>;
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", "natural exponential", Kiln_FloatTensor>;
+def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm", Kiln_FloatTensor>;
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root", Kiln_FloatTensor>;
+def Kiln_RsqrtOp : Kiln_UnaryOp<"rsqrt", "reciprocal square root", Kiln_FloatTensor>;
+def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "reciprocal `1 / x`", Kiln_FloatTensor>;
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", "Gauss error function", Kiln_FloatTensor>;
+def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine", Kiln_FloatTensor>;
+def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine", Kiln_FloatTensor>;
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", "rounding towards negative infinity", Kiln_FloatTensor>;
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "rounding towards positive infinity", Kiln_FloatTensor>;
+def Kiln_RoundOp : Kiln_UnaryOp<"round", "rounding to nearest, ties to even", Kiln_FloatTensor>;
+def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "softplus `log(1 + exp(x))`", Kiln_FloatTensor>;
+def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation", Kiln_BoolTensor>;
+
+def Kiln_GeluOp : Kiln_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise Gaussian error linear unit";
+  let description = [{
+    `x * 0.5 * (1 + erf(x / sqrt(2)))`; with `approximate = "tanh"`,
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ClipOp : Kiln_Op<"clip", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise clamp to `[min, max]`";
+  let description = [{
+    `min(max(x, min), max)`. The bounds are attributes; `Relu6` is
+    `kiln.clip` with `min = 0.0, max = 6.0`.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, F64Attr:$min, F64Attr:$max);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_LeakyReluOp : Kiln_Op<"leaky_relu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise leaky rectified linear unit";
+  let description = [{ `x >= 0 ? x : alpha * x`. }];
+  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$alpha);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_EluOp : Kiln_Op<"elu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise exponential linear unit";
+  let description = [{ `x >= 0 ? x : alpha * (exp(x) - 1)`. }];
+  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$alpha);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_HardSigmoidOp : Kiln_Op<"hard_sigmoid", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise hard sigmoid";
+  let description = [{ `max(0, min(1, alpha * x + beta))`. }];
+  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$alpha, F64Attr:$beta);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Converts each element to the result's element type: float to integer
+    truncates towards zero, integer widths sign-extend or truncate, any
+    nonzero value becomes `true` when casting to `i1`.
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Kiln_MatmulOp : Kiln_Op<"matmul",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "batched matrix product with broadcast batch dimensions";
+  let description = [{
+    Multiplies `lhs` of shape `[..., M, K]` by `rhs` of shape `[..., K, N]`.
+    Both operands have rank 2 or more; their leading (batch) dimensions
+    broadcast as in numpy. The element types match; the result has the
+    same element type.
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ConvOp : Kiln_Op<"conv",
+    [Pure,
+     InferTypeOpAdaptor]> {
+  let summary = "N-d grouped, strided, dilated, padded convolution (NC...)";
+  let description = [{
+    Input `[N, C, D1, ..., Dn]`, filter `[F, C / groups, K1, ..., Kn]`,
+    optional bias `[F]`. `strides` and `dilations` have one entry per
+    spatial dimension; `pads` has the begin paddings of every spatial
+    dimension followed by the end paddings, as in ONNX.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_Tensor:$filter,
+                       Optional<Kiln_Tensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class Kiln_PoolOp<string mnemonic, string desc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = desc # " pooling over the spatial dimensions (NC...)";
+  let description = [{
+    Slides a window of `kernel` elements over each spatial dimension with
+    the given `strides`, `dilations` and `pads` (begin paddings then end
+    paddings). With `ceil_mode`, a partial window at the end produces an
+    output element.
+  }];
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_MaxPoolOp : Kiln_PoolOp<"max_pool", "maximum"> {
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+}
+
+def Kiln_AvgPoolOp : Kiln_PoolOp<"avg_pool", "average"> {
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Kiln_ReduceOp<string mnemonic, string desc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = desc # " over the given axes";
+  let description = [{
+    Reduces the dimensions listed in `axes` (sorted, unique, non-negative).
+    With `keepdims` they stay as size-1 dimensions; without, they are
+    removed. An empty `axes` list is the identity.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum">;
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "arithmetic mean">;
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum">;
+def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum">;
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "product">;
+
+class Kiln_ArgOp<string mnemonic, string desc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "index of the " # desc # " along an axis";
+  let description = [{
+    Returns `i64` indices of the }] # desc # [{ element along `axis`; ties
+    resolve to the first occurrence unless `select_last_index` is set.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+                       DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  }
+
+def Kiln_ArgMaxOp : Kiln_ArgOp<"argmax", "largest">;
+def Kiln_ArgMinOp : Kiln_ArgOp<"argmin", "smallest">;
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`; with `log`,
+    the logarithm of that (ONNX LogSoftmax).
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$log);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes over dimensions `[axis, rank)`:
+    `(x - mean) / sqrt(variance + epsilon) * scale + bias`. `scale` and
+    the optional `bias` broadcast against those trailing dimensions.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
+                       F64Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
+  let summary = "root-mean-square normalization over the trailing dimensions";
+  let description = [{
+    Normalizes over dimensions `[axis, rank)`:
+    `x / sqrt(mean(x^2) + epsilon) * scale`.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_BatchNormOp : Kiln_Op<"batch_norm", [Pure]> {
+  let summary = "inference-mode batch normalization over channel dimension 1";
+  let description = [{
+    `(x - mean) / sqrt(variance + epsilon) * scale + bias`, where `scale`,
+    `bias`, `mean` and `variance` are `[C]` vectors applied along
+    dimension 1 of an `[N, C, ...]` input.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Kiln_FloatTensor:$bias, Kiln_FloatTensor:$mean,
+                       Kiln_FloatTensor:$variance, F64Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $variance "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
+  let summary = "reinterpretation of a tensor with another static shape";
+  let description = [{
+    Same elements in row-major order, new shape: the result type's shape,
+    which has as many elements as the operand. ONNX `Reshape`, `Flatten`,
+    `Squeeze` and `Unsqueeze` all import to this op.
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_TransposeOp : Kiln_Op<"transpose",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "permutation of the dimensions";
+  let description = [{
+    `result` dimension `i` is `input` dimension `permutation[i]`.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_ConcatOp : Kiln_Op<"concat",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "concatenation along one axis";
+  let description = [{
+    Joins the operands along `axis`; every other dimension matches.
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_Op<"slice",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "strided slice with static bounds";
+  let description = [{
+    For every dimension `d`: elements `starts[d], starts[d] + steps[d], ...`
+    up to but excluding `ends[d]` (steps may be negative). The importer
+    normalizes ONNX's negative and clamped indices, so `starts` lie in
+    `[0, dim)` and the bounds are exact.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_PadOp : Kiln_Op<"pad",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "padding of every dimension";
+  let description = [{
+    `pads` holds the begin padding of every dimension followed by the end
+    padding (negative values crop). `mode` is `constant` (fill with
+    `value`), `reflect` or `edge`.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$pads,
+                       DefaultValuedStrAttr<StrAttr, "constant">:$mode,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_GatherOp : Kiln_Op<"gather",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "selection of slices along an axis by index (ONNX Gather)";
+  let description = [{
+    The result shape is `data.shape[:axis] + indices.shape +
+    data.shape[axis+1:]`. Negative indices count from the end of the axis.
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
+  let summary = "broadcast of a tensor to a larger static shape";
+  let description = [{
+    Broadcasts the operand to the result type's shape with numpy rules
+    (the result's shape is the broadcast of the operand's shape and the
+    requested one).
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // KILN_DIALECT_KILNOPS_TD

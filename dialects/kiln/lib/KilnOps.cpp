@@ -1,0 +1,740 @@
+//===- KilnOps.cpp - kiln op verifiers and shape inference ----------------===//
+//
+// Result-shape inference (InferTypeOpInterface) and verifiers for the kiln
+// ops. Diagnostics are lower-case and name the offending operand or
+// attribute; the invalid.mlir lit test has one case per diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>> kiln::broadcastShapes(ArrayRef<int64_t> lhs,
+                                                      ArrayRef<int64_t> rhs) {
+  SmallVector<int64_t> result;
+  if (!OpTrait::util::getBroadcastedShape(lhs, rhs, result))
+    return failure();
+  return result;
+}
+
+int64_t kiln::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t padBegin,
+                               int64_t padEnd, bool ceilMode) {
+  if (ShapedType::isDynamic(in))
+    return ShapedType::kDynamic;
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = ceilMode ? llvm::divideCeil(span, stride) + 1 : span / stride + 1;
+  // A window that would start entirely in the end padding is dropped.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+static RankedTensorType rankedType(Value value) {
+  return value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      ", ");
+  os << "]";
+  return s;
+}
+
+/// Checks that `axes` are sorted, unique and lie in [0, rank).
+static LogicalResult verifyAxes(std::optional<Location> loc,
+                                ArrayRef<int64_t> axes, int64_t rank,
+                                StringRef what) {
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= rank)
+      return emitOptionalError(loc, what, " ", axis,
+                               " is out of range for rank ", rank);
+    if (i > 0 && axes[i - 1] >= axis)
+      return emitOptionalError(loc, what,
+                               "s must be sorted and unique, got ",
+                               shapeString(axes));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static constexpr bool isComparison() {
+  return std::is_same_v<OpTy, EqualOp> || std::is_same_v<OpTy, LessOp> ||
+         std::is_same_v<OpTy, LessEqualOp> || std::is_same_v<OpTy, GreaterOp> ||
+         std::is_same_v<OpTy, GreaterEqualOp>;
+}
+
+template <typename OpTy>
+static constexpr bool isLogical() {
+  return std::is_same_v<OpTy, AndOp> || std::is_same_v<OpTy, OrOp> ||
+         std::is_same_v<OpTy, XorOp>;
+}
+
+template <typename OpTy>
+static LogicalResult inferBinary(MLIRContext *ctx, std::optional<Location> loc,
+                                 typename OpTy::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
+  auto lhs = rankedType(adaptor.getLhs()), rhs = rankedType(adaptor.getRhs());
+  if (!lhs || !rhs)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "operand shapes ",
+                             shapeString(lhs.getShape()), " and ",
+                             shapeString(rhs.getShape()),
+                             " are not broadcast-compatible");
+  Type element = isComparison<OpTy>() ? IntegerType::get(ctx, 1)
+                                      : lhs.getElementType();
+  types.push_back(RankedTensorType::get(*shape, element));
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult verifyBinary(OpTy op) {
+  Type lhs = getElementTypeOrSelf(op.getLhs().getType());
+  Type rhs = getElementTypeOrSelf(op.getRhs().getType());
+  if (lhs != rhs)
+    return op.emitOpError("operand element types must match, got ")
+           << lhs << " and " << rhs;
+  if (isLogical<OpTy>() && !lhs.isInteger(1))
+    return op.emitOpError("operands must be i1 tensors, got ") << lhs;
+  return success();
+}
+
+#define KILN_BINARY_OP(OP)                                                     \
+  LogicalResult OP::inferReturnTypes(MLIRContext *ctx,                         \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBinary<OP>(ctx, loc, adaptor, types);                          \
+  }                                                                            \
+  LogicalResult OP::verify() { return verifyBinary(*this); }
+KILN_BINARY_OP(AddOp)
+KILN_BINARY_OP(SubOp)
+KILN_BINARY_OP(MulOp)
+KILN_BINARY_OP(DivOp)
+KILN_BINARY_OP(PowOp)
+KILN_BINARY_OP(MaxOp)
+KILN_BINARY_OP(MinOp)
+KILN_BINARY_OP(ModOp)
+KILN_BINARY_OP(AndOp)
+KILN_BINARY_OP(OrOp)
+KILN_BINARY_OP(XorOp)
+KILN_BINARY_OP(EqualOp)
+KILN_BINARY_OP(LessOp)
+KILN_BINARY_OP(LessEqualOp)
+KILN_BINARY_OP(GreaterOp)
+KILN_BINARY_OP(GreaterEqualOp)
+#undef KILN_BINARY_OP
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto cond = rankedType(adaptor.getCondition());
+  auto lhs = rankedType(adaptor.getTrueValue());
+  auto rhs = rankedType(adaptor.getFalseValue());
+  if (!cond || !lhs || !rhs)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  auto values = broadcastShapes(lhs.getShape(), rhs.getShape());
+  FailureOr<SmallVector<int64_t>> shape = failure();
+  if (succeeded(values))
+    shape = broadcastShapes(cond.getShape(), *values);
+  if (failed(shape))
+    return emitOptionalError(loc, "operand shapes ",
+                             shapeString(cond.getShape()), ", ",
+                             shapeString(lhs.getShape()), " and ",
+                             shapeString(rhs.getShape()),
+                             " are not broadcast-compatible");
+  types.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  Type lhs = getElementTypeOrSelf(getTrueValue().getType());
+  Type rhs = getElementTypeOrSelf(getFalseValue().getType());
+  if (lhs != rhs)
+    return emitOpError("value element types must match, got ")
+           << lhs << " and " << rhs;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Parametric elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult ClipOp::verify() {
+  if (getMin().convertToDouble() > getMax().convertToDouble())
+    return emitOpError("min ")
+           << getMin().convertToDouble() << " is greater than max "
+           << getMax().convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto lhs = rankedType(adaptor.getLhs()), rhs = rankedType(adaptor.getRhs());
+  if (!lhs || !rhs)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOptionalError(loc, "operands must have rank 2 or more, got ",
+                             lhs.getRank(), " and ", rhs.getRank());
+  ArrayRef<int64_t> l = lhs.getShape(), r = rhs.getShape();
+  int64_t k1 = l[l.size() - 1], k2 = r[r.size() - 2];
+  if (!ShapedType::isDynamic(k1) && !ShapedType::isDynamic(k2) && k1 != k2)
+    return emitOptionalError(loc, "contraction dimensions differ: lhs ",
+                             shapeString(l), " has K = ", k1, ", rhs ",
+                             shapeString(r), " has K = ", k2);
+  auto batch = broadcastShapes(l.drop_back(2), r.drop_back(2));
+  if (failed(batch))
+    return emitOptionalError(loc, "batch dimensions ",
+                             shapeString(l.drop_back(2)), " and ",
+                             shapeString(r.drop_back(2)),
+                             " are not broadcast-compatible");
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(l[l.size() - 2]);
+  shape.push_back(r[r.size() - 1]);
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  Type lhs = getElementTypeOrSelf(getLhs().getType());
+  Type rhs = getElementTypeOrSelf(getRhs().getType());
+  if (lhs != rhs)
+    return emitOpError("operand element types must match, got ")
+           << lhs << " and " << rhs;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Windowed ops: conv and pooling
+//===----------------------------------------------------------------------===//
+
+/// Checks the window attributes against `spatial` spatial dimensions.
+static LogicalResult verifyWindow(std::optional<Location> loc,
+                                  int64_t spatial, ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations,
+                                  ArrayRef<int64_t> pads) {
+  if ((int64_t)strides.size() != spatial)
+    return emitOptionalError(loc, "expected ", spatial, " strides, got ",
+                             strides.size());
+  if ((int64_t)dilations.size() != spatial)
+    return emitOptionalError(loc, "expected ", spatial, " dilations, got ",
+                             dilations.size());
+  if ((int64_t)pads.size() != 2 * spatial)
+    return emitOptionalError(loc, "expected ", 2 * spatial, " pads, got ",
+                             pads.size());
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
+    return emitOptionalError(loc, "strides must be positive, got ",
+                             shapeString(strides));
+  if (llvm::any_of(dilations, [](int64_t s) { return s < 1; }))
+    return emitOptionalError(loc, "dilations must be positive, got ",
+                             shapeString(dilations));
+  if (llvm::any_of(pads, [](int64_t s) { return s < 0; }))
+    return emitOptionalError(loc, "pads must be non-negative, got ",
+                             shapeString(pads));
+  return success();
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  auto filter = rankedType(adaptor.getFilter());
+  if (!input || !filter)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  int64_t rank = input.getRank();
+  if (rank < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more, got ", rank);
+  if (filter.getRank() != rank)
+    return emitOptionalError(loc, "filter rank ", filter.getRank(),
+                             " differs from input rank ", rank);
+  int64_t spatial = rank - 2;
+  if (failed(verifyWindow(loc, spatial, adaptor.getStrides(),
+                          adaptor.getDilations(), adaptor.getPads())))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  ArrayRef<int64_t> in = input.getShape(), f = filter.getShape();
+  if (groups < 1)
+    return emitOptionalError(loc, "groups must be positive, got ", groups);
+  if (!ShapedType::isDynamic(in[1]) && !ShapedType::isDynamic(f[1]) &&
+      in[1] != f[1] * groups)
+    return emitOptionalError(loc, "input has ", in[1],
+                             " channels but filter expects ", f[1], " x ",
+                             groups, " groups");
+  if (!ShapedType::isDynamic(f[0]) && f[0] % groups != 0)
+    return emitOptionalError(loc, "filter count ", f[0],
+                             " is not divisible by groups ", groups);
+  SmallVector<int64_t> shape = {in[0], f[0]};
+  for (int64_t i = 0; i < spatial; ++i)
+    shape.push_back(windowOutputSize(
+        in[i + 2], f[i + 2], adaptor.getStrides()[i], adaptor.getDilations()[i],
+        adaptor.getPads()[i], adaptor.getPads()[i + spatial], false));
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  Type element = getElementTypeOrSelf(getInput().getType());
+  if (getElementTypeOrSelf(getFilter().getType()) != element)
+    return emitOpError("filter element type must match the input's");
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    int64_t filters = getFilter().getType().getShape()[0];
+    if (biasType.getRank() != 1 || biasType.getShape()[0] != filters)
+      return emitOpError("bias must have shape [")
+             << filters << "], got " << shapeString(biasType.getShape());
+  }
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult inferPool(std::optional<Location> loc,
+                               typename OpTy::Adaptor adaptor,
+                               SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  int64_t rank = input.getRank();
+  if (rank < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more, got ", rank);
+  int64_t spatial = rank - 2;
+  ArrayRef<int64_t> kernel = adaptor.getKernel();
+  if ((int64_t)kernel.size() != spatial)
+    return emitOptionalError(loc, "expected ", spatial,
+                             " kernel sizes, got ", kernel.size());
+  if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+    return emitOptionalError(loc, "kernel sizes must be positive, got ",
+                             shapeString(kernel));
+  if (failed(verifyWindow(loc, spatial, adaptor.getStrides(),
+                          adaptor.getDilations(), adaptor.getPads())))
+    return failure();
+  ArrayRef<int64_t> in = input.getShape();
+  SmallVector<int64_t> shape = {in[0], in[1]};
+  for (int64_t i = 0; i < spatial; ++i)
+    shape.push_back(windowOutputSize(
+        in[i + 2], kernel[i], adaptor.getStrides()[i],
+        adaptor.getDilations()[i], adaptor.getPads()[i],
+        adaptor.getPads()[i + spatial], adaptor.getCeilMode()));
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult verifyPool(OpTy op) {
+  ArrayRef<int64_t> kernel = op.getKernel(), pads = op.getPads();
+  size_t spatial = kernel.size();
+  for (size_t i = 0; i < spatial && 2 * spatial == pads.size(); ++i)
+    if (pads[i] >= kernel[i] || pads[i + spatial] >= kernel[i])
+      return op.emitOpError("pads ")
+             << shapeString(pads) << " must be smaller than the kernel "
+             << shapeString(kernel);
+  return success();
+}
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPool<MaxPoolOp>(loc, adaptor, types);
+}
+LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
+
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPool<AvgPoolOp>(loc, adaptor, types);
+}
+LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static LogicalResult inferReduce(std::optional<Location> loc,
+                                 typename OpTy::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  if (failed(verifyAxes(loc, axes, input.getRank(), "reduction axis")))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(input.getShape())) {
+    if (!llvm::is_contained(axes, (int64_t)i))
+      shape.push_back(d);
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+#define KILN_REDUCE_OP(OP)                                                     \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferReduce<OP>(loc, adaptor, types);                               \
+  }
+KILN_REDUCE_OP(ReduceSumOp)
+KILN_REDUCE_OP(ReduceMeanOp)
+KILN_REDUCE_OP(ReduceMaxOp)
+KILN_REDUCE_OP(ReduceMinOp)
+KILN_REDUCE_OP(ReduceProdOp)
+#undef KILN_REDUCE_OP
+
+template <typename OpTy>
+static LogicalResult inferArg(MLIRContext *ctx, std::optional<Location> loc,
+                              typename OpTy::Adaptor adaptor,
+                              SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             input.getRank());
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(input.getShape())) {
+    if ((int64_t)i != axis)
+      shape.push_back(d);
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArg<ArgMaxOp>(ctx, loc, adaptor, types);
+}
+LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArg<ArgMinOp>(ctx, loc, adaptor, types);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getType().getRank();
+  if (getAxis() < 0 || getAxis() >= rank)
+    return emitOpError("axis ") << getAxis() << " is out of range for rank "
+                                << rank;
+  return success();
+}
+
+/// Checks a normalization's `axis` and that `param` broadcasts against the
+/// normalized trailing dimensions of `input`.
+static LogicalResult verifyNormParam(Operation *op, RankedTensorType input,
+                                     int64_t axis, Value param,
+                                     StringRef name) {
+  int64_t rank = input.getRank();
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ") << axis << " is out of range for rank "
+                                    << rank;
+  if (!param)
+    return success();
+  auto type = cast<RankedTensorType>(param.getType());
+  if (type.getElementType() != input.getElementType())
+    return op->emitOpError(name) << " element type must match the input's";
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  auto shape = broadcastShapes(normalized, type.getShape());
+  if (type.getRank() > (int64_t)normalized.size() || failed(shape) ||
+      ArrayRef<int64_t>(*shape) != normalized)
+    return op->emitOpError(name)
+           << " shape " << shapeString(type.getShape())
+           << " does not broadcast to the normalized dimensions "
+           << shapeString(normalized);
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto input = getInput().getType();
+  if (getResult().getType() != input)
+    return emitOpError("result type must match the input type");
+  if (failed(verifyNormParam(*this, input, getAxis(), getScale(), "scale")))
+    return failure();
+  return verifyNormParam(*this, input, getAxis(), getBias(), "bias");
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto input = getInput().getType();
+  if (getResult().getType() != input)
+    return emitOpError("result type must match the input type");
+  return verifyNormParam(*this, input, getAxis(), getScale(), "scale");
+}
+
+LogicalResult BatchNormOp::verify() {
+  auto input = getInput().getType();
+  if (getResult().getType() != input)
+    return emitOpError("result type must match the input type");
+  if (input.getRank() < 2)
+    return emitOpError("input must have rank 2 or more, got ")
+           << input.getRank();
+  int64_t channels = input.getShape()[1];
+  for (Value param : {getScale(), getBias(), getMean(), getVariance()}) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getRank() != 1 || type.getShape()[0] != channels)
+      return emitOpError("parameters must have shape [")
+             << channels << "], got " << shapeString(type.getShape());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("element types of input and result must match");
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ")
+           << in.getNumElements() << " elements "
+           << shapeString(in.getShape()) << " into "
+           << out.getNumElements() << " elements "
+           << shapeString(out.getShape());
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  int64_t rank = input.getRank();
+  SmallVector<bool> seen(rank, false);
+  if ((int64_t)perm.size() != rank)
+    return emitOptionalError(loc, "permutation ", shapeString(perm),
+                             " does not have rank ", rank);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOptionalError(loc, "permutation ", shapeString(perm),
+                               " is not a permutation of [0, ", rank, ")");
+    seen[p] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(input.getShape()[p]);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(loc, "expected at least one input");
+  auto first = rankedType(inputs.front());
+  if (!first)
+    return emitOptionalError(loc, "inputs must be ranked tensors");
+  int64_t rank = first.getRank(), axis = adaptor.getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  SmallVector<int64_t> shape(first.getShape());
+  for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
+    auto type = rankedType(v);
+    if (!type || type.getRank() != rank)
+      return emitOptionalError(loc, "input ", i + 1, " does not have rank ",
+                               rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = type.getShape()[d];
+      if (d == axis) {
+        shape[d] = ShapedType::isDynamic(shape[d]) || ShapedType::isDynamic(size)
+                       ? ShapedType::kDynamic
+                       : shape[d] + size;
+      } else if (size != shape[d]) {
+        return emitOptionalError(loc, "input ", i + 1, " has shape ",
+                                 shapeString(type.getShape()),
+                                 ", which differs from ",
+                                 shapeString(first.getShape()),
+                                 " outside axis ", axis);
+      }
+    }
+  }
+  types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  Type element = getElementTypeOrSelf(getInputs().front().getType());
+  for (Value v : getInputs())
+    if (getElementTypeOrSelf(v.getType()) != element)
+      return emitOpError("input element types must match");
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
+                    steps = adaptor.getSteps();
+  int64_t rank = input.getRank();
+  if ((int64_t)starts.size() != rank || (int64_t)ends.size() != rank ||
+      (int64_t)steps.size() != rank)
+    return emitOptionalError(loc, "starts, ends and steps must have ", rank,
+                             " entries each");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = input.getShape()[d];
+    if (steps[d] == 0)
+      return emitOptionalError(loc, "step of dimension ", d, " is zero");
+    if (ShapedType::isDynamic(dim)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    bool forward = steps[d] > 0;
+    // Forward: starts in [0, dim], ends in [0, dim]. Backward: starts in
+    // [-1, dim - 1], ends in [-1, dim - 1] (-1 means "past the front").
+    int64_t lo = forward ? 0 : -1, hi = forward ? dim : dim - 1;
+    if (starts[d] < lo || starts[d] > hi || ends[d] < lo || ends[d] > hi)
+      return emitOptionalError(loc, "slice bounds [", starts[d], ", ", ends[d],
+                               ") are out of range for dimension ", d,
+                               " of size ", dim);
+    int64_t span = forward ? ends[d] - starts[d] : starts[d] - ends[d];
+    int64_t step = forward ? steps[d] : -steps[d];
+    shape.push_back(span <= 0 ? 0 : llvm::divideCeil(span, step));
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  int64_t rank = input.getRank();
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  if ((int64_t)pads.size() != 2 * rank)
+    return emitOptionalError(loc, "expected ", 2 * rank, " pads, got ",
+                             pads.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = input.getShape()[d];
+    int64_t size = ShapedType::isDynamic(dim) ? dim
+                                              : dim + pads[d] + pads[d + rank];
+    if (!ShapedType::isDynamic(size) && size < 0)
+      return emitOptionalError(loc, "pads ", shapeString(pads),
+                               " crop dimension ", d, " below zero");
+    shape.push_back(size);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  StringRef mode = getMode();
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return emitOpError("mode must be constant, reflect or edge, got \"")
+           << mode << "\"";
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto data = rankedType(adaptor.getData());
+  auto indices = rankedType(adaptor.getIndices());
+  if (!data || !indices)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= data.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             data.getRank());
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  types.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("element types of input and result must match");
+  auto shape = broadcastShapes(in.getShape(), out.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != out.getShape())
+    return emitOpError("cannot broadcast ")
+           << shapeString(in.getShape()) << " to "
+           << shapeString(out.getShape());
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnOps.cpp.inc"

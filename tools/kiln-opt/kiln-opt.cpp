@@ -1,0 +1,24 @@
+//===- kiln-opt.cpp - The kiln optimizer driver ---------------------------===//
+//
+// Runs kiln and upstream MLIR passes on .mlir files, like mlir-opt; the lit
+// suite drives every dialect and pass test through it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<kiln::KilnDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+}
