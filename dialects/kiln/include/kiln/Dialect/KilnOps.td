@@ -23,6 +23,13 @@ def Kiln_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;
 
+/// A 64-bit integer attribute read back as a signed value (upstream's
+/// I64Attr returns uint64_t, which makes `axis < 0` checks silently wrong).
+def Kiln_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+                                                "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
@@ -236,7 +243,7 @@ def Kiln_ConvOp : Kiln_Op<"conv",
                        Optional<Kiln_Tensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                        DenseI64ArrayAttr:$pads,
-                       DefaultValuedAttr<I64Attr, "1">:$groups);
+                       DefaultValuedAttr<Kiln_I64Attr, "1">:$groups);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
@@ -308,7 +315,7 @@ class Kiln_ArgOp<string mnemonic, string desc>
     Returns `i64` indices of the }] # desc # [{ element along `axis`; ties
     resolve to the first occurrence unless `select_last_index` is set.
   }];
-  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
+  let arguments = (ins Kiln_Tensor:$input, Kiln_I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "true">:$keepdims,
                        DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
   let results = (outs RankedTensorOf<[I64]>:$result);
@@ -328,7 +335,7 @@ def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`; with `log`,
     the logarithm of that (ONNX LogSoftmax).
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis,
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "false">:$log);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
@@ -343,7 +350,7 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
     the optional `bias` broadcast against those trailing dimensions.
   }];
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
-                       Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
+                       Optional<Kiln_FloatTensor>:$bias, Kiln_I64Attr:$axis,
                        F64Attr:$epsilon);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` "
@@ -358,7 +365,7 @@ def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
     `x / sqrt(mean(x^2) + epsilon) * scale`.
   }];
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
-                       I64Attr:$axis, F64Attr:$epsilon);
+                       Kiln_I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input `,` $scale attr-dict `:` "
                        "functional-type(operands, results)";
@@ -419,7 +426,7 @@ def Kiln_ConcatOp : Kiln_Op<"concat",
   let description = [{
     Joins the operands along `axis`; every other dimension matches.
   }];
-  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, Kiln_I64Attr:$axis);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -466,7 +473,7 @@ def Kiln_GatherOp : Kiln_Op<"gather",
     data.shape[axis+1:]`. Negative indices count from the end of the axis.
   }];
   let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices,
-                       I64Attr:$axis);
+                       Kiln_I64Attr:$axis);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$data `,` $indices attr-dict `:` "
                        "functional-type(operands, results)";

@@ -1,0 +1,113 @@
+//===- Conv.cpp - ONNX Conv -> kiln.conv ----------------------------------===//
+//
+// Conv with groups, strides, dilations and explicit or automatic padding
+// (NOTSET, SAME_UPPER, SAME_LOWER, VALID); the window helpers are shared
+// with the pooling patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/onnx/ImportPatterns.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+FailureOr<SmallVector<int64_t>>
+onnx_import::spatialAttr(NodeContext &node, StringRef name, int64_t spatial,
+                         int64_t defaultValue) {
+  if (!node.hasAttr(name))
+    return SmallVector<int64_t>(spatial, defaultValue);
+  SmallVector<int64_t> values = node.intsAttr(name);
+  if ((int64_t)values.size() != spatial) {
+    node.emitError() << "attribute '" << name << "' has " << values.size()
+                     << " entries; the input has " << spatial
+                     << " spatial dimensions";
+    return failure();
+  }
+  return values;
+}
+
+FailureOr<SmallVector<int64_t>>
+onnx_import::windowPads(NodeContext &node, ArrayRef<int64_t> in,
+                        ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> dilations) {
+  int64_t spatial = in.size();
+  std::string autoPad = node.stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET")
+    return spatialAttr(node, "pads", 2 * spatial, 0);
+  SmallVector<int64_t> pads(2 * spatial, 0);
+  if (autoPad == "VALID")
+    return pads;
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+    node.emitError() << "unknown auto_pad '" << autoPad << "'";
+    return failure();
+  }
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t out = llvm::divideCeil(in[i], strides[i]);
+    int64_t total = std::max<int64_t>(
+        0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i]);
+    int64_t small = total / 2, large = total - small;
+    pads[i] = autoPad == "SAME_UPPER" ? small : large;
+    pads[i + spatial] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+static LogicalResult convertConv(NodeContext &node) {
+  Value input = node.input(0), filter = node.input(1);
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  int64_t rank = inType.getRank();
+  if (rank < 3 || filterType.getRank() != rank) {
+    node.emitError() << "expected input and filter of equal rank >= 3, got "
+                     << inType << " and " << filterType;
+    return failure();
+  }
+  int64_t spatial = rank - 2;
+  auto kernel = spatialAttr(node, "kernel_shape", spatial, 0);
+  auto strides = spatialAttr(node, "strides", spatial, 1);
+  auto dilations = spatialAttr(node, "dilations", spatial, 1);
+  if (failed(kernel) || failed(strides) || failed(dilations))
+    return failure();
+  ArrayRef<int64_t> filterSpatial = filterType.getShape().drop_front(2);
+  if (node.hasAttr("kernel_shape") && ArrayRef<int64_t>(*kernel) != filterSpatial) {
+    node.emitError() << "kernel_shape does not match the filter " << filterType;
+    return failure();
+  }
+  auto pads = windowPads(node, inType.getShape().drop_front(2), filterSpatial,
+                         *strides, *dilations);
+  if (failed(pads))
+    return failure();
+  int64_t groups = node.intAttr("group", 1);
+  if (groups < 1 || inType.getShape()[1] != filterType.getShape()[1] * groups ||
+      filterType.getShape()[0] % groups != 0) {
+    node.emitError() << "input " << inType << " and filter " << filterType
+                     << " do not fit group = " << groups;
+    return failure();
+  }
+  if (filterType.getElementType() != inType.getElementType()) {
+    node.emitError() << "filter element type differs from the input's";
+    return failure();
+  }
+  Value bias = node.hasInput(2) ? node.input(2) : Value();
+  if (bias) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 1 ||
+        biasType.getShape()[0] != filterType.getShape()[0]) {
+      node.emitError() << "bias " << biasType << " does not match "
+                       << filterType.getShape()[0] << " filters";
+      return failure();
+    }
+  }
+  OpBuilder &b = node.builder();
+  node.setOutput(0, node.create<ConvOp>(input, filter, bias,
+                                        b.getDenseI64ArrayAttr(*strides),
+                                        b.getDenseI64ArrayAttr(*dilations),
+                                        b.getDenseI64ArrayAttr(*pads),
+                                        b.getI64IntegerAttr(groups)));
+  return success();
+}
+
+void onnx_import::registerConvPatterns(PatternRegistry &r) {
+  r.add("Conv", 7, convertConv);
+}

@@ -1,0 +1,598 @@
+//===- DataMovement.cpp - ONNX shape and data movement ops -> kiln --------===//
+//
+// Reshape, Flatten, Squeeze and Unsqueeze (all kiln.reshape), Transpose,
+// Concat, Slice, Split, Pad, Gather, Expand, Tile, Trilu, and the shape
+// computations Shape, Size, Range and ConstantOfShape, which become
+// constants because every shape is static after import.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/onnx/ImportPatterns.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/Sequence.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+static Value i64Constant(NodeContext &node, ArrayRef<int64_t> values,
+                         ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, node.builder().getI64Type());
+  return ConstantOp::create(node.builder(), node.loc(),
+                            DenseElementsAttr::get(type, values));
+}
+
+/// Axes from attribute `name` (before `inputSince`) or from input 1.
+static FailureOr<SmallVector<int64_t>>
+axesOperand(NodeContext &node, int64_t inputSince, StringRef name = "axes") {
+  if (node.opset() < inputSince)
+    return node.intsAttr(name);
+  if (!node.hasInput(1))
+    return SmallVector<int64_t>();
+  return node.constantInts(1, name);
+}
+
+static LogicalResult convertReshape(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto requested = node.constantInts(1, "shape");
+  if (failed(requested))
+    return failure();
+  bool allowZero = node.intAttr("allowzero", 0) != 0;
+  SmallVector<int64_t> shape;
+  int64_t inferred = -1, known = 1;
+  for (auto [i, d] : llvm::enumerate(*requested)) {
+    if (d == 0 && !allowZero) {
+      if ((int64_t)i >= type.getRank()) {
+        node.emitError() << "shape entry " << i << " copies a dimension the "
+                         << "input " << type << " does not have";
+        return failure();
+      }
+      d = type.getShape()[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0) {
+        node.emitError() << "shape has more than one -1";
+        return failure();
+      }
+      inferred = i;
+    } else if (d < 0) {
+      node.emitError() << "shape has an invalid entry " << d;
+      return failure();
+    } else {
+      known *= d;
+    }
+    shape.push_back(d);
+  }
+  int64_t total = type.getNumElements();
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0) {
+      node.emitError() << "cannot infer the -1 entry: " << total
+                       << " elements do not divide into " << known;
+      return failure();
+    }
+    shape[inferred] = total / known;
+  } else if (known != total) {
+    node.emitError() << "cannot reshape " << type << " (" << total
+                     << " elements) into " << known << " elements";
+    return failure();
+  }
+  node.setOutput(0, node.reshape(input, shape));
+  return success();
+}
+
+static LogicalResult convertFlatten(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  int64_t axis = node.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank) {
+    node.emitError() << "axis " << node.intAttr("axis", 1)
+                     << " is out of range for rank " << rank;
+    return failure();
+  }
+  ArrayRef<int64_t> shape = type.getShape();
+  node.setOutput(0, node.reshape(input, {computeProduct(shape.take_front(axis)),
+                                         computeProduct(shape.drop_front(axis))}));
+  return success();
+}
+
+static LogicalResult convertSqueeze(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axes = axesOperand(node, 13);
+  if (failed(axes))
+    return failure();
+  SmallVector<bool> drop(type.getRank(), false);
+  if (axes->empty()) {
+    for (auto [i, d] : llvm::enumerate(type.getShape()))
+      drop[i] = d == 1;
+  }
+  for (int64_t axis : *axes) {
+    auto a = node.normalizeAxis(axis, type.getRank());
+    if (failed(a))
+      return failure();
+    if (type.getShape()[*a] != 1) {
+      node.emitError() << "cannot squeeze dimension " << *a << " of size "
+                       << type.getShape()[*a];
+      return failure();
+    }
+    drop[*a] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(type.getShape()))
+    if (!drop[i])
+      shape.push_back(d);
+  node.setOutput(0, node.reshape(input, shape));
+  return success();
+}
+
+static LogicalResult convertUnsqueeze(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axes = axesOperand(node, 13);
+  if (failed(axes))
+    return failure();
+  int64_t rank = type.getRank() + axes->size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t axis : *axes) {
+    auto a = node.normalizeAxis(axis, rank);
+    if (failed(a))
+      return failure();
+    if (inserted[*a]) {
+      node.emitError() << "axis " << axis << " is listed twice";
+      return failure();
+    }
+    inserted[*a] = true;
+  }
+  SmallVector<int64_t> shape;
+  auto dims = type.getShape().begin();
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back(inserted[i] ? 1 : *dims++);
+  node.setOutput(0, node.reshape(input, shape));
+  return success();
+}
+
+static LogicalResult convertTranspose(NodeContext &node) {
+  Value input = node.input(0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  SmallVector<int64_t> perm = node.intsAttr("perm");
+  if (!node.hasAttr("perm"))
+    perm = llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (sorted != llvm::to_vector(llvm::seq<int64_t>(0, rank))) {
+    node.emitError() << "perm is not a permutation of the input's " << rank
+                     << " dimensions";
+    return failure();
+  }
+  node.setOutput(0, node.create<TransposeOp>(input, perm));
+  return success();
+}
+
+static LogicalResult convertConcat(NodeContext &node) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < node.numInputs(); ++i)
+    inputs.push_back(node.input(i));
+  auto first = cast<RankedTensorType>(inputs.front().getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), first.getRank());
+  if (failed(axis))
+    return failure();
+  for (Value v : inputs) {
+    auto type = cast<RankedTensorType>(v.getType());
+    bool fits = type.getRank() == first.getRank() &&
+                type.getElementType() == first.getElementType();
+    for (int64_t d = 0; fits && d < type.getRank(); ++d)
+      fits = d == *axis || type.getShape()[d] == first.getShape()[d];
+    if (!fits) {
+      node.emitError() << "input " << type << " does not fit " << first
+                       << " when concatenating along axis " << *axis;
+      return failure();
+    }
+  }
+  node.setOutput(0, node.create<ConcatOp>(inputs, *axis));
+  return success();
+}
+
+/// Emits kiln.slice for ONNX-style starts/ends/axes/steps, clamping and
+/// normalizing the bounds as ONNX specifies.
+static FailureOr<Value> slice(NodeContext &node, Value input,
+                              ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+                              ArrayRef<int64_t> axesIn,
+                              ArrayRef<int64_t> stepsIn) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes(axesIn);
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts.size()));
+  SmallVector<int64_t> steps(stepsIn);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    node.emitError() << "starts, ends, axes and steps differ in length";
+    return failure();
+  }
+  SmallVector<int64_t> s(rank, 0), e(type.getShape()), st(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto axis = node.normalizeAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis]) {
+      node.emitError() << "axis " << axes[i] << " is sliced twice";
+      return failure();
+    }
+    seen[*axis] = true;
+    int64_t dim = type.getShape()[*axis], step = steps[i];
+    if (step == 0) {
+      node.emitError() << "step of axis " << axes[i] << " is zero";
+      return failure();
+    }
+    auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+      if (v < 0)
+        v = v < -dim ? -dim - 1 : v + dim; // Stay below lo after clamping.
+      return std::clamp(v, lo, hi);
+    };
+    if (step > 0) {
+      s[*axis] = clampIndex(starts[i], 0, dim);
+      e[*axis] = clampIndex(ends[i], 0, dim);
+    } else {
+      s[*axis] = clampIndex(starts[i], 0, dim - 1);
+      e[*axis] = clampIndex(ends[i], -1, dim - 1);
+    }
+    st[*axis] = step;
+  }
+  return node.create<SliceOp>(input, s, e, st);
+}
+
+static LogicalResult convertSlice(NodeContext &node) {
+  Value input = node.input(0);
+  FailureOr<Value> result = failure();
+  if (node.opset() < 10) {
+    result = slice(node, input, node.intsAttr("starts"), node.intsAttr("ends"),
+                   node.intsAttr("axes"), {});
+  } else {
+    auto starts = node.constantInts(1, "starts");
+    auto ends = node.constantInts(2, "ends");
+    if (failed(starts) || failed(ends))
+      return failure();
+    SmallVector<int64_t> axes, steps;
+    if (node.hasInput(3)) {
+      auto v = node.constantInts(3, "axes");
+      if (failed(v))
+        return failure();
+      axes = *v;
+    }
+    if (node.hasInput(4)) {
+      auto v = node.constantInts(4, "steps");
+      if (failed(v))
+        return failure();
+      steps = *v;
+    }
+    result = slice(node, input, *starts, *ends, axes, steps);
+  }
+  if (failed(result))
+    return failure();
+  node.setOutput(0, *result);
+  return success();
+}
+
+static LogicalResult convertSplit(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = type.getShape()[*axis];
+  unsigned outputs = node.numOutputs();
+  SmallVector<int64_t> sizes;
+  if (node.opset() < 13) {
+    sizes = node.intsAttr("split");
+  } else if (node.hasInput(1)) {
+    auto v = node.constantInts(1, "split");
+    if (failed(v))
+      return failure();
+    sizes = *v;
+  }
+  if (sizes.empty()) {
+    // Equal parts; from opset 18 the last one may be smaller.
+    int64_t parts = node.opset() >= 18 && node.hasAttr("num_outputs")
+                        ? node.intAttr("num_outputs", outputs)
+                        : outputs;
+    int64_t chunk = llvm::divideCeil(dim, parts);
+    if (node.opset() < 18 && dim % parts != 0) {
+      node.emitError() << "dimension " << dim << " does not split into "
+                       << parts << " equal parts";
+      return failure();
+    }
+    for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk)
+      sizes.push_back(std::min(chunk, left));
+  }
+  if (sizes.size() != outputs || llvm::any_of(sizes, [](int64_t s) {
+        return s < 0;
+      }) || std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim) {
+    node.emitError() << "split sizes do not add up to dimension " << *axis
+                     << " of size " << dim << " over " << outputs
+                     << " outputs";
+    return failure();
+  }
+  int64_t offset = 0;
+  for (unsigned i = 0; i < outputs; ++i) {
+    FailureOr<Value> part = slice(node, input, {offset}, {offset + sizes[i]},
+                                  {*axis}, {1});
+    if (failed(part))
+      return failure();
+    node.setOutput(i, *part);
+    offset += sizes[i];
+  }
+  return success();
+}
+
+static LogicalResult convertPad(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  std::string mode = node.stringAttr("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    node.emitError() << "mode '" << mode << "' is not supported";
+    return failure();
+  }
+  SmallVector<int64_t> pads;
+  double value = 0.0;
+  if (node.opset() < 11) {
+    pads = node.intsAttr("pads");
+    value = node.floatAttr("value", 0.0);
+  } else {
+    auto p = node.constantInts(1, "pads");
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (node.hasInput(2)) {
+      auto v = node.constantFloats(2, "constant_value");
+      if (failed(v) || v->size() != 1) {
+        node.emitError() << "constant_value must be a scalar constant";
+        return failure();
+      }
+      value = (*v)[0];
+    }
+  }
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (node.opset() >= 18 && node.hasInput(3)) {
+    auto a = node.constantInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes.clear();
+    for (int64_t axis : *a) {
+      auto n = node.normalizeAxis(axis, rank);
+      if (failed(n))
+        return failure();
+      axes.push_back(*n);
+    }
+  }
+  if (pads.size() != 2 * axes.size()) {
+    node.emitError() << "expected " << 2 * axes.size() << " pads, got "
+                     << pads.size();
+    return failure();
+  }
+  SmallVector<int64_t> full(2 * rank, 0);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    full[axis] = pads[i];
+    full[axis + rank] = pads[i + axes.size()];
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (type.getShape()[d] + full[d] + full[d + rank] < 0) {
+      node.emitError() << "pads crop dimension " << d << " below zero";
+      return failure();
+    }
+  OpBuilder &b = node.builder();
+  node.setOutput(0, node.create<PadOp>(input, b.getDenseI64ArrayAttr(full),
+                                       b.getStringAttr(mode),
+                                       b.getF64FloatAttr(value)));
+  return success();
+}
+
+static LogicalResult convertGather(NodeContext &node) {
+  Value data = node.input(0);
+  auto type = cast<RankedTensorType>(data.getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  if (DenseElementsAttr indices = node.constantInput(1)) {
+    int64_t dim = type.getShape()[*axis];
+    for (const APInt &v : indices.getValues<APInt>()) {
+      int64_t i = v.getSExtValue();
+      if (i < -dim || i >= dim) {
+        node.emitError() << "index " << i << " is out of range for axis "
+                         << *axis << " of size " << dim;
+        return failure();
+      }
+    }
+  }
+  node.setOutput(0, node.create<GatherOp>(data, node.input(1), *axis));
+  return success();
+}
+
+static LogicalResult convertExpand(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto requested = node.constantInts(1, "shape");
+  if (failed(requested))
+    return failure();
+  auto shape = broadcastShapes(type.getShape(), *requested);
+  if (failed(shape)) {
+    node.emitError() << "cannot expand " << type << " to the shape ["
+                     << llvm::make_range(requested->begin(), requested->end())
+                     << "]";
+    return failure();
+  }
+  node.setOutput(0, node.create<ExpandOp>(
+                        RankedTensorType::get(*shape, type.getElementType()),
+                        input));
+  return success();
+}
+
+static LogicalResult convertTile(NodeContext &node) {
+  // [d0, d1] -> reshape [1, d0, 1, d1] -> expand [r0, d0, r1, d1]
+  //          -> reshape [r0 * d0, r1 * d1].
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto repeats = node.constantInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  if ((int64_t)repeats->size() != type.getRank() ||
+      llvm::any_of(*repeats, [](int64_t r) { return r < 0; })) {
+    node.emitError() << "repeats must hold " << type.getRank()
+                     << " non-negative entries";
+    return failure();
+  }
+  SmallVector<int64_t> interleaved, expanded, result;
+  for (auto [d, r] : llvm::zip(type.getShape(), *repeats)) {
+    interleaved.append({1, d});
+    expanded.append({r, d});
+    result.push_back(r * d);
+  }
+  Value spread = node.reshape(input, interleaved);
+  Value copies = node.create<ExpandOp>(
+      RankedTensorType::get(expanded, type.getElementType()), spread);
+  node.setOutput(0, node.reshape(copies, result));
+  return success();
+}
+
+static LogicalResult convertTrilu(NodeContext &node) {
+  // A constant mask selects the kept triangle; the rest becomes zero.
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getRank() < 2) {
+    node.emitError() << "expected an input of rank >= 2, got " << type;
+    return failure();
+  }
+  int64_t k = 0;
+  if (node.hasInput(1)) {
+    auto v = node.constantInts(1, "k");
+    if (failed(v) || v->size() != 1)
+      return failure();
+    k = (*v)[0];
+  }
+  bool upper = node.intAttr("upper", 1) != 0;
+  int64_t rows = type.getShape()[type.getRank() - 2];
+  int64_t cols = type.getShape().back();
+  SmallVector<bool> mask;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.push_back(upper ? j - i >= k : j - i <= k);
+  auto maskType = RankedTensorType::get({rows, cols}, node.builder().getI1Type());
+  Value maskValue = ConstantOp::create(node.builder(), node.loc(),
+                                       DenseElementsAttr::get(maskType, mask));
+  node.setOutput(0, node.create<SelectOp>(
+                        maskValue, input,
+                        node.scalar(type.getElementType(), 0)));
+  return success();
+}
+
+static LogicalResult convertShape(NodeContext &node) {
+  auto type = node.inputType(0);
+  int64_t rank = type.getRank();
+  int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  SmallVector<int64_t> dims(type.getShape().slice(start, end - start));
+  node.setOutput(0, i64Constant(node, dims, {(int64_t)dims.size()}));
+  return success();
+}
+
+static LogicalResult convertSize(NodeContext &node) {
+  node.setOutput(0, i64Constant(node, {node.inputType(0).getNumElements()}, {}));
+  return success();
+}
+
+static LogicalResult convertConstantOfShape(NodeContext &node) {
+  auto shape = node.constantInts(0, "input");
+  if (failed(shape))
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
+    node.emitError() << "the shape has a negative dimension";
+    return failure();
+  }
+  Attribute element = node.builder().getF32FloatAttr(0.0f);
+  if (node.hasAttr("value")) {
+    auto value = dyn_cast_or_null<DenseElementsAttr>(node.tensorAttr("value"));
+    if (!value || value.getNumElements() != 1) {
+      node.emitError() << "attribute 'value' must be a one-element tensor";
+      return failure();
+    }
+    element = *value.getValues<Attribute>().begin();
+  }
+  auto type = RankedTensorType::get(
+      *shape, cast<TypedAttr>(element).getType());
+  node.setOutput(0, ConstantOp::create(node.builder(), node.loc(),
+                                       DenseElementsAttr::get(type, element)));
+  return success();
+}
+
+static LogicalResult convertRange(NodeContext &node) {
+  DenseElementsAttr start = node.constantInput(0), limit = node.constantInput(1),
+                    delta = node.constantInput(2);
+  if (!start || !limit || !delta || start.getNumElements() != 1 ||
+      limit.getNumElements() != 1 || delta.getNumElements() != 1) {
+    node.emitError() << "start, limit and delta must be scalar constants";
+    return failure();
+  }
+  Type element = start.getElementType();
+  auto toDouble = [](DenseElementsAttr a) {
+    return isa<FloatType>(a.getElementType())
+               ? (*a.getValues<APFloat>().begin()).convertToDouble()
+               : (double)(*a.getValues<APInt>().begin()).getSExtValue();
+  };
+  double s = toDouble(start), l = toDouble(limit), d = toDouble(delta);
+  if (d == 0) {
+    node.emitError() << "delta is zero";
+    return failure();
+  }
+  int64_t count = std::max<int64_t>(0, (int64_t)std::ceil((l - s) / d));
+  if (count > kMaxFoldElements) {
+    node.emitError() << "the range has " << count << " elements, more than "
+                     << "Kiln evaluates at compile time";
+    return failure();
+  }
+  auto type = RankedTensorType::get({count}, element);
+  SmallVector<Attribute> values;
+  OpBuilder &b = node.builder();
+  for (int64_t i = 0; i < count; ++i) {
+    double v = s + i * d;
+    values.push_back(isa<FloatType>(element)
+                         ? Attribute(b.getFloatAttr(element, v))
+                         : Attribute(b.getIntegerAttr(element, (int64_t)v)));
+  }
+  node.setOutput(0, ConstantOp::create(b, node.loc(),
+                                       DenseElementsAttr::get(type, values)));
+  return success();
+}
+
+void onnx_import::registerDataMovementPatterns(PatternRegistry &r) {
+  r.add("Reshape", 7, convertReshape);
+  r.add("Flatten", 7, convertFlatten);
+  r.add("Squeeze", 7, convertSqueeze);
+  r.add("Unsqueeze", 7, convertUnsqueeze);
+  r.add("Transpose", 7, convertTranspose);
+  r.add("Concat", 7, convertConcat);
+  r.add("Slice", 7, convertSlice);
+  r.add("Split", 7, convertSplit);
+  r.add("Pad", 7, convertPad);
+  r.add("Gather", 7, convertGather);
+  r.add("Expand", 8, convertExpand);
+  r.add("Tile", 7, convertTile);
+  r.add("Trilu", 14, convertTrilu);
+  r.add("Shape", 7, convertShape);
+  r.add("Size", 7, convertSize);
+  r.add("ConstantOfShape", 9, convertConstantOfShape);
+  r.add("Range", 11, convertRange);
+}

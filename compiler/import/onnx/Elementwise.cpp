@@ -1,0 +1,290 @@
+//===- Elementwise.cpp - ONNX elementwise ops -> kiln ---------------------===//
+//
+// Broadcasting binary ops, comparisons and logic, variadic Max/Min/Sum/Mean,
+// Where, unary math, and parametric activations (Clip, LeakyRelu, Elu,
+// HardSigmoid, HardSwish, PRelu, Gelu), Cast, Identity and Dropout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/onnx/ImportPatterns.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+/// Emits `OpTy(lhs, rhs)` after checking that the element types agree.
+template <typename OpTy>
+static FailureOr<Value> binary(NodeContext &node, Value lhs, Value rhs) {
+  Type l = cast<RankedTensorType>(lhs.getType()).getElementType();
+  Type r = cast<RankedTensorType>(rhs.getType()).getElementType();
+  if (l != r) {
+    node.emitError() << "operand element types differ: " << l << " and " << r;
+    return failure();
+  }
+  auto shape = broadcastShapes(cast<RankedTensorType>(lhs.getType()).getShape(),
+                               cast<RankedTensorType>(rhs.getType()).getShape());
+  if (failed(shape)) {
+    node.emitError() << "operand shapes " << lhs.getType() << " and "
+                     << rhs.getType() << " do not broadcast";
+    return failure();
+  }
+  return node.create<OpTy>(lhs, rhs);
+}
+
+template <typename OpTy>
+static LogicalResult convertBinary(NodeContext &node) {
+  FailureOr<Value> result = binary<OpTy>(node, node.input(0), node.input(1));
+  if (failed(result))
+    return failure();
+  node.setOutput(0, *result);
+  return success();
+}
+
+/// Max, Min, Sum and Mean take one or more inputs.
+template <typename OpTy>
+static LogicalResult convertVariadic(NodeContext &node, bool mean = false) {
+  Value acc = node.input(0);
+  for (unsigned i = 1; i < node.numInputs(); ++i) {
+    FailureOr<Value> next = binary<OpTy>(node, acc, node.input(i));
+    if (failed(next))
+      return failure();
+    acc = *next;
+  }
+  if (mean && node.numInputs() > 1) {
+    Type element = cast<RankedTensorType>(acc.getType()).getElementType();
+    acc = node.create<DivOp>(acc, node.scalar(element, node.numInputs()));
+  }
+  node.setOutput(0, acc);
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult convertUnary(NodeContext &node) {
+  node.setOutput(0, node.create<OpTy>(node.input(0)));
+  return success();
+}
+
+static LogicalResult convertPow(NodeContext &node) {
+  // ONNX lets the exponent have another type; kiln.pow takes the base's.
+  Value base = node.input(0);
+  Value exponent = node.cast(
+      node.input(1), cast<RankedTensorType>(base.getType()).getElementType());
+  FailureOr<Value> result = binary<PowOp>(node, base, exponent);
+  if (failed(result))
+    return failure();
+  node.setOutput(0, *result);
+  return success();
+}
+
+static LogicalResult convertWhere(NodeContext &node) {
+  Value x = node.input(1), y = node.input(2);
+  if (getElementTypeOrSelf(x.getType()) != getElementTypeOrSelf(y.getType())) {
+    node.emitError() << "value element types differ: " << x.getType()
+                     << " and " << y.getType();
+    return failure();
+  }
+  node.setOutput(0, node.create<SelectOp>(node.input(0), x, y));
+  return success();
+}
+
+static LogicalResult convertIdentity(NodeContext &node) {
+  node.setOutput(0, node.input(0));
+  return success();
+}
+
+static LogicalResult convertDropout(NodeContext &node) {
+  // Inference: the identity. The mask output is not produced.
+  if (node.hasOutput(1)) {
+    node.emitError() << "the mask output is not supported";
+    return failure();
+  }
+  node.setOutput(0, node.input(0));
+  return success();
+}
+
+static LogicalResult convertClip(NodeContext &node) {
+  Value input = node.input(0);
+  double lowest = -std::numeric_limits<double>::infinity();
+  double highest = std::numeric_limits<double>::infinity();
+  if (node.opset() < 11) {
+    double lo = node.floatAttr("min", lowest), hi = node.floatAttr("max", highest);
+    node.setOutput(0, node.create<ClipOp>(input, node.builder().getF64FloatAttr(lo),
+                                          node.builder().getF64FloatAttr(hi)));
+    return success();
+  }
+  // Since opset 11 the bounds are optional inputs; constant ones become
+  // attributes, computed ones max/min ops.
+  double bounds[2] = {lowest, highest};
+  Value computed[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    if (!node.hasInput(i + 1))
+      continue;
+    if (DenseElementsAttr c = node.constantInput(i + 1)) {
+      FailureOr<SmallVector<double>> v =
+          node.constantFloats(i + 1, i ? "max" : "min");
+      if (failed(v) || v->size() != 1) {
+        node.emitError() << (i ? "max" : "min") << " must be a scalar";
+        return failure();
+      }
+      bounds[i] = (*v)[0];
+    } else {
+      computed[i] = node.input(i + 1);
+    }
+  }
+  if (bounds[0] > bounds[1]) {
+    node.emitError() << "min " << bounds[0] << " is greater than max "
+                     << bounds[1];
+    return failure();
+  }
+  Value result = input;
+  if (bounds[0] != lowest || bounds[1] != highest)
+    result = node.create<ClipOp>(result, node.builder().getF64FloatAttr(bounds[0]),
+                                 node.builder().getF64FloatAttr(bounds[1]));
+  if (computed[0]) {
+    FailureOr<Value> v = binary<MaxOp>(node, result, computed[0]);
+    if (failed(v))
+      return failure();
+    result = *v;
+  }
+  if (computed[1]) {
+    FailureOr<Value> v = binary<MinOp>(node, result, computed[1]);
+    if (failed(v))
+      return failure();
+    result = *v;
+  }
+  node.setOutput(0, result);
+  return success();
+}
+
+static LogicalResult convertLeakyRelu(NodeContext &node) {
+  node.setOutput(0, node.create<LeakyReluOp>(
+                        node.input(0), node.builder().getF64FloatAttr(
+                                           node.floatAttr("alpha", 0.01))));
+  return success();
+}
+
+static LogicalResult convertElu(NodeContext &node) {
+  node.setOutput(0, node.create<EluOp>(node.input(0),
+                                       node.builder().getF64FloatAttr(
+                                           node.floatAttr("alpha", 1.0))));
+  return success();
+}
+
+static LogicalResult convertHardSigmoid(NodeContext &node) {
+  OpBuilder &b = node.builder();
+  node.setOutput(0, node.create<HardSigmoidOp>(
+                        node.input(0),
+                        b.getF64FloatAttr(node.floatAttr("alpha", 0.2)),
+                        b.getF64FloatAttr(node.floatAttr("beta", 0.5))));
+  return success();
+}
+
+static LogicalResult convertHardSwish(NodeContext &node) {
+  // x * HardSigmoid(x) with alpha = 1/6, beta = 0.5.
+  OpBuilder &b = node.builder();
+  Value x = node.input(0);
+  Value gate = node.create<HardSigmoidOp>(x, b.getF64FloatAttr(1.0 / 6.0),
+                                          b.getF64FloatAttr(0.5));
+  node.setOutput(0, node.create<MulOp>(x, gate));
+  return success();
+}
+
+static LogicalResult convertPRelu(NodeContext &node) {
+  // x < 0 ? slope * x : x, with the slope broadcast against x.
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  FailureOr<Value> scaled = binary<MulOp>(node, x, node.input(1));
+  if (failed(scaled))
+    return failure();
+  Value negative = node.create<LessOp>(x, node.scalar(element, 0));
+  node.setOutput(0, node.create<SelectOp>(negative, *scaled, x));
+  return success();
+}
+
+static LogicalResult convertGelu(NodeContext &node) {
+  std::string approximate = node.stringAttr("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    node.emitError() << "approximate must be \"none\" or \"tanh\", got \""
+                     << approximate << "\"";
+    return failure();
+  }
+  node.setOutput(0, node.create<GeluOp>(
+                        node.input(0), node.builder().getStringAttr(approximate)));
+  return success();
+}
+
+static LogicalResult convertCast(NodeContext &node, Type to) {
+  node.setOutput(0, node.cast(node.input(0), to));
+  return success();
+}
+
+void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
+  r.add("Add", 7, convertBinary<AddOp>);
+  r.add("Sub", 7, convertBinary<SubOp>);
+  r.add("Mul", 7, convertBinary<MulOp>);
+  r.add("Div", 7, convertBinary<DivOp>);
+  r.add("Pow", 7, convertPow);
+  r.add("Mod", 10, [](NodeContext &node) -> LogicalResult {
+    if (node.intAttr("fmod", 0) == 0 &&
+        isa<FloatType>(getElementTypeOrSelf(node.input(0).getType()))) {
+      node.emitError() << "floating-point Mod requires fmod = 1";
+      return failure();
+    }
+    return convertBinary<ModOp>(node);
+  });
+  r.add("And", 7, convertBinary<AndOp>);
+  r.add("Or", 7, convertBinary<OrOp>);
+  r.add("Xor", 7, convertBinary<XorOp>);
+  r.add("Equal", 7, convertBinary<EqualOp>);
+  r.add("Less", 7, convertBinary<LessOp>);
+  r.add("LessOrEqual", 12, convertBinary<LessEqualOp>);
+  r.add("Greater", 7, convertBinary<GreaterOp>);
+  r.add("GreaterOrEqual", 12, convertBinary<GreaterEqualOp>);
+  r.add("Max", 7, [](NodeContext &n) { return convertVariadic<MaxOp>(n); });
+  r.add("Min", 7, [](NodeContext &n) { return convertVariadic<MinOp>(n); });
+  r.add("Sum", 7, [](NodeContext &n) { return convertVariadic<AddOp>(n); });
+  r.add("Mean", 7,
+        [](NodeContext &n) { return convertVariadic<AddOp>(n, /*mean=*/true); });
+  r.add("Where", 9, convertWhere);
+
+  r.add("Abs", 7, convertUnary<AbsOp>);
+  r.add("Neg", 7, convertUnary<NegOp>);
+  r.add("Sign", 9, convertUnary<SignOp>);
+  r.add("Relu", 7, convertUnary<ReluOp>);
+  r.add("Sigmoid", 7, convertUnary<SigmoidOp>);
+  r.add("Tanh", 7, convertUnary<TanhOp>);
+  r.add("Exp", 7, convertUnary<ExpOp>);
+  r.add("Log", 7, convertUnary<LogOp>);
+  r.add("Sqrt", 7, convertUnary<SqrtOp>);
+  r.add("Reciprocal", 7, convertUnary<ReciprocalOp>);
+  r.add("Erf", 9, convertUnary<ErfOp>);
+  r.add("Sin", 7, convertUnary<SinOp>);
+  r.add("Cos", 7, convertUnary<CosOp>);
+  r.add("Floor", 7, convertUnary<FloorOp>);
+  r.add("Ceil", 7, convertUnary<CeilOp>);
+  r.add("Round", 11, convertUnary<RoundOp>);
+  r.add("Softplus", 7, convertUnary<SoftplusOp>);
+  r.add("Not", 7, convertUnary<NotOp>);
+  r.add("Identity", 7, convertIdentity);
+  r.add("Dropout", 7, convertDropout);
+
+  r.add("Clip", 7, convertClip);
+  r.add("LeakyRelu", 7, convertLeakyRelu);
+  r.add("Elu", 7, convertElu);
+  r.add("HardSigmoid", 7, convertHardSigmoid);
+  r.add("HardSwish", 14, convertHardSwish);
+  r.add("PRelu", 7, convertPRelu);
+  r.add("Gelu", 20, convertGelu);
+
+  r.add("Cast", 7, [](NodeContext &node) -> LogicalResult {
+    FailureOr<Type> to = node.dataType(node.intAttr("to", 0), "attribute 'to'");
+    return failed(to) ? failure() : convertCast(node, *to);
+  });
+  r.add("CastLike", 15, [](NodeContext &node) {
+    return convertCast(node, getElementTypeOrSelf(node.input(1).getType()));
+  });
+}

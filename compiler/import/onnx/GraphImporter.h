@@ -1,0 +1,85 @@
+//===- GraphImporter.h - state of one ONNX graph import ---------*- C++ -*-===//
+//
+// Internal to the importer: the value map, the initializers, the model
+// storage that weight blobs point into, and the structural checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H
+#define KILN_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H
+
+#include "compiler/import/onnx/ImportPatterns.h"
+#include "compiler/import/onnx/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <memory>
+
+namespace kiln::onnx_import {
+
+/// The parsed model and the mapped external-data files. Weight blobs point
+/// into it without copying; each blob holds a reference, so it lives as long
+/// as the last blob (or the importer) using it.
+struct ModelStorage {
+  onnx::ModelProto model;
+  std::string modelDir;
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> externalFiles;
+};
+
+class GraphImporter {
+public:
+  /// Tensors with at most this many elements are imported as `dense`
+  /// attributes (they fold); larger ones as `dense_resource` blobs.
+  static constexpr int64_t kInlineElements = 64;
+
+  GraphImporter(mlir::MLIRContext &ctx, mlir::Location fileLoc,
+                const ImportOptions &options,
+                std::shared_ptr<ModelStorage> storage)
+      : ctx(&ctx), fileLoc(fileLoc), options(options),
+        storage(std::move(storage)), builder(&ctx) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run(const onnx::ModelProto &model);
+
+  /// The value named `name`: a node output, a graph input, or an initializer
+  /// (materialized on first use). Null when unknown or unreadable.
+  mlir::Value lookup(llvm::StringRef name);
+  void define(llvm::StringRef name, mlir::Value value) { values[name] = value; }
+
+  mlir::FailureOr<mlir::Type> convertElementType(int32_t dataType,
+                                                 llvm::StringRef what);
+  mlir::FailureOr<mlir::ElementsAttr>
+  convertTensor(const onnx::TensorProto &tensor, llvm::StringRef what);
+
+  static std::string nodeName(const onnx::NodeProto &node);
+  static std::string describeNode(const onnx::NodeProto &node);
+
+  /// An error at the model file.
+  mlir::InFlightDiagnostic error();
+
+private:
+  mlir::LogicalResult checkStructure(const onnx::GraphProto &graph,
+                                     std::vector<int> &order);
+  mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);
+  mlir::FailureOr<mlir::RankedTensorType>
+  inputType(const onnx::ValueInfoProto &info);
+  mlir::FailureOr<llvm::ArrayRef<char>>
+  externalData(const onnx::TensorProto &tensor, llvm::StringRef what,
+               int64_t bytes);
+
+  mlir::MLIRContext *ctx;
+  mlir::Location fileLoc;
+  const ImportOptions &options;
+  std::shared_ptr<ModelStorage> storage;
+  mlir::OpBuilder builder;
+  int64_t opset = 0;
+  bool failedConversion = false;
+  llvm::StringMap<mlir::Value> values;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+};
+
+} // namespace kiln::onnx_import
+
+#endif // KILN_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H

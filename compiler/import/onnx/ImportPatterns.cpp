@@ -1,0 +1,239 @@
+//===- ImportPatterns.cpp - NodeContext and the pattern registry ----------===//
+//
+// The view of one ONNX node that the per-family patterns use, and the
+// opset-keyed registry they are registered in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/onnx/GraphImporter.h"
+#include "compiler/import/onnx/ImportPatterns.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// PatternRegistry
+//===----------------------------------------------------------------------===//
+
+void PatternRegistry::add(StringRef opType, int64_t sinceVersion,
+                          PatternFn fn) {
+  auto &versions = patterns[opType];
+  versions.emplace_back(sinceVersion, std::move(fn));
+  llvm::sort(versions, [](const auto &a, const auto &b) {
+    return a.first < b.first;
+  });
+}
+
+const PatternFn *PatternRegistry::lookup(StringRef opType,
+                                         int64_t opset) const {
+  auto it = patterns.find(opType);
+  if (it == patterns.end())
+    return nullptr;
+  const PatternFn *found = nullptr;
+  for (const auto &[since, fn] : it->second)
+    if (since <= opset)
+      found = &fn;
+  return found;
+}
+
+int64_t PatternRegistry::firstVersion(StringRef opType) const {
+  auto it = patterns.find(opType);
+  return it == patterns.end() ? 0 : it->second.front().first;
+}
+
+const PatternRegistry &onnx_import::getPatternRegistry() {
+  static const PatternRegistry registry = [] {
+    PatternRegistry r;
+    registerConstantPatterns(r);
+    registerElementwisePatterns(r);
+    registerMatmulPatterns(r);
+    registerConvPatterns(r);
+    registerPoolingPatterns(r);
+    registerReductionPatterns(r);
+    registerNormalizationPatterns(r);
+    registerDataMovementPatterns(r);
+    return r;
+  }();
+  return registry;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+NodeContext::NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
+                         int64_t opset, Location loc, OpBuilder &builder)
+    : graph(graph), node(node), opsetVersion(opset), location(loc),
+      b(builder) {}
+
+StringRef NodeContext::opType() const { return node.op_type(); }
+StringRef NodeContext::name() const { return node.name(); }
+unsigned NodeContext::numInputs() const { return node.input_size(); }
+unsigned NodeContext::numOutputs() const { return node.output_size(); }
+
+bool NodeContext::hasInput(unsigned i) const {
+  return i < (unsigned)node.input_size() && !node.input(i).empty();
+}
+
+bool NodeContext::hasOutput(unsigned i) const {
+  return i < (unsigned)node.output_size() && !node.output(i).empty();
+}
+
+Value NodeContext::input(unsigned i) {
+  return hasInput(i) ? graph.lookup(node.input(i)) : Value();
+}
+
+RankedTensorType NodeContext::inputType(unsigned i) {
+  Value v = input(i);
+  return v ? mlir::cast<RankedTensorType>(v.getType()) : nullptr;
+}
+
+DenseElementsAttr NodeContext::constantInput(unsigned i) {
+  Value v = input(i);
+  DenseElementsAttr attr;
+  if (v && matchPattern(v, m_Constant(&attr)))
+    return attr;
+  return nullptr;
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
+                                                         StringRef what) {
+  DenseElementsAttr attr = constantInput(i);
+  if (!attr || !isa<IntegerType>(attr.getElementType())) {
+    emitError() << "input " << i << " ('" << what
+                << "') must be an integer constant known at compile time";
+    return failure();
+  }
+  SmallVector<int64_t> result;
+  for (const APInt &v : attr.getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+FailureOr<SmallVector<double>> NodeContext::constantFloats(unsigned i,
+                                                          StringRef what) {
+  DenseElementsAttr attr = constantInput(i);
+  SmallVector<double> result;
+  if (attr && isa<FloatType>(attr.getElementType())) {
+    for (const APFloat &v : attr.getValues<APFloat>())
+      result.push_back(v.convertToDouble());
+    return result;
+  }
+  if (attr && isa<IntegerType>(attr.getElementType())) {
+    for (const APInt &v : attr.getValues<APInt>())
+      result.push_back((double)v.getSExtValue());
+    return result;
+  }
+  emitError() << "input " << i << " ('" << what
+              << "') must be a constant known at compile time";
+  return failure();
+}
+
+static const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
+                                            StringRef name) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+bool NodeContext::hasAttr(StringRef name) const {
+  return findAttr(node, name) != nullptr;
+}
+
+int64_t NodeContext::intAttr(StringRef name, int64_t defaultValue) const {
+  const auto *attr = findAttr(node, name);
+  return attr ? attr->i() : defaultValue;
+}
+
+double NodeContext::floatAttr(StringRef name, double defaultValue) const {
+  const auto *attr = findAttr(node, name);
+  return attr ? attr->f() : defaultValue;
+}
+
+std::string NodeContext::stringAttr(StringRef name,
+                                    StringRef defaultValue) const {
+  const auto *attr = findAttr(node, name);
+  return attr ? attr->s() : defaultValue.str();
+}
+
+SmallVector<int64_t> NodeContext::intsAttr(StringRef name) const {
+  const auto *attr = findAttr(node, name);
+  if (!attr)
+    return {};
+  return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+SmallVector<double> NodeContext::floatsAttr(StringRef name) const {
+  const auto *attr = findAttr(node, name);
+  if (!attr)
+    return {};
+  return SmallVector<double>(attr->floats().begin(), attr->floats().end());
+}
+
+ElementsAttr NodeContext::tensorAttr(StringRef name) {
+  const auto *attr = findAttr(node, name);
+  if (!attr || !attr->has_t())
+    return nullptr;
+  FailureOr<ElementsAttr> converted = graph.convertTensor(
+      attr->t(), "attribute '" + name.str() + "' of " +
+                     GraphImporter::describeNode(node));
+  return succeeded(converted) ? *converted : nullptr;
+}
+
+FailureOr<Type> NodeContext::dataType(int64_t dataType, StringRef what) {
+  return graph.convertElementType(
+      dataType, (what + " of " + GraphImporter::describeNode(node)).str());
+}
+
+void NodeContext::setOutput(unsigned i, Value value) {
+  if (hasOutput(i))
+    graph.define(node.output(i), value);
+}
+
+InFlightDiagnostic NodeContext::emitError() {
+  return mlir::emitError(location)
+         << node.op_type() << " (opset " << opsetVersion << ") at node '"
+         << GraphImporter::nodeName(node) << "': ";
+}
+
+FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    emitError() << "axis " << axis << " is out of range for rank " << rank;
+    return failure();
+  }
+  return normalized;
+}
+
+Value NodeContext::splat(RankedTensorType type, double value) {
+  Type element = type.getElementType();
+  Attribute scalarAttr;
+  if (isa<FloatType>(element))
+    scalarAttr = b.getFloatAttr(element, value);
+  else
+    scalarAttr = b.getIntegerAttr(element, (int64_t)value);
+  return ConstantOp::create(b, location,
+                            DenseElementsAttr::get(type, scalarAttr));
+}
+
+Value NodeContext::scalar(Type elementType, double value) {
+  return splat(RankedTensorType::get({}, elementType), value);
+}
+
+Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
+  auto type = mlir::cast<RankedTensorType>(value.getType());
+  return create<ReshapeOp>(RankedTensorType::get(shape, type.getElementType()),
+                           value);
+}
+
+Value NodeContext::cast(Value value, Type elementType) {
+  auto type = mlir::cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == elementType)
+    return value;
+  return create<CastOp>(RankedTensorType::get(type.getShape(), elementType),
+                        value);
+}

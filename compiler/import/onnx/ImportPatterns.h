@@ -1,0 +1,160 @@
+//===- ImportPatterns.h - ONNX op -> kiln patterns --------------*- C++ -*-===//
+//
+// The importer converts each ONNX node through a pattern keyed by op type and
+// the opset version its semantics start at (as in the ONNX operator
+// changelog). Patterns live in one file per op family and see the node
+// through NodeContext, which hands out inputs, attributes and constant
+// operands and records results.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_ONNX_IMPORTPATTERNS_H
+#define KILN_COMPILER_IMPORT_ONNX_IMPORTPATTERNS_H
+
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace onnx {
+class NodeProto;
+class AttributeProto;
+class TensorProto;
+} // namespace onnx
+
+namespace kiln::onnx_import {
+
+class GraphImporter;
+
+/// What a pattern sees of one ONNX node.
+class NodeContext {
+public:
+  NodeContext(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
+              mlir::Location loc, mlir::OpBuilder &builder);
+
+  mlir::OpBuilder &builder() { return b; }
+  mlir::Location loc() const { return location; }
+  mlir::MLIRContext *context() { return b.getContext(); }
+  int64_t opset() const { return opsetVersion; }
+  llvm::StringRef opType() const;
+  llvm::StringRef name() const;
+
+  /// Number of inputs as written (trailing optional inputs may be missing).
+  unsigned numInputs() const;
+  /// Whether optional input `i` is present (listed with a non-empty name).
+  bool hasInput(unsigned i) const;
+  /// Input `i`; null when absent. Callers check `hasInput` for optional ones.
+  mlir::Value input(unsigned i);
+  mlir::RankedTensorType inputType(unsigned i);
+  unsigned numOutputs() const;
+  /// Whether output `i` is used by the graph (listed with a non-empty name).
+  bool hasOutput(unsigned i) const;
+
+  /// Input `i` as a constant known at import time (an initializer, a
+  /// Constant node, or a folded shape computation), or null.
+  mlir::DenseElementsAttr constantInput(unsigned i);
+  /// The integer values of constant input `i`; emits an error naming the
+  /// input (`what`) and fails when it is not a constant.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(unsigned i,
+                                                           llvm::StringRef what);
+  /// The float values of constant scalar/tensor input `i`, or failure.
+  mlir::FailureOr<llvm::SmallVector<double>>
+  constantFloats(unsigned i, llvm::StringRef what);
+
+  bool hasAttr(llvm::StringRef name) const;
+  int64_t intAttr(llvm::StringRef name, int64_t defaultValue) const;
+  double floatAttr(llvm::StringRef name, double defaultValue) const;
+  std::string stringAttr(llvm::StringRef name,
+                         llvm::StringRef defaultValue) const;
+  llvm::SmallVector<int64_t> intsAttr(llvm::StringRef name) const;
+  llvm::SmallVector<double> floatsAttr(llvm::StringRef name) const;
+  /// A tensor attribute converted to an elements attribute, or null.
+  mlir::ElementsAttr tensorAttr(llvm::StringRef name);
+
+  /// The builtin element type of ONNX data type `dataType` (a TensorProto
+  /// enum value); emits an error naming `what` when unsupported.
+  mlir::FailureOr<mlir::Type> dataType(int64_t dataType, llvm::StringRef what);
+
+  /// Records `value` as output `i`.
+  void setOutput(unsigned i, mlir::Value value);
+
+  /// An error at this node; the message is prefixed with the node's op type,
+  /// opset and name.
+  mlir::InFlightDiagnostic emitError();
+
+  /// Normalizes a possibly negative axis against `rank`; emits an error and
+  /// fails when it is out of range.
+  mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+  /// Builds `OpTy` and folds it when its operands are constants.
+  template <typename OpTy, typename... Args>
+  mlir::Value create(Args &&...args) {
+    return b.createOrFold<OpTy>(location, std::forward<Args>(args)...);
+  }
+
+  /// A splat constant of `type` (a scalar when `type` has rank 0).
+  mlir::Value splat(mlir::RankedTensorType type, double value);
+  /// A rank-0 constant with `like`'s element type.
+  mlir::Value scalar(mlir::Type elementType, double value);
+  /// kiln.reshape, folded away when the shape does not change.
+  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// kiln.cast, folded away when the type does not change.
+  mlir::Value cast(mlir::Value value, mlir::Type elementType);
+
+private:
+  GraphImporter &graph;
+  const onnx::NodeProto &node;
+  int64_t opsetVersion;
+  mlir::Location location;
+  mlir::OpBuilder &b;
+};
+
+using PatternFn = std::function<mlir::LogicalResult(NodeContext &)>;
+
+/// All patterns, keyed by op type and the opset each version starts at.
+class PatternRegistry {
+public:
+  /// Registers `fn` for `opType` from opset `sinceVersion` on.
+  void add(llvm::StringRef opType, int64_t sinceVersion, PatternFn fn);
+  /// The pattern for `opType` at `opset` (the latest one not newer than it).
+  const PatternFn *lookup(llvm::StringRef opType, int64_t opset) const;
+  /// The oldest opset any pattern of `opType` supports, or 0.
+  int64_t firstVersion(llvm::StringRef opType) const;
+
+private:
+  llvm::StringMap<std::vector<std::pair<int64_t, PatternFn>>> patterns;
+};
+
+/// The registry with every family's patterns (built once).
+const PatternRegistry &getPatternRegistry();
+
+// One registration function per op family (one file each).
+void registerElementwisePatterns(PatternRegistry &registry);
+void registerMatmulPatterns(PatternRegistry &registry);
+void registerConvPatterns(PatternRegistry &registry);
+void registerPoolingPatterns(PatternRegistry &registry);
+void registerReductionPatterns(PatternRegistry &registry);
+void registerNormalizationPatterns(PatternRegistry &registry);
+void registerDataMovementPatterns(PatternRegistry &registry);
+void registerConstantPatterns(PatternRegistry &registry);
+
+/// The begin-then-end spatial paddings of a Conv or pooling node, from its
+/// `pads` or `auto_pad` attribute, for spatial input sizes `in`.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+windowPads(NodeContext &node, llvm::ArrayRef<int64_t> in,
+           llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+           llvm::ArrayRef<int64_t> dilations);
+
+/// The attribute `name` with one entry per spatial dimension, defaulting to
+/// all `defaultValue`; emits an error when its length is wrong.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+spatialAttr(NodeContext &node, llvm::StringRef name, int64_t spatial,
+            int64_t defaultValue);
+
+} // namespace kiln::onnx_import
+
+#endif // KILN_COMPILER_IMPORT_ONNX_IMPORTPATTERNS_H

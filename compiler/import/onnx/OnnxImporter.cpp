@@ -1,0 +1,594 @@
+//===- OnnxImporter.cpp - ONNX model -> kiln IR ---------------------------===//
+//
+// Loads a model (binary protobuf or ONNX text syntax), validates its
+// structure (opset range, undefined or duplicate values, cycles, unsupported
+// operators, all reported at once), and builds `func.func @main` by running
+// each node through its opset-keyed pattern. Weights become dense_resource
+// blobs that point into the parsed model or the mapped external-data files,
+// so a large model is never copied.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/onnx/OnnxImporter.h"
+#include "compiler/import/onnx/GraphImporter.h"
+#include "compiler/import/onnx/OnnxLibrary.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <deque>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+std::string onnx_import::parseInputShape(StringRef spec,
+                                         ImportOptions &options) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('='))
+    return ("expected NAME=DIMS (e.g. input=1x3x224x224), got '" + spec + "'")
+        .str();
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t d;
+    if (part.getAsInteger(10, d) || d < 0)
+      return ("bad dimension '" + part + "' in '" + spec + "'").str();
+    shape.push_back(d);
+  }
+  if (dims == "scalar")
+    shape.clear();
+  options.inputShapes[name] = shape;
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor conversion
+//===----------------------------------------------------------------------===//
+
+FailureOr<Type> GraphImporter::convertElementType(int32_t dataType,
+                                                  StringRef what) {
+  Builder b(ctx);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return Type(b.getF32Type());
+  case onnx::TensorProto::DOUBLE:
+    return Type(b.getF64Type());
+  case onnx::TensorProto::FLOAT16:
+    return Type(b.getF16Type());
+  case onnx::TensorProto::BFLOAT16:
+    return Type(b.getBF16Type());
+  case onnx::TensorProto::BOOL:
+    return Type(b.getI1Type());
+  case onnx::TensorProto::INT8:
+    return Type(b.getIntegerType(8));
+  case onnx::TensorProto::INT16:
+    return Type(b.getIntegerType(16));
+  case onnx::TensorProto::INT32:
+    return Type(b.getIntegerType(32));
+  case onnx::TensorProto::INT64:
+    return Type(b.getIntegerType(64));
+  case onnx::TensorProto::UINT8:
+    return Type(b.getIntegerType(8, /*isSigned=*/false));
+  case onnx::TensorProto::UINT16:
+    return Type(b.getIntegerType(16, false));
+  case onnx::TensorProto::UINT32:
+    return Type(b.getIntegerType(32, false));
+  case onnx::TensorProto::UINT64:
+    return Type(b.getIntegerType(64, false));
+  default:
+    break;
+  }
+  std::string name = onnx::TensorProto::DataType_IsValid(dataType)
+                         ? onnx::TensorProto::DataType_Name(
+                               (onnx::TensorProto::DataType)dataType)
+                         : std::to_string(dataType);
+  error() << what << " has element type " << name
+          << ", which Kiln does not support";
+  return failure();
+}
+
+/// Bytes per element of a builtin element type in an ONNX raw buffer.
+static int64_t rawElementBytes(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+FailureOr<ElementsAttr>
+GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
+  FailureOr<Type> element = convertElementType(tensor.data_type(), what);
+  if (failed(element))
+    return failure();
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0 || (d > 0 && count > (INT64_MAX / 64) / d)) {
+      error() << what << " has an invalid dimension " << d;
+      return failure();
+    }
+    shape.push_back(d);
+    count *= d;
+  }
+  auto type = RankedTensorType::get(shape, *element);
+  int64_t elementBytes = rawElementBytes(*element);
+  int64_t bytes = count * elementBytes;
+
+  // Locate the bytes: raw_data, external data, or a typed repeated field.
+  ArrayRef<char> raw;
+  SmallVector<char> converted;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    FailureOr<ArrayRef<char>> ext = externalData(tensor, what, bytes);
+    if (failed(ext))
+      return failure();
+    raw = *ext;
+  } else if (tensor.has_raw_data()) {
+    raw = ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size());
+  } else {
+    // Typed fields: widen everything to the raw little-endian layout.
+    auto appendBytes = [&](const void *p, size_t n) {
+      converted.append((const char *)p, (const char *)p + n);
+    };
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      for (float v : tensor.float_data())
+        appendBytes(&v, 4);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      for (double v : tensor.double_data())
+        appendBytes(&v, 8);
+      break;
+    case onnx::TensorProto::INT64:
+      for (int64_t v : tensor.int64_data())
+        appendBytes(&v, 8);
+      break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      for (uint64_t v : tensor.uint64_data())
+        appendBytes(&v, elementBytes);
+      break;
+    default: // int32_data carries every type of 32 bits or fewer.
+      for (int32_t v : tensor.int32_data())
+        appendBytes(&v, elementBytes);
+      break;
+    }
+    raw = converted;
+  }
+  if ((int64_t)raw.size() != bytes) {
+    error() << what << " holds " << raw.size() << " bytes of data, but its "
+            << "shape and type need " << bytes;
+    return failure();
+  }
+
+  // Booleans and small tensors become dense attributes (they take part in
+  // folding); everything else is a blob.
+  if (element->isInteger(1)) {
+    SmallVector<bool> values;
+    for (char c : raw)
+      values.push_back(c != 0);
+    return ElementsAttr(DenseElementsAttr::get(type, values));
+  }
+  if (count <= kInlineElements) {
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(type, raw, splat)) {
+      error() << what << " has a data layout Kiln cannot read";
+      return failure();
+    }
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, raw));
+  }
+  std::string blobName = what.str();
+  size_t align = std::max<size_t>(elementBytes, 1);
+  AsmResourceBlob blob;
+  if (converted.empty() &&
+      ((uintptr_t)raw.data() % align) == 0) {
+    // Zero copy: the blob keeps the model storage alive.
+    std::shared_ptr<ModelStorage> keep = storage;
+    blob = AsmResourceBlob(
+        raw, align, [keep](void *, size_t, size_t) mutable { keep.reset(); },
+        /*dataIsMutable=*/false);
+  } else {
+    blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, align);
+  }
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
+}
+
+FailureOr<ArrayRef<char>>
+GraphImporter::externalData(const onnx::TensorProto &tensor, StringRef what,
+                            int64_t bytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" &&
+             StringRef(entry.value()).getAsInteger(10, offset))
+      offset = -1;
+    else if (entry.key() == "length" &&
+             StringRef(entry.value()).getAsInteger(10, length))
+      length = -2;
+  }
+  if (location.empty() || offset < 0 || length == -2) {
+    error() << what << " has malformed external_data (location '" << location
+            << "', offset " << offset << ")";
+    return failure();
+  }
+  if (llvm::sys::path::is_absolute(location) ||
+      StringRef(location).contains("..")) {
+    error() << what << " refers to external data '" << location
+            << "' outside the model's folder";
+    return failure();
+  }
+  SmallString<256> path(storage->modelDir);
+  llvm::sys::path::append(path, location);
+  auto &buffer = storage->externalFiles[path];
+  if (!buffer) {
+    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file) {
+      error() << what << ": cannot read external data file '" << path
+              << "': " << file.getError().message();
+      return failure();
+    }
+    buffer = std::move(*file);
+  }
+  int64_t size = buffer->getBufferSize();
+  if (length < 0)
+    length = bytes;
+  if (offset > size || length > size - offset || length != bytes) {
+    error() << what << ": external data [" << offset << ", +" << length
+            << ") does not fit file '" << location << "' of " << size
+            << " bytes or the tensor's " << bytes << " bytes";
+    return failure();
+  }
+  return ArrayRef<char>(buffer->getBufferStart() + offset, length);
+}
+
+//===----------------------------------------------------------------------===//
+// Graph structure
+//===----------------------------------------------------------------------===//
+
+std::string GraphImporter::describeNode(const onnx::NodeProto &node) {
+  std::string s = node.op_type();
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    s += " (domain " + node.domain() + ")";
+  s += " node '" + nodeName(node) + "'";
+  return s;
+}
+
+std::string GraphImporter::nodeName(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return node.name();
+  // Unnamed nodes are named after their first output, which is unique.
+  return node.output_size() ? node.output(0) : node.op_type();
+}
+
+LogicalResult GraphImporter::checkStructure(const onnx::GraphProto &graph,
+                                            std::vector<int> &order) {
+  // Every value is defined once: by a graph input, an initializer or a node.
+  llvm::StringMap<int> producer; // value -> node index, -1 for graph values
+  for (const auto &input : graph.input())
+    producer[input.name()] = -1;
+  for (const auto &init : graph.initializer())
+    producer[init.name()] = -1;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string &out : graph.node(i).output()) {
+      if (out.empty())
+        continue;
+      auto [it, inserted] = producer.try_emplace(out, i);
+      if (!inserted) {
+        error() << "value '" << out << "' is defined twice: by "
+                << describeNode(graph.node(i)) << " and by "
+                << (it->second < 0 ? std::string("a graph input or initializer")
+                                   : describeNode(graph.node(it->second)));
+        return failure();
+      }
+    }
+  }
+  // Every used value is defined; build the dependency graph.
+  std::vector<std::vector<int>> users(graph.node_size());
+  std::vector<int> pending(graph.node_size(), 0);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    for (const std::string &in : node.input()) {
+      if (in.empty())
+        continue;
+      auto it = producer.find(in);
+      if (it == producer.end()) {
+        error() << describeNode(node) << " uses value '" << in
+                << "', which no graph input, initializer or node defines";
+        return failure();
+      }
+      if (it->second >= 0) {
+        users[it->second].push_back(i);
+        ++pending[i];
+      }
+    }
+  }
+  for (const auto &out : graph.output()) {
+    if (!producer.count(out.name())) {
+      error() << "graph output '" << out.name() << "' is never defined";
+      return failure();
+    }
+  }
+  // Kahn's algorithm, stable in the file's node order.
+  std::deque<int> ready;
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (pending[i] == 0)
+      ready.push_back(i);
+  while (!ready.empty()) {
+    int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (int user : users[i])
+      if (--pending[user] == 0)
+        ready.push_back(user);
+  }
+  if ((int)order.size() != graph.node_size()) {
+    for (int i = 0; i < graph.node_size(); ++i)
+      if (pending[i] > 0) {
+        error() << "the graph has a cycle through " << describeNode(graph.node(i));
+        return failure();
+      }
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
+  const PatternRegistry &registry = getPatternRegistry();
+  std::string list;
+  int missing = 0;
+  for (const auto &node : graph.node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (defaultDomain && registry.lookup(node.op_type(), opset))
+      continue;
+    ++missing;
+    list += "\n  " + node.op_type();
+    if (!defaultDomain)
+      list += " (domain " + node.domain() + ")";
+    else
+      list += " (opset " + std::to_string(opset) + ")";
+    list += " at node '" + nodeName(node) + "'";
+    if (int64_t first = registry.firstVersion(node.op_type());
+        defaultDomain && first > opset)
+      list += ": supported from opset " + std::to_string(first);
+  }
+  if (missing == 0)
+    return success();
+  error() << missing << " unsupported ONNX operator"
+          << (missing == 1 ? "" : "s") << ":" << list;
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Import
+//===----------------------------------------------------------------------===//
+
+InFlightDiagnostic GraphImporter::error() {
+  return mlir::emitError(fileLoc) << "";
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::inputType(const onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
+  if (!info.type().has_tensor_type()) {
+    error() << "graph input '" << name << "' is not a tensor";
+    return failure();
+  }
+  const auto &tensorType = info.type().tensor_type();
+  FailureOr<Type> element =
+      convertElementType(tensorType.elem_type(), "graph input '" + name + "'");
+  if (failed(element))
+    return failure();
+  auto pinned = options.inputShapes.find(name);
+  if (!tensorType.has_shape()) {
+    if (pinned == options.inputShapes.end()) {
+      error() << "graph input '" << name << "' has no shape; give one with "
+              << "--input-shape=" << name << "=DIMS";
+      return failure();
+    }
+    return RankedTensorType::get(pinned->second, *element);
+  }
+  const auto &dims = tensorType.shape().dim();
+  SmallVector<int64_t> shape;
+  if (pinned != options.inputShapes.end() &&
+      (int)pinned->second.size() != dims.size()) {
+    error() << "--input-shape for '" << name << "' has rank "
+            << pinned->second.size() << ", but the model's input has rank "
+            << dims.size();
+    return failure();
+  }
+  for (int d = 0; d < dims.size(); ++d) {
+    bool known = dims[d].has_dim_value() && dims[d].dim_value() >= 0;
+    if (pinned != options.inputShapes.end()) {
+      int64_t want = pinned->second[d];
+      if (known && dims[d].dim_value() != want) {
+        error() << "--input-shape for '" << name << "' sets dimension " << d
+                << " to " << want << ", but the model fixes it to "
+                << dims[d].dim_value();
+        return failure();
+      }
+      shape.push_back(want);
+      continue;
+    }
+    if (!known) {
+      std::string symbol =
+          dims[d].has_dim_param() ? " ('" + dims[d].dim_param() + "')" : "";
+      error() << "graph input '" << name << "' has a dynamic dimension " << d
+              << symbol << "; pin it with --input-shape=" << name << "=DIMS";
+      return failure();
+    }
+    shape.push_back(dims[d].dim_value());
+  }
+  return RankedTensorType::get(shape, *element);
+}
+
+Value GraphImporter::lookup(StringRef name) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto init = initializers.find(name);
+  if (init == initializers.end())
+    return nullptr;
+  FailureOr<ElementsAttr> attr =
+      convertTensor(*init->second, "initializer '" + name.str() + "'");
+  if (failed(attr)) {
+    failedConversion = true;
+    return nullptr;
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(builder.getInsertionBlock());
+  Value value = ConstantOp::create(builder, NameLoc::get(builder.getStringAttr(name)), *attr);
+  values[name] = value;
+  return value;
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
+  // Opset of the default domain.
+  opset = -1;
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset < 0) {
+    error() << "the model imports no opset of the default ONNX domain";
+    return nullptr;
+  }
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    error() << "the model uses opset " << opset << "; Kiln supports opsets "
+            << kMinOpset << " to " << kMaxOpset;
+    return nullptr;
+  }
+  const onnx::GraphProto &graph = model.graph();
+  std::vector<int> order;
+  if (failed(checkStructure(graph, order)) || failed(checkSupported(graph)))
+    return nullptr;
+  if (options.runChecker && opset <= kLibOnnxMaxOpset) {
+    std::string message = checkModelWithLibOnnx(model);
+    if (!message.empty()) {
+      error() << "the ONNX checker rejects the model: " << message;
+      return nullptr;
+    }
+  }
+
+  for (const auto &init : graph.initializer())
+    initializers[init.name()] = &init;
+
+  // Signature: inputs that are not initializers, outputs as listed.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &input : graph.input()) {
+    if (initializers.count(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = inputType(input);
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    argNames.push_back(input.name());
+  }
+  for (const auto &entry : options.inputShapes) {
+    if (!llvm::is_contained(argNames, entry.getKey().str())) {
+      std::string names;
+      for (auto &n : argNames)
+        names += (names.empty() ? "'" : ", '") + n + "'";
+      error() << "--input-shape names '" << entry.getKey()
+              << "', which is not a graph input (inputs: " << names << ")";
+      return nullptr;
+    }
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, kOnnxNameAttr, builder.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  builder.setInsertionPointToEnd(entry);
+
+  const PatternRegistry &registry = getPatternRegistry();
+  for (int index : order) {
+    const onnx::NodeProto &node = graph.node(index);
+    Location loc = NameLoc::get(builder.getStringAttr(nodeName(node)));
+    NodeContext context(*this, node, opset, loc, builder);
+    const PatternFn *pattern = registry.lookup(node.op_type(), opset);
+    if (failed((*pattern)(context)) || failedConversion)
+      return nullptr;
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (!node.output(i).empty() && !values.count(node.output(i))) {
+        context.emitError() << "produced no value for output " << i << " ('"
+                            << node.output(i) << "'), which Kiln does not "
+                            << "support";
+        return nullptr;
+      }
+    }
+  }
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const auto &out : graph.output()) {
+    Value v = lookup(out.name());
+    if (!v)
+      return nullptr;
+    results.push_back(v);
+    resultTypes.push_back(v.getType());
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  // Shape computations leave constants nobody reads; drop them.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, kOnnxNameAttr, builder.getStringAttr(out.name()));
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp>
+onnx_import::importOnnxFile(MLIRContext &context, StringRef path,
+                            const ImportOptions &options) {
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  auto storage = std::make_shared<ModelStorage>();
+  storage->modelDir = llvm::sys::path::parent_path(path).str();
+  if (storage->modelDir.empty())
+    storage->modelDir = ".";
+
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/true);
+  if (!file) {
+    mlir::emitError(fileLoc) << "cannot read the model: "
+                             << file.getError().message();
+    return nullptr;
+  }
+  std::string message;
+  if (path.ends_with(".onnxtxt"))
+    message = parseModelText((*file)->getBuffer(), storage->model);
+  else
+    message = parseModelBinary((*file)->getBuffer(), storage->model);
+  if (!message.empty()) {
+    mlir::emitError(fileLoc) << message;
+    return nullptr;
+  }
+  file->reset(); // The parsed model owns its bytes now.
+  GraphImporter importer(context, fileLoc, options, storage);
+  return importer.run(storage->model);
+}

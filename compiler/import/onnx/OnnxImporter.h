@@ -1,0 +1,44 @@
+//===- OnnxImporter.h - ONNX model -> kiln IR -------------------*- C++ -*-===//
+//
+// Public entry of the ONNX importer: reads a binary `.onnx` (with external
+// data files next to it) or ONNX text syntax (`.onnxtxt`) and builds a module
+// with `func.func @main` made of kiln ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
+#define KILN_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace kiln::onnx_import {
+
+/// The opsets of the default ONNX domain the importer accepts.
+inline constexpr int64_t kMinOpset = 7;
+inline constexpr int64_t kMaxOpset = 21;
+
+struct ImportOptions {
+  /// Static shapes for graph inputs, by ONNX name (from --input-shape). They
+  /// pin dynamic dimensions; static dimensions must agree.
+  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Run libonnx's checker on models whose opset it knows (<= 17).
+  bool runChecker = true;
+};
+
+/// Parses "NAME=1x3x224x224" into `options`; returns an error message on bad
+/// syntax, or an empty string.
+std::string parseInputShape(llvm::StringRef spec, ImportOptions &options);
+
+/// Imports the model at `path`. Every problem is reported through the
+/// context's diagnostic engine (one error naming the node, op type and opset
+/// where there is one) and yields a null module.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
+                                                 llvm::StringRef path,
+                                                 const ImportOptions &options);
+
+} // namespace kiln::onnx_import
+
+#endif // KILN_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H

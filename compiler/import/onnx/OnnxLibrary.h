@@ -1,0 +1,34 @@
+//===- OnnxLibrary.h - the parts of libonnx the importer uses ---*- C++ -*-===//
+//
+// libonnx reports errors by throwing; Kiln is built without exceptions. These
+// wrappers (compiled with exceptions in their own file) turn every libonnx
+// failure into a message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_ONNX_ONNXLIBRARY_H
+#define KILN_COMPILER_IMPORT_ONNX_ONNXLIBRARY_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace onnx {
+class ModelProto;
+} // namespace onnx
+
+namespace kiln::onnx_import {
+
+/// The newest opset libonnx 1.12's checker and shape inference know.
+inline constexpr int64_t kLibOnnxMaxOpset = 17;
+
+/// Parses a binary model; returns an error message or "".
+std::string parseModelBinary(llvm::StringRef bytes, onnx::ModelProto &model);
+/// Parses ONNX text syntax with onnx::OnnxParser; returns a message or "".
+std::string parseModelText(llvm::StringRef text, onnx::ModelProto &model);
+/// Runs onnx::checker::check_model; returns its complaint or "".
+std::string checkModelWithLibOnnx(const onnx::ModelProto &model);
+
+} // namespace kiln::onnx_import
+
+#endif // KILN_COMPILER_IMPORT_ONNX_ONNXLIBRARY_H

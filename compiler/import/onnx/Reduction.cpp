@@ -1,0 +1,125 @@
+//===- Reduction.cpp - ONNX reductions -> kiln ----------------------------===//
+//
+// ReduceSum/Mean/Max/Min/Prod (axes as an attribute, or as an input from
+// opset 13 for ReduceSum and opset 18 for the others), ReduceSumSquare,
+// ReduceL1, ReduceL2, and ArgMax/ArgMin.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/onnx/ImportPatterns.h"
+
+#include "llvm/ADT/Sequence.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+enum class Pre { None, Square, Abs };
+enum class Post { None, Sqrt };
+} // namespace
+
+/// Reads the reduction axes (attribute or input 1, per `axesAsInput`),
+/// normalized and sorted; `noop` is set when the node asks for the identity.
+static FailureOr<SmallVector<int64_t>> reductionAxes(NodeContext &node,
+                                                     int64_t rank,
+                                                     bool axesAsInput,
+                                                     bool &noop) {
+  SmallVector<int64_t> axes;
+  if (axesAsInput) {
+    if (node.hasInput(1)) {
+      auto values = node.constantInts(1, "axes");
+      if (failed(values))
+        return failure();
+      axes = *values;
+    }
+  } else {
+    axes = node.intsAttr("axes");
+  }
+  noop = false;
+  if (axes.empty()) {
+    if (node.intAttr("noop_with_empty_axes", 0)) {
+      noop = true;
+      return axes;
+    }
+    return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  for (int64_t &axis : axes) {
+    auto normalized = node.normalizeAxis(axis, rank);
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  }
+  llvm::sort(axes);
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    node.emitError() << "axes must be unique";
+    return failure();
+  }
+  return axes;
+}
+
+template <typename OpTy, Pre pre = Pre::None, Post post = Post::None>
+static LogicalResult convertReduce(NodeContext &node, bool axesAsInput) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  bool noop;
+  auto axes = reductionAxes(node, type.getRank(), axesAsInput, noop);
+  if (failed(axes))
+    return failure();
+  if (pre == Pre::Square)
+    input = node.create<MulOp>(input, input);
+  else if (pre == Pre::Abs)
+    input = node.create<AbsOp>(input);
+  if (noop) {
+    node.setOutput(0, input);
+    return success();
+  }
+  OpBuilder &b = node.builder();
+  Value result =
+      node.create<OpTy>(input, b.getDenseI64ArrayAttr(*axes),
+                        b.getBoolAttr(node.intAttr("keepdims", 1) != 0));
+  if (post == Post::Sqrt)
+    result = node.create<SqrtOp>(result);
+  node.setOutput(0, result);
+  return success();
+}
+
+/// Registers a reduction whose axes move from attribute to input at
+/// `inputSince`.
+template <typename OpTy, Pre pre = Pre::None, Post post = Post::None>
+static void addReduce(PatternRegistry &r, StringRef name, int64_t inputSince) {
+  r.add(name, 7, [](NodeContext &n) {
+    return convertReduce<OpTy, pre, post>(n, false);
+  });
+  r.add(name, inputSince, [](NodeContext &n) {
+    return convertReduce<OpTy, pre, post>(n, true);
+  });
+}
+
+template <typename OpTy>
+static LogicalResult convertArg(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  OpBuilder &b = node.builder();
+  node.setOutput(0, node.create<OpTy>(
+                        input, b.getI64IntegerAttr(*axis),
+                        b.getBoolAttr(node.intAttr("keepdims", 1) != 0),
+                        b.getBoolAttr(node.intAttr("select_last_index", 0) != 0)));
+  return success();
+}
+
+void onnx_import::registerReductionPatterns(PatternRegistry &r) {
+  addReduce<ReduceSumOp>(r, "ReduceSum", 13);
+  addReduce<ReduceMeanOp>(r, "ReduceMean", 18);
+  addReduce<ReduceMaxOp>(r, "ReduceMax", 18);
+  addReduce<ReduceMinOp>(r, "ReduceMin", 18);
+  addReduce<ReduceProdOp>(r, "ReduceProd", 18);
+  addReduce<ReduceSumOp, Pre::Square>(r, "ReduceSumSquare", 18);
+  addReduce<ReduceSumOp, Pre::Abs>(r, "ReduceL1", 18);
+  addReduce<ReduceSumOp, Pre::Square, Post::Sqrt>(r, "ReduceL2", 18);
+  r.add("ArgMax", 7, convertArg<ArgMaxOp>);
+  r.add("ArgMin", 7, convertArg<ArgMinOp>);
+}
