@@ -23,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <deque>
 
@@ -572,23 +573,28 @@ onnx_import::importOnnxFile(MLIRContext &context, StringRef path,
   if (storage->modelDir.empty())
     storage->modelDir = ".";
 
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/true);
-  if (!file) {
-    mlir::emitError(fileLoc) << "cannot read the model: "
-                             << file.getError().message();
-    return nullptr;
-  }
   std::string message;
-  if (path.ends_with(".onnxtxt"))
+  if (path.ends_with(".onnxtxt")) {
+    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!file) {
+      mlir::emitError(fileLoc) << "cannot read the model: "
+                               << file.getError().message();
+      return nullptr;
+    }
     message = parseModelText((*file)->getBuffer(), storage->model);
-  else
-    message = parseModelBinary((*file)->getBuffer(), storage->model);
+  } else {
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd)) {
+      mlir::emitError(fileLoc) << "cannot read the model: " << ec.message();
+      return nullptr;
+    }
+    message = parseModelBinary(fd, storage->model);
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
   if (!message.empty()) {
     mlir::emitError(fileLoc) << message;
     return nullptr;
   }
-  file->reset(); // The parsed model owns its bytes now.
   GraphImporter importer(context, fileLoc, options, storage);
   return importer.run(storage->model);
 }

@@ -12,24 +12,25 @@
 #include "onnx/onnx_pb.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <climits>
 #include <exception>
 
 using namespace kiln::onnx_import;
 
-std::string kiln::onnx_import::parseModelBinary(llvm::StringRef bytes,
+std::string kiln::onnx_import::parseModelBinary(int fd,
                                                 onnx::ModelProto &model) {
-  if (bytes.size() > (size_t)INT_MAX)
-    return "the model is larger than 2 GiB; store its weights as external "
-           "data";
-  google::protobuf::io::CodedInputStream stream(
-      reinterpret_cast<const uint8_t *>(bytes.data()), (int)bytes.size());
+  // Streamed from the file in chunks: the parsed model is the only copy of
+  // the weights in memory.
+  google::protobuf::io::FileInputStream file(fd);
+  google::protobuf::io::CodedInputStream stream(&file);
   stream.SetTotalBytesLimit(INT_MAX);
   if (!model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage())
+      !stream.ConsumedEntireMessage() || file.GetErrno() != 0)
     return "not a valid ONNX model: the protobuf data is truncated or "
-           "corrupted";
+           "corrupted (or larger than 2 GiB; store large weights as "
+           "external data)";
   if (!model.has_graph())
     return "not a valid ONNX model: it has no graph";
   return "";
