@@ -374,7 +374,7 @@ static LogicalResult verifyPool(OpTy op) {
   ArrayRef<int64_t> kernel = op.getKernel(), pads = op.getPads();
   size_t spatial = kernel.size();
   for (size_t i = 0; i < spatial && 2 * spatial == pads.size(); ++i)
-    if (pads[i] >= kernel[i] || pads[i + spatial] >= kernel[i])
+    if (kernel[i] >= 1 && (pads[i] >= kernel[i] || pads[i + spatial] >= kernel[i]))
       return op.emitOpError("pads ")
              << shapeString(pads) << " must be smaller than the kernel "
              << shapeString(kernel);

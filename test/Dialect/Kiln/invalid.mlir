@@ -1,0 +1,433 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of the kiln dialect's verifiers and shape inference, one
+// case each.
+
+func.func @case0(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand shapes [2, 3] and [4] are not broadcast-compatible}}
+  %0 = kiln.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @case1(%a: tensor<2xf32>, %b: tensor<2xf16>) {
+  // expected-error @+1 {{operand element types must match, got 'f32' and 'f16'}}
+  %0 = kiln.mul %a, %b : (tensor<2xf32>, tensor<2xf16>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case2(%a: tensor<2xi32>, %b: tensor<2xi32>) {
+  // expected-error @+1 {{operands must be i1 tensors, got 'i32'}}
+  %0 = kiln.and %a, %b : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @case3(%a: tensor<2xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<2xi1>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  %0 = kiln.less %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case4(%c: tensor<2xi1>, %a: tensor<3xf32>, %b: tensor<1xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand shapes [2], [3] and [1] are not broadcast-compatible}}
+  %0 = kiln.select %c, %a, %b : (tensor<2xi1>, tensor<3xf32>, tensor<1xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @case5(%c: tensor<2xi1>, %a: tensor<2xf32>, %b: tensor<2xi32>) {
+  // expected-error @+1 {{value element types must match, got 'f32' and 'i32'}}
+  %0 = kiln.select %c, %a, %b : (tensor<2xi1>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case6(%a: tensor<2xf32>) {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = kiln.gelu %a {approximate = "fast"} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case7(%a: tensor<2xf32>) {
+  // expected-error @+1 {{min 6.000000e+00 is greater than max 0.000000e+00}}
+  %0 = kiln.clip %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case8(%a: tensor<4xf32>, %b: tensor<4x2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operands must have rank 2 or more, got 1 and 2}}
+  %0 = kiln.matmul %a, %b : (tensor<4xf32>, tensor<4x2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case9(%a: tensor<3x4xf32>, %b: tensor<5x2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{contraction dimensions differ: lhs [3, 4] has K = 4, rhs [5, 2] has K = 5}}
+  %0 = kiln.matmul %a, %b : (tensor<3x4xf32>, tensor<5x2xf32>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @case10(%a: tensor<2x3x4xf32>, %b: tensor<3x4x2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{batch dimensions [2] and [3] are not broadcast-compatible}}
+  %0 = kiln.matmul %a, %b : (tensor<2x3x4xf32>, tensor<3x4x2xf32>) -> tensor<2x3x2xf32>
+  return
+}
+
+// -----
+
+func.func @case11(%a: tensor<3x4xi8>, %b: tensor<4x2xf32>) {
+  // expected-error @+1 {{operand element types must match, got 'i8' and 'f32'}}
+  %0 = kiln.matmul %a, %b : (tensor<3x4xi8>, tensor<4x2xf32>) -> tensor<3x2xi8>
+  return
+}
+
+// -----
+
+func.func @case12(%x: tensor<3x8xf32>, %w: tensor<4x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{input must have rank 3 or more, got 2}}
+  %0 = kiln.conv %x, %w {strides = array<i64>, dilations = array<i64>, pads = array<i64>} : (tensor<3x8xf32>, tensor<4x3xf32>) -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @case13(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{filter rank 3 differs from input rank 4}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case14(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expected 2 strides, got 1}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case15(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expected 2 dilations, got 3}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case16(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expected 4 pads, got 2}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case17(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{strides must be positive, got [0, 1]}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 0, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case18(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dilations must be positive, got [1, -1]}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, -1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case19(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{pads must be non-negative, got [0, -1, 0, 0]}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, -1, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case20(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{groups must be positive, got 0}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 0} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case21(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{input has 4 channels but filter expects 3 x 1 groups}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case22(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{filter count 3 is not divisible by groups 2}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 2} : (tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case23(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{bias must have shape [4], got [3]}}
+  %0 = kiln.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case24(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) {
+  // expected-error @+1 {{filter element type must match the input's}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case25(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expected 2 kernel sizes, got 1}}
+  %0 = kiln.max_pool %x {kernel = array<i64: 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x7x7xf32>
+  return
+}
+
+// -----
+
+func.func @case26(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{kernel sizes must be positive, got [0, 2]}}
+  %0 = kiln.max_pool %x {kernel = array<i64: 0, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x7x7xf32>
+  return
+}
+
+// -----
+
+func.func @case27(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{pads [2, 0, 0, 0] must be smaller than the kernel [2, 2]}}
+  %0 = kiln.avg_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 2, 0, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x9x7xf32>
+  return
+}
+
+// -----
+
+func.func @case28(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{reduction axis 3 is out of range for rank 3}}
+  %0 = kiln.reduce_sum %x {axes = array<i64: 3>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @case29(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{reduction axiss must be sorted and unique, got [1, 0]}}
+  %0 = kiln.reduce_max %x {axes = array<i64: 1, 0>} : (tensor<2x3x4xf32>) -> tensor<1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @case30(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = kiln.argmax %x {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  return
+}
+
+// -----
+
+func.func @case31(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis -1 is out of range for rank 2}}
+  %0 = kiln.softmax %x {axis = -1 : i64} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @case32(%x: tensor<2x32xf32>, %s: tensor<16xf32>) {
+  // expected-error @+1 {{scale shape [16] does not broadcast to the normalized dimensions [32]}}
+  %0 = kiln.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<2x32xf32>, tensor<16xf32>) -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @case33(%x: tensor<2x32xf32>, %s: tensor<32xf16>) {
+  // expected-error @+1 {{scale element type must match the input's}}
+  %0 = kiln.rms_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<2x32xf32>, tensor<32xf16>) -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @case34(%x: tensor<2x32xf32>, %s: tensor<32xf32>) {
+  // expected-error @+1 {{result type must match the input type}}
+  %0 = kiln.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<2x32xf32>, tensor<32xf32>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @case35(%x: tensor<1x4x2x2xf32>, %c: tensor<4xf32>, %d: tensor<3xf32>) {
+  // expected-error @+1 {{parameters must have shape [4], got [3]}}
+  %0 = kiln.batch_norm %x, %c, %d, %c, %c {epsilon = 1.0e-5 : f64} : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @case36(%x: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{cannot reshape 24 elements [2, 3, 4] into 20 elements [5, 4]}}
+  %0 = kiln.reshape %x : tensor<2x3x4xf32> -> tensor<5x4xf32>
+  return
+}
+
+// -----
+
+func.func @case37(%x: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{element types of input and result must match}}
+  %0 = kiln.reshape %x : tensor<2x3x4xf32> -> tensor<24xi32>
+  return
+}
+
+// -----
+
+func.func @case38(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{permutation [0, 1] does not have rank 3}}
+  %0 = kiln.transpose %x {permutation = array<i64: 0, 1>} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @case39(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{permutation [0, 1, 1] is not a permutation of [0, 3)}}
+  %0 = kiln.transpose %x {permutation = array<i64: 0, 1, 1>} : tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @case40(%a: tensor<3x5xf32>, %b: tensor<2x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{input 1 has shape [2, 5], which differs from [3, 5] outside axis 1}}
+  %0 = kiln.concat %a, %b {axis = 1 : i64} : (tensor<3x5xf32>, tensor<2x5xf32>) -> tensor<3x10xf32>
+  return
+}
+
+// -----
+
+func.func @case41(%a: tensor<3x5xf32>, %b: tensor<3x5xi32>) {
+  // expected-error @+1 {{input element types must match}}
+  %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<3x5xf32>, tensor<3x5xi32>) -> tensor<6x5xf32>
+  return
+}
+
+// -----
+
+func.func @case42(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{starts, ends and steps must have 2 entries each}}
+  %0 = kiln.slice %x {starts = array<i64: 0>, ends = array<i64: 2>, steps = array<i64: 1>} : tensor<4x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case43(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{step of dimension 1 is zero}}
+  %0 = kiln.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 2, 2>, steps = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @case44(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{slice bounds [0, 5) are out of range for dimension 0 of size 4}}
+  %0 = kiln.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 5, 2>, steps = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @case45(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expected 4 pads, got 2}}
+  %0 = kiln.pad %x {pads = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<5x5xf32>
+  return
+}
+
+// -----
+
+func.func @case46(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{mode must be constant, reflect or edge, got "wrap"}}
+  %0 = kiln.pad %x {pads = array<i64: 1, 1, 1, 1>, mode = "wrap"} : tensor<4x4xf32> -> tensor<6x6xf32>
+  return
+}
+
+// -----
+
+func.func @case47(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{pads [-3, 0, -2, 0] crop dimension 0 below zero}}
+  %0 = kiln.pad %x {pads = array<i64: -3, 0, -2, 0>} : tensor<4x4xf32> -> tensor<0x4xf32>
+  return
+}
+
+// -----
+
+func.func @case48(%x: tensor<4x4xf32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = kiln.gather %x, %i {axis = 2 : i64} : (tensor<4x4xf32>, tensor<2xi64>) -> tensor<4x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @case49(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{cannot broadcast [3, 4] to [2, 4]}}
+  %0 = kiln.expand %x : tensor<3x4xf32> -> tensor<2x4xf32>
+  return
+}

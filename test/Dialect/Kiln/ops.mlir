@@ -1,0 +1,111 @@
+// RUN: kiln-opt %s | kiln-opt | FileCheck %s
+// RUN: kiln-opt %s --mlir-print-op-generic | kiln-opt | FileCheck %s
+
+// CHECK-LABEL: func @elementwise
+func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xi1>) -> tensor<2x3xf32> {
+  // CHECK: kiln.add %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = kiln.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.sub
+  %1 = kiln.sub %0, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.mul
+  %2 = kiln.mul %1, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.div
+  %3 = kiln.div %2, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.pow
+  %4 = kiln.pow %3, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.max
+  %5 = kiln.max %4, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.min
+  %6 = kiln.min %5, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.less {{.*}} -> tensor<2x3xi1>
+  %7 = kiln.less %6, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: kiln.and {{.*}} -> tensor<2x3xi1>
+  %8 = kiln.and %7, %c : (tensor<2x3xi1>, tensor<2x1xi1>) -> tensor<2x3xi1>
+  // CHECK: kiln.select
+  %9 = kiln.select %8, %6, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.relu
+  %10 = kiln.relu %9 : tensor<2x3xf32>
+  // CHECK: kiln.gelu %{{.*}} {approximate = "tanh"}
+  %11 = kiln.gelu %10 {approximate = "tanh"} : tensor<2x3xf32>
+  // CHECK: kiln.clip %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+  %12 = kiln.clip %11 {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x3xf32>
+  // CHECK: kiln.hard_sigmoid
+  %13 = kiln.hard_sigmoid %12 {alpha = 0.2 : f64, beta = 0.5 : f64} : tensor<2x3xf32>
+  // CHECK: kiln.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xf16>
+  %14 = kiln.cast %13 : tensor<2x3xf32> to tensor<2x3xf16>
+  return %13 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func @contractions
+func.func @contractions(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %bias: tensor<4xf32>,
+                        %a: tensor<2x1x4x5xf32>, %b: tensor<3x5x6xf32>) -> (tensor<1x4x4x4xf32>, tensor<2x3x4x6xf32>) {
+  // CHECK: kiln.conv %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %0 = kiln.conv %x, %w, %bias {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK: kiln.matmul {{.*}} -> tensor<2x3x4x6xf32>
+  %1 = kiln.matmul %a, %b : (tensor<2x1x4x5xf32>, tensor<3x5x6xf32>) -> tensor<2x3x4x6xf32>
+  return %0, %1 : tensor<1x4x4x4xf32>, tensor<2x3x4x6xf32>
+}
+
+// CHECK-LABEL: func @pooling_and_reductions
+func.func @pooling_and_reductions(%x: tensor<1x8x112x112xf32>) -> (tensor<1x8x56x56xf32>, tensor<1x8x56x56xf32>, tensor<1x8x1x1xf32>, tensor<1x112xi64>) {
+  // CHECK: kiln.max_pool
+  %0 = kiln.max_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x112x112xf32>) -> tensor<1x8x56x56xf32>
+  // CHECK: kiln.avg_pool {{.*}}ceil_mode = true
+  %1 = kiln.avg_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : (tensor<1x8x112x112xf32>) -> tensor<1x8x56x56xf32>
+  // CHECK: kiln.reduce_mean {{.*}}axes = array<i64: 2, 3>
+  %2 = kiln.reduce_mean %x {axes = array<i64: 2, 3>} : (tensor<1x8x112x112xf32>) -> tensor<1x8x1x1xf32>
+  // CHECK: kiln.reduce_sum {{.*}}keepdims = false
+  %3 = kiln.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<1x8x112x112xf32>) -> tensor<1x112x112xf32>
+  // CHECK: kiln.argmax
+  %4 = kiln.argmax %3 {axis = 2 : i64, keepdims = false} : (tensor<1x112x112xf32>) -> tensor<1x112xi64>
+  return %0, %1, %2, %4 : tensor<1x8x56x56xf32>, tensor<1x8x56x56xf32>, tensor<1x8x1x1xf32>, tensor<1x112xi64>
+}
+
+// CHECK-LABEL: func @normalizations
+func.func @normalizations(%x: tensor<2x16x32xf32>, %s: tensor<32xf32>, %img: tensor<1x4x2x2xf32>, %c: tensor<4xf32>) -> (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<1x4x2x2xf32>) {
+  // CHECK: kiln.softmax {{.*}}axis = 2
+  %0 = kiln.softmax %x {axis = 2 : i64} : tensor<2x16x32xf32>
+  // CHECK: kiln.layer_norm
+  %1 = kiln.layer_norm %x, %s, %s {axis = 2 : i64, epsilon = 1.0e-5 : f64} : (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x16x32xf32>
+  // CHECK: kiln.rms_norm
+  %2 = kiln.rms_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-6 : f64} : (tensor<2x16x32xf32>, tensor<32xf32>) -> tensor<2x16x32xf32>
+  // CHECK: kiln.batch_norm
+  %3 = kiln.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f64} : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
+  return %0, %1, %2, %3 : tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<1x4x2x2xf32>
+}
+
+// CHECK-LABEL: func @data_movement
+func.func @data_movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<6x4xf32>, tensor<4x3x2xf32>, tensor<2x6x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x6xf32>, tensor<2x2x3x4xf32>) {
+  // CHECK: kiln.reshape %{{.*}} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %0 = kiln.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  // CHECK: kiln.transpose {{.*}}permutation = array<i64: 2, 1, 0>
+  %1 = kiln.transpose %x {permutation = array<i64: 2, 1, 0>} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  // CHECK: kiln.concat
+  %2 = kiln.concat %x, %x {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+  // CHECK: kiln.slice
+  %3 = kiln.slice %x {starts = array<i64: 0, 2, 3>, ends = array<i64: 2, 0, -1>, steps = array<i64: 1, -1, -2>} : tensor<2x3x4xf32> -> tensor<2x2x2xf32>
+  // CHECK: kiln.gather
+  %4 = kiln.gather %x, %i {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<2x5x4xf32>
+  // CHECK: kiln.pad {{.*}}mode = "reflect"
+  %5 = kiln.pad %x {pads = array<i64: 1, 1, 1, 1, 1, 1>, mode = "reflect"} : tensor<2x3x4xf32> -> tensor<4x5x6xf32>
+  // CHECK: kiln.expand
+  %6 = kiln.expand %x : tensor<2x3x4xf32> -> tensor<2x2x3x4xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<6x4xf32>, tensor<4x3x2xf32>, tensor<2x6x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x6xf32>, tensor<2x2x3x4xf32>
+}
+
+// CHECK-LABEL: func @constants
+func.func @constants() -> (tensor<2xi64>, tensor<4xf32>) {
+  // CHECK: kiln.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  // CHECK: kiln.constant dense_resource<weights> : tensor<4xf32>
+  %1 = kiln.constant dense_resource<weights> : tensor<4xf32>
+  return %0, %1 : tensor<2xi64>, tensor<4xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weights: "0x040000000000803F000000400000404000008040"
+    }
+  }
+#-}
