@@ -190,7 +190,8 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
     }
     return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, raw));
   }
-  std::string blobName = what.str();
+  // Blobs are named after the tensor (unique-ified by MLIR if need be).
+  std::string blobName = tensor.name().empty() ? "tensor" : tensor.name();
   size_t align = std::max<size_t>(elementBytes, 1);
   AsmResourceBlob blob;
   if (converted.empty() &&
