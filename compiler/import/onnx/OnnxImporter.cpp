@@ -526,6 +526,11 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   for (int index : order) {
     const onnx::NodeProto &node = graph.node(index);
     Location loc = NameLoc::get(builder.getStringAttr(nodeName(node)));
+    // Materialize the inputs first: an unreadable initializer stops the
+    // import here, so patterns only ever see valid values.
+    for (const std::string &in : node.input())
+      if (!in.empty() && !lookup(in))
+        return nullptr;
     NodeContext context(*this, node, opset, loc, builder);
     const PatternFn *pattern = registry.lookup(node.op_type(), opset);
     if (failed((*pattern)(context)) || failedConversion)
