@@ -12,6 +12,9 @@ static shapes. For each graph <name> the output folder receives:
                               ONNX op types; a graph whose sidecar hash
                               matches the requested config is not re-exported
 
+bench/npz_to_npy.py splits <name>.inputs.npz into one <input>.npy per input
+(for kiln-run --input=NAME=@FILE.npy and bench/ort/ort_run.js --input).
+
 Models: resnet50, mobilenet_v2 (torchvision, no pretrained weights), bert
 (BERT-style encoder) and llama (LLaMA-style decoder, exported as two graphs
 sharing one set of weights: llama_prefill and llama_decode with a fixed-size
