@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  kiln::registerKilnPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -736,5 +736,24 @@ LogicalResult ExpandOp::verify() {
   return success();
 }
 
+LogicalResult DispatchOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ") << getInputs().size() << " inputs but its body takes "
+                               << body.getNumArguments() << " arguments";
+  for (auto [i, input, arg] :
+       llvm::enumerate(getInputs().getTypes(), body.getArgumentTypes()))
+    if (input != arg)
+      return emitOpError("input ") << i << " has type " << input
+                                   << " but body argument " << i << " has type " << arg;
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with kiln.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ") << yield.getValues().size()
+                                  << " values whose types differ from its results";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnOps.cpp.inc"

@@ -14,6 +14,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;
@@ -492,6 +493,49 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch regions
+//===----------------------------------------------------------------------===//
+
+def Kiln_DispatchOp : Kiln_Op<"dispatch",
+    [IsolatedFromAbove, RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "one fused kernel: a root op with its elementwise neighbours";
+  let description = [{
+    The body computes the results from the block arguments, which stand for
+    `inputs` (the region is isolated from above: every value it reads comes
+    in as an operand). Each dispatch becomes one kernel per target; the
+    `kiln-form-dispatches` pass builds them around a root (matmul, conv,
+    pooling, reduction, softmax, normalization) with the elementwise ops
+    that feed it or consume its result. `name` is unique within the function
+    and becomes the kernel's name.
+
+    ```mlir
+    %r = kiln.dispatch "dispatch_0_conv" (%x, %w, %b)
+        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32> {
+    ^bb0(%a: tensor<1x3x8x8xf32>, %f: tensor<4x3x3x3xf32>, %c: tensor<4xf32>):
+      %0 = kiln.conv %a, %f, %c {...} : ...
+      %1 = kiln.relu %0 : tensor<1x4x6x6xf32>
+      kiln.yield %1 : tensor<1x4x6x6xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+    $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield",
+    [Pure, Terminator, ReturnLike, HasParent<"DispatchOp">]> {
+  let summary = "the results of a dispatch region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // KILN_DIALECT_KILNOPS_TD

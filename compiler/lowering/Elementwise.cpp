@@ -1,0 +1,302 @@
+//===- Elementwise.cpp - lowering of elementwise kiln ops -----------------===//
+//
+// Every elementwise op becomes one parallel linalg.generic whose indexing
+// maps carry the numpy broadcasting; the body is the scalar computation.
+// Transcendentals stay as math ops (approximated later, per target).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/KilnToLinalg.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+Value cst(OpBuilder &b, Location loc, Value like, double v) {
+  return scalarConstant(b, loc, like.getType(), v);
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+using BinaryFn = Value (*)(OpBuilder &, Location, Value, Value);
+
+template <typename Op, BinaryFn Fn>
+struct BinaryLowering : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    Value result = elementwise(
+        rewriter, op.getLoc(), op.getType(), {op.getLhs(), op.getRhs()},
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          return Fn(b, loc, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+Value addFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::AddFOp::create(b, l, x, y);
+  return arith::AddIOp::create(b, l, x, y);
+}
+Value subFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::SubFOp::create(b, l, x, y);
+  return arith::SubIOp::create(b, l, x, y);
+}
+Value mulFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::MulFOp::create(b, l, x, y);
+  return arith::MulIOp::create(b, l, x, y);
+}
+Value divFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::DivFOp::create(b, l, x, y);
+  return arith::DivSIOp::create(b, l, x, y);
+}
+Value powFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) {
+    // x^2 and x^0.5 are common in exported models (variance, norms).
+    if (auto c = y.getDefiningOp<arith::ConstantOp>())
+      if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+        if (f.getValueAsDouble() == 2.0) return arith::MulFOp::create(b, l, x, x);
+        if (f.getValueAsDouble() == 0.5) return math::SqrtOp::create(b, l, x);
+        if (f.getValueAsDouble() == 1.0) return x;
+      }
+    return math::PowFOp::create(b, l, x, y);
+  }
+  return math::IPowIOp::create(b, l, x, y);
+}
+Value maxFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::MaximumFOp::create(b, l, x, y);
+  return arith::MaxSIOp::create(b, l, x, y);
+}
+Value minFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::MinimumFOp::create(b, l, x, y);
+  return arith::MinSIOp::create(b, l, x, y);
+}
+Value modFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::RemFOp::create(b, l, x, y);
+  // Integer Mod takes the sign of the divisor: adjust C's remainder.
+  Value r = arith::RemSIOp::create(b, l, x, y);
+  Value zero = cst(b, l, x, 0);
+  Value rNonZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, r, zero);
+  Value rNeg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+  Value yNeg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, y, zero);
+  Value signsDiffer = arith::XOrIOp::create(b, l, rNeg, yNeg);
+  Value adjust = arith::AndIOp::create(b, l, rNonZero, signsDiffer);
+  Value adjusted = arith::AddIOp::create(b, l, r, y);
+  return arith::SelectOp::create(b, l, adjust, adjusted, r);
+}
+Value andFn(OpBuilder &b, Location l, Value x, Value y) { return arith::AndIOp::create(b, l, x, y); }
+Value orFn(OpBuilder &b, Location l, Value x, Value y) { return arith::OrIOp::create(b, l, x, y); }
+Value xorFn(OpBuilder &b, Location l, Value x, Value y) { return arith::XOrIOp::create(b, l, x, y); }
+
+template <arith::CmpFPredicate FP, arith::CmpIPredicate IP>
+Value cmpFn(OpBuilder &b, Location l, Value x, Value y) {
+  if (isFloat(x)) return arith::CmpFOp::create(b, l, FP, x, y);
+  if (x.getType().isInteger(1)) {
+    // i1 compares as unsigned (false < true).
+    arith::CmpIPredicate p = IP;
+    switch (IP) {
+    case arith::CmpIPredicate::slt: p = arith::CmpIPredicate::ult; break;
+    case arith::CmpIPredicate::sle: p = arith::CmpIPredicate::ule; break;
+    case arith::CmpIPredicate::sgt: p = arith::CmpIPredicate::ugt; break;
+    case arith::CmpIPredicate::sge: p = arith::CmpIPredicate::uge; break;
+    default: break;
+    }
+    return arith::CmpIOp::create(b, l, p, x, y);
+  }
+  return arith::CmpIOp::create(b, l, IP, x, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+template <typename Op>
+struct UnaryLowering : OpRewritePattern<Op> {
+  using Fn = std::function<Value(OpBuilder &, Location, Value, Op)>;
+  UnaryLowering(MLIRContext *ctx, Fn fn)
+      : OpRewritePattern<Op>(ctx), fn(std::move(fn)) {}
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    Value result = elementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
+        {op.getInput()}, [&](OpBuilder &b, Location loc, ValueRange args) {
+          return fn(b, loc, args[0], op);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+  Fn fn;
+};
+
+template <typename Op, typename MathOp>
+void addMathUnary(RewritePatternSet &patterns) {
+  patterns.add<UnaryLowering<Op>>(
+      patterns.getContext(),
+      [](OpBuilder &b, Location l, Value x, Op) -> Value {
+        return MathOp::create(b, l, x);
+      });
+}
+
+template <typename Op>
+void addUnary(RewritePatternSet &patterns,
+              std::function<Value(OpBuilder &, Location, Value, Op)> fn) {
+  patterns.add<UnaryLowering<Op>>(patterns.getContext(), std::move(fn));
+}
+
+Value sigmoid(OpBuilder &b, Location l, Value x) {
+  Value one = cst(b, l, x, 1.0);
+  Value negX = arith::NegFOp::create(b, l, x);
+  Value e = math::ExpOp::create(b, l, negX);
+  return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
+}
+
+struct SelectLowering : OpRewritePattern<kiln::SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(kiln::SelectOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result = elementwise(
+        rewriter, op.getLoc(), op.getType(),
+        {op.getCondition(), op.getTrueValue(), op.getFalseValue()},
+        [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Clip bounds are f64 attributes; an integer tensor clamps to them rounded
+/// into its range.
+Value clipBound(OpBuilder &b, Location l, Type type, double bound) {
+  if (auto it = dyn_cast<IntegerType>(type)) {
+    double lo = -std::ldexp(1.0, it.getWidth() - 1);
+    double hi = std::ldexp(1.0, it.getWidth() - 1) - 1;
+    bound = std::max(lo, std::min(hi, bound));
+  }
+  return scalarConstant(b, l, type, bound);
+}
+
+} // namespace
+
+void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  using FP = arith::CmpFPredicate;
+  using IP = arith::CmpIPredicate;
+  patterns.add<BinaryLowering<AddOp, addFn>, BinaryLowering<SubOp, subFn>,
+               BinaryLowering<MulOp, mulFn>, BinaryLowering<DivOp, divFn>,
+               BinaryLowering<PowOp, powFn>, BinaryLowering<MaxOp, maxFn>,
+               BinaryLowering<MinOp, minFn>, BinaryLowering<ModOp, modFn>,
+               BinaryLowering<AndOp, andFn>, BinaryLowering<OrOp, orFn>,
+               BinaryLowering<XorOp, xorFn>,
+               BinaryLowering<EqualOp, cmpFn<FP::OEQ, IP::eq>>,
+               BinaryLowering<LessOp, cmpFn<FP::OLT, IP::slt>>,
+               BinaryLowering<LessEqualOp, cmpFn<FP::OLE, IP::sle>>,
+               BinaryLowering<GreaterOp, cmpFn<FP::OGT, IP::sgt>>,
+               BinaryLowering<GreaterEqualOp, cmpFn<FP::OGE, IP::sge>>,
+               SelectLowering>(ctx);
+
+  addMathUnary<TanhOp, math::TanhOp>(patterns);
+  addMathUnary<ExpOp, math::ExpOp>(patterns);
+  addMathUnary<LogOp, math::LogOp>(patterns);
+  addMathUnary<SqrtOp, math::SqrtOp>(patterns);
+  addMathUnary<RsqrtOp, math::RsqrtOp>(patterns);
+  addMathUnary<ErfOp, math::ErfOp>(patterns);
+  addMathUnary<SinOp, math::SinOp>(patterns);
+  addMathUnary<CosOp, math::CosOp>(patterns);
+  addMathUnary<FloorOp, math::FloorOp>(patterns);
+  addMathUnary<CeilOp, math::CeilOp>(patterns);
+  addMathUnary<RoundOp, math::RoundEvenOp>(patterns);
+
+  addUnary<AbsOp>(patterns, [](OpBuilder &b, Location l, Value x, AbsOp) -> Value {
+    if (isFloat(x)) return math::AbsFOp::create(b, l, x);
+    return math::AbsIOp::create(b, l, x);
+  });
+  addUnary<NegOp>(patterns, [](OpBuilder &b, Location l, Value x, NegOp) -> Value {
+    if (isFloat(x)) return arith::NegFOp::create(b, l, x);
+    return arith::SubIOp::create(b, l, cst(b, l, x, 0), x);
+  });
+  addUnary<SignOp>(patterns, [](OpBuilder &b, Location l, Value x, SignOp) -> Value {
+    Value zero = cst(b, l, x, 0), one = cst(b, l, x, 1), minusOne = cst(b, l, x, -1);
+    Value pos = cmpFn<FP::OGT, IP::sgt>(b, l, x, zero);
+    Value neg = cmpFn<FP::OLT, IP::slt>(b, l, x, zero);
+    Value r = arith::SelectOp::create(b, l, neg, minusOne, zero);
+    return arith::SelectOp::create(b, l, pos, one, r);
+  });
+  addUnary<ReluOp>(patterns, [](OpBuilder &b, Location l, Value x, ReluOp) -> Value {
+    return maxFn(b, l, x, cst(b, l, x, 0));
+  });
+  addUnary<SigmoidOp>(patterns, [](OpBuilder &b, Location l, Value x, SigmoidOp) {
+    return sigmoid(b, l, x);
+  });
+  addUnary<ReciprocalOp>(patterns, [](OpBuilder &b, Location l, Value x, ReciprocalOp) -> Value {
+    return arith::DivFOp::create(b, l, cst(b, l, x, 1), x);
+  });
+  addUnary<SoftplusOp>(patterns, [](OpBuilder &b, Location l, Value x, SoftplusOp) -> Value {
+    // max(x, 0) + log1p(exp(-|x|)): no overflow for large |x|.
+    Value absX = math::AbsFOp::create(b, l, x);
+    Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, absX));
+    Value lp = math::Log1pOp::create(b, l, e);
+    return arith::AddFOp::create(b, l, maxFn(b, l, x, cst(b, l, x, 0)), lp);
+  });
+  addUnary<NotOp>(patterns, [](OpBuilder &b, Location l, Value x, NotOp) -> Value {
+    return arith::XOrIOp::create(b, l, x, cst(b, l, x, 1));
+  });
+  addUnary<GeluOp>(patterns, [](OpBuilder &b, Location l, Value x, GeluOp op) -> Value {
+    Value half = cst(b, l, x, 0.5), one = cst(b, l, x, 1.0);
+    Value inner;
+    if (op.getApproximate() == "tanh") {
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      Value x3 = arith::MulFOp::create(b, l, x, arith::MulFOp::create(b, l, x, x));
+      Value t = arith::AddFOp::create(
+          b, l, x, arith::MulFOp::create(b, l, cst(b, l, x, 0.044715), x3));
+      t = arith::MulFOp::create(b, l, cst(b, l, x, std::sqrt(2.0 / M_PI)), t);
+      inner = math::TanhOp::create(b, l, t);
+    } else {
+      Value t = arith::MulFOp::create(b, l, x, cst(b, l, x, M_SQRT1_2));
+      inner = math::ErfOp::create(b, l, t);
+    }
+    Value factor = arith::AddFOp::create(b, l, one, inner);
+    return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, half, x), factor);
+  });
+  addUnary<ClipOp>(patterns, [](OpBuilder &b, Location l, Value x, ClipOp op) -> Value {
+    double lo = op.getMin().convertToDouble(), hi = op.getMax().convertToDouble();
+    Value r = x;
+    if (!std::isinf(lo) || !isFloat(x))
+      r = maxFn(b, l, r, clipBound(b, l, x.getType(), lo));
+    if (!std::isinf(hi) || !isFloat(x))
+      r = minFn(b, l, r, clipBound(b, l, x.getType(), hi));
+    return r;
+  });
+  addUnary<LeakyReluOp>(patterns, [](OpBuilder &b, Location l, Value x, LeakyReluOp op) -> Value {
+    Value scaled = arith::MulFOp::create(
+        b, l, x, cst(b, l, x, op.getAlpha().convertToDouble()));
+    Value neg = arith::CmpFOp::create(b, l, FP::OLT, x, cst(b, l, x, 0));
+    return arith::SelectOp::create(b, l, neg, scaled, x);
+  });
+  addUnary<EluOp>(patterns, [](OpBuilder &b, Location l, Value x, EluOp op) -> Value {
+    Value em1 = math::ExpM1Op::create(b, l, x);
+    Value scaled = arith::MulFOp::create(
+        b, l, em1, cst(b, l, x, op.getAlpha().convertToDouble()));
+    Value neg = arith::CmpFOp::create(b, l, FP::OLT, x, cst(b, l, x, 0));
+    return arith::SelectOp::create(b, l, neg, scaled, x);
+  });
+  addUnary<HardSigmoidOp>(patterns, [](OpBuilder &b, Location l, Value x, HardSigmoidOp op) -> Value {
+    Value y = arith::AddFOp::create(
+        b, l,
+        arith::MulFOp::create(b, l, x, cst(b, l, x, op.getAlpha().convertToDouble())),
+        cst(b, l, x, op.getBeta().convertToDouble()));
+    y = arith::MaximumFOp::create(b, l, y, cst(b, l, x, 0));
+    return arith::MinimumFOp::create(b, l, y, cst(b, l, x, 1));
+  });
+  addUnary<CastOp>(patterns, [](OpBuilder &b, Location l, Value x, CastOp op) -> Value {
+    return convertScalar(b, l, x, op.getType().getElementType());
+  });
+}

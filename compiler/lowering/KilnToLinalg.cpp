@@ -1,0 +1,258 @@
+//===- KilnToLinalg.cpp - the kiln-lower-to-linalg pass and helpers -------===//
+//
+// The pass drives the per-family pattern sets with a partial conversion, so
+// an op without a lowering is an error that names it. The helpers below are
+// shared by the family files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/KilnToLinalg.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNLOWERTOLINALG
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace kiln::lowering {
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+}
+
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type, Value value) {
+  Value empty = emptyTensor(b, loc, type);
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, FloatAttr::get(ft, value));
+  auto it = cast<IntegerType>(type);
+  if (it.getWidth() == 1)
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(value != 0));
+  return arith::ConstantOp::create(
+      b, loc, IntegerAttr::get(it, static_cast<int64_t>(value)));
+}
+
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> resultShape) {
+  unsigned rank = resultShape.size(), offset = rank - shape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (dim == 1 && resultShape[offset + i] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(offset + i, ctx));
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange operands, ScalarBuilder body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands)
+    maps.push_back(broadcastMap(
+        ctx, cast<RankedTensorType>(operand.getType()).getShape(),
+        resultType.getShape()));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(resultType.getRank(), ctx));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, operands, emptyTensor(b, loc, resultType), maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  auto fromFloat = dyn_cast<FloatType>(from), toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    Value zero = scalarConstant(b, loc, from, 0);
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value, zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value, zero);
+  }
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, value);
+    return arith::TruncFOp::create(b, loc, to, value);
+  }
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, value);
+  if (toFloat) {
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, value);
+    return arith::SIToFPOp::create(b, loc, to, value);
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw) {
+    if (fw == 1)
+      return arith::ExtUIOp::create(b, loc, to, value);
+    return arith::ExtSIOp::create(b, loc, to, value);
+  }
+  return arith::TruncIOp::create(b, loc, to, value);
+}
+
+std::optional<SmallVector<ReassociationIndices>>
+reshapeReassociation(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() >= to.size())
+    return getReassociationIndicesForCollapse(from, to);
+  return getReassociationIndicesForCollapse(to, from);
+}
+
+Value reshapeTensor(OpBuilder &b, Location loc, Value value, RankedTensorType to) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from == to)
+    return value;
+  if (auto reassoc = reshapeReassociation(from.getShape(), to.getShape())) {
+    if (from.getRank() > to.getRank())
+      return tensor::CollapseShapeOp::create(b, loc, to, value, *reassoc);
+    if (from.getRank() < to.getRank())
+      return tensor::ExpandShapeOp::create(b, loc, to, value, *reassoc);
+  }
+  SmallVector<int64_t> shape(to.getShape());
+  auto shapeType = RankedTensorType::get({to.getRank()}, b.getI64Type());
+  Value shapeValue = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(shapeType, shape));
+  return tensor::ReshapeOp::create(b, loc, to, value, shapeValue);
+}
+
+
+Value padTensor(OpBuilder &b, Location loc, Value source, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return source;
+  auto type = cast<RankedTensorType>(source.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> lowOfr, highOfr;
+  for (auto [d, l, h] : llvm::zip_equal(type.getShape(), low, high)) {
+    shape.push_back(d + l + h);
+    lowOfr.push_back(b.getIndexAttr(l));
+    highOfr.push_back(b.getIndexAttr(h));
+  }
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  return tensor::PadOp::create(b, loc, padded, source, lowOfr, highOfr,
+                               padValue);
+}
+
+static Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc, FloatAttr::get(ft, APFloat::getInf(ft.getFloatSemantics(),
+                                                   /*Negative=*/lowest)));
+  auto it = cast<IntegerType>(type);
+  unsigned width = it.getWidth();
+  APInt value = width == 1 ? APInt(1, lowest ? 0 : 1)
+                : lowest   ? APInt::getSignedMinValue(width)
+                           : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, IntegerAttr::get(it, value));
+}
+
+Value lowestValue(OpBuilder &b, Location loc, Type type) {
+  return extremeValue(b, loc, type, /*lowest=*/true);
+}
+
+Value highestValue(OpBuilder &b, Location loc, Type type) {
+  return extremeValue(b, loc, type, /*lowest=*/false);
+}
+
+Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MaximumFOp::create(b, loc, x, y);
+  if (x.getType().isInteger(1))
+    return arith::OrIOp::create(b, loc, x, y);
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MinimumFOp::create(b, loc, x, y);
+  if (x.getType().isInteger(1))
+    return arith::AndIOp::create(b, loc, x, y);
+  return arith::MinSIOp::create(b, loc, x, y);
+}
+
+SmallVector<utils::IteratorType> iteratorTypes(unsigned loops,
+                                               ArrayRef<int64_t> reductionLoops) {
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  for (int64_t loop : reductionLoops)
+    iterators[loop] = utils::IteratorType::reduction;
+  return iterators;
+}
+
+} // namespace kiln::lowering
+
+namespace {
+using namespace kiln;
+
+struct ConstantLowering : OpRewritePattern<kiln::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(kiln::ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, op.getType(), cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+struct ReshapeLowering : OpRewritePattern<kiln::ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(kiln::ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, lowering::reshapeTensor(rewriter, op.getLoc(),
+                                                   op.getInput(), op.getType()));
+    return success();
+  }
+};
+
+/// Functions that orchestrate dispatches (`@main` after outlining) keep their
+/// reshapes and constants: those are views and bindings, not computation.
+bool isProgramLevel(Operation *op) {
+  if (op->getParentOfType<DispatchOp>())
+    return false;
+  auto func = op->getParentOfType<func::FuncOp>();
+  return func && func->hasAttr("kiln.program");
+}
+
+struct KilnLowerToLinalgPass
+    : kiln::impl::KilnLowerToLinalgBase<KilnLowerToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<ConstantLowering, ReshapeLowering>(ctx);
+    populateElementwiseLoweringPatterns(patterns);
+    populateMatmulLoweringPatterns(patterns);
+    populateConvLoweringPatterns(patterns);
+    populatePoolingLoweringPatterns(patterns);
+    populateReductionLoweringPatterns(patterns);
+    populateNormalizationLoweringPatterns(patterns);
+    populateDataMovementLoweringPatterns(patterns);
+
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect,
+                           scf::SCFDialect, func::FuncDialect>();
+    target.addIllegalDialect<KilnDialect>();
+    target.addLegalOp<DispatchOp, YieldOp>();
+    target.addDynamicallyLegalOp<kiln::ReshapeOp, kiln::ConstantOp>(
+        [](Operation *op) { return isProgramLevel(op); });
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,105 @@
+//===- KilnToLinalg.h - kiln -> linalg/tensor/arith lowering ----*- C++ -*-===//
+//
+// Pattern sets that lower kiln ops to upstream dialects on tensors, one per
+// op family (one .cpp each), and the helpers they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LOWERING_KILNTOLINALG_H
+#define KILN_LOWERING_KILNTOLINALG_H
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+
+void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateMatmulLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateConvLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populatePoolingLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateNormalizationLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateDataMovementLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+namespace lowering {
+
+/// `tensor.empty` of a static shaped type.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+
+/// A tensor of `type` filled with `value` (a scalar of the element type).
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value value);
+
+/// Scalar constant of `type` (float or integer) holding `value`.
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, double value);
+
+/// Indexing map reading an operand of `shape` inside a loop nest over
+/// `resultShape` with numpy broadcasting (trailing dimensions aligned,
+/// size-1 dimensions that broadcast read index 0).
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
+                             llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int64_t> resultShape);
+
+using ScalarBuilder = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// A parallel `linalg.generic` computing `resultType` elementwise from
+/// `operands` (which broadcast to it); `body` receives one scalar per
+/// operand and returns the result scalar.
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType resultType,
+                        mlir::ValueRange operands, ScalarBuilder body);
+
+/// Converts a scalar between element types with ONNX Cast semantics.
+mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value value, mlir::Type to);
+
+/// Reassociation that collapses `from` into `to` when the reshape only merges
+/// or splits adjacent dimensions (failure otherwise).
+std::optional<llvm::SmallVector<mlir::ReassociationIndices>>
+reshapeReassociation(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to);
+
+/// Reshape of a static tensor: collapse_shape/expand_shape when possible,
+/// tensor.reshape otherwise.
+mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value value, mlir::RankedTensorType to);
+
+/// `tensor.pad` of `source` by the static, non-negative `low` and `high`
+/// amounts (one per dimension) with the scalar `padValue`; `source` itself
+/// when nothing is padded.
+mlir::Value padTensor(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value source, llvm::ArrayRef<int64_t> low,
+                      llvm::ArrayRef<int64_t> high, mlir::Value padValue);
+
+/// The smallest value of `type`: `-inf`, the signed minimum, or `false` for
+/// `i1` (the identity of a max reduction). Exact for every integer width,
+/// unlike `scalarConstant`, which goes through a double.
+mlir::Value lowestValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+
+/// The largest value of `type`: `+inf`, the signed maximum, or `true` for
+/// `i1` (the identity of a min reduction).
+mlir::Value highestValue(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Type type);
+
+/// Scalar maximum / minimum with kiln semantics: NaN-propagating for floats,
+/// signed for integers, or/and for `i1`.
+mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value minScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+
+/// `linalg.generic` iterator types: `parallel` for every loop except those
+/// listed in `reductionLoops`.
+llvm::SmallVector<mlir::utils::IteratorType>
+iteratorTypes(unsigned loops, llvm::ArrayRef<int64_t> reductionLoops = {});
+
+} // namespace lowering
+} // namespace kiln
+
+#endif // KILN_LOWERING_KILNTOLINALG_H

@@ -1,0 +1,41 @@
+//===- Passes.h - Kiln passes -----------------------------------*- C++ -*-===//
+//
+// Declarations of every Kiln pass (generated from Passes.td) and the
+// registration used by kiln-opt and kiln-compile.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_PASSES_H
+#define KILN_PASSES_PASSES_H
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Passes/Passes.h.inc"
+
+/// Attribute on functions outlined from kiln.dispatch regions.
+inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
+/// Workgroup count of a distributed dispatch function (i64).
+inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count";
+/// Arena offset of the value an op of @main produces (i64).
+inline constexpr llvm::StringLiteral kArenaOffsetAttr = "kiln.arena_offset";
+/// Arena offsets of @main's arguments (array of i64), and the arena size.
+inline constexpr llvm::StringLiteral kInputOffsetsAttr = "kiln.input_offsets";
+inline constexpr llvm::StringLiteral kArenaSizeAttr = "kiln.arena_size";
+
+} // namespace kiln
+
+#endif // KILN_PASSES_PASSES_H

@@ -1,0 +1,102 @@
+//===- Passes.td - Kiln passes ------------------------------*- tablegen -*-===//
+//
+// Every pass of the Kiln pipeline, from graph-level transforms on kiln IR to
+// the per-target code generation steps. Each is a kiln-opt flag and has a lit
+// test named after that flag.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_PASSES_TD
+#define KILN_PASSES_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Graph level (passes/)
+//===----------------------------------------------------------------------===//
+
+def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
+  let summary = "group kiln ops into kiln.dispatch regions (one kernel each)";
+  let description = [{
+    Every root op (matmul, conv, pooling, reductions, softmax, normalizations)
+    starts a dispatch. Elementwise ops whose operand comes from a dispatch and
+    that are its only user join it as consumers (conv + bias + relu + residual
+    add is one dispatch); elementwise producers used only by a root join it
+    too. Small constants are cloned into the region; weights stay operands.
+    The remaining ops other than constants and reshapes become dispatches of
+    their own. Reshapes stay outside: they are views of a buffer.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def KilnOutlineDispatches : Pass<"kiln-outline-dispatches", "mlir::ModuleOp"> {
+  let summary = "turn each kiln.dispatch into a function called from @main";
+  let description = [{
+    Each `kiln.dispatch` region becomes a `func.func` named after it (marked
+    `kiln.dispatch`), and the region is replaced by a `func.call`.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def KilnPlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
+  let summary = "place every intermediate tensor of @main in one arena";
+  let description = [{
+    Assigns each tensor that `@main` computes (and each model input) a
+    64-byte aligned offset in one arena, reusing bytes whose tensor is no
+    longer live (best fit by liveness over the call order). Reshapes alias
+    their operand. Records `kiln.arena_offset` on every value-producing op,
+    `kiln.input_offsets` and `kiln.arena_size` on `@main`.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering (compiler/lowering/)
+//===----------------------------------------------------------------------===//
+
+def KilnLowerToLinalg : Pass<"kiln-lower-to-linalg"> {
+  let summary = "lower kiln ops to linalg, tensor, arith and math";
+  let description = [{
+    Lowers every kiln op except `kiln.dispatch`, `kiln.yield` and (outside
+    dispatch regions) `kiln.reshape` to upstream dialects on tensors: linalg
+    named ops for contractions, convolutions and pooling, `linalg.generic`
+    for elementwise ops (with numpy broadcasting as indexing maps) and
+    reductions, `tensor` ops for data movement.
+  }];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+    "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// CPU code generation (compiler/codegen/cpu/)
+//===----------------------------------------------------------------------===//
+
+def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
+  let summary = "tile a dispatch function into workgroups and fuse its ops";
+  let description = [{
+    On a dispatch function in linalg-on-tensors form, tiles the last op along
+    its outer parallel dimensions into an `scf.forall` (one iteration per
+    workgroup) and fuses every producer into the tile, so each workgroup
+    computes its part of the whole fused chain. Records the workgroup count
+    as `kiln.workgroup_count`.
+  }];
+  let options = [
+    Option<"targetWorkgroups", "target-workgroups", "int64_t", "64",
+           "workgroups to aim for (more than threads, for load balance)">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::FuncOp"> {
+  let summary = "replace the workgroup scf.forall by the workgroup id argument";
+  let description = [{
+    After bufferization: the `scf.forall` that `kiln-cpu-distribute` created
+    becomes straight-line code indexed by a new trailing `i64` argument, the
+    workgroup id the runtime passes to each call.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
+}
+
+#endif // KILN_PASSES_PASSES_TD

@@ -1,0 +1,179 @@
+//===- FormDispatches.cpp - group kiln ops into kiln.dispatch regions -----===//
+//
+// A dispatch is one kernel. Roots (matmul, conv, pooling, reductions,
+// softmax, normalizations) each start one; elementwise consumers of a
+// dispatch's single result join it while they are its only user and keep its
+// shape (bias, activation, residual add), and for roots that are not
+// contractions, single-use elementwise producers join too. Every other op
+// except constants and reshapes (views, handled by memory planning) gets a
+// dispatch of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFORMDISPATCHES
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+
+/// Constants with at most this many elements are cloned into the dispatches
+/// that read them instead of becoming bindings.
+constexpr int64_t kInlineConstantElements = 64;
+
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp,
+             OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
+             GreaterEqualOp, SelectOp, AbsOp, NegOp, SignOp, ReluOp, SigmoidOp,
+             TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, ErfOp, SinOp,
+             CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, NotOp, GeluOp,
+             ClipOp, LeakyReluOp, EluOp, HardSigmoidOp, CastOp, ExpandOp>(op);
+}
+
+bool isContraction(Operation *op) { return isa<MatmulOp, ConvOp>(op); }
+
+bool isRoot(Operation *op) {
+  return isa<MatmulOp, ConvOp, MaxPoolOp, AvgPoolOp, ReduceSumOp, ReduceMeanOp,
+             ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
+             SoftmaxOp, LayerNormOp, RmsNormOp, BatchNormOp>(op);
+}
+
+/// A short name for the kind of kernel, used in the dispatch name.
+std::string kindName(Operation *op) {
+  return op->getName().stripDialect().str();
+}
+
+bool isInlinableConstant(Operation *op) {
+  auto cst = dyn_cast_or_null<ConstantOp>(op);
+  if (!cst)
+    return false;
+  auto value = dyn_cast<DenseElementsAttr>(cst.getValue());
+  return value && (value.isSplat() || value.getNumElements() <= kInlineConstantElements);
+}
+
+/// The single user of `value`, if it has exactly one use.
+Operation *singleUser(Value value) {
+  if (!value.hasOneUse())
+    return nullptr;
+  return *value.getUsers().begin();
+}
+
+struct KilnFormDispatchesPass
+    : kiln::impl::KilnFormDispatchesBase<KilnFormDispatchesPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // Ops already placed in a group.
+    llvm::DenseSet<Operation *> grouped;
+    SmallVector<SmallVector<Operation *>> groups;
+
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front())
+      ops.push_back(&op);
+
+    for (Operation *op : ops) {
+      if (grouped.contains(op) || op->getDialect() != op->getContext()->getLoadedDialect<KilnDialect>())
+        continue;
+      if (isa<ConstantOp, ReshapeOp, DispatchOp, YieldOp>(op))
+        continue;
+      SmallVector<Operation *> group;
+      // Producers first (they precede the root in the block).
+      if (isRoot(op) && !isContraction(op)) {
+        for (Value operand : op->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (producer && isElementwise(producer) && !grouped.contains(producer) &&
+              singleUser(operand) == op) {
+            group.push_back(producer);
+            grouped.insert(producer);
+          }
+        }
+      }
+      group.push_back(op);
+      grouped.insert(op);
+      // Then the chain of consumers.
+      Operation *last = op;
+      while (last->getNumResults() == 1) {
+        Operation *user = singleUser(last->getResult(0));
+        if (!user || !isElementwise(user) || grouped.contains(user) ||
+            user->getBlock() != op->getBlock() || user->getNumResults() != 1 ||
+            cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
+                cast<RankedTensorType>(last->getResult(0).getType()).getShape())
+          break;
+        group.push_back(user);
+        grouped.insert(user);
+        last = user;
+      }
+      groups.push_back(std::move(group));
+    }
+
+    unsigned index = 0;
+    for (auto &group : groups) {
+      Operation *root = llvm::find_if(group, [](Operation *op) { return isRoot(op); }) != group.end()
+                            ? *llvm::find_if(group, [](Operation *op) { return isRoot(op); })
+                            : group.front();
+      std::string name = "dispatch_" + std::to_string(index++) + "_" + kindName(root);
+      if (failed(buildDispatch(group, name)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult buildDispatch(ArrayRef<Operation *> group, StringRef name) {
+    llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
+    llvm::SetVector<Value> inputs;
+    SmallVector<Operation *> inlined;
+    for (Operation *op : group)
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && members.contains(def))
+          continue;
+        if (isInlinableConstant(def)) {
+          if (!llvm::is_contained(inlined, def))
+            inlined.push_back(def);
+          continue;
+        }
+        inputs.insert(operand);
+      }
+    SmallVector<Value> results;
+    for (Operation *op : group)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(),
+                         [&](Operation *user) { return !members.contains(user); }))
+          results.push_back(result);
+
+    Operation *last = group.back();
+    OpBuilder builder(last);
+    // The region goes where the last member was; every input dominates it.
+    Location loc = group.size() == 1 ? last->getLoc()
+                                     : FusedLoc::get(builder.getContext(),
+                                                     llvm::map_to_vector(group, [](Operation *op) {
+                                                       return op->getLoc();
+                                                     }));
+    SmallVector<Type> resultTypes = llvm::map_to_vector(results, [](Value v) { return v.getType(); });
+    auto dispatch = DispatchOp::create(builder, loc, resultTypes,
+                                       builder.getStringAttr(name), inputs.getArrayRef());
+    Block *body = builder.createBlock(&dispatch.getBody());
+    IRMapping mapping;
+    for (Value input : inputs)
+      mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+    builder.setInsertionPointToStart(body);
+    for (Operation *cst : inlined)
+      builder.clone(*cst, mapping);
+    for (Operation *op : group)
+      builder.clone(*op, mapping);
+    YieldOp::create(builder, loc,
+                    llvm::map_to_vector(results, [&](Value v) { return mapping.lookup(v); }));
+    for (auto [result, replacement] : llvm::zip(results, dispatch.getResults()))
+      result.replaceAllUsesWith(replacement);
+    for (Operation *op : llvm::reverse(group))
+      op->erase();
+    return success();
+  }
+};
+} // namespace
