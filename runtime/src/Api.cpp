@@ -1,0 +1,315 @@
+//===- Api.cpp - The C API over the runtime's C++ objects -----------------===//
+//
+// Argument checks, reference counting and conversions between the C structs
+// and the internal classes. Nothing here throws (the runtime is built
+// without exceptions); every failure becomes a kiln_status_t.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.h"
+
+#include "runtime/src/Handles.h"
+#include "runtime/src/Status.h"
+
+#include <cstring>
+#include <new>
+
+using namespace kiln::rt;
+
+namespace {
+constexpr uint32_t kMaxThreads = 1024;
+
+kiln_status_t nullArgument(const char *function, const char *argument) {
+  return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                    std::string(function) + ": " + argument + " is NULL");
+}
+
+template <typename Handle> void release(Handle *handle) {
+  if (handle && handle->references.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete handle;
+}
+
+template <typename Handle> void retain(Handle *handle) {
+  if (handle)
+    handle->references.fetch_add(1, std::memory_order_relaxed);
+}
+
+void fillInfo(const TensorInfo &t, kiln_tensor_info_t &out) {
+  out.name = t.name.c_str();
+  out.dtype = t.dtype;
+  out.rank = t.shape.size();
+  out.shape = t.shape.data();
+  out.byte_size = size_t(t.byteSize);
+}
+
+const kiln::artifact::Program *program(const kiln_artifact_t *artifact,
+                                       size_t index) {
+  if (!artifact)
+    return nullptr;
+  auto *programs = artifact->artifact->manifest().programs();
+  return index < programs->size()
+             ? programs->Get(flatbuffers::uoffset_t(index))
+             : nullptr;
+}
+
+kiln_status_t wrapArtifact(kiln_status_t status,
+                           std::unique_ptr<Artifact> &artifact,
+                           kiln_artifact_t **out) {
+  if (status)
+    return status;
+  auto *handle = new (std::nothrow) kiln_artifact_s();
+  if (!handle)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY, "out of memory");
+  handle->artifact = std::move(artifact);
+  *out = handle;
+  return nullptr;
+}
+} // namespace
+
+extern "C" {
+
+//===----------------------------------------------------------------------===//
+// Artifact
+//===----------------------------------------------------------------------===//
+
+kiln_status_t kiln_artifact_open(const char *path,
+                                 kiln_artifact_t **out_artifact) {
+  if (!path)
+    return nullArgument("kiln_artifact_open", "path");
+  if (!out_artifact)
+    return nullArgument("kiln_artifact_open", "out_artifact");
+  std::unique_ptr<Artifact> artifact;
+  kiln_status_t status = Artifact::open(path, artifact);
+  return wrapArtifact(status, artifact, out_artifact);
+}
+
+kiln_status_t kiln_artifact_open_memory(const void *data, size_t size,
+                                        const char *name,
+                                        kiln_artifact_t **out_artifact) {
+  if (!out_artifact)
+    return nullArgument("kiln_artifact_open_memory", "out_artifact");
+  std::unique_ptr<Artifact> artifact;
+  kiln_status_t status =
+      Artifact::openMemory(data, size, name ? name : "<memory>", artifact);
+  return wrapArtifact(status, artifact, out_artifact);
+}
+
+void kiln_artifact_retain(kiln_artifact_t *artifact) { retain(artifact); }
+void kiln_artifact_release(kiln_artifact_t *artifact) { release(artifact); }
+
+const char *kiln_artifact_name(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->artifact->name().c_str() : "";
+}
+const char *kiln_artifact_producer(const kiln_artifact_t *artifact) {
+  return artifact ? Artifact::str(artifact->artifact->manifest().producer())
+                  : "";
+}
+const char *kiln_artifact_options(const kiln_artifact_t *artifact) {
+  return artifact ? Artifact::str(artifact->artifact->manifest().options())
+                  : "";
+}
+const char *kiln_artifact_model(const kiln_artifact_t *artifact) {
+  return artifact ? Artifact::str(artifact->artifact->manifest().model()) : "";
+}
+
+size_t kiln_artifact_input_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->artifact->inputs().size() : 0;
+}
+size_t kiln_artifact_output_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->artifact->outputs().size() : 0;
+}
+
+static kiln_status_t tensorInfo(const kiln_artifact_t *artifact, size_t index,
+                                kiln_tensor_info_t *out, bool output) {
+  const char *function =
+      output ? "kiln_artifact_output_info" : "kiln_artifact_input_info";
+  if (!artifact)
+    return nullArgument(function, "artifact");
+  if (!out)
+    return nullArgument(function, "out_info");
+  const std::vector<TensorInfo> &tensors =
+      output ? artifact->artifact->outputs() : artifact->artifact->inputs();
+  if (index >= tensors.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("%s: index %zu is out of range (%zu %ss)",
+                                function, index, tensors.size(),
+                                output ? "output" : "input"));
+  fillInfo(tensors[index], *out);
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_input_info(const kiln_artifact_t *artifact,
+                                       size_t index,
+                                       kiln_tensor_info_t *out_info) {
+  return tensorInfo(artifact, index, out_info, false);
+}
+kiln_status_t kiln_artifact_output_info(const kiln_artifact_t *artifact,
+                                        size_t index,
+                                        kiln_tensor_info_t *out_info) {
+  return tensorInfo(artifact, index, out_info, true);
+}
+
+size_t kiln_artifact_target_count(const kiln_artifact_t *artifact) {
+  if (!artifact)
+    return 0;
+  auto *objects = artifact->artifact->manifest().code_objects();
+  return objects ? objects->size() : 0;
+}
+const char *kiln_artifact_target(const kiln_artifact_t *artifact,
+                                 size_t index) {
+  if (index >= kiln_artifact_target_count(artifact))
+    return nullptr;
+  return Artifact::str(artifact->artifact->manifest()
+                           .code_objects()
+                           ->Get(flatbuffers::uoffset_t(index))
+                           ->target());
+}
+
+size_t kiln_artifact_program_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->artifact->manifest().programs()->size() : 0;
+}
+const char *kiln_artifact_program_name(const kiln_artifact_t *artifact,
+                                       size_t index) {
+  auto *p = program(artifact, index);
+  return p ? Artifact::str(p->name()) : nullptr;
+}
+uint64_t kiln_artifact_arena_size(const kiln_artifact_t *artifact,
+                                  size_t index) {
+  auto *p = program(artifact, index);
+  return p ? p->arena_size() : 0;
+}
+size_t kiln_artifact_dispatch_count(const kiln_artifact_t *artifact,
+                                    size_t index) {
+  auto *p = program(artifact, index);
+  return p && p->dispatches() ? p->dispatches()->size() : 0;
+}
+uint64_t kiln_artifact_constants_size(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->artifact->constantsSize() : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Device
+//===----------------------------------------------------------------------===//
+
+void kiln_device_options_init(kiln_device_options_t *options) {
+  if (options)
+    std::memset(options, 0, sizeof(*options));
+}
+
+kiln_status_t kiln_device_create(const char *spec,
+                                 const kiln_device_options_t *options,
+                                 kiln_device_t **out_device) {
+  if (!spec)
+    return nullArgument("kiln_device_create", "spec");
+  if (!out_device)
+    return nullArgument("kiln_device_create", "out_device");
+  if (std::strcmp(spec, "cpu") != 0)
+    return makeStatus(KILN_STATUS_UNSUPPORTED,
+                      std::string("unsupported device '") + spec +
+                          "' (this runtime supports: cpu)");
+  kiln_device_options_t defaults;
+  kiln_device_options_init(&defaults);
+  if (!options)
+    options = &defaults;
+  uint32_t threads = options->thread_count;
+  if (threads == 0)
+    threads = ThreadPool::availableCpus();
+  if (threads > kMaxThreads)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("thread count %u is too large (at most %u)",
+                                threads, kMaxThreads));
+  std::unique_ptr<kiln_device_s> device(new (std::nothrow) kiln_device_s());
+  if (!device)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY, "out of memory");
+  device->name = spec;
+  device->target = "cpu";
+  KILN_RETURN_IF_ERROR(ThreadPool::create(threads, device->pool));
+  *out_device = device.release();
+  return nullptr;
+}
+
+void kiln_device_retain(kiln_device_t *device) { retain(device); }
+void kiln_device_release(kiln_device_t *device) { release(device); }
+
+const char *kiln_device_name(const kiln_device_t *device) {
+  return device ? device->name.c_str() : "";
+}
+const char *kiln_device_target(const kiln_device_t *device) {
+  return device ? device->target.c_str() : "";
+}
+uint32_t kiln_device_thread_count(const kiln_device_t *device) {
+  return device ? device->pool->threadCount() : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+void kiln_session_options_init(kiln_session_options_t *options) {
+  if (options)
+    std::memset(options, 0, sizeof(*options));
+}
+
+kiln_status_t kiln_session_create(kiln_device_t *device,
+                                  kiln_artifact_t *artifact,
+                                  const kiln_session_options_t *options,
+                                  kiln_session_t **out_session) {
+  if (!device)
+    return nullArgument("kiln_session_create", "device");
+  if (!artifact)
+    return nullArgument("kiln_session_create", "artifact");
+  if (!out_session)
+    return nullArgument("kiln_session_create", "out_session");
+  kiln_session_options_t defaults;
+  kiln_session_options_init(&defaults);
+  std::unique_ptr<Session> session;
+  KILN_RETURN_IF_ERROR(Session::create(device, artifact,
+                                       options ? *options : defaults, session));
+  auto *handle = new (std::nothrow) kiln_session_s();
+  if (!handle)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY, "out of memory");
+  handle->session = std::move(session);
+  *out_session = handle;
+  return nullptr;
+}
+
+void kiln_session_retain(kiln_session_t *session) { retain(session); }
+void kiln_session_release(kiln_session_t *session) { release(session); }
+
+kiln_status_t kiln_session_run(kiln_session_t *session,
+                               const kiln_tensor_t *inputs,
+                               size_t input_count, kiln_tensor_t *outputs,
+                               size_t output_count) {
+  if (!session)
+    return nullArgument("kiln_session_run", "session");
+  return session->session->run(inputs, input_count, outputs, output_count);
+}
+
+size_t kiln_session_dispatch_count(const kiln_session_t *session) {
+  return session ? session->session->dispatchCount() : 0;
+}
+
+kiln_status_t kiln_session_dispatch_info(const kiln_session_t *session,
+                                         size_t index,
+                                         kiln_dispatch_info_t *out_info) {
+  if (!session)
+    return nullArgument("kiln_session_dispatch_info", "session");
+  if (!out_info)
+    return nullArgument("kiln_session_dispatch_info", "out_info");
+  return session->session->dispatchInfo(index, *out_info);
+}
+
+kiln_status_t kiln_session_profile(kiln_session_t *session,
+                                   uint64_t *out_run_count,
+                                   uint64_t *out_dispatch_ns, size_t count) {
+  if (!session)
+    return nullArgument("kiln_session_profile", "session");
+  return session->session->profile(out_run_count, out_dispatch_ns, count);
+}
+
+void kiln_session_reset_profile(kiln_session_t *session) {
+  if (session)
+    session->session->resetProfile();
+}
+
+} // extern "C"

@@ -1,0 +1,100 @@
+//===- Artifact.h - .kiln reader and validator ------------------*- C++ -*-===//
+//
+// Maps a .kiln file and validates every byte the runtime will later use:
+// header, checksum, section table, the FlatBuffers manifest, every tensor,
+// code object, kernel and binding. After `open` succeeds the rest of the
+// runtime reads the manifest without further checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_ARTIFACT_H
+#define KILN_RUNTIME_SRC_ARTIFACT_H
+
+#include "kiln/runtime.h"
+#include "kiln_artifact_generated.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::rt {
+
+/// A model input or output, decoded from the manifest.
+struct TensorInfo {
+  std::string name;
+  kiln_dtype_t dtype = KILN_DTYPE_F32;
+  std::vector<int64_t> shape;
+  uint64_t byteSize = 0;
+};
+
+struct SectionEntry {
+  uint32_t kind = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+class Artifact {
+public:
+  /// Maps `path` read-only and validates it. On error `out` is untouched.
+  static kiln_status_t open(const std::string &path,
+                            std::unique_ptr<Artifact> &out);
+  /// Copies `size` bytes into 64-byte aligned memory and validates them;
+  /// `name` prefixes messages.
+  static kiln_status_t openMemory(const void *data, size_t size,
+                                  const std::string &name,
+                                  std::unique_ptr<Artifact> &out);
+  ~Artifact();
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+
+  const std::string &name() const { return name_; }
+  const kiln::artifact::Manifest &manifest() const { return *manifest_; }
+  const std::vector<TensorInfo> &inputs() const { return inputs_; }
+  const std::vector<TensorInfo> &outputs() const { return outputs_; }
+  const std::vector<SectionEntry> &sections() const { return sections_; }
+
+  /// Base of the constants section (nullptr without one) and its size.
+  const unsigned char *constants() const;
+  uint64_t constantsSize() const;
+  const unsigned char *sectionData(uint32_t index) const {
+    return data_ + sections_[index].offset;
+  }
+
+  /// Index of the code object for `target`, or -1.
+  int findCodeObject(const std::string &target) const;
+  /// Index of the program named `name` (nullptr: the first), or -1.
+  int findProgram(const char *name) const;
+
+  /// Manifest strings, "" when absent.
+  static const char *str(const flatbuffers::String *s) {
+    return s ? s->c_str() : "";
+  }
+
+private:
+  Artifact() = default;
+  kiln_status_t validate();
+  kiln_status_t validateHeader();
+  kiln_status_t validateManifest();
+  kiln_status_t validateTensors(bool outputs);
+  kiln_status_t validateCodeObjects(size_t &kernelCount);
+  kiln_status_t validateProgram(size_t index, size_t kernelCount);
+  kiln_status_t invalid(const std::string &message) const;
+
+  std::string name_;
+  const unsigned char *data_ = nullptr;
+  uint64_t size_ = 0;
+  // Exactly one of these owns the bytes.
+  void *mapping_ = nullptr;
+  size_t mappingSize_ = 0;
+  void *heap_ = nullptr;
+
+  std::vector<SectionEntry> sections_;
+  uint32_t manifestSection_ = 0;
+  const kiln::artifact::Manifest *manifest_ = nullptr;
+  std::vector<TensorInfo> inputs_, outputs_;
+  int constantsSection_ = -1;
+};
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_SRC_ARTIFACT_H

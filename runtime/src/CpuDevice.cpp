@@ -1,0 +1,147 @@
+//===- CpuDevice.cpp - Loading and calling cpu code objects ---------------===//
+
+#include "runtime/src/CpuDevice.h"
+
+#include "runtime/src/Status.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace kiln::rt;
+namespace fb = kiln::artifact;
+
+CpuModule::~CpuModule() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+/// Writes all of `data` to `fd`; false with errno set on failure.
+static bool writeAll(int fd, const unsigned char *data, uint64_t size) {
+  while (size != 0) {
+    size_t chunk = size > (1u << 30) ? size_t(1u << 30) : size_t(size);
+    ssize_t n = ::write(fd, data, chunk);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    data += n;
+    size -= uint64_t(n);
+  }
+  return true;
+}
+
+/// The reason the bytes are not a loadable shared object for this host, or
+/// nullptr if the ELF header looks right.
+static const char *checkElfHeader(const unsigned char *data, uint64_t size) {
+  if (size < sizeof(Elf64_Ehdr))
+    return "too small to be an ELF file";
+  if (std::memcmp(data, ELFMAG, SELFMAG) != 0)
+    return "not an ELF file";
+  if (data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
+    return "not a 64-bit little-endian ELF file";
+  Elf64_Ehdr header;
+  std::memcpy(&header, data, sizeof(header));
+  if (header.e_type != ET_DYN)
+    return "not an ELF shared object";
+#if defined(__x86_64__)
+  if (header.e_machine != EM_X86_64)
+    return "not an x86-64 ELF file";
+#endif
+  return nullptr;
+}
+
+/// dlopen's `data` without a file on disk when possible: a memfd through
+/// /proc/self/fd, else a temporary file that is unlinked right away.
+static void *openFromMemory(const unsigned char *data, uint64_t size,
+                            std::string &error) {
+  int fd = memfd_create("kiln-cpu-code", MFD_CLOEXEC);
+  std::string path;
+  bool temporary = false;
+  if (fd >= 0) {
+    path = "/proc/self/fd/" + std::to_string(fd);
+    if (access(path.c_str(), F_OK) != 0) { // /proc not mounted
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  if (fd < 0) {
+    const char *dir = std::getenv("TMPDIR");
+    path = std::string(dir && *dir ? dir : "/tmp") + "/kiln-cpu-code-XXXXXX";
+    fd = mkstemp(&path[0]);
+    if (fd < 0) {
+      error = "cannot create a file for the code object: " +
+              std::string(std::strerror(errno));
+      return nullptr;
+    }
+    temporary = true;
+  }
+  if (!writeAll(fd, data, size)) {
+    error = "cannot write the code object: " + std::string(std::strerror(errno));
+    ::close(fd);
+    if (temporary)
+      unlink(path.c_str());
+    return nullptr;
+  }
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *message = dlerror();
+    error = message ? message : "dlopen failed";
+  }
+  ::close(fd);
+  if (temporary)
+    unlink(path.c_str());
+  return handle;
+}
+
+kiln_status_t CpuModule::load(const Artifact &artifact, int codeObject,
+                              std::unique_ptr<CpuModule> &out) {
+  const fb::CodeObject *object =
+      artifact.manifest().code_objects()->Get(flatbuffers::uoffset_t(codeObject));
+  std::string item = strFormat("%s: code object %d ('%s')",
+                               artifact.name().c_str(), codeObject,
+                               Artifact::str(object->target()));
+  std::string format = Artifact::str(object->format());
+  if (!format.empty() && format != "elf-shared-object")
+    return makeStatus(KILN_STATUS_UNSUPPORTED,
+                      item + ": format '" + format +
+                          "' is not supported by the cpu device (expected "
+                          "'elf-shared-object')");
+  const SectionEntry &section = artifact.sections()[object->section()];
+  const unsigned char *bytes = artifact.sectionData(object->section());
+  if (const char *problem = checkElfHeader(bytes, section.size))
+    return makeStatus(KILN_STATUS_INVALID_ARTIFACT,
+                      item + ": " + problem);
+
+  std::unique_ptr<CpuModule> module(new CpuModule());
+  std::string error;
+  module->handle_ = openFromMemory(bytes, section.size, error);
+  if (!module->handle_)
+    return makeStatus(KILN_STATUS_UNSUPPORTED,
+                      item + ": cannot load: " + error);
+  auto *kernels = object->kernels();
+  size_t count = kernels ? kernels->size() : 0;
+  module->kernels_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const fb::Kernel *kernel = kernels->Get(flatbuffers::uoffset_t(i));
+    dlerror();
+    void *symbol = dlsym(module->handle_, kernel->symbol()->c_str());
+    if (!symbol)
+      return makeStatus(
+          KILN_STATUS_INVALID_ARTIFACT,
+          strFormat("%s: kernel %zu ('%s'): symbol '%s' is not defined in the "
+                    "code object",
+                    item.c_str(), i, Artifact::str(kernel->name()),
+                    kernel->symbol()->c_str()));
+    static_assert(sizeof(CpuKernelFn) == sizeof(void *), "");
+    std::memcpy(&module->kernels_[i], &symbol, sizeof(symbol));
+  }
+  out = std::move(module);
+  return nullptr;
+}

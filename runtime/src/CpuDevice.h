@@ -1,0 +1,41 @@
+//===- CpuDevice.h - Loading and calling cpu code objects -------*- C++ -*-===//
+//
+// The cpu code object is an x86-64 ELF shared object. It is written to an
+// anonymous memory file (memfd_create) and dlopen'ed through /proc/self/fd,
+// so nothing touches the disk; every kernel symbol is resolved up front.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CPUDEVICE_H
+#define KILN_RUNTIME_SRC_CPUDEVICE_H
+
+#include "runtime/src/Artifact.h"
+
+#include <memory>
+#include <vector>
+
+namespace kiln::rt {
+
+/// The kernel ABI: called once per workgroup id, concurrently.
+using CpuKernelFn = void (*)(void *const *bindings, int64_t workgroupId);
+
+class CpuModule {
+public:
+  /// Loads code object `codeObject` of `artifact` and resolves its kernels.
+  static kiln_status_t load(const Artifact &artifact, int codeObject,
+                            std::unique_ptr<CpuModule> &out);
+  ~CpuModule();
+  CpuModule(const CpuModule &) = delete;
+  CpuModule &operator=(const CpuModule &) = delete;
+
+  CpuKernelFn kernel(size_t index) const { return kernels_[index]; }
+
+private:
+  CpuModule() = default;
+  void *handle_ = nullptr;
+  std::vector<CpuKernelFn> kernels_;
+};
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_SRC_CPUDEVICE_H

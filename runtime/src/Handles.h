@@ -1,0 +1,36 @@
+//===- Handles.h - The objects behind the C API handles ---------*- C++ -*-===//
+//
+// Each C handle is a reference-counted struct wrapping the C++ object that
+// does the work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_HANDLES_H
+#define KILN_RUNTIME_SRC_HANDLES_H
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/Session.h"
+#include "runtime/src/ThreadPool.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+struct kiln_artifact_s {
+  std::atomic<int> references{1};
+  std::unique_ptr<kiln::rt::Artifact> artifact;
+};
+
+struct kiln_device_s {
+  std::atomic<int> references{1};
+  std::string name;   // as given, e.g. "cpu"
+  std::string target; // the code object target it runs
+  std::unique_ptr<kiln::rt::ThreadPool> pool;
+};
+
+struct kiln_session_s {
+  std::atomic<int> references{1};
+  std::unique_ptr<kiln::rt::Session> session;
+};
+
+#endif // KILN_RUNTIME_SRC_HANDLES_H

@@ -1,0 +1,318 @@
+//===- Session.cpp - One loaded program with its arena --------------------===//
+
+#include "runtime/src/Session.h"
+
+#include "ArtifactFormat.h"
+#include "runtime/src/Handles.h"
+#include "runtime/src/Status.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+using namespace kiln::rt;
+namespace fb = kiln::artifact;
+using ull = unsigned long long;
+
+namespace {
+/// What a pool thread needs to run a chunk of one dispatch's workgroups.
+struct KernelJob {
+  CpuKernelFn fn;
+  void *const *bindings;
+};
+
+void runKernelChunk(void *context, uint64_t begin, uint64_t end) {
+  const KernelJob &job = *static_cast<const KernelJob *>(context);
+  for (uint64_t id = begin; id < end; ++id)
+    job.fn(job.bindings, int64_t(id));
+}
+
+/// "x, y, z".
+std::string nameList(const std::vector<TensorInfo> &tensors) {
+  std::string list;
+  for (const TensorInfo &t : tensors) {
+    if (!list.empty())
+      list += ", ";
+    list += t.name;
+  }
+  return list.empty() ? "none" : list;
+}
+} // namespace
+
+Session::~Session() {
+  module_.reset(); // before the artifact whose bytes it was loaded from
+  std::free(arena_);
+  if (artifactHandle_)
+    kiln_artifact_release(artifactHandle_);
+  if (device_)
+    kiln_device_release(device_);
+}
+
+kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
+                              const kiln_session_options_t &options,
+                              std::unique_ptr<Session> &out) {
+  const Artifact &a = *artifact->artifact;
+  std::unique_ptr<Session> session(new Session());
+  kiln_device_retain(device);
+  session->device_ = device;
+  kiln_artifact_retain(artifact);
+  session->artifactHandle_ = artifact;
+  session->artifact_ = &a;
+  session->profiling_ = options.enable_profiling != 0;
+
+  int programIndex = a.findProgram(options.program);
+  auto *programs = a.manifest().programs();
+  if (programIndex < 0) {
+    std::string names;
+    for (size_t i = 0; i < programs->size(); ++i)
+      names += std::string(i ? ", " : "") +
+               Artifact::str(programs->Get(flatbuffers::uoffset_t(i))->name());
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      a.name() + ": no program named '" + options.program +
+                          "' (the artifact has: " + names + ")");
+  }
+  const fb::Program *program =
+      programs->Get(flatbuffers::uoffset_t(programIndex));
+  session->program_ = program;
+
+  int codeObject = a.findCodeObject(device->target);
+  if (codeObject < 0) {
+    std::string targets;
+    if (auto *objects = a.manifest().code_objects())
+      for (size_t i = 0; i < objects->size(); ++i)
+        targets += std::string(i ? ", " : "") +
+                   Artifact::str(
+                       objects->Get(flatbuffers::uoffset_t(i))->target());
+    return makeStatus(KILN_STATUS_UNSUPPORTED,
+                      a.name() + ": no code object for target '" +
+                          device->target + "' (the artifact has: " +
+                          (targets.empty() ? "none" : targets) + ")");
+  }
+  session->codeObject_ =
+      a.manifest().code_objects()->Get(flatbuffers::uoffset_t(codeObject));
+  KILN_RETURN_IF_ERROR(CpuModule::load(a, codeObject, session->module_));
+
+  uint64_t arenaSize = program->arena_size();
+  if (arenaSize > SIZE_MAX - 2 * kiln::artifact::format::kSectionAlignment)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
+                      strFormat("%s: the arena (%llu bytes) is too large",
+                                a.name().c_str(), ull(arenaSize)));
+  size_t allocation = size_t(kiln::artifact::format::alignUp(
+      arenaSize ? arenaSize : 1));
+  session->arena_ =
+      std::aligned_alloc(kiln::artifact::format::kSectionAlignment, allocation);
+  if (!session->arena_)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
+                      strFormat("%s: cannot allocate the arena (%llu bytes)",
+                                a.name().c_str(), ull(arenaSize)));
+  std::memset(session->arena_, 0, allocation);
+
+  auto *arena = static_cast<unsigned char *>(session->arena_);
+  // Kernels receive `void *`; constants stay read-only in the mapping.
+  auto *constants = const_cast<unsigned char *>(a.constants());
+  auto address = [&](const fb::Binding *binding) -> unsigned char * {
+    return (binding->kind() == fb::BindingKind::Arena ? arena : constants) +
+           binding->offset();
+  };
+  if (auto *inputs = program->inputs())
+    for (const fb::Binding *binding : *inputs)
+      session->inputAddresses_.push_back(address(binding));
+  if (auto *outputs = program->outputs())
+    for (const fb::Binding *binding : *outputs)
+      session->outputAddresses_.push_back(address(binding));
+  if (auto *dispatches = program->dispatches()) {
+    for (const fb::Dispatch *dispatch : *dispatches) {
+      Dispatch d;
+      d.kernel = dispatch->kernel();
+      d.fn = session->module_->kernel(d.kernel);
+      d.workgroupCount =
+          session->codeObject_->kernels()->Get(d.kernel)->workgroup_count();
+      d.firstBinding = session->bindings_.size();
+      d.bindingCount = dispatch->bindings() ? dispatch->bindings()->size() : 0;
+      d.manifest = dispatch;
+      if (auto *bindings = dispatch->bindings())
+        for (const fb::Binding *binding : *bindings)
+          session->bindings_.push_back(address(binding));
+      session->dispatches_.push_back(d);
+    }
+  }
+  session->dispatchNs_.assign(session->dispatches_.size(), 0);
+  out = std::move(session);
+  return nullptr;
+}
+
+kiln_status_t Session::checkInputs(
+    const kiln_tensor_t *inputs, size_t inputCount,
+    std::vector<const kiln_tensor_t *> &byModelIndex) const {
+  const std::vector<TensorInfo> &expected = artifact_->inputs();
+  auto invalid = [](const std::string &message) {
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, message);
+  };
+  if (inputCount != 0 && !inputs)
+    return invalid("inputs is NULL");
+  byModelIndex.assign(expected.size(), nullptr);
+  for (size_t i = 0; i < inputCount; ++i) {
+    const kiln_tensor_t &t = inputs[i];
+    if (!t.name)
+      return invalid(strFormat("input %zu has no name", i));
+    size_t index = 0;
+    while (index < expected.size() && expected[index].name != t.name)
+      ++index;
+    if (index == expected.size())
+      return invalid(strFormat("no model input named '%s' (the model's "
+                               "inputs are: %s)",
+                               t.name, nameList(expected).c_str()));
+    if (byModelIndex[index])
+      return invalid(strFormat("input '%s' is given twice", t.name));
+    byModelIndex[index] = &t;
+    const TensorInfo &e = expected[index];
+    std::string expectedShape = shapeString(e.shape.data(), e.shape.size());
+    if (t.dtype != e.dtype)
+      return invalid(strFormat("input '%s': dtype %s does not match the "
+                               "model's %s",
+                               t.name, kiln_dtype_name(t.dtype),
+                               kiln_dtype_name(e.dtype)));
+    if (t.rank != 0 && !t.shape)
+      return invalid(strFormat("input '%s': shape is NULL", t.name));
+    bool sameShape = t.rank == e.shape.size();
+    for (size_t d = 0; sameShape && d < t.rank; ++d)
+      sameShape = t.shape[d] == e.shape[d];
+    if (!sameShape)
+      return invalid(strFormat("input '%s': shape %s does not match the "
+                               "model's %s",
+                               t.name, shapeString(t.shape, t.rank).c_str(),
+                               expectedShape.c_str()));
+    if (t.byte_size != e.byteSize)
+      return invalid(strFormat("input '%s': %zu bytes of data, expected %llu "
+                               "(%s %s)",
+                               t.name, t.byte_size, ull(e.byteSize),
+                               kiln_dtype_name(e.dtype),
+                               expectedShape.c_str()));
+    if (t.byte_size != 0 && !t.data)
+      return invalid(strFormat("input '%s': data is NULL", t.name));
+  }
+  for (size_t i = 0; i < expected.size(); ++i)
+    if (!byModelIndex[i])
+      return invalid(strFormat("missing input '%s' (the model's inputs are: "
+                               "%s)",
+                               expected[i].name.c_str(),
+                               nameList(expected).c_str()));
+  return nullptr;
+}
+
+kiln_status_t Session::checkOutputs(const kiln_tensor_t *outputs,
+                                    size_t outputCount) const {
+  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  if (outputCount != expected.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("%zu output buffers given, the model has %zu "
+                                "outputs (%s)",
+                                outputCount, expected.size(),
+                                nameList(expected).c_str()));
+  if (outputCount != 0 && !outputs)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "outputs is NULL");
+  for (size_t i = 0; i < outputCount; ++i) {
+    const TensorInfo &e = expected[i];
+    if (outputs[i].byte_size < e.byteSize)
+      return makeStatus(
+          KILN_STATUS_INVALID_ARGUMENT,
+          strFormat("output '%s': a buffer of %zu bytes is too small for %s "
+                    "%s (%llu bytes)",
+                    e.name.c_str(), outputs[i].byte_size,
+                    kiln_dtype_name(e.dtype),
+                    shapeString(e.shape.data(), e.shape.size()).c_str(),
+                    ull(e.byteSize)));
+    if (e.byteSize != 0 && !outputs[i].data)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        strFormat("output '%s': data is NULL", e.name.c_str()));
+  }
+  return nullptr;
+}
+
+kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
+                           kiln_tensor_t *outputs, size_t outputCount) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<const kiln_tensor_t *> byModelIndex;
+  KILN_RETURN_IF_ERROR(checkInputs(inputs, inputCount, byModelIndex));
+  KILN_RETURN_IF_ERROR(checkOutputs(outputs, outputCount));
+
+  for (size_t i = 0; i < byModelIndex.size(); ++i)
+    if (byModelIndex[i]->byte_size != 0)
+      std::memcpy(inputAddresses_[i], byModelIndex[i]->data,
+                  byModelIndex[i]->byte_size);
+
+  ThreadPool &pool = *device_->pool;
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < dispatches_.size(); ++i) {
+    const Dispatch &d = dispatches_[i];
+    KernelJob job{d.fn, bindings_.data() + d.firstBinding};
+    if (!profiling_) {
+      pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
+      continue;
+    }
+    Clock::time_point start = Clock::now();
+    pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
+    dispatchNs_[i] += uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
+                                                             start)
+            .count());
+  }
+
+  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  for (size_t i = 0; i < outputCount; ++i) {
+    const TensorInfo &e = expected[i];
+    kiln_tensor_t &t = outputs[i];
+    if (e.byteSize != 0)
+      std::memcpy(t.data, outputAddresses_[i], size_t(e.byteSize));
+    t.name = e.name.c_str();
+    t.dtype = e.dtype;
+    t.rank = e.shape.size();
+    t.shape = e.shape.data();
+    t.byte_size = size_t(e.byteSize);
+  }
+  ++runs_;
+  return nullptr;
+}
+
+kiln_status_t Session::dispatchInfo(size_t index,
+                                    kiln_dispatch_info_t &out) const {
+  if (index >= dispatches_.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("dispatch index %zu is out of range (%zu "
+                                "dispatches)",
+                                index, dispatches_.size()));
+  const Dispatch &d = dispatches_[index];
+  const fb::Kernel *kernel = codeObject_->kernels()->Get(d.kernel);
+  out.name = Artifact::str(kernel->name());
+  out.symbol = Artifact::str(kernel->symbol());
+  out.ops = Artifact::str(d.manifest->ops());
+  out.workgroup_count = d.workgroupCount;
+  out.flops = d.manifest->flops();
+  out.bytes = d.manifest->bytes();
+  out.binding_count = d.bindingCount;
+  return nullptr;
+}
+
+kiln_status_t Session::profile(uint64_t *runCount, uint64_t *dispatchNs,
+                               size_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!profiling_)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "profiling is not enabled for this session");
+  if (dispatchNs && count != dispatchNs_.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("profile buffer holds %zu dispatches, the "
+                                "program has %zu",
+                                count, dispatchNs_.size()));
+  if (runCount)
+    *runCount = runs_;
+  if (dispatchNs && count != 0)
+    std::memcpy(dispatchNs, dispatchNs_.data(), count * sizeof(uint64_t));
+  return nullptr;
+}
+
+void Session::resetProfile() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  runs_ = 0;
+  dispatchNs_.assign(dispatchNs_.size(), 0);
+}

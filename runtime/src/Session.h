@@ -1,0 +1,83 @@
+//===- Session.h - One loaded program with its arena ------------*- C++ -*-===//
+//
+// A session binds an artifact's program to a device: the loaded code object,
+// a 64-byte aligned arena, and every dispatch's binding addresses computed
+// once. Runs are serialized by a mutex.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_SESSION_H
+#define KILN_RUNTIME_SRC_SESSION_H
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/CpuDevice.h"
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+struct kiln_artifact_s;
+struct kiln_device_s;
+
+namespace kiln::rt {
+
+class Session {
+public:
+  /// Retains `device` and `artifact` for the session's lifetime.
+  static kiln_status_t create(kiln_device_s *device, kiln_artifact_s *artifact,
+                              const kiln_session_options_t &options,
+                              std::unique_ptr<Session> &out);
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  kiln_status_t run(const kiln_tensor_t *inputs, size_t inputCount,
+                    kiln_tensor_t *outputs, size_t outputCount);
+
+  size_t dispatchCount() const { return dispatches_.size(); }
+  kiln_status_t dispatchInfo(size_t index, kiln_dispatch_info_t &out) const;
+  kiln_status_t profile(uint64_t *runCount, uint64_t *dispatchNs,
+                        size_t count);
+  void resetProfile();
+
+  /// The arena base (64-byte aligned), for tests.
+  const void *arena() const { return arena_; }
+
+private:
+  Session() = default;
+  kiln_status_t checkInputs(const kiln_tensor_t *inputs, size_t inputCount,
+                            std::vector<const kiln_tensor_t *> &byModelIndex)
+      const;
+  kiln_status_t checkOutputs(const kiln_tensor_t *outputs,
+                             size_t outputCount) const;
+
+  struct Dispatch {
+    CpuKernelFn fn;
+    uint64_t workgroupCount;
+    size_t firstBinding; // into bindings_
+    size_t bindingCount;
+    uint32_t kernel;
+    const kiln::artifact::Dispatch *manifest;
+  };
+
+  kiln_device_s *device_ = nullptr;
+  kiln_artifact_s *artifactHandle_ = nullptr;
+  const Artifact *artifact_ = nullptr;
+  const kiln::artifact::Program *program_ = nullptr;
+  const kiln::artifact::CodeObject *codeObject_ = nullptr;
+  std::unique_ptr<CpuModule> module_;
+  void *arena_ = nullptr;
+  std::vector<Dispatch> dispatches_;
+  std::vector<void *> bindings_;
+  std::vector<unsigned char *> inputAddresses_;
+  std::vector<const unsigned char *> outputAddresses_;
+
+  std::mutex mutex_; // serializes run and the profile
+  bool profiling_ = false;
+  uint64_t runs_ = 0;
+  std::vector<uint64_t> dispatchNs_;
+};
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_SRC_SESSION_H

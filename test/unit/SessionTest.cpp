@@ -1,0 +1,517 @@
+//===- SessionTest.cpp - Devices, sessions and runs -----------------------===//
+//
+// Runs artifacts built around the test kernel library (TestKernels.c)
+// through the C API and its C++ wrapper: results, binding alignment, every
+// workgroup exactly once, input and output validation, code object loading
+// errors, profiling and concurrent runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/unit/TestArtifacts.h"
+
+#include <cstring>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <thread>
+
+using namespace kiln;
+using namespace kiln::artifact;
+using namespace kiln::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+Artifact openArtifact(const ArtifactWriter &writer) {
+  std::string bytes = writeBytes(writer);
+  Artifact artifact;
+  Status status = Artifact::openMemory(bytes.data(), bytes.size(), "test.kiln",
+                                       artifact);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return artifact;
+}
+
+Device cpuDevice(uint32_t threads) {
+  Device device;
+  Status status = Device::create("cpu", threads, device);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return device;
+}
+
+Session makeSession(const Device &device, const Artifact &artifact,
+                    bool profiling = false) {
+  kiln_session_options_t options;
+  kiln_session_options_init(&options);
+  options.enable_profiling = profiling;
+  Session session;
+  Status status = Session::create(device, artifact, &options, session);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return session;
+}
+
+std::vector<float> floats(const Tensor &t) {
+  std::vector<float> v(t.data.size() / 4);
+  std::memcpy(v.data(), t.data.data(), t.data.size());
+  return v;
+}
+
+/// An artifact with one int32 counter per workgroup, bumped by count_i32
+/// over `dispatches` dispatches of `workgroups` workgroups each.
+ArtifactWriter counterModel(uint64_t workgroups, size_t dispatches) {
+  ArtifactWriter writer;
+  writer.addOutput({"counts", DType::I32, {int64_t(workgroups)}});
+  CodeObjectDesc code;
+  code.target = "cpu";
+  code.format = "elf-shared-object";
+  code.bytes = testKernels();
+  code.kernels.push_back({"count", "count_i32", workgroups, {1}, 0});
+  writer.addCodeObject(code);
+  ProgramDesc program;
+  program.arenaSize = workgroups * 4;
+  program.outputs = {{BindingDesc::Arena, 0, workgroups * 4}};
+  for (size_t i = 0; i < dispatches; ++i)
+    program.dispatches.push_back(
+        {0, {{BindingDesc::Arena, 0, workgroups * 4}}, 0, 0, "Count"});
+  writer.addProgram(program);
+  return writer;
+}
+
+} // namespace
+
+TEST(Session, AddsTwoInputs) {
+  Artifact artifact = openArtifact(addModel());
+  for (uint32_t threads : {1u, 2u, 3u}) {
+    Device device = cpuDevice(threads);
+    EXPECT_EQ(device.threadCount(), threads);
+    Session session = makeSession(device, artifact);
+    Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2);
+    std::vector<Tensor> outputs;
+    Status status = session.run({y, x}, outputs); // any order
+    ASSERT_TRUE(status.ok()) << status.message();
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_EQ(outputs[0].name, "z");
+    EXPECT_EQ(outputs[0].dtype, KILN_DTYPE_F32);
+    EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{4, 8}));
+    std::vector<float> z = floats(outputs[0]), xv = floats(x), yv = floats(y);
+    for (size_t i = 0; i < 32; ++i)
+      EXPECT_EQ(z[i], xv[i] + yv[i]) << i;
+  }
+}
+
+TEST(Session, ConstantsAreUsedInPlace) {
+  // t = x + y in the arena, then z = t * 3 with the scale a constant.
+  static const float three = 3.0f;
+  static const char pad[10] = {};
+  ArtifactWriter two;
+  two.addInput({"x", DType::F32, {4, 8}});
+  two.addInput({"y", DType::F32, {4, 8}});
+  two.addOutput({"z", DType::F32, {4, 8}});
+  two.addConstant(pad, sizeof(pad));
+  ASSERT_EQ(two.addConstant(&three, 4), 64u);
+  CodeObjectDesc code;
+  code.target = "cpu";
+  code.format = "elf-shared-object";
+  code.bytes = testKernels();
+  code.kernels = {{"add", "add_f32", 2, {1}, 0}, {"scale", "scale_f32", 2, {1}, 0}};
+  two.addCodeObject(code);
+  ProgramDesc program;
+  program.arenaSize = 512;
+  program.inputs = {{BindingDesc::Arena, 0, 128}, {BindingDesc::Arena, 128, 128}};
+  program.outputs = {{BindingDesc::Arena, 256, 128}};
+  program.dispatches.push_back({0,
+                                {{BindingDesc::Arena, 0, 128},
+                                 {BindingDesc::Arena, 128, 128},
+                                 {BindingDesc::Arena, 384, 128}},
+                                32, 384, "Add_0"});
+  program.dispatches.push_back({1,
+                                {{BindingDesc::Arena, 384, 128},
+                                 {BindingDesc::Constant, 64, 4},
+                                 {BindingDesc::Arena, 256, 128}},
+                                32, 260, "Mul_1"});
+  two.addProgram(program);
+
+  Artifact artifact = openArtifact(two);
+  Device device = cpuDevice(2);
+  Session session = makeSession(device, artifact, true);
+  Tensor x = floatTensor("x", 0, 1), y = floatTensor("y", 10, -0.25f);
+  std::vector<Tensor> outputs;
+  Status status = session.run({x, y}, outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<float> z = floats(outputs[0]), xv = floats(x), yv = floats(y);
+  for (size_t i = 0; i < 32; ++i)
+    EXPECT_EQ(z[i], (xv[i] + yv[i]) * 3.0f) << i;
+
+  ASSERT_EQ(session.dispatchCount(), 2u);
+  kiln_dispatch_info_t info = session.dispatchInfo(1);
+  EXPECT_STREQ(info.name, "scale");
+  EXPECT_STREQ(info.symbol, "scale_f32");
+  EXPECT_STREQ(info.ops, "Mul_1");
+  EXPECT_EQ(info.workgroup_count, 2u);
+  EXPECT_EQ(info.flops, 32u);
+  EXPECT_EQ(info.bytes, 260u);
+  EXPECT_EQ(info.binding_count, 3u);
+  kiln_dispatch_info_t none = session.dispatchInfo(5);
+  EXPECT_EQ(none.name, nullptr);
+}
+
+TEST(Session, BindingsAre64ByteAligned) {
+  // address_of writes the address of binding 0 into binding 1.
+  ArtifactWriter writer;
+  writer.addOutput({"arena_base", DType::I64, {1}});
+  writer.addOutput({"constant_base", DType::I64, {1}});
+  static const char constant[1] = {7};
+  writer.addConstant(constant, 1);
+  CodeObjectDesc code;
+  code.target = "cpu";
+  code.bytes = testKernels();
+  code.kernels = {{"address", "address_of", 1, {1}, 0}};
+  writer.addCodeObject(code);
+  ProgramDesc program;
+  program.arenaSize = 200;
+  program.outputs = {{BindingDesc::Arena, 64, 8}, {BindingDesc::Arena, 128, 8}};
+  program.dispatches.push_back(
+      {0, {{BindingDesc::Arena, 0, 1}, {BindingDesc::Arena, 64, 8}}, 0, 0, ""});
+  program.dispatches.push_back(
+      {0, {{BindingDesc::Constant, 0, 1}, {BindingDesc::Arena, 128, 8}}, 0, 0,
+       ""});
+  writer.addProgram(program);
+  Artifact artifact = openArtifact(writer);
+  Device device = cpuDevice(1);
+  Session session = makeSession(device, artifact);
+  std::vector<Tensor> outputs;
+  Status status = session.run(std::vector<Tensor>{}, outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  uint64_t arenaBase, constantBase;
+  std::memcpy(&arenaBase, outputs[0].data.data(), 8);
+  std::memcpy(&constantBase, outputs[1].data.data(), 8);
+  EXPECT_NE(arenaBase, 0u);
+  EXPECT_EQ(arenaBase % 64, 0u);
+  EXPECT_NE(constantBase, 0u);
+  EXPECT_EQ(constantBase % 64, 0u);
+}
+
+TEST(Session, EveryWorkgroupRunsExactlyOnce) {
+  for (uint32_t threads : {1u, 2u, 4u, 7u}) {
+    for (uint64_t workgroups : {1ull, 2ull, 5ull, 64ull, 1000ull}) {
+      Artifact artifact = openArtifact(counterModel(workgroups, 50));
+      Device device = cpuDevice(threads);
+      Session session = makeSession(device, artifact);
+      for (int run = 1; run <= 3; ++run) {
+        std::vector<Tensor> outputs;
+        Status status = session.run(std::vector<Tensor>{}, outputs);
+        ASSERT_TRUE(status.ok()) << status.message();
+        std::vector<int32_t> counts(workgroups);
+        std::memcpy(counts.data(), outputs[0].data.data(), workgroups * 4);
+        for (uint64_t w = 0; w < workgroups; ++w)
+          ASSERT_EQ(counts[w], 50 * run)
+              << "threads " << threads << " workgroups " << workgroups
+              << " workgroup " << w;
+      }
+    }
+  }
+}
+
+TEST(Session, ZeroWorkgroupsAndNoDispatches) {
+  Artifact artifact = openArtifact(counterModel(0, 3));
+  Device device = cpuDevice(2);
+  Session session = makeSession(device, artifact);
+  std::vector<Tensor> outputs;
+  Status status = session.run(std::vector<Tensor>{}, outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(outputs[0].data.size(), 0u);
+
+  // Output bound to the input's bytes: a run with no dispatch is a copy.
+  Artifact identity = openArtifact(addModel([](ProgramDesc &p) {
+    p.dispatches.clear();
+    p.outputs[0] = {BindingDesc::Arena, 128, 128};
+  }));
+  Session copy = makeSession(device, identity);
+  Tensor y = floatTensor("y", 5, 1);
+  status = copy.run({floatTensor("x", 0, 0), y}, outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(outputs[0].data, y.data);
+}
+
+//===----------------------------------------------------------------------===//
+// Validation of runs
+//===----------------------------------------------------------------------===//
+
+class SessionErrors : public ::testing::Test {
+protected:
+  void SetUp() override {
+    artifact = openArtifact(addModel());
+    device = cpuDevice(2);
+    session = makeSession(device, artifact);
+  }
+  std::string runError(const std::vector<Tensor> &inputs) {
+    std::vector<Tensor> outputs;
+    Status status = session.run(inputs, outputs);
+    EXPECT_FALSE(status.ok());
+    EXPECT_TRUE(outputs.empty());
+    if (status.ok())
+      return "";
+    EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+    return status.message();
+  }
+  Artifact artifact;
+  Device device;
+  Session session;
+  Tensor x = floatTensor("x", 0, 1), y = floatTensor("y", 0, 2);
+};
+
+TEST_F(SessionErrors, WrongName) {
+  Tensor q = floatTensor("q", 0, 1);
+  EXPECT_EQ(runError({x, q}),
+            "no model input named 'q' (the model's inputs are: x, y)");
+}
+
+TEST_F(SessionErrors, MissingInput) {
+  EXPECT_EQ(runError({y}),
+            "missing input 'x' (the model's inputs are: x, y)");
+  EXPECT_EQ(runError({}),
+            "missing input 'x' (the model's inputs are: x, y)");
+}
+
+TEST_F(SessionErrors, DuplicateInput) {
+  EXPECT_EQ(runError({x, y, x}), "input 'x' is given twice");
+}
+
+TEST_F(SessionErrors, WrongDtype) {
+  y.dtype = KILN_DTYPE_I32;
+  EXPECT_EQ(runError({x, y}),
+            "input 'y': dtype int32 does not match the model's float32");
+}
+
+TEST_F(SessionErrors, WrongShape) {
+  x.shape = {8, 4};
+  EXPECT_EQ(runError({x, y}),
+            "input 'x': shape [8, 4] does not match the model's [4, 8]");
+  x.shape = {4, 8, 1};
+  EXPECT_EQ(runError({x, y}),
+            "input 'x': shape [4, 8, 1] does not match the model's [4, 8]");
+}
+
+TEST_F(SessionErrors, WrongByteSize) {
+  x.data.resize(100);
+  EXPECT_EQ(runError({x, y}),
+            "input 'x': 100 bytes of data, expected 128 (float32 [4, 8])");
+}
+
+TEST_F(SessionErrors, OutputBuffers) {
+  std::vector<kiln_tensor_t> inputs = {x.view(), y.view()};
+  std::vector<float> small(4), enough(32, -1.0f);
+  kiln_tensor_t output = kiln_tensor_t();
+  output.data = small.data();
+  output.byte_size = small.size() * 4;
+  Status status(kiln_session_run(session.get(), inputs.data(), 2, &output, 1));
+  EXPECT_EQ(std::string(status.message()),
+            "output 'z': a buffer of 16 bytes is too small for float32 "
+            "[4, 8] (128 bytes)");
+  status = Status(kiln_session_run(session.get(), inputs.data(), 2, &output, 0));
+  EXPECT_EQ(std::string(status.message()),
+            "0 output buffers given, the model has 1 outputs (z)");
+  // A failed run writes nothing.
+  output.data = enough.data();
+  output.byte_size = 128;
+  inputs[1].dtype = KILN_DTYPE_F64;
+  status = Status(kiln_session_run(session.get(), inputs.data(), 2, &output, 1));
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(enough[0], -1.0f);
+  EXPECT_EQ(output.name, nullptr);
+  // A larger buffer is fine; byte_size reports what was written.
+  std::vector<float> large(40);
+  output.data = large.data();
+  output.byte_size = large.size() * 4;
+  inputs[1].dtype = KILN_DTYPE_F32;
+  status = Status(kiln_session_run(session.get(), inputs.data(), 2, &output, 1));
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(output.byte_size, 128u);
+  EXPECT_STREQ(output.name, "z");
+  EXPECT_EQ(output.rank, 2u);
+  EXPECT_EQ(output.shape[1], 8);
+}
+
+TEST_F(SessionErrors, NullArguments) {
+  Status status(kiln_session_run(nullptr, nullptr, 0, nullptr, 0));
+  EXPECT_EQ(std::string(status.message()), "kiln_session_run: session is NULL");
+  status = Status(kiln_session_run(session.get(), nullptr, 2, nullptr, 0));
+  EXPECT_EQ(std::string(status.message()), "inputs is NULL");
+  kiln_tensor_t unnamed = x.view();
+  unnamed.name = nullptr;
+  status = Status(kiln_session_run(session.get(), &unnamed, 1, nullptr, 0));
+  EXPECT_EQ(std::string(status.message()), "input 0 has no name");
+}
+
+//===----------------------------------------------------------------------===//
+// Devices and code objects
+//===----------------------------------------------------------------------===//
+
+TEST(Device, UnsupportedDevice) {
+  for (const char *spec : {"hip:0", "gpu", "", "cpu:1"}) {
+    Device device;
+    Status status = Device::create(spec, 0, device);
+    EXPECT_EQ(status.code(), KILN_STATUS_UNSUPPORTED);
+    EXPECT_EQ(std::string(status.message()),
+              std::string("unsupported device '") + spec +
+                  "' (this runtime supports: cpu)");
+    EXPECT_FALSE(device);
+  }
+  Device device;
+  Status status = Device::create("cpu", 5000, device);
+  EXPECT_EQ(std::string(status.message()),
+            "thread count 5000 is too large (at most 1024)");
+  status = Device::create("cpu", 0, device);
+  ASSERT_TRUE(status.ok());
+  EXPECT_GE(device.threadCount(), 1u);
+  EXPECT_STREQ(kiln_device_name(device.get()), "cpu");
+}
+
+TEST(Device, MissingSymbol) {
+  Artifact artifact = openArtifact(addModel({}, "no_such_kernel"));
+  Device device = cpuDevice(1);
+  Session session;
+  Status status = Session::create(device, artifact, nullptr, session);
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(std::string(status.message()),
+            "test.kiln: code object 0 ('cpu'): kernel 0 ('dispatch_0_add'): "
+            "symbol 'no_such_kernel' is not defined in the code object");
+}
+
+TEST(Device, NoCodeObjectForTarget) {
+  Artifact artifact = openArtifact(addModel({}, "add_f32", "gfx942"));
+  Device device = cpuDevice(1);
+  Session session;
+  Status status = Session::create(device, artifact, nullptr, session);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNSUPPORTED);
+  EXPECT_EQ(std::string(status.message()),
+            "test.kiln: no code object for target 'cpu' (the artifact has: "
+            "gfx942)");
+}
+
+TEST(Device, CodeObjectIsNotASharedObject) {
+  ArtifactWriter bad;
+  bad.addInput({"x", DType::F32, {4, 8}});
+  bad.addInput({"y", DType::F32, {4, 8}});
+  bad.addOutput({"z", DType::F32, {4, 8}});
+  CodeObjectDesc code;
+  code.target = "cpu";
+  code.bytes = "this is not an ELF file at all, just some text bytes......"
+               "..........";
+  code.kernels = {{"k", "add_f32", 2, {1}, 0}};
+  bad.addCodeObject(code);
+  ProgramDesc program;
+  program.arenaSize = 384;
+  program.inputs = {{BindingDesc::Arena, 0, 128}, {BindingDesc::Arena, 128, 128}};
+  program.outputs = {{BindingDesc::Arena, 256, 128}};
+  bad.addProgram(program);
+  Artifact artifact = openArtifact(bad);
+  Device device = cpuDevice(1);
+  Session session;
+  Status status = Session::create(device, artifact, nullptr, session);
+  EXPECT_EQ(std::string(status.message()),
+            "test.kiln: code object 0 ('cpu'): not an ELF file");
+
+  code.format = "hsaco";
+  ArtifactWriter hsaco;
+  hsaco.addOutput({"z", DType::F32, {1}});
+  hsaco.addCodeObject(code);
+  ProgramDesc p2;
+  p2.arenaSize = 4;
+  p2.outputs = {{BindingDesc::Arena, 0, 4}};
+  hsaco.addProgram(p2);
+  artifact = openArtifact(hsaco);
+  status = Session::create(device, artifact, nullptr, session);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNSUPPORTED);
+  EXPECT_THAT(status.message(), HasSubstr("format 'hsaco' is not supported"));
+}
+
+TEST(Device, UnknownProgram) {
+  Artifact artifact = openArtifact(addModel());
+  Device device = cpuDevice(1);
+  kiln_session_options_t options;
+  kiln_session_options_init(&options);
+  options.program = "batch8";
+  Session session;
+  Status status = Session::create(device, artifact, &options, session);
+  EXPECT_EQ(std::string(status.message()),
+            "test.kiln: no program named 'batch8' (the artifact has: main)");
+  options.program = "main";
+  status = Session::create(device, artifact, &options, session);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+//===----------------------------------------------------------------------===//
+// Profiling and concurrency
+//===----------------------------------------------------------------------===//
+
+TEST(Session, Profiling) {
+  Artifact artifact = openArtifact(counterModel(100, 4));
+  Device device = cpuDevice(2);
+  Session plain = makeSession(device, artifact, false);
+  uint64_t runs = 0;
+  std::vector<uint64_t> ns;
+  Status status = plain.profile(runs, ns);
+  EXPECT_EQ(std::string(status.message()),
+            "profiling is not enabled for this session");
+
+  Session profiled = makeSession(device, artifact, true);
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(profiled.run(std::vector<Tensor>{}, outputs).ok());
+  status = profiled.profile(runs, ns);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(runs, 5u);
+  ASSERT_EQ(ns.size(), 4u);
+  for (uint64_t t : ns)
+    EXPECT_GT(t, 0u);
+  profiled.resetProfile();
+  status = profiled.profile(runs, ns);
+  EXPECT_EQ(runs, 0u);
+  EXPECT_EQ(ns[0], 0u);
+}
+
+TEST(Session, ConcurrentRunsOnOneSessionAndAcrossSessions) {
+  Artifact artifact = openArtifact(addModel());
+  Device device = cpuDevice(3);
+  Session shared = makeSession(device, artifact);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Session own = makeSession(device, artifact);
+      for (int i = 0; i < 100; ++i) {
+        Tensor x = floatTensor("x", float(t), 1), y = floatTensor("y", float(i), 0);
+        std::vector<Tensor> outputs;
+        Session &session = i % 2 ? shared : own;
+        if (!session.run({x, y}, outputs).ok()) {
+          ++failures;
+          continue;
+        }
+        std::vector<float> z = floats(outputs[0]);
+        for (int e = 0; e < 32; ++e)
+          if (z[e] != float(t) + float(e) + float(i))
+            ++failures;
+      }
+    });
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Session, OutlivesItsHandles) {
+  // The session keeps the artifact (and the mapping) and the device alive.
+  std::string path = tempPath("kept.kiln"), error;
+  ASSERT_TRUE(addModel().writeFile(path, error)) << error;
+  Session session;
+  {
+    Artifact artifact;
+    ASSERT_TRUE(Artifact::open(path, artifact).ok());
+    Device device = cpuDevice(2);
+    session = makeSession(device, artifact);
+  }
+  std::vector<Tensor> outputs;
+  Status status = session.run({floatTensor("x", 1, 0), floatTensor("y", 2, 0)},
+                              outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(floats(outputs[0])[31], 3.0f);
+}

@@ -1,0 +1,60 @@
+//===- TestArtifacts.h - Building artifacts for runtime tests ---*- C++ -*-===//
+//
+// Helpers shared by the unit tests: the bytes of the test kernel library,
+// a writer preset for the `z = x + y` model, temporary files, and byte
+// patching with the checksum recomputed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_TESTARTIFACTS_H
+#define KILN_TEST_UNIT_TESTARTIFACTS_H
+
+#include "compiler/artifact/ArtifactWriter.h"
+#include "kiln/runtime.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace kiln::test {
+
+/// The bytes of the test kernel shared library (TestKernels.c).
+const std::string &testKernels();
+
+/// A fresh path in the test's temporary directory.
+std::string tempPath(const std::string &name);
+
+std::string readFile(const std::string &path);
+void writeFile(const std::string &path, const std::string &bytes);
+bool fileExists(const std::string &path);
+
+/// The model of kiln-test-artifact: inputs x, y float32 [4, 8], output z,
+/// one dispatch of add_f32 with 2 workgroups; arena x@0, y@128, z@256.
+/// `edit` may change the program before it is added.
+artifact::ArtifactWriter
+addModel(const std::function<void(artifact::ProgramDesc &)> &edit = {},
+         const std::string &symbol = "add_f32",
+         const std::string &target = "cpu");
+
+/// Writes `writer` to a temporary file and returns the bytes (the test fails
+/// if writing fails).
+std::string writeBytes(const artifact::ArtifactWriter &writer);
+
+/// Recomputes the header checksum of artifact bytes after a patch.
+void fixChecksum(std::string &bytes);
+
+/// Little-endian field access into artifact bytes.
+uint64_t getLE64(const std::string &bytes, size_t offset);
+void putLE32(std::string &bytes, size_t offset, uint32_t value);
+void putLE64(std::string &bytes, size_t offset, uint64_t value);
+
+/// Opens artifact bytes from memory; returns "" on success, else the error
+/// message (the status code must be invalid-artifact).
+std::string openError(const std::string &bytes);
+
+/// A float32 tensor [4, 8] with values start, start + step, ...
+Tensor floatTensor(const std::string &name, float start, float step);
+
+} // namespace kiln::test
+
+#endif // KILN_TEST_UNIT_TESTARTIFACTS_H

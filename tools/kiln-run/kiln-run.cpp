@@ -1,0 +1,279 @@
+//===- kiln-run.cpp - Run a compiled .kiln artifact once ------------------===//
+//
+// Reads inputs from .npy files (or fills them with seeded random values),
+// runs the model on a device and writes each output as a .npy file, printing
+// one summary line per output. Links only the runtime (no MLIR or LLVM).
+// Every error is one line "kiln-run: error: ..." on stderr and exit code 1;
+// output files are written only after a successful run, each atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.hpp"
+#include "runtime/support/Npy.h"
+#include "runtime/support/TensorUtil.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+const char *const kUsage =
+    "usage: kiln-run MODEL.kiln [options]\n"
+    "\n"
+    "Runs a compiled model once and writes its outputs as .npy files.\n"
+    "\n"
+    "options:\n"
+    "  --device=DEVICE          device to run on (default: cpu)\n"
+    "  --input=NAME=@FILE.npy   read input NAME from a .npy file\n"
+    "  --input=NAME=random      fill input NAME with seeded random values\n"
+    "                           (floats in [-1, 1), integers in [0, 4))\n"
+    "  --seed=N                 seed for random inputs (default: 0)\n"
+    "  --threads=N              worker threads including the caller\n"
+    "                           (default: 0 = one per available CPU)\n"
+    "  --output-dir=DIR         write OUTPUT.npy files into DIR (created if\n"
+    "                           missing); without it outputs are only\n"
+    "                           summarized\n"
+    "  --print-info             print the model's inputs, outputs and arena\n"
+    "                           size, and exit\n"
+    "  --help                   print this help\n";
+
+[[noreturn]] void fatal(const std::string &message) {
+  std::fprintf(stderr, "kiln-run: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+struct InputSpec {
+  std::string name;
+  bool random = false;
+  std::string path;
+};
+
+struct Options {
+  std::string model;
+  std::string device = "cpu";
+  std::vector<InputSpec> inputs;
+  uint64_t seed = 0;
+  uint64_t threads = 0;
+  std::string outputDir;
+  bool printInfo = false;
+};
+
+Options parseArguments(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag, std::string &into) {
+      size_t n = std::strlen(flag);
+      if (arg.compare(0, n, flag) != 0)
+        return false;
+      into = arg.substr(n);
+      return true;
+    };
+    std::string text;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--print-info") {
+      options.printInfo = true;
+    } else if (value("--device=", options.device)) {
+    } else if (value("--output-dir=", options.outputDir)) {
+      if (options.outputDir.empty())
+        fatal("--output-dir needs a directory");
+    } else if (value("--seed=", text)) {
+      if (!support::parseUint64(text, options.seed))
+        fatal("--seed: '" + text + "' is not a non-negative integer");
+    } else if (value("--threads=", text)) {
+      if (!support::parseUint64(text, options.threads) ||
+          options.threads > 1024)
+        fatal("--threads: '" + text + "' is not a thread count (0-1024)");
+    } else if (value("--input=", text)) {
+      InputSpec spec;
+      size_t at = text.find("=@");
+      const std::string randomSuffix = "=random";
+      if (at != std::string::npos && at > 0 && at + 2 < text.size()) {
+        spec.name = text.substr(0, at);
+        spec.path = text.substr(at + 2);
+      } else if (text.size() > randomSuffix.size() &&
+                 text.compare(text.size() - randomSuffix.size(),
+                              randomSuffix.size(), randomSuffix) == 0) {
+        spec.name = text.substr(0, text.size() - randomSuffix.size());
+        spec.random = true;
+      } else {
+        fatal("--input=" + text +
+              ": expected NAME=@FILE.npy or NAME=random");
+      }
+      options.inputs.push_back(spec);
+    } else if (!arg.empty() && arg[0] == '-') {
+      fatal("unknown option '" + arg + "' (see kiln-run --help)");
+    } else if (options.model.empty()) {
+      options.model = arg;
+    } else {
+      fatal("more than one model given ('" + options.model + "' and '" + arg +
+            "')");
+    }
+  }
+  if (options.model.empty())
+    fatal("no model given (usage: kiln-run MODEL.kiln [options]; see --help)");
+  return options;
+}
+
+void printInfo(const Artifact &artifact) {
+  kiln_artifact_t *a = artifact.get();
+  std::printf("artifact: %s\n", kiln_artifact_name(a));
+  std::printf("producer: %s\n", kiln_artifact_producer(a));
+  std::printf("model: %s\n", kiln_artifact_model(a));
+  std::string targets;
+  for (const std::string &t : artifact.targets())
+    targets += (targets.empty() ? "" : ", ") + t;
+  std::printf("targets: %s\n", targets.empty() ? "none" : targets.c_str());
+  std::printf("constants: %" PRIu64 " bytes\n",
+              kiln_artifact_constants_size(a));
+  for (size_t i = 0; i < kiln_artifact_program_count(a); ++i)
+    std::printf("program '%s': arena %" PRIu64 " bytes, %zu dispatches\n",
+                kiln_artifact_program_name(a, i), kiln_artifact_arena_size(a, i),
+                kiln_artifact_dispatch_count(a, i));
+  auto print = [](const char *what, const std::vector<kiln_tensor_info_t> &l) {
+    for (const kiln_tensor_info_t &t : l)
+      std::printf("%s %s: %s %s\n", what, t.name, kiln_dtype_name(t.dtype),
+                  support::shapeString(
+                      std::vector<int64_t>(t.shape, t.shape + t.rank))
+                      .c_str());
+  };
+  print("input", artifact.inputs());
+  print("output", artifact.outputs());
+}
+
+/// Creates `path` and missing parents.
+void makeDirectories(const std::string &path) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    struct stat st;
+    if (stat(prefix.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        fatal(prefix + ": exists and is not a directory");
+    } else if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      fatal(prefix + ": cannot create the directory: " + std::strerror(errno));
+    }
+    if (slash == std::string::npos)
+      return;
+  }
+}
+
+std::string formatValue(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parseArguments(argc, argv);
+
+  Artifact artifact;
+  Status status = Artifact::open(options.model, artifact);
+  if (!status.ok())
+    fatal(status.message());
+  if (options.printInfo) {
+    printInfo(artifact);
+    return 0;
+  }
+
+  Device device;
+  status = Device::create(options.device, uint32_t(options.threads), device);
+  if (!status.ok())
+    fatal(status.message());
+  Session session;
+  status = Session::create(device, artifact, nullptr, session);
+  if (!status.ok())
+    fatal(status.message());
+
+  // Inputs: from files or random; names, dtypes and shapes are checked by
+  // the session (random ones take the model's dtype and shape).
+  std::vector<kiln_tensor_info_t> modelInputs = artifact.inputs();
+  std::vector<Tensor> inputs;
+  for (const InputSpec &spec : options.inputs) {
+    Tensor tensor;
+    if (spec.random) {
+      const kiln_tensor_info_t *info = nullptr;
+      std::string names;
+      for (const kiln_tensor_info_t &m : modelInputs) {
+        names += (names.empty() ? "" : ", ") + std::string(m.name);
+        if (spec.name == m.name)
+          info = &m;
+      }
+      if (!info)
+        fatal("no model input named '" + spec.name +
+              "' (the model's inputs are: " + (names.empty() ? "none" : names) +
+              ")");
+      tensor.dtype = info->dtype;
+      tensor.shape.assign(info->shape, info->shape + info->rank);
+      support::fillRandom(tensor, support::inputSeed(options.seed, spec.name));
+    } else {
+      std::string error;
+      if (!npy::read(spec.path, tensor, error))
+        fatal("input '" + spec.name + "': " + error);
+    }
+    tensor.name = spec.name;
+    inputs.push_back(std::move(tensor));
+  }
+
+  std::vector<Tensor> outputs;
+  status = session.run(inputs, outputs);
+  if (!status.ok())
+    fatal(status.message());
+
+  std::vector<std::string> paths(outputs.size());
+  if (!options.outputDir.empty()) {
+    makeDirectories(options.outputDir);
+    std::set<std::string> used;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string base = support::sanitizeFileName(outputs[i].name);
+      std::string file = base;
+      for (unsigned n = 1; !used.insert(file).second; ++n)
+        file = base + "_" + std::to_string(n);
+      paths[i] = options.outputDir + "/" + file + ".npy";
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor &output = outputs[i];
+    support::Summary s = support::summarize(output);
+    std::string line = output.name + ": " + kiln_dtype_name(output.dtype) +
+                       " " + support::shapeString(output.shape);
+    if (s.count != s.nanCount)
+      line += " min " + formatValue(s.min) + " max " + formatValue(s.max) +
+              " mean " + formatValue(s.mean);
+    if (s.nanCount)
+      line += " nan " + std::to_string(s.nanCount);
+    if (!paths[i].empty()) {
+      Tensor converted;
+      const Tensor *toWrite = &output;
+      if (output.dtype == KILN_DTYPE_BF16) {
+        // .npy has no bfloat16: write the exact float32 values.
+        converted.dtype = KILN_DTYPE_F32;
+        converted.shape = output.shape;
+        converted.data.resize(size_t(output.elementCount()) * 4);
+        for (uint64_t e = 0; e < output.elementCount(); ++e) {
+          float v = float(support::elementAsDouble(output, e));
+          std::memcpy(converted.data.data() + e * 4, &v, 4);
+        }
+        toWrite = &converted;
+        line += " (written as float32)";
+      }
+      std::string error;
+      if (!npy::write(paths[i], *toWrite, error))
+        fatal(error);
+      line += " -> " + paths[i];
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  return 0;
+}
