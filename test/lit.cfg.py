@@ -23,5 +23,5 @@ llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-tools = ["kiln-opt", "kiln-compile", "not", "split-file"]
+tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-bench", "kiln-test-artifact", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
