@@ -128,6 +128,16 @@ std::string fixed(double value, int digits) {
   return buffer;
 }
 
+/// Milliseconds with 4 significant digits below 1 ms, 3 decimals above.
+std::string ms(double value) {
+  char buffer[64];
+  if (value >= 1.0 || value == 0.0)
+    std::snprintf(buffer, sizeof(buffer), "%.3f", value);
+  else
+    std::snprintf(buffer, sizeof(buffer), "%.4g", value);
+  return buffer;
+}
+
 std::string bytesString(uint64_t bytes) {
   char buffer[64];
   if (bytes < 1024)
@@ -210,7 +220,7 @@ int main(int argc, char **argv) {
         break;
     } else if (std::chrono::duration<double>(end - begin).count() >=
                    options.minTime ||
-               latencies.size() >= 100000000) {
+               latencies.size() >= 10000000) {
       break;
     }
   }
@@ -287,9 +297,8 @@ int main(int argc, char **argv) {
   std::printf("iterations: %zu (warmup %" PRIu64 ")\n", latencies.size(),
               options.warmup);
   std::printf("latency (ms): median %s  p90 %s  p99 %s  min %s  mean %s\n",
-              fixed(median, 3).c_str(), fixed(p90, 3).c_str(),
-              fixed(p99, 3).c_str(), fixed(sorted.front(), 3).c_str(),
-              fixed(mean, 3).c_str());
+              ms(median).c_str(), ms(p90).c_str(), ms(p99).c_str(),
+              ms(sorted.front()).c_str(), ms(mean).c_str());
   std::printf("throughput: %s inferences/s\n", fixed(throughput, 1).c_str());
   if (!order.empty()) {
     std::printf("slowest dispatches:\n");
@@ -298,7 +307,7 @@ int main(int argc, char **argv) {
     for (size_t d : order) {
       kiln_dispatch_info_t info = session.dispatchInfo(d);
       std::printf("  %5zu  %-32s %10s %6s%%  %s\n", d, info.name,
-                  fixed(meanMs(d), 3).c_str(),
+                  ms(meanMs(d)).c_str(),
                   fixed(100.0 * share(d), 1).c_str(), info.ops);
     }
   }
