@@ -1,11 +1,12 @@
 //===- kiln-compile.cpp - The Kiln compiler driver ------------------------===//
 //
-// Compiles an ONNX model. Today the pipeline stops after import
-// (`--emit=kiln`) and prints or writes the kiln IR; later stages add their
-// --emit levels here.
+// Compiles an ONNX model into a .kiln artifact (`--target=cpu -o m.kiln`),
+// or stops after any stage and prints its IR (`--emit=kiln|dispatch|linalg|
+// llvm|asm`); `--dump-ir=DIR` writes every stage.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/driver/Driver.h"
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "kiln/Dialect/KilnDialect.h"
 
@@ -13,9 +14,13 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,13 +36,33 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdo
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(kilnCategory));
 
-namespace {
-enum class Emit { Kiln };
-} // namespace
-static cl::opt<Emit> emit("emit", cl::desc("Stage to stop after and print"),
-                          cl::values(clEnumValN(Emit::Kiln, "kiln",
-                                                "kiln IR after import")),
-                          cl::init(Emit::Kiln), cl::cat(kilnCategory));
+using kiln::driver::Stage;
+static cl::opt<Stage> emit(
+    "emit", cl::desc("Stage to stop after and print (default: artifact when "
+                     "--target is given, else kiln)"),
+    cl::values(
+        clEnumValN(Stage::Kiln, "kiln", "kiln IR after import"),
+        clEnumValN(Stage::Dispatch, "dispatch",
+                   "kiln IR after fusion into dispatches and memory planning"),
+        clEnumValN(Stage::Linalg, "linalg",
+                   "dispatches lowered to linalg and tiled into workgroups"),
+        clEnumValN(Stage::LLVM, "llvm", "the kernels in the LLVM dialect"),
+        clEnumValN(Stage::Assembly, "asm", "the kernels as x86-64 assembly"),
+        clEnumValN(Stage::Artifact, "artifact", "the .kiln artifact (needs -o)")),
+    cl::cat(kilnCategory));
+static cl::opt<std::string> targets("target",
+                                    cl::desc("Targets to compile for (today: cpu)"),
+                                    cl::value_desc("cpu"), cl::cat(kilnCategory));
+static cl::opt<std::string> cpuName(
+    "cpu", cl::desc("x86-64 CPU to compile for: host (default), x86-64-v3, "
+                    "x86-64-v4, znver4, ..."),
+    cl::init("host"), cl::cat(kilnCategory));
+static cl::opt<int64_t> workgroups("workgroups",
+                                   cl::desc("Workgroups per dispatch to aim for"),
+                                   cl::init(64), cl::cat(kilnCategory));
+static cl::opt<std::string> dumpDir("dump-ir",
+                                    cl::desc("Write the IR of every stage into DIR"),
+                                    cl::value_desc("DIR"), cl::cat(kilnCategory));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape of a graph input, e.g. "
@@ -56,6 +81,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions({&kilnCategory, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv, "Kiln: ONNX -> AMD gfx compiler\n");
 
@@ -69,7 +95,25 @@ int main(int argc, char **argv) {
     }
   }
 
-  MLIRContext context;
+  Stage stage = emit.getNumOccurrences() ? emit.getValue()
+                                         : (targets.empty() ? Stage::Kiln : Stage::Artifact);
+  if (stage > Stage::Dispatch && targets.empty()) {
+    llvm::errs() << "kiln-compile: error: --emit beyond dispatch needs --target=cpu\n";
+    return 1;
+  }
+  if (!targets.empty() && targets != "cpu") {
+    llvm::errs() << "kiln-compile: error: --target=" << targets
+                 << ": unknown target (supported: cpu)\n";
+    return 1;
+  }
+  if (stage == Stage::Artifact && outputFile == "-") {
+    llvm::errs() << "kiln-compile: error: an artifact needs an output file (-o model.kiln)\n";
+    return 1;
+  }
+
+  DialectRegistry registry;
+  kiln::driver::registerCompilerDialects(registry);
+  MLIRContext context(registry);
   context.loadDialect<kiln::KilnDialect, func::FuncDialect>();
   // One line per diagnostic: "<model>: error: <message>".
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
@@ -96,6 +140,37 @@ int main(int argc, char **argv) {
   if (!module || failed(verify(*module)))
     return 1;
 
+  kiln::driver::CompileOptions compileOptions;
+  compileOptions.stopAfter = stage;
+  compileOptions.modelPath = inputFile;
+  compileOptions.cpu.cpu = cpuName;
+  compileOptions.cpu.workgroups = workgroups;
+  for (int i = 1; i < argc; ++i)
+    compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir)) {
+      llvm::errs() << "kiln-compile: error: --dump-ir=" << dumpDir << ": " << ec.message() << "\n";
+      return 1;
+    }
+    auto counter = std::make_shared<int>(0);
+    compileOptions.dumpStage = [counter](llvm::StringRef name, Operation *ir) {
+      llvm::SmallString<128> path(dumpDir);
+      llvm::sys::path::append(path, llvm::formatv("{0:D2}-{1}.mlir", (*counter)++, name).str());
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      if (!ec) {
+        OpPrintingFlags flags;
+        flags.elideLargeResourceString(64);
+        ir->print(os, flags);
+      }
+    };
+  }
+  std::string text;
+  if (failed(kiln::driver::compile(module, compileOptions, outputFile, text)))
+    return 1;
+  if (stage == Stage::Artifact)
+    return 0;
+
   std::string errorMessage;
   auto output = openOutputFile(outputFile, &errorMessage);
   if (!output) {
@@ -107,7 +182,10 @@ int main(int argc, char **argv) {
                                                 : outputFile == "-";
   if (elide)
     flags.elideLargeResourceString(64);
-  module->print(output->os(), flags);
+  if (stage == Stage::Assembly)
+    output->os() << text;
+  else
+    module->print(output->os(), flags);
   output->keep();
   return 0;
 }

@@ -1,4 +1,19 @@
+//===- Distribute.cpp - dispatch function -> workgroups with fused tiles --===//
+//
+// The last computation of a dispatch function (the op producing its result,
+// seen through trailing reshapes) is tiled along its outer parallel loops
+// into an scf.forall, and every producer is fused into the tile. Each forall
+// iteration is one workgroup: it computes its slice of the whole fused chain
+// (conv + bias + relu + residual) while the data is hot.
+//
+//===----------------------------------------------------------------------===//
+
 #include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUDISTRIBUTE
@@ -6,8 +21,101 @@ namespace kiln {
 } // namespace kiln
 
 namespace {
-struct KilnCPUDistributePass : kiln::impl::KilnCPUDistributeBase<KilnCPUDistributePass> {
+using namespace kiln;
+
+/// Iteration points (of the consumer's loop nest) below which a workgroup is
+/// not worth its scheduling cost.
+constexpr int64_t kMinPointsPerWorkgroup = 16384;
+
+/// The op whose result the function returns, looking through reshapes.
+TilingInterface findConsumer(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1)
+    return nullptr;
+  Value value = ret.getOperand(0);
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    return dyn_cast<TilingInterface>(def);
+  }
+  return nullptr;
+}
+
+/// Tile sizes over the outer parallel loops so that about `target` tiles
+/// result; inner loops stay whole (0).
+SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
+                                     ArrayRef<utils::IteratorType> iterators,
+                                     int64_t target) {
+  SmallVector<int64_t> tiles(bounds.size(), 0);
+  int64_t remaining = target;
+  for (auto [i, bound] : llvm::enumerate(bounds)) {
+    if (iterators[i] != utils::IteratorType::parallel)
+      break;
+    if (remaining <= 1)
+      break;
+    int64_t parts = std::min(bound, remaining);
+    int64_t tile = llvm::divideCeil(bound, parts);
+    int64_t count = llvm::divideCeil(bound, tile);
+    tiles[i] = tile;
+    remaining = llvm::divideCeil(remaining, count);
+  }
+  return tiles;
+}
+
+struct KilnCPUDistributePass
+    : kiln::impl::KilnCPUDistributeBase<KilnCPUDistributePass> {
   using KilnCPUDistributeBase::KilnCPUDistributeBase;
-  void runOnOperation() override {}
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr(kDispatchAttr))
+      return;
+    OpBuilder b(func);
+    TilingInterface consumer = findConsumer(func);
+    SmallVector<int64_t> bounds;
+    if (consumer) {
+      IRRewriter rewriter(consumer);
+      SmallVector<Range> domain = consumer.getIterationDomain(rewriter);
+      for (Range r : domain) {
+        std::optional<int64_t> size = getConstantIntValue(r.size);
+        if (!size)
+          return (void)(func.emitError("dynamic iteration domain in a dispatch"), signalPassFailure());
+        bounds.push_back(*size);
+      }
+    }
+    SmallVector<int64_t> tiles;
+    if (consumer) {
+      // Small dispatches get fewer workgroups: each should carry enough work
+      // to pay for its scheduling.
+      int64_t points = 1;
+      for (int64_t bound : bounds)
+        points *= bound;
+      int64_t target = std::clamp<int64_t>(points / kMinPointsPerWorkgroup, 1, targetWorkgroups);
+      tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), target);
+    }
+    if (!consumer || llvm::all_of(tiles, [](int64_t t) { return t == 0; })) {
+      func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(1));
+      return;
+    }
+
+    IRRewriter rewriter(consumer);
+    scf::SCFTileAndFuseOptions options;
+    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
+    if (failed(result))
+      return (void)(consumer->emitError("failed to tile into workgroups"), signalPassFailure());
+    for (OpResult res : consumer->getResults())
+      rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
+
+    int64_t count = 1;
+    for (auto [tile, bound] : llvm::zip(tiles, bounds))
+      if (tile)
+        count *= llvm::divideCeil(bound, tile);
+    func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(count));
+  }
 };
 } // namespace

@@ -89,6 +89,20 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnCPUDestinationArgs : Pass<"kiln-cpu-destination-args", "mlir::func::FuncOp"> {
+  let summary = "make a dispatch function take its inputs and outputs as memrefs";
+  let description = [{
+    Before bufferization: each tensor argument becomes a memref read through
+    `bufferization.to_tensor restrict`, and each result is written into a
+    new trailing memref argument with `bufferization.materialize_in_destination`
+    (trailing reshapes of the result become reshapes of that memref, so the
+    computation writes the caller's buffer directly). The function then
+    returns nothing: the kernel ABI is "pointers in, pointers out".
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::FuncOp"> {
   let summary = "replace the workgroup scf.forall by the workgroup id argument";
   let description = [{
@@ -97,6 +111,16 @@ def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::Fun
     workgroup id the runtime passes to each call.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
+}
+
+def KilnCPUCopiesToLinalg : Pass<"kiln-cpu-copies-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "turn memref.copy into linalg.copy";
+  let description = [{
+    Kernels are self-contained: a strided `memref.copy` would otherwise lower
+    to a call into MLIR's runner library. As `linalg.copy` it becomes loops
+    (and vector code) like any other linalg op.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
 #endif // KILN_PASSES_PASSES_TD

@@ -1,0 +1,221 @@
+//===- CPUCodegen.cpp - dispatch functions -> x86-64 shared object --------===//
+
+#include "compiler/codegen/cpu/CPUCodegen.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace kiln::cpu {
+
+void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  KilnCPUDistributeOptions distribute;
+  distribute.targetWorkgroups = options.workgroups;
+  pm.addNestedPass<func::FuncOp>(createKilnCPUDistribute(distribute));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createKilnCPUDestinationArgs());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.unknownTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createKilnCPUWorkgroupToArgs());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createKilnCPUCopiesToLinalg());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createFoldMemRefAliasOpsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+namespace {
+
+/// `void <name>(void *const *bindings, int64_t workgroup_id)` calling the
+/// lowered dispatch function `inner(ptr..., i64)`.
+void addEntry(llvm::Module &module, llvm::Function *inner, const std::string &name) {
+  llvm::LLVMContext &ctx = module.getContext();
+  inner->setName(name + ".body");
+  inner->setLinkage(llvm::GlobalValue::InternalLinkage);
+  inner->addFnAttr(llvm::Attribute::AlwaysInline);
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy, i64}, false);
+  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+  entry->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  llvm::Value *bindings = entry->getArg(0);
+  SmallVector<llvm::Value *> args;
+  unsigned numBindings = inner->arg_size() - 1;
+  for (unsigned i = 0; i < numBindings; ++i) {
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, bindings, i);
+    llvm::LoadInst *p = b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8));
+    args.push_back(p);
+  }
+  args.push_back(entry->getArg(1));
+  b.CreateCall(inner, args);
+  b.CreateRetVoid();
+}
+
+LogicalResult fail(ModuleOp module, const Twine &message) {
+  return emitError(module.getLoc()) << message;
+}
+
+} // namespace
+
+LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
+                             CodeObject &codeObject, std::string *assembly) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "kiln_kernels");
+  if (!llvmModule)
+    return fail(module, "failed to translate the kernels to LLVM IR");
+
+  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  std::string cpu = options.cpu, features = options.features;
+  if (cpu == "host") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SmallVector<std::string> hostFeatures;
+    for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      hostFeatures.push_back((enabled ? "+" : "-") + feature.str());
+    llvm::sort(hostFeatures);
+    features = llvm::join(hostFeatures, ",");
+  }
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return fail(module, "no x86-64 target in this LLVM: " + error);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return fail(module, "cannot create an x86-64 target machine for cpu '" + cpu + "'");
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+
+  for (Kernel &kernel : codeObject.kernels) {
+    llvm::Function *inner = llvmModule->getFunction(kernel.name);
+    if (!inner)
+      return fail(module, "kernel '" + kernel.name + "' is missing after lowering");
+    kernel.symbol = kernel.name;
+    addEntry(*llvmModule, inner, kernel.symbol);
+  }
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", cpu);
+      if (!features.empty())
+        f.addFnAttr("target-features", features);
+    }
+
+  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return fail(module, "LLVM optimization failed: " + llvm::toString(std::move(err)));
+
+  codeObject.triple = triple.str();
+  codeObject.cpu = cpu;
+  codeObject.features = features;
+
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  auto fileType = assembly ? llvm::CodeGenFileType::AssemblyFile
+                           : llvm::CodeGenFileType::ObjectFile;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr, fileType))
+    return fail(module, "the x86-64 target cannot emit this file type");
+  codegen.run(*llvmModule);
+  if (assembly) {
+    *assembly = buffer.str().str();
+    return success();
+  }
+
+  // Link the relocatable object into a shared object with lld.
+  llvm::SmallString<128> objectPath, sharedPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd, objectPath))
+    return fail(module, "cannot create a temporary object file");
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << buffer;
+  }
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", sharedPath)) {
+    llvm::sys::fs::remove(objectPath);
+    return fail(module, "cannot create a temporary shared object path");
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(objectPath);
+    llvm::sys::fs::remove(sharedPath);
+  });
+  llvm::ErrorOr<std::string> lld =
+      llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
+  if (!lld)
+    lld = llvm::sys::findProgramByName("ld.lld-22");
+  if (!lld)
+    return fail(module, "ld.lld (lld-22) not found; install Debian's lld-22");
+  llvm::SmallVector<llvm::StringRef> argv = {
+      *lld, "-shared", "--no-undefined-version", "-z", "noexecstack",
+      "--gc-sections", "-O2", "-o", sharedPath, objectPath};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*lld, argv, std::nullopt, {}, 0, 0, &linkError);
+  if (rc != 0)
+    return fail(module, "linking the kernels with ld.lld failed" +
+                            (linkError.empty() ? "" : ": " + linkError));
+  auto so = llvm::MemoryBuffer::getFile(sharedPath);
+  if (!so)
+    return fail(module, "cannot read the linked kernels back");
+  codeObject.bytes = (*so)->getBuffer().str();
+  return success();
+}
+
+} // namespace kiln::cpu

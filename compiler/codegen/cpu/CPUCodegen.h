@@ -1,0 +1,58 @@
+//===- CPUCodegen.h - dispatch functions -> x86-64 shared object -*- C++ -*-===//
+//
+// The CPU target: pass pipelines that take outlined dispatch functions from
+// kiln ops to the LLVM dialect, and the emission of the kernels as one
+// x86-64 ELF shared object (one exported entry per dispatch, the workgroup
+// ABI of docs/artifact-format.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CPU_CPUCODEGEN_H
+#define KILN_CODEGEN_CPU_CPUCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::cpu {
+
+struct CPUOptions {
+  /// LLVM CPU name; "host" picks the compiling machine's CPU and features.
+  std::string cpu = "host";
+  /// Extra LLVM features ("+avx2,+fma"); with "host", the host's.
+  std::string features;
+  /// Workgroups to aim for per dispatch.
+  int64_t workgroups = 64;
+};
+
+/// Dispatch functions in kiln -> linalg on tensors, tiled into workgroups.
+void buildLinalgPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
+/// Linalg on tensors -> bufferized loops with the kernel ABI -> LLVM dialect.
+void buildLLVMPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
+
+struct Kernel {
+  std::string name;
+  std::string symbol;
+  int64_t workgroupCount = 1;
+};
+
+struct CodeObject {
+  std::string triple, cpu, features;
+  std::string bytes; // ELF shared object
+  std::vector<Kernel> kernels;
+};
+
+/// Translates `module` (dispatch functions in the LLVM dialect, one per
+/// kernel, in `kernels` order) to LLVM IR, adds the workgroup-ABI entries,
+/// optimizes, emits an object and links it with ld.lld. `assembly`, when
+/// non-null, receives the x86-64 assembly instead of linking.
+mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
+                                   const CPUOptions &options,
+                                   CodeObject &codeObject,
+                                   std::string *assembly = nullptr);
+
+} // namespace kiln::cpu
+
+#endif // KILN_CODEGEN_CPU_CPUCODEGEN_H
