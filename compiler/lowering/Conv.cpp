@@ -136,7 +136,8 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     auto fType = cast<RankedTensorType>(op.getFilter().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
     Type elem = resultType.getElementType();
-    if (!isa<FloatType, IntegerType>(elem))
+    // Arithmetic needs floats or signless integers (ui8 etc. do not lower).
+    if (!elem.isSignlessIntOrFloat())
       return rewriter.notifyMatchFailure(op, "unsupported element type");
     if (!inType.hasStaticShape() || !fType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");

@@ -157,8 +157,6 @@ struct PadLowering : OpRewritePattern<PadOp> {
     Type elem = type.getElementType();
     if (!type.hasStaticShape() || !inType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    if (!isa<FloatType, IntegerType>(elem))
-      return rewriter.notifyMatchFailure(op, "unsupported element type");
     int64_t rank = type.getRank();
     ArrayRef<int64_t> pads = op.getPads();
 
@@ -183,6 +181,9 @@ struct PadLowering : OpRewritePattern<PadOp> {
                     llvm::any_of(sizes, [](int64_t s) { return s == 0; });
     if (!constant && mode != "reflect" && mode != "edge")
       return rewriter.notifyMatchFailure(op, "unknown pad mode");
+    // The pad value is an arith.constant: floats and signless integers only.
+    if (constant && !elem.isSignlessIntOrFloat())
+      return rewriter.notifyMatchFailure(op, "unsupported element type");
     Value input = op.getInput();
     if (crops) {
       SmallVector<int64_t> ones(rank, 1);

@@ -79,7 +79,8 @@ struct ReduceLowering : OpRewritePattern<OpTy> {
     Type elem = type.getElementType();
     if (!inType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    if (!isa<FloatType, IntegerType>(elem))
+    // Arithmetic needs floats or signless integers (ui8 etc. do not lower).
+    if (!elem.isSignlessIntOrFloat())
       return rewriter.notifyMatchFailure(op, "unsupported element type");
     ArrayRef<int64_t> axes = op.getAxes();
     if (axes.empty()) {
@@ -130,7 +131,8 @@ struct ArgLowering : OpRewritePattern<OpTy> {
     Type elem = inType.getElementType();
     if (!inType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    if (!isa<FloatType, IntegerType>(elem))
+    // Arithmetic needs floats or signless integers (ui8 etc. do not lower).
+    if (!elem.isSignlessIntOrFloat())
       return rewriter.notifyMatchFailure(op, "unsupported element type");
     int64_t axis = op.getAxis(), rank = inType.getRank();
     bool last = op.getSelectLastIndex();

@@ -1,0 +1,94 @@
+// RUN: kiln-opt --kiln-lower-to-linalg -split-input-file %s | FileCheck %s
+
+// One group, padded, with bias: the bias broadcast along the channels is the
+// accumulator the named convolution adds into.
+// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @conv2d_bias
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>, %[[W:.*]]: tensor<6x4x3x3xf32>, %[[B:.*]]: tensor<6xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[PAD:.*]] = tensor.pad %[[X]] low[0, 0, 1, 0] high[0, 0, 2, 1]
+// CHECK:   tensor.yield %[[ZERO]] : f32
+// CHECK: } : tensor<1x4x8x8xf32> to tensor<1x4x11x9xf32>
+// CHECK: %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[CHAN]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[B]] : tensor<6xf32>)
+// CHECK: %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[PAD]], %[[W]] : tensor<1x4x11x9xf32>, tensor<6x4x3x3xf32>) outs(%[[INIT]] : tensor<1x6x5x5xf32>)
+// CHECK: return %[[CONV]]
+func.func @conv2d_bias(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x5x5xf32> {
+  %0 = kiln.conv %x, %w, %b {strides = array<i64: 2, 1>, dilations = array<i64: 1, 2>, pads = array<i64: 1, 0, 2, 1>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<1x6x5x5xf32>
+  return %0 : tensor<1x6x5x5xf32>
+}
+
+// -----
+
+// No bias, no padding: a zero accumulator and no tensor.pad.
+// CHECK-LABEL: func @conv2d_nobias
+// CHECK-NOT: tensor.pad
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : {{.*}}) outs(%[[FILL]] : tensor<1x2x3x3xf32>)
+func.func @conv2d_nobias(%x: tensor<1x3x5x5xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Depthwise (groups == C == F): the [C, 1, KH, KW] filter collapses to
+// [C, KH, KW].
+// CHECK-LABEL: func @depthwise
+// CHECK: %[[F:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2], [3]] : tensor<4x1x3x3xf32> into tensor<4x3x3xf32>
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %[[F]] : tensor<1x4x10x10xf32>, tensor<4x3x3xf32>)
+func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 4} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Other group counts: the grouped layouts NGCHW x GFCHW -> NGFHW.
+// CHECK-LABEL: func @grouped
+// CHECK: %[[IN:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 3, 6, 6] : tensor<1x6x6x6xf32> into tensor<1x2x3x6x6xf32>
+// CHECK: %[[F:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 2, 3, 3, 3] : tensor<4x3x3x3xf32> into tensor<2x2x3x3x3xf32>
+// CHECK: %[[INIT:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 4, 4] : tensor<1x4x4x4xf32> into tensor<1x2x2x4x4xf32>
+// CHECK: %[[C:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[IN]], %[[F]] : {{.*}}) outs(%[[INIT]] : tensor<1x2x2x4x4xf32>)
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[C]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x4x4xf32> into tensor<1x4x4x4xf32>
+// CHECK: return %[[R]]
+func.func @grouped(%x: tensor<1x6x6x6xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 2} : (tensor<1x6x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// 1-D and 3-D with one group: the named ops.
+// CHECK-LABEL: func @conv1d
+// CHECK: linalg.conv_1d_ncw_fcw {dilations = dense<2> : tensor<1xi64>, strides = dense<3> : tensor<1xi64>}
+func.func @conv1d(%x: tensor<2x3x16xf32>, %w: tensor<5x3x3xf32>) -> tensor<2x5x4xf32> {
+  %0 = kiln.conv %x, %w {strides = array<i64: 3>, dilations = array<i64: 2>, pads = array<i64: 0, 0>} : (tensor<2x3x16xf32>, tensor<5x3x3xf32>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}
+
+// CHECK-LABEL: func @conv3d
+// CHECK: linalg.conv_3d_ncdhw_fcdhw {dilations = dense<1> : tensor<3xi64>, strides = dense<1> : tensor<3xi64>}
+func.func @conv3d(%x: tensor<1x2x4x4x4xf32>, %w: tensor<3x2x2x2x2xf32>) -> tensor<1x3x3x3x3xf32> {
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1, 1>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>} : (tensor<1x2x4x4x4xf32>, tensor<3x2x2x2x2xf32>) -> tensor<1x3x3x3x3xf32>
+  return %0 : tensor<1x3x3x3x3xf32>
+}
+
+// -----
+
+// Grouped 1-D: one generic over (n, g, f, o, c, k) on the grouped layouts,
+// accumulating integers in the element type.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3 * 2 + d5 * 3)>
+// CHECK-DAG: #[[F:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4, d5)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @grouped1d_int
+// CHECK: %[[C:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[F]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x2x2x10xi32>, tensor<2x3x2x3xi32>) outs(%{{.*}} : tensor<1x2x3x2xi32>)
+// CHECK:   arith.muli
+// CHECK:   arith.addi
+// CHECK: tensor.collapse_shape %[[C]] {{\[}}[0], [1, 2], [3]] : tensor<1x2x3x2xi32> into tensor<1x6x2xi32>
+func.func @grouped1d_int(%x: tensor<1x4x9xi32>, %w: tensor<6x2x3xi32>) -> tensor<1x6x2xi32> {
+  %0 = kiln.conv %x, %w {strides = array<i64: 2>, dilations = array<i64: 3>, pads = array<i64: 1, 0>, groups = 2} : (tensor<1x4x9xi32>, tensor<6x2x3xi32>) -> tensor<1x6x2xi32>
+  return %0 : tensor<1x6x2xi32>
+}
