@@ -1,0 +1,160 @@
+// RUN: kiln-opt --kiln-lower-to-linalg -split-input-file %s | FileCheck %s
+
+// CHECK-LABEL: func @transpose
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x2x3xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%arg0 : tensor<2x3x4xf32>) outs(%[[E]] : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// CHECK: return %[[T]]
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %0 = kiln.transpose %x {permutation = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// Concat: each operand inserted at its offset along the axis.
+// CHECK-LABEL: func @concat
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x6xf32>
+// CHECK: %[[A:.*]] = tensor.insert_slice %arg0 into %[[E]][0, 0] [2, 1] [1, 1] : tensor<2x1xf32> into tensor<2x6xf32>
+// CHECK: %[[B:.*]] = tensor.insert_slice %arg1 into %[[A]][0, 1] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+// CHECK: %[[C:.*]] = tensor.insert_slice %arg2 into %[[B]][0, 4] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x6xf32>
+// CHECK: return %[[C]]
+func.func @concat(%a: tensor<2x1xf32>, %b: tensor<2x3xf32>, %c: tensor<2x2xf32>) -> tensor<2x6xf32> {
+  %0 = kiln.concat %a, %b, %c {axis = 1 : i64} : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// Positive steps: one strided extract_slice.
+// CHECK-LABEL: func @slice
+// CHECK: %[[S:.*]] = tensor.extract_slice %arg0[1, 0] [4, 4] [1, 2] : tensor<6x7xf32> to tensor<4x4xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @slice(%x: tensor<6x7xf32>) -> tensor<4x4xf32> {
+  %0 = kiln.slice %x {starts = array<i64: 1, 0>, ends = array<i64: 5, 7>, steps = array<i64: 1, 2>} : tensor<6x7xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// Negative steps: the same elements in increasing order (rows 5, 3, 1 are
+// rows 1, 3, 5 reversed), then a generic whose input map reverses dim 0.
+// CHECK-DAG: #[[REV:.*]] = affine_map<(d0, d1) -> (-d0 + 2, d1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @slice_reverse
+// CHECK: %[[S:.*]] = tensor.extract_slice %arg0[1, 2] [3, 4] [2, 1] : tensor<6x7xf32> to tensor<3x4xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[REV]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[S]] : tensor<3x4xf32>)
+// CHECK: return %[[R]]
+func.func @slice_reverse(%x: tensor<6x7xf32>) -> tensor<3x4xf32> {
+  %0 = kiln.slice %x {starts = array<i64: 5, 2>, ends = array<i64: 0, 6>, steps = array<i64: -2, 1>} : tensor<6x7xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// Constant padding; negative pads crop first.
+// CHECK-LABEL: func @pad_constant
+// CHECK: %[[CROP:.*]] = tensor.extract_slice %arg0[1, 0] [3, 3] [1, 1] : tensor<4x5xf32> to tensor<3x3xf32>
+// CHECK: %[[V:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK: %[[P:.*]] = tensor.pad %[[CROP]] low[0, 1] high[2, 0]
+// CHECK:   tensor.yield %[[V]] : f32
+// CHECK: } : tensor<3x3xf32> to tensor<5x4xf32>
+// CHECK: return %[[P]]
+func.func @pad_constant(%x: tensor<4x5xf32>) -> tensor<5x4xf32> {
+  %0 = kiln.pad %x {pads = array<i64: -1, 1, 2, -2>, value = 1.5 : f64} : tensor<4x5xf32> -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// CHECK-LABEL: func @pad_int
+// CHECK: %[[V:.*]] = arith.constant -3 : i32
+// CHECK: tensor.pad %arg0 low[1] high[2]
+// CHECK:   tensor.yield %[[V]] : i32
+func.func @pad_int(%x: tensor<4xi32>) -> tensor<7xi32> {
+  %0 = kiln.pad %x {pads = array<i64: 1, 2>, value = -3.7 : f64} : tensor<4xi32> -> tensor<7xi32>
+  return %0 : tensor<7xi32>
+}
+
+// -----
+
+// Reflect: per padded dimension, j = i - low, mirrored at both ends, read with
+// tensor.extract; the unpadded dimension reads its own index.
+// CHECK-LABEL: func @pad_reflect
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x9xf32>)
+// CHECK:   %[[I0:.*]] = linalg.index 0 : index
+// CHECK:   %[[I1:.*]] = linalg.index 1 : index
+// CHECK:   %[[J:.*]] = arith.subi %[[I1]], %c2
+// CHECK:   %[[NEG:.*]] = arith.cmpi slt, %[[J]], %c0
+// CHECK:   %[[MJ:.*]] = arith.subi %c0{{.*}}, %[[J]]
+// CHECK:   %[[J1:.*]] = arith.select %[[NEG]], %[[MJ]], %[[J]]
+// CHECK:   %[[PAST:.*]] = arith.cmpi sgt, %[[J1]], %c4
+// CHECK:   %[[FJ:.*]] = arith.subi %c8, %[[J1]]
+// CHECK:   %[[J2:.*]] = arith.select %[[PAST]], %[[FJ]], %[[J1]]
+// CHECK:   %[[LO:.*]] = arith.maxsi %[[J2]], %c0
+// CHECK:   %[[HI:.*]] = arith.minsi %[[LO]], %c4
+// CHECK:   %[[V:.*]] = tensor.extract %arg0[%[[I0]], %[[HI]]] : tensor<3x5xf32>
+// CHECK:   linalg.yield %[[V]]
+func.func @pad_reflect(%x: tensor<3x5xf32>) -> tensor<3x9xf32> {
+  %0 = kiln.pad %x {pads = array<i64: 0, 2, 0, 2>, mode = "reflect"} : tensor<3x5xf32> -> tensor<3x9xf32>
+  return %0 : tensor<3x9xf32>
+}
+
+// Edge: clamp only.
+// CHECK-LABEL: func @pad_edge
+// CHECK: linalg.generic
+// CHECK:   %[[I:.*]] = linalg.index 0 : index
+// CHECK:   %[[J:.*]] = arith.subi %[[I]], %c1
+// CHECK-NOT: arith.select
+// CHECK:   %[[LO:.*]] = arith.maxsi %[[J]], %c0
+// CHECK:   %[[HI:.*]] = arith.minsi %[[LO]], %c3
+// CHECK:   tensor.extract %arg0[%[[HI]]] : tensor<4xi8>
+func.func @pad_edge(%x: tensor<4xi8>) -> tensor<7xi8> {
+  %0 = kiln.pad %x {pads = array<i64: 1, 2>, mode = "edge"} : tensor<4xi8> -> tensor<7xi8>
+  return %0 : tensor<7xi8>
+}
+
+// -----
+
+// Gather along axis 1: the index tensor is read at the result dimensions it
+// occupies, normalized when negative, clamped into [0, 5), and the data is
+// read with tensor.extract.
+// CHECK-DAG: #[[IDX:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @gather
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x3xi32>) outs(%{{.*}} : tensor<4x2x3x6xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: i32, %{{.*}}: f32):
+// CHECK:   %[[I:.*]] = arith.index_cast %[[IN]] : i32 to index
+// CHECK:   %[[NEG:.*]] = arith.cmpi slt, %[[I]], %c0
+// CHECK:   %[[WRAP:.*]] = arith.addi %[[I]], %c5
+// CHECK:   %[[N:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK:   %[[LO:.*]] = arith.maxsi %[[N]], %c0
+// CHECK:   %[[HI:.*]] = arith.minsi %[[LO]], %c4
+// CHECK:   %[[D0:.*]] = linalg.index 0 : index
+// CHECK:   %[[D3:.*]] = linalg.index 3 : index
+// CHECK:   %[[V:.*]] = tensor.extract %arg0[%[[D0]], %[[HI]], %[[D3]]] : tensor<4x5x6xf32>
+// CHECK:   linalg.yield %[[V]]
+func.func @gather(%data: tensor<4x5x6xf32>, %idx: tensor<2x3xi32>) -> tensor<4x2x3x6xf32> {
+  %0 = kiln.gather %data, %idx {axis = 1 : i64} : (tensor<4x5x6xf32>, tensor<2x3xi32>) -> tensor<4x2x3x6xf32>
+  return %0 : tensor<4x2x3x6xf32>
+}
+
+// A scalar index removes the axis.
+// CHECK-LABEL: func @gather_scalar
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel"]} ins(%arg1 : tensor<i64>) outs(%{{.*}} : tensor<6xf32>)
+// CHECK:   tensor.extract %arg0[%{{.*}}, %{{.*}}] : tensor<5x6xf32>
+func.func @gather_scalar(%data: tensor<5x6xf32>, %idx: tensor<i64>) -> tensor<6xf32> {
+  %0 = kiln.gather %data, %idx {axis = 0 : i64} : (tensor<5x6xf32>, tensor<i64>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+// Expand: a broadcasting copy.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, 0)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func @expand
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<3x1xf32>) outs(%{{.*}} : tensor<2x3x4xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[X]] : f32
+func.func @expand(%x: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  %0 = kiln.expand %x : tensor<3x1xf32> -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
