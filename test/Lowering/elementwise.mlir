@@ -1,0 +1,160 @@
+// RUN: kiln-opt --kiln-lower-to-linalg -split-input-file %s | FileCheck %s
+
+// Broadcasting lives in the indexing maps: the [3] operand aligns with the
+// trailing dimension, the [2, 1] operand reads column 0.
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @add_broadcast
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x1xf32>, tensor<3xf32>) outs(%[[E]] : tensor<2x3xf32>)
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK:   %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK:   linalg.yield %[[S]] : f32
+// CHECK: return %[[R]]
+func.func @add_broadcast(%a: tensor<2x1xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.add %a, %b : (tensor<2x1xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Integer arithmetic: truncating division; Mod takes the divisor's sign.
+// CHECK-LABEL: func @int_div_mod
+// CHECK: linalg.generic
+// CHECK:   arith.divsi
+// CHECK: linalg.generic
+// CHECK:   %[[R:.*]] = arith.remsi %[[X:.*]], %[[Y:.*]] : i32
+// CHECK:   %[[NZ:.*]] = arith.cmpi ne, %[[R]], %{{.*}}
+// CHECK:   %[[RN:.*]] = arith.cmpi slt, %[[R]], %{{.*}}
+// CHECK:   %[[YN:.*]] = arith.cmpi slt, %[[Y]], %{{.*}}
+// CHECK:   %[[DIFF:.*]] = arith.xori %[[RN]], %[[YN]]
+// CHECK:   %[[ADJ:.*]] = arith.andi %[[NZ]], %[[DIFF]]
+// CHECK:   %[[SUM:.*]] = arith.addi %[[R]], %[[Y]]
+// CHECK:   arith.select %[[ADJ]], %[[SUM]], %[[R]] : i32
+func.func @int_div_mod(%a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %0 = kiln.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = kiln.mod %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0, %1 : tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// Comparisons produce i1; booleans compare unsigned.
+// CHECK-LABEL: func @compare
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi1>)
+// CHECK:   arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi1>)
+// CHECK:   arith.cmpi ugt, %{{.*}}, %{{.*}} : i1
+func.func @compare(%a: tensor<4xf32>, %b: tensor<4xf32>, %p: tensor<4xi1>, %q: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>) {
+  %0 = kiln.less %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = kiln.greater %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1 : tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// Select broadcasts all three operands.
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @select
+// CHECK: linalg.generic {indexing_maps = [#[[C]], #[[ID]], #[[S]], #[[ID]]], {{.*}}} ins(%arg0, %arg1, %arg2 : tensor<3xi1>, tensor<2x3xf32>, tensor<f32>)
+// CHECK: ^bb0(%[[P:.*]]: i1, %[[T:.*]]: f32, %[[F:.*]]: f32, %{{.*}}: f32):
+// CHECK:   arith.select %[[P]], %[[T]], %[[F]] : f32
+func.func @select(%c: tensor<3xi1>, %t: tensor<2x3xf32>, %f: tensor<f32>) -> tensor<2x3xf32> {
+  %0 = kiln.select %c, %t, %f : (tensor<3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Unary ops: transcendentals stay math ops.
+// CHECK-LABEL: func @unary
+// CHECK: linalg.generic
+// CHECK:   math.exp
+// CHECK: linalg.generic
+// CHECK:   %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:   arith.maximumf %{{.*}}, %[[Z]] : f32
+// CHECK: linalg.generic
+// CHECK:   %[[NEG:.*]] = arith.negf
+// CHECK:   %[[E:.*]] = math.exp %[[NEG]]
+// CHECK:   %[[D:.*]] = arith.addf %{{.*}}, %[[E]]
+// CHECK:   arith.divf %{{.*}}, %[[D]]
+// CHECK: linalg.generic
+// CHECK:   math.roundeven
+func.func @unary(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.exp %x : tensor<4xf32>
+  %1 = kiln.relu %x : tensor<4xf32>
+  %2 = kiln.sigmoid %x : tensor<4xf32>
+  %3 = kiln.round %x : tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// GELU: erf form by default, tanh form on request.
+// CHECK-LABEL: func @gelu
+// CHECK: linalg.generic
+// CHECK:   math.erf
+// CHECK: linalg.generic
+// CHECK:   math.tanh
+func.func @gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.gelu %x : tensor<4xf32>
+  %1 = kiln.gelu %x {approximate = "tanh"} : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Clip: an infinite float bound needs no clamp.
+// CHECK-LABEL: func @clip
+// CHECK: linalg.generic
+// CHECK:   %[[LO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:   %[[M:.*]] = arith.maximumf %{{.*}}, %[[LO]]
+// CHECK:   %[[HI:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK:   arith.minimumf %[[M]], %[[HI]]
+// CHECK: linalg.generic
+// CHECK:   %[[LO2:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK:   %[[R:.*]] = arith.maximumf %{{.*}}, %[[LO2]]
+// CHECK-NOT: arith.minimumf
+// CHECK:   linalg.yield %[[R]]
+func.func @clip(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.clip %x {min = 0.0 : f64, max = 6.0 : f64} : tensor<4xf32>
+  %1 = kiln.clip %x {min = -1.0 : f64, max = 0x7FF0000000000000 : f64} : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Casts follow ONNX Cast: float -> int truncates, bool -> float is unsigned,
+// anything -> bool compares with zero.
+// CHECK-LABEL: func @casts
+// CHECK: linalg.generic
+// CHECK:   arith.fptosi %{{.*}} : f32 to i32
+// CHECK: linalg.generic
+// CHECK:   arith.uitofp %{{.*}} : i1 to f32
+// CHECK: linalg.generic
+// CHECK:   arith.cmpi ne, %{{.*}}, %{{.*}} : i64
+// CHECK: linalg.generic
+// CHECK:   arith.extf %{{.*}} : f16 to f32
+func.func @casts(%f: tensor<4xf32>, %b: tensor<4xi1>, %i: tensor<4xi64>, %h: tensor<4xf16>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>) {
+  %0 = kiln.cast %f : tensor<4xf32> to tensor<4xi32>
+  %1 = kiln.cast %b : tensor<4xi1> to tensor<4xf32>
+  %2 = kiln.cast %i : tensor<4xi64> to tensor<4xi1>
+  %3 = kiln.cast %h : tensor<4xf16> to tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<4xi32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>
+}
+
+// -----
+
+// Constants and reshapes inside computations lower too.
+// CHECK-LABEL: func @constant_reshape
+// CHECK: %[[C:.*]] = arith.constant dense<1.000000e+00> : tensor<2x3xf32>
+// CHECK: %[[R:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+// CHECK: return %[[C]], %[[R]]
+func.func @constant_reshape(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xf32>) {
+  %c = kiln.constant dense<1.0> : tensor<2x3xf32>
+  %0 = kiln.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
+  return %c, %0 : tensor<2x3xf32>, tensor<6xf32>
+}
