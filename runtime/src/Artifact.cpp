@@ -142,6 +142,15 @@ static std::string rangeString(uint64_t offset, uint64_t size) {
   return strFormat("[%llu, %llu)", ull(offset), ull(offset + size));
 }
 
+/// FlatBuffers 2.0's verifier checks the alignment of a vector's length
+/// but not of its elements; vectors of 8-byte scalars and structs must be
+/// 8-byte aligned to be read without undefined behavior (empty ones may not
+/// be). The manifest section is 64-byte aligned in memory, so addresses tell.
+template <typename Vector> static bool elementsAligned(const Vector *vector) {
+  return !vector || vector->size() == 0 ||
+         reinterpret_cast<uintptr_t>(vector->data()) % 8 == 0;
+}
+
 /// True when [offset, offset + size) lies within [0, limit).
 static bool inBounds(uint64_t offset, uint64_t size, uint64_t limit) {
   return offset <= limit && size <= limit - offset;
@@ -330,6 +339,9 @@ kiln_status_t Artifact::validateTensors(bool outputs) {
     std::string item = strFormat("%s %zu ('%s')", what, i, t.name.c_str());
     if (!names.insert(t.name).second)
       return invalid(item + ": the name is used twice");
+    if (!elementsAligned(info->shape()))
+      return invalid(item + ": the shape vector is misaligned in the "
+                            "manifest");
     auto dtype = uint8_t(info->dtype());
     if (dtype > uint8_t(fb::DType::MAX))
       return invalid(strFormat("%s: unknown dtype %u", item.c_str(), dtype));
@@ -444,6 +456,9 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
     auto *bindings = outputs ? program->outputs() : program->inputs();
     const std::vector<TensorInfo> &tensors = outputs ? outputs_ : inputs_;
     size_t count = bindings ? bindings->size() : 0;
+    if (!elementsAligned(bindings))
+      return invalid(strFormat("%s%s bindings are misaligned in the manifest",
+                               prefix.c_str(), what));
     if (count != tensors.size())
       return invalid(strFormat("%s%zu %s bindings for %zu model %ss",
                                prefix.c_str(), count, what, tensors.size(),
@@ -479,6 +494,8 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
                                "code objects have %zu kernels)",
                                item.c_str(), dispatch->kernel(),
                                kernelCount));
+    if (!elementsAligned(dispatch->bindings()))
+      return invalid(item + ": bindings are misaligned in the manifest");
     if (auto *bindings = dispatch->bindings())
       for (size_t b = 0; b < bindings->size(); ++b)
         KILN_RETURN_IF_ERROR(checkBinding(
