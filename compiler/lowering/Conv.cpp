@@ -136,11 +136,9 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     auto fType = cast<RankedTensorType>(op.getFilter().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
     Type elem = resultType.getElementType();
-    // Arithmetic needs floats or signless integers (ui8 etc. do not lower).
-    if (!elem.isSignlessIntOrFloat())
-      return rewriter.notifyMatchFailure(op, "unsupported element type");
-    if (!inType.hasStaticShape() || !fType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)) ||
+        failed(requireArithmeticType(op, elem)))
+      return failure();
 
     int64_t rank = inType.getRank(), spatial = rank - 2;
     int64_t groups = op.getGroups();

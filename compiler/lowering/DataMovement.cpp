@@ -39,6 +39,8 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
     rewriter.replaceOp(op, linalg::TransposeOp::create(
                                rewriter, op.getLoc(), op.getInput(), init,
@@ -55,8 +57,8 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     int64_t axis = op.getAxis(), rank = type.getRank();
     Value result = emptyTensor(rewriter, loc, type);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
@@ -82,8 +84,8 @@ struct SliceLowering : OpRewritePattern<SliceOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
       return success();
@@ -155,8 +157,8 @@ struct PadLowering : OpRewritePattern<PadOp> {
     auto type = cast<RankedTensorType>(op.getType());
     auto inType = cast<RankedTensorType>(op.getInput().getType());
     Type elem = type.getElementType();
-    if (!type.hasStaticShape() || !inType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     int64_t rank = type.getRank();
     ArrayRef<int64_t> pads = op.getPads();
 
@@ -182,8 +184,8 @@ struct PadLowering : OpRewritePattern<PadOp> {
     if (!constant && mode != "reflect" && mode != "edge")
       return rewriter.notifyMatchFailure(op, "unknown pad mode");
     // The pad value is an arith.constant: floats and signless integers only.
-    if (constant && !elem.isSignlessIntOrFloat())
-      return rewriter.notifyMatchFailure(op, "unsupported element type");
+    if (constant && failed(requireArithmeticType(op, elem)))
+      return failure();
     Value input = op.getInput();
     if (crops) {
       SmallVector<int64_t> ones(rank, 1);
@@ -257,8 +259,8 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
     auto type = cast<RankedTensorType>(op.getType());
     auto dataType = cast<RankedTensorType>(op.getData().getType());
     auto indicesType = cast<RankedTensorType>(op.getIndices().getType());
-    if (!type.hasStaticShape() || !dataType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     int64_t axis = op.getAxis(), rank = type.getRank();
     int64_t indicesRank = indicesType.getRank();
     int64_t axisSize = dataType.getShape()[axis];
@@ -309,6 +311,8 @@ struct ExpandLowering : OpRewritePattern<ExpandOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ExpandOp op,
                                 PatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     rewriter.replaceOp(op, elementwise(rewriter, op.getLoc(), op.getType(),
                                        {op.getInput()}, copyBody));
     return success();

@@ -195,6 +195,25 @@ SmallVector<utils::IteratorType> iteratorTypes(unsigned loops,
   return iterators;
 }
 
+LogicalResult requireStaticShapes(Operation *op) {
+  auto isStatic = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return !shaped || shaped.hasStaticShape();
+  };
+  if (llvm::all_of(op->getOperandTypes(), isStatic) &&
+      llvm::all_of(op->getResultTypes(), isStatic))
+    return success();
+  return op->emitOpError(
+      "cannot be lowered to linalg: dynamic shapes are not supported");
+}
+
+LogicalResult requireArithmeticType(Operation *op, Type elementType) {
+  if (elementType.isSignlessIntOrFloat())
+    return success();
+  return op->emitOpError("cannot be lowered to linalg: element type ")
+         << elementType << " is not a float or a signless integer";
+}
+
 } // namespace kiln::lowering
 
 namespace {

@@ -99,6 +99,17 @@ mlir::Value minScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 llvm::SmallVector<mlir::utils::IteratorType>
 iteratorTypes(unsigned loops, llvm::ArrayRef<int64_t> reductionLoops = {});
 
+/// Fails the match unless every tensor operand and result of `op` has a
+/// static shape, with an error on `op` that says so (more than the
+/// conversion's "failed to legalize").
+mlir::LogicalResult requireStaticShapes(mlir::Operation *op);
+
+/// Fails the match, with an error on `op`, unless `elementType` is a float
+/// or a signless integer: the types arith computes on (`ui8` and friends
+/// need a conversion to signless types first).
+mlir::LogicalResult requireArithmeticType(mlir::Operation *op,
+                                          mlir::Type elementType);
+
 } // namespace lowering
 } // namespace kiln
 

@@ -95,8 +95,8 @@ struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
     Value x = op.getInput();
     auto type = cast<RankedTensorType>(op.getType());
     Type elem = type.getElementType(), ct = computeType(elem);
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Reduced r(rewriter, type, {op.getAxis()});
 
     Value max = generic(
@@ -174,8 +174,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     Value x = op.getInput();
     auto type = cast<RankedTensorType>(op.getType());
     Type elem = type.getElementType(), ct = computeType(elem);
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Reduced r(rewriter, type, trailing(op.getAxis(), type.getRank()));
     double n = r.count, eps = op.getEpsilon().convertToDouble();
 
@@ -240,8 +240,8 @@ struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
     Value x = op.getInput();
     auto type = cast<RankedTensorType>(op.getType());
     Type elem = type.getElementType(), ct = computeType(elem);
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Reduced r(rewriter, type, trailing(op.getAxis(), type.getRank()));
     double n = r.count, eps = op.getEpsilon().convertToDouble();
 
@@ -282,8 +282,8 @@ struct BatchNormLowering : OpRewritePattern<BatchNormOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     Type elem = type.getElementType(), ct = computeType(elem);
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     double eps = op.getEpsilon().convertToDouble();
     auto channelType = RankedTensorType::get({type.getShape()[1]}, ct);
     Value std = elementwise(

@@ -176,8 +176,8 @@ struct PoolLowering : OpRewritePattern<OpTy> {
     Location loc = op.getLoc();
     auto inType = cast<RankedTensorType>(op.getInput().getType());
     auto type = cast<RankedTensorType>(op.getType());
-    if (!inType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Type elem = type.getElementType();
     int64_t rank = inType.getRank(), spatial = rank - 2;
     ArrayRef<int64_t> pads = op.getPads();

@@ -77,11 +77,9 @@ struct ReduceLowering : OpRewritePattern<OpTy> {
     auto inType = cast<RankedTensorType>(input.getType());
     auto type = cast<RankedTensorType>(op.getType());
     Type elem = type.getElementType();
-    if (!inType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    // Arithmetic needs floats or signless integers (ui8 etc. do not lower).
-    if (!elem.isSignlessIntOrFloat())
-      return rewriter.notifyMatchFailure(op, "unsupported element type");
+    if (failed(requireStaticShapes(op)) ||
+        failed(requireArithmeticType(op, elem)))
+      return failure();
     ArrayRef<int64_t> axes = op.getAxes();
     if (axes.empty()) {
       rewriter.replaceOp(op, input);
@@ -129,11 +127,9 @@ struct ArgLowering : OpRewritePattern<OpTy> {
     Value input = op.getInput();
     auto inType = cast<RankedTensorType>(input.getType());
     Type elem = inType.getElementType();
-    if (!inType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    // Arithmetic needs floats or signless integers (ui8 etc. do not lower).
-    if (!elem.isSignlessIntOrFloat())
-      return rewriter.notifyMatchFailure(op, "unsupported element type");
+    if (failed(requireStaticShapes(op)) ||
+        failed(requireArithmeticType(op, elem)))
+      return failure();
     int64_t axis = op.getAxis(), rank = inType.getRank();
     bool last = op.getSelectLastIndex();
 
