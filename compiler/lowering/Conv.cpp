@@ -38,8 +38,8 @@ Value convInit(OpBuilder &b, Location loc, RankedTensorType type, Value bias) {
       AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx),
       AffineMap::getMultiDimIdentityMap(rank, ctx)};
   return linalg::GenericOp::create(
-             b, loc, type, ValueRange{bias}, ValueRange{emptyTensor(b, loc, type)},
-             maps, iteratorTypes(rank),
+             b, loc, type, ValueRange{bias},
+             ValueRange{emptyTensor(b, loc, type)}, maps, iteratorTypes(rank),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
                linalg::YieldOp::create(nb, nloc, args[0]);
              })
@@ -70,8 +70,8 @@ Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
   };
   Value gInput = reshapeTensor(b, loc, input,
                                grouped({in[0], groups, cg}, in.drop_front(2)));
-  Value gFilter = reshapeTensor(b, loc, filter,
-                                grouped({groups, fg, cg}, f.drop_front(2)));
+  Value gFilter =
+      reshapeTensor(b, loc, filter, grouped({groups, fg, cg}, f.drop_front(2)));
   auto gOutType = grouped({out[0], groups, fg}, out.drop_front(2));
   Value gInit = reshapeTensor(b, loc, init, gOutType);
 
@@ -95,22 +95,21 @@ Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
   for (unsigned i = cLoop; i < loops; ++i)
     reductions.push_back(i);
   bool isFloat = isa<FloatType>(elem);
-  Value result =
-      linalg::GenericOp::create(
-          b, loc, gOutType, ValueRange{gInput, gFilter}, ValueRange{gInit},
-          maps, iteratorTypes(loops, reductions),
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value prod, sum;
-            if (isFloat) {
-              prod = arith::MulFOp::create(nb, l, args[0], args[1]);
-              sum = arith::AddFOp::create(nb, l, args[2], prod);
-            } else {
-              prod = arith::MulIOp::create(nb, l, args[0], args[1]);
-              sum = arith::AddIOp::create(nb, l, args[2], prod);
-            }
-            linalg::YieldOp::create(nb, l, sum);
-          })
-          .getResult(0);
+  Value result = linalg::GenericOp::create(
+                     b, loc, gOutType, ValueRange{gInput, gFilter},
+                     ValueRange{gInit}, maps, iteratorTypes(loops, reductions),
+                     [&](OpBuilder &nb, Location l, ValueRange args) {
+                       Value prod, sum;
+                       if (isFloat) {
+                         prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+                         sum = arith::AddFOp::create(nb, l, args[2], prod);
+                       } else {
+                         prod = arith::MulIOp::create(nb, l, args[0], args[1]);
+                         sum = arith::AddIOp::create(nb, l, args[2], prod);
+                       }
+                       linalg::YieldOp::create(nb, l, sum);
+                     })
+                     .getResult(0);
   return reshapeTensor(b, loc, result, outType);
 }
 
@@ -198,14 +197,15 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
         return RankedTensorType::get(s, elem);
       };
       auto padded = cast<RankedTensorType>(input.getType());
-      Value gInput = reshapeTensor(
-          rewriter, loc, input,
-          grouped(padded.getShape(), 1, channels / groups));
-      Value gFilter = reshapeTensor(
-          rewriter, loc, filter, grouped(fType.getShape(), 0, filters / groups));
-      Value gInit = reshapeTensor(
-          rewriter, loc, init,
-          grouped(resultType.getShape(), 1, filters / groups));
+      Value gInput =
+          reshapeTensor(rewriter, loc, input,
+                        grouped(padded.getShape(), 1, channels / groups));
+      Value gFilter =
+          reshapeTensor(rewriter, loc, filter,
+                        grouped(fType.getShape(), 0, filters / groups));
+      Value gInit =
+          reshapeTensor(rewriter, loc, init,
+                        grouped(resultType.getShape(), 1, filters / groups));
       Value gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(
           rewriter, loc, gInput, gFilter, gInit, stridesAttr, dilationsAttr);
       result = reshapeTensor(rewriter, loc, gResult, resultType);

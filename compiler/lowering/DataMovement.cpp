@@ -27,9 +27,8 @@ using namespace kiln::lowering;
 namespace {
 
 SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
-  return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult {
-    return b.getIndexAttr(v);
-  });
+  return llvm::map_to_vector(
+      values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
 }
 
 Value copyBody(OpBuilder &, Location, ValueRange args) { return args[0]; }
@@ -42,9 +41,9 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
     if (failed(requireStaticShapes(op)))
       return failure();
     Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
-    rewriter.replaceOp(op, linalg::TransposeOp::create(
-                               rewriter, op.getLoc(), op.getInput(), init,
-                               op.getPermutation())
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                       op.getInput(), init,
+                                                       op.getPermutation())
                                .getResult());
     return success();
   }
@@ -198,10 +197,9 @@ struct PadLowering : OpRewritePattern<PadOp> {
     if (constant) {
       // (Reflect and edge padding of an empty tensor have no source either;
       // ONNX rejects them, this fills with the constant.)
-      Value result =
-          padTensor(rewriter, loc, input, low, high,
-                    padScalar(rewriter, loc, elem,
-                              op.getValue().convertToDouble()));
+      Value result = padTensor(
+          rewriter, loc, input, low, high,
+          padScalar(rewriter, loc, elem, op.getValue().convertToDouble()));
       rewriter.replaceOp(op, result);
       return success();
     }
@@ -209,8 +207,10 @@ struct PadLowering : OpRewritePattern<PadOp> {
     // Reflect / edge: the source index of every output index, per dimension.
     bool reflect = mode == "reflect";
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, getContext())},
+        rewriter, loc, type, ValueRange{},
+        ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{
+            AffineMap::getMultiDimIdentityMap(rank, getContext())},
         iteratorTypes(rank), [&](OpBuilder &b, Location l, ValueRange) {
           SmallVector<Value> indices;
           for (int64_t d = 0; d < rank; ++d) {
@@ -243,7 +243,8 @@ struct PadLowering : OpRewritePattern<PadOp> {
             indices.push_back(j);
           }
           linalg::YieldOp::create(
-              b, l, tensor::ExtractOp::create(b, l, input, indices).getResult());
+              b, l,
+              tensor::ExtractOp::create(b, l, input, indices).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -282,7 +283,8 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
         rewriter, loc, type, ValueRange{op.getIndices()},
         ValueRange{emptyTensor(rewriter, loc, type)}, maps, iteratorTypes(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
+          Value index =
+              arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           Value size = arith::ConstantIndexOp::create(b, l, axisSize);
           Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,

@@ -152,8 +152,9 @@ Value padTensor(OpBuilder &b, Location loc, Value source, ArrayRef<int64_t> low,
 static Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
   if (auto ft = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(
-        b, loc, FloatAttr::get(ft, APFloat::getInf(ft.getFloatSemantics(),
-                                                   /*Negative=*/lowest)));
+        b, loc,
+        FloatAttr::get(ft, APFloat::getInf(ft.getFloatSemantics(),
+                                           /*Negative=*/lowest)));
   auto it = cast<IntegerType>(type);
   unsigned width = it.getWidth();
   APInt value = width == 1 ? APInt(1, lowest ? 0 : 1)
@@ -186,8 +187,8 @@ Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MinSIOp::create(b, loc, x, y);
 }
 
-SmallVector<utils::IteratorType> iteratorTypes(unsigned loops,
-                                               ArrayRef<int64_t> reductionLoops) {
+SmallVector<utils::IteratorType>
+iteratorTypes(unsigned loops, ArrayRef<int64_t> reductionLoops) {
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   for (int64_t loop : reductionLoops)

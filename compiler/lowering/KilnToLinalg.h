@@ -80,7 +80,8 @@ mlir::Value padTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// The smallest value of `type`: `-inf`, the signed minimum, or `false` for
 /// `i1` (the identity of a max reduction). Exact for every integer width,
 /// unlike `scalarConstant`, which goes through a double.
-mlir::Value lowestValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+mlir::Value lowestValue(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Type type);
 
 /// The largest value of `type`: `+inf`, the signed maximum, or `true` for
 /// `i1` (the identity of a min reduction).

@@ -99,30 +99,35 @@ struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
       return failure();
     Reduced r(rewriter, type, {op.getAxis()});
 
-    Value max = generic(
-        rewriter, loc, x, r.filled(rewriter, loc, lowestValue(rewriter, loc, ct)),
-        {r.full, r.stat}, r.loops,
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::MaximumFOp::create(b, l, a[1], ext(b, l, a[0], ct));
-        });
-    Value sum = generic(
-        rewriter, loc, {x, max}, r.filled(rewriter, loc, cst(rewriter, loc, ct, 0)),
-        {r.full, r.stat, r.stat}, r.loops,
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value d = arith::SubFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
-          return arith::AddFOp::create(b, l, a[2], math::ExpOp::create(b, l, d));
-        });
+    Value max = generic(rewriter, loc, x,
+                        r.filled(rewriter, loc, lowestValue(rewriter, loc, ct)),
+                        {r.full, r.stat}, r.loops,
+                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                          return arith::MaximumFOp::create(b, l, a[1],
+                                                           ext(b, l, a[0], ct));
+                        });
+    Value sum =
+        generic(rewriter, loc, {x, max},
+                r.filled(rewriter, loc, cst(rewriter, loc, ct, 0)),
+                {r.full, r.stat, r.stat}, r.loops,
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value d =
+                      arith::SubFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
+                  return arith::AddFOp::create(b, l, a[2],
+                                               math::ExpOp::create(b, l, d));
+                });
     bool log = op.getLog();
     Value result = generic(
         rewriter, loc, {x, max, sum}, emptyTensor(rewriter, loc, type),
         {r.full, r.stat, r.stat, r.full}, {},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value d = arith::SubFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
-          Value y =
-              log ? arith::SubFOp::create(b, l, d, math::LogOp::create(b, l, a[2]))
-                        .getResult()
-                  : arith::DivFOp::create(b, l, math::ExpOp::create(b, l, d), a[2])
-                        .getResult();
+          Value y = log ? arith::SubFOp::create(b, l, d,
+                                                math::LogOp::create(b, l, a[2]))
+                              .getResult()
+                        : arith::DivFOp::create(
+                              b, l, math::ExpOp::create(b, l, d), a[2])
+                              .getResult();
           return ext(b, l, y, elem);
         });
     rewriter.replaceOp(op, result);
@@ -137,31 +142,29 @@ SmallVector<int64_t> trailing(int64_t axis, int64_t rank) {
 
 /// Sum over the reduced loops of `term(x)` (in the compute type); `stats`
 /// are more statistics read alongside `x`.
-Value reduceSum(OpBuilder &rewriter, Location loc, const Reduced &r, Value x,
-                ValueRange stats,
-                function_ref<Value(OpBuilder &, Location, Value, ValueRange)>
-                    term) {
+Value reduceSum(
+    OpBuilder &rewriter, Location loc, const Reduced &r, Value x,
+    ValueRange stats,
+    function_ref<Value(OpBuilder &, Location, Value, ValueRange)> term) {
   Type ct = r.statType.getElementType();
   SmallVector<Value> inputs = {x};
   llvm::append_range(inputs, stats);
   SmallVector<AffineMap> maps = {r.full};
   maps.append(stats.size() + 1, r.stat);
-  return generic(rewriter, loc, inputs,
-                 r.filled(rewriter, loc, cst(rewriter, loc, ct, 0)), maps,
-                 r.loops, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                   Value t = term(b, l, ext(b, l, a[0], ct),
-                                  a.slice(1, stats.size()));
-                   return arith::AddFOp::create(b, l, a.back(), t);
-                 });
+  return generic(
+      rewriter, loc, inputs, r.filled(rewriter, loc, cst(rewriter, loc, ct, 0)),
+      maps, r.loops, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value t = term(b, l, ext(b, l, a[0], ct), a.slice(1, stats.size()));
+        return arith::AddFOp::create(b, l, a.back(), t);
+      });
 }
 
 /// `f(stat)` elementwise over a statistics tensor.
 Value mapStat(OpBuilder &b, Location loc, const Reduced &r, Value stat,
               function_ref<Value(OpBuilder &, Location, Value)> f) {
-  return elementwise(b, loc, r.statType, {stat},
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       return f(nb, l, a[0]);
-                     });
+  return elementwise(
+      b, loc, r.statType, {stat},
+      [&](OpBuilder &nb, Location l, ValueRange a) { return f(nb, l, a[0]); });
 }
 
 /// Lowers `kiln.layer_norm`.
@@ -179,21 +182,19 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     Reduced r(rewriter, type, trailing(op.getAxis(), type.getRank()));
     double n = r.count, eps = op.getEpsilon().convertToDouble();
 
-    Value sum = reduceSum(rewriter, loc, r, x, {},
-                          [](OpBuilder &, Location, Value v, ValueRange) {
-                            return v;
-                          });
-    Value mean = mapStat(rewriter, loc, r, sum,
-                         [&](OpBuilder &b, Location l, Value s) -> Value {
-                           return arith::DivFOp::create(b, l, s,
-                                                        cst(b, l, ct, n));
-                         });
-    Value sq = reduceSum(
-        rewriter, loc, r, x, {mean},
-        [](OpBuilder &b, Location l, Value v, ValueRange s) -> Value {
-          Value d = arith::SubFOp::create(b, l, v, s[0]);
-          return arith::MulFOp::create(b, l, d, d);
+    Value sum =
+        reduceSum(rewriter, loc, r, x, {},
+                  [](OpBuilder &, Location, Value v, ValueRange) { return v; });
+    Value mean = mapStat(
+        rewriter, loc, r, sum, [&](OpBuilder &b, Location l, Value s) -> Value {
+          return arith::DivFOp::create(b, l, s, cst(b, l, ct, n));
         });
+    Value sq =
+        reduceSum(rewriter, loc, r, x, {mean},
+                  [](OpBuilder &b, Location l, Value v, ValueRange s) -> Value {
+                    Value d = arith::SubFOp::create(b, l, v, s[0]);
+                    return arith::MulFOp::create(b, l, d, d);
+                  });
     Value invStd = mapStat(
         rewriter, loc, r, sq, [&](OpBuilder &b, Location l, Value s) -> Value {
           Value var = arith::DivFOp::create(b, l, s, cst(b, l, ct, n));
@@ -209,22 +210,23 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
         broadcastMap(ctx, op.getScale().getType().getShape(), type.getShape())};
     if (Value bias = op.getBias()) {
       inputs.push_back(bias);
-      maps.push_back(broadcastMap(
-          ctx, cast<RankedTensorType>(bias.getType()).getShape(),
-          type.getShape()));
+      maps.push_back(
+          broadcastMap(ctx, cast<RankedTensorType>(bias.getType()).getShape(),
+                       type.getShape()));
     }
     maps.push_back(r.full);
     bool hasBias = op.getBias() != nullptr;
-    Value result = generic(
-        rewriter, loc, inputs, emptyTensor(rewriter, loc, type), maps, {},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value d = arith::SubFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
-          Value y = arith::MulFOp::create(b, l, d, a[2]);
-          y = arith::MulFOp::create(b, l, y, ext(b, l, a[3], ct));
-          if (hasBias)
-            y = arith::AddFOp::create(b, l, y, ext(b, l, a[4], ct));
-          return ext(b, l, y, elem);
-        });
+    Value result =
+        generic(rewriter, loc, inputs, emptyTensor(rewriter, loc, type), maps,
+                {}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value d =
+                      arith::SubFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
+                  Value y = arith::MulFOp::create(b, l, d, a[2]);
+                  y = arith::MulFOp::create(b, l, y, ext(b, l, a[3], ct));
+                  if (hasBias)
+                    y = arith::AddFOp::create(b, l, y, ext(b, l, a[4], ct));
+                  return ext(b, l, y, elem);
+                });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -245,11 +247,11 @@ struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
     Reduced r(rewriter, type, trailing(op.getAxis(), type.getRank()));
     double n = r.count, eps = op.getEpsilon().convertToDouble();
 
-    Value sq = reduceSum(rewriter, loc, r, x, {},
-                         [](OpBuilder &b, Location l, Value v,
-                            ValueRange) -> Value {
-                           return arith::MulFOp::create(b, l, v, v);
-                         });
+    Value sq =
+        reduceSum(rewriter, loc, r, x, {},
+                  [](OpBuilder &b, Location l, Value v, ValueRange) -> Value {
+                    return arith::MulFOp::create(b, l, v, v);
+                  });
     Value rms = mapStat(
         rewriter, loc, r, sq, [&](OpBuilder &b, Location l, Value s) -> Value {
           Value ms = arith::DivFOp::create(b, l, s, cst(b, l, ct, n));
@@ -261,13 +263,15 @@ struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
         broadcastMap(getContext(), op.getScale().getType().getShape(),
                      type.getShape()),
         r.full};
-    Value result = generic(
-        rewriter, loc, {x, rms, op.getScale()}, emptyTensor(rewriter, loc, type),
-        maps, {}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value y = arith::DivFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
-          y = arith::MulFOp::create(b, l, y, ext(b, l, a[2], ct));
-          return ext(b, l, y, elem);
-        });
+    Value result =
+        generic(rewriter, loc, {x, rms, op.getScale()},
+                emptyTensor(rewriter, loc, type), maps, {},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value y =
+                      arith::DivFOp::create(b, l, ext(b, l, a[0], ct), a[1]);
+                  y = arith::MulFOp::create(b, l, y, ext(b, l, a[2], ct));
+                  return ext(b, l, y, elem);
+                });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -297,20 +301,21 @@ struct BatchNormLowering : OpRewritePattern<BatchNormOp> {
     MLIRContext *ctx = getContext();
     unsigned rank = type.getRank();
     AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    AffineMap channel = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
-    Value result = generic(
-        rewriter, loc,
-        {op.getInput(), op.getMean(), std, op.getScale(), op.getBias()},
-        emptyTensor(rewriter, loc, type),
-        {full, channel, channel, channel, channel, full}, {},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value d = arith::SubFOp::create(b, l, ext(b, l, a[0], ct),
-                                          ext(b, l, a[1], ct));
-          Value y = arith::DivFOp::create(b, l, d, a[2]);
-          y = arith::MulFOp::create(b, l, y, ext(b, l, a[3], ct));
-          y = arith::AddFOp::create(b, l, y, ext(b, l, a[4], ct));
-          return ext(b, l, y, elem);
-        });
+    AffineMap channel =
+        AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    Value result =
+        generic(rewriter, loc,
+                {op.getInput(), op.getMean(), std, op.getScale(), op.getBias()},
+                emptyTensor(rewriter, loc, type),
+                {full, channel, channel, channel, channel, full}, {},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value d = arith::SubFOp::create(b, l, ext(b, l, a[0], ct),
+                                                  ext(b, l, a[1], ct));
+                  Value y = arith::DivFOp::create(b, l, d, a[2]);
+                  y = arith::MulFOp::create(b, l, y, ext(b, l, a[3], ct));
+                  y = arith::AddFOp::create(b, l, y, ext(b, l, a[4], ct));
+                  return ext(b, l, y, elem);
+                });
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -157,9 +157,9 @@ Value divideByCounts(OpBuilder &b, Location loc, Value sums,
                if (vectors.empty() || uniform != 1)
                  count = scalarConstant(nb, l, elem, uniform);
                for (Value c : args.slice(1, vectors.size()))
-                 count = count ? arith::MulFOp::create(nb, l, count, c)
-                                     .getResult()
-                               : c;
+                 count =
+                     count ? arith::MulFOp::create(nb, l, count, c).getResult()
+                           : c;
                Value mean = arith::DivFOp::create(nb, l, args[0], count);
                linalg::YieldOp::create(nb, l, mean);
              })

@@ -87,29 +87,28 @@ struct ReduceLowering : OpRewritePattern<OpTy> {
     }
 
     RankedTensorType reducedType = dropDims(inType, axes);
-    Value init =
-        filledTensor(rewriter, loc, reducedType, identity(rewriter, loc, kind, elem));
-    Value result =
-        linalg::ReduceOp::create(
-            rewriter, loc, ValueRange{input}, ValueRange{init}, axes,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l,
-                                      combine(b, l, kind, args[1], args[0]));
-            })
-            .getResult(0);
+    Value init = filledTensor(rewriter, loc, reducedType,
+                              identity(rewriter, loc, kind, elem));
+    Value result = linalg::ReduceOp::create(
+                       rewriter, loc, ValueRange{input}, ValueRange{init}, axes,
+                       [&](OpBuilder &b, Location l, ValueRange args) {
+                         linalg::YieldOp::create(
+                             b, l, combine(b, l, kind, args[1], args[0]));
+                       })
+                       .getResult(0);
 
     if constexpr (kind == ReduceKind::Mean) {
       int64_t count = 1;
       for (int64_t axis : axes)
         count *= inType.getShape()[axis];
-      result = elementwise(
-          rewriter, loc, reducedType, {result},
-          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            Value n = scalarConstant(b, l, elem, count);
-            if (isFloat(elem))
-              return arith::DivFOp::create(b, l, args[0], n);
-            return arith::DivSIOp::create(b, l, args[0], n);
-          });
+      result =
+          elementwise(rewriter, loc, reducedType, {result},
+                      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                        Value n = scalarConstant(b, l, elem, count);
+                        if (isFloat(elem))
+                          return arith::DivFOp::create(b, l, args[0], n);
+                        return arith::DivSIOp::create(b, l, args[0], n);
+                      });
     }
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result, type));
     return success();
@@ -139,9 +138,9 @@ struct ArgLowering : OpRewritePattern<OpTy> {
     Value valueInit = filledTensor(rewriter, loc, valueType,
                                    isMax ? lowestValue(rewriter, loc, elem)
                                          : highestValue(rewriter, loc, elem));
-    Value indexInit = filledTensor(
-        rewriter, loc, indexType,
-        scalarConstant(rewriter, loc, rewriter.getI64Type(), 0));
+    Value indexInit =
+        filledTensor(rewriter, loc, indexType,
+                     scalarConstant(rewriter, loc, rewriter.getI64Type(), 0));
 
     MLIRContext *ctx = rewriter.getContext();
     AffineMap identityMap = AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -169,12 +168,12 @@ struct ArgLowering : OpRewritePattern<OpTy> {
               b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
           linalg::YieldOp::create(
               b, l,
-              ValueRange{arith::SelectOp::create(b, l, better, x, best),
-                         arith::SelectOp::create(b, l, better, index,
-                                                 bestIndex)});
+              ValueRange{
+                  arith::SelectOp::create(b, l, better, x, best),
+                  arith::SelectOp::create(b, l, better, index, bestIndex)});
         });
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(1),
-                                         op.getType()));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, generic.getResult(1), op.getType()));
     return success();
   }
 };
