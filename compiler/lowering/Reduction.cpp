@@ -97,10 +97,12 @@ struct ReduceLowering : OpRewritePattern<OpTy> {
                        })
                        .getResult(0);
 
-    if constexpr (kind == ReduceKind::Mean) {
-      int64_t count = 1;
-      for (int64_t axis : axes)
-        count *= inType.getShape()[axis];
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= inType.getShape()[axis];
+    // (The integer mean of nothing stays 0 rather than dividing by zero; the
+    // float one is 0 / 0 = NaN, as in numpy.)
+    if (kind == ReduceKind::Mean && (isFloat(elem) || count != 0)) {
       result =
           elementwise(rewriter, loc, reducedType, {result},
                       [&](OpBuilder &b, Location l, ValueRange args) -> Value {
