@@ -31,13 +31,38 @@ using namespace mlir;
 
 namespace kiln::cpu {
 
+void resolveTarget(CPUOptions &options) {
+  if (options.cpu == "host") {
+    options.cpu = llvm::sys::getHostCPUName().str();
+    llvm::SmallVector<std::string> hostFeatures;
+    for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      hostFeatures.push_back((enabled ? "+" : "-") + feature.str());
+    llvm::sort(hostFeatures);
+    options.features = llvm::join(hostFeatures, ",");
+  }
+  bool avx512 = llvm::StringRef(options.features).contains("+avx512f") ||
+                llvm::StringRef(options.cpu).contains("v4") ||
+                llvm::StringRef(options.cpu).starts_with("znver4") ||
+                llvm::StringRef(options.cpu).starts_with("znver5");
+  options.registerRows = avx512 ? 16 : 4;
+  options.vectorWidth = 16;
+}
+
 void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createKilnCPUConvToGemm());
+  pm.addPass(createCanonicalizerPass());
   KilnCPUDistributeOptions distribute;
   distribute.targetWorkgroups = options.workgroups;
   pm.addNestedPass<func::FuncOp>(createKilnCPUDistribute(distribute));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  KilnCPUVectorizeGemmOptions vectorize;
+  vectorize.mr = options.registerRows;
+  vectorize.nr = options.vectorWidth;
+  pm.addNestedPass<func::FuncOp>(createKilnCPUVectorizeGemm(vectorize));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -54,11 +79,15 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(memref::createFoldMemRefAliasOpsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -123,15 +152,9 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
     return fail(module, "failed to translate the kernels to LLVM IR");
 
   llvm::Triple triple("x86_64-unknown-linux-gnu");
-  std::string cpu = options.cpu, features = options.features;
-  if (cpu == "host") {
-    cpu = llvm::sys::getHostCPUName().str();
-    llvm::SmallVector<std::string> hostFeatures;
-    for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
-      hostFeatures.push_back((enabled ? "+" : "-") + feature.str());
-    llvm::sort(hostFeatures);
-    features = llvm::join(hostFeatures, ",");
-  }
+  CPUOptions resolved = options;
+  resolveTarget(resolved);
+  std::string cpu = resolved.cpu, features = resolved.features;
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)

@@ -25,7 +25,15 @@ struct CPUOptions {
   std::string features;
   /// Workgroups to aim for per dispatch.
   int64_t workgroups = 64;
+  /// Register tile of the GEMM micro-kernel: rows x f32 lanes (16 x 16 for
+  /// AVX-512's 32 zmm registers, 4 x 16 for AVX2's 16 ymm registers).
+  int64_t registerRows = 16;
+  int64_t vectorWidth = 16;
 };
+
+/// Resolves "host" into the compiling machine's CPU name and features, and
+/// picks the register tile for the CPU's vector registers.
+void resolveTarget(CPUOptions &options);
 
 /// Dispatch functions in kiln -> linalg on tensors, tiled into workgroups.
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CPUOptions &options);

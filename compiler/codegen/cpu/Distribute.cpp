@@ -43,23 +43,42 @@ TilingInterface findConsumer(func::FuncOp func) {
   return nullptr;
 }
 
-/// Tile sizes over the outer parallel loops so that about `target` tiles
-/// result; inner loops stay whole (0).
+/// Tile sizes over the parallel loops so that about `target` tiles result.
+/// A tile is a multiple of its dimension's granule (the register tile of the
+/// vector code: rows for the second-to-last dimension, vector width for the
+/// last) or the whole dimension. Only the dimensions in `tileable` are tiled.
 SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
                                      ArrayRef<utils::IteratorType> iterators,
-                                     int64_t target) {
+                                     ArrayRef<bool> tileable, int64_t target,
+                                     int64_t lastGranule) {
   SmallVector<int64_t> tiles(bounds.size(), 0);
+  // The output's last two dimensions are the last two parallel loops.
+  SmallVector<unsigned> parallel;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(i);
+  auto granule = [&](unsigned dim) -> int64_t {
+    if (!parallel.empty() && dim == parallel.back())
+      return lastGranule;
+    if (parallel.size() >= 2 && dim == parallel[parallel.size() - 2])
+      return 16;
+    return 1;
+  };
   int64_t remaining = target;
-  for (auto [i, bound] : llvm::enumerate(bounds)) {
-    if (iterators[i] != utils::IteratorType::parallel)
-      break;
+  for (unsigned i : parallel) {
     if (remaining <= 1)
       break;
-    int64_t parts = std::min(bound, remaining);
-    int64_t tile = llvm::divideCeil(bound, parts);
-    int64_t count = llvm::divideCeil(bound, tile);
+    if (!tileable[i])
+      continue;
+    int64_t bound = bounds[i], g = granule(i);
+    int64_t parts = std::min<int64_t>(llvm::divideCeil(bound, g), remaining);
+    if (parts <= 1)
+      continue;
+    int64_t tile = static_cast<int64_t>(llvm::alignTo(llvm::divideCeil(bound, parts), g));
+    if (tile >= bound)
+      continue;
     tiles[i] = tile;
-    remaining = llvm::divideCeil(remaining, count);
+    remaining = static_cast<int64_t>(llvm::divideCeil(remaining, llvm::divideCeil(bound, tile)));
   }
   return tiles;
 }
@@ -93,7 +112,23 @@ struct KilnCPUDistributePass
       for (int64_t bound : bounds)
         points *= bound;
       int64_t target = std::clamp<int64_t>(points / kMinPointsPerWorkgroup, 1, targetWorkgroups);
-      tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), target);
+      // A convolution's im2col gather is fused into the GEMM's workgroups;
+      // tiling the output channels too would gather the same columns again
+      // in every workgroup, so only the image dimension is split.
+      // Tiling a gather whose maps read `p mod OW` computes its input window
+      // from the tile's end points, which is only right for tiles of whole
+      // output rows: the image dimension's granule is then a multiple of OW.
+      SmallVector<bool> tileable(bounds.size(), true);
+      int64_t lastGranule = 16;
+      func.walk([&](Operation *op) {
+        if (auto width = op->getAttrOfType<IntegerAttr>(kIm2ColAttr)) {
+          lastGranule = width.getInt() * llvm::divideCeil(16, width.getInt());
+          for (unsigned i = 0; i + 1 < bounds.size(); ++i)
+            tileable[i] = false;
+        }
+      });
+      tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
+                              target, lastGranule);
     }
     if (!consumer || llvm::all_of(tiles, [](int64_t t) { return t == 0; })) {
       func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(1));

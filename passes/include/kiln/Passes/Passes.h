@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace kiln {
@@ -37,6 +38,8 @@ inline constexpr llvm::StringLiteral kArenaOffsetAttr = "kiln.arena_offset";
 /// Arena offsets of @main's arguments (array of i64), and the arena size.
 inline constexpr llvm::StringLiteral kInputOffsetsAttr = "kiln.input_offsets";
 inline constexpr llvm::StringLiteral kArenaSizeAttr = "kiln.arena_size";
+/// Marks the im2col gather of a convolution rewritten as a GEMM.
+inline constexpr llvm::StringLiteral kIm2ColAttr = "kiln.im2col";
 
 } // namespace kiln
 

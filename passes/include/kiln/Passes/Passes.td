@@ -123,4 +123,32 @@ def KilnCPUCopiesToLinalg : Pass<"kiln-cpu-copies-to-linalg", "mlir::func::FuncO
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def KilnCPUConvToGemm : Pass<"kiln-cpu-conv-to-gemm", "mlir::func::FuncOp"> {
+  let summary = "rewrite 2-d convolutions as GEMMs";
+  let description = [{
+    A 1x1 stride-1 `linalg.conv_2d_nchw_fchw` is already a GEMM over the
+    flattened image (`out[n, f, hw] = w[f, c] * in[n, c, hw]`); any other
+    becomes an im2col gather (tagged `kiln.im2col`) feeding a GEMM. The
+    elementwise epilogue is then collapsed to the GEMM's 3-d iteration space
+    so that the dispatch stays one fusable loop nest.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp"> {
+  let summary = "register-tile and vectorize the contractions of a dispatch";
+  let description = [{
+    Inside each workgroup, every contraction (matmul, batch_matmul, GEMM
+    generic) is tiled to a register tile (`mr` x `nr` x `kc`), full tiles are
+    peeled from partial ones and vectorized, the accumulator is hoisted out of
+    the k loop, and `vector.contract` is lowered to outer products (FMAs).
+  }];
+  let options = [
+    Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
+    Option<"nr", "nr", "int64_t", "16", "columns of the register tile (vector width)">,
+    Option<"kc", "kc", "int64_t", "4", "k step of the register tile">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
+}
+
 #endif // KILN_PASSES_PASSES_TD

@@ -1,0 +1,283 @@
+//===- Gemm.cpp - convolutions as GEMMs, register-tiled vector GEMMs ------===//
+//
+// kiln-cpu-conv-to-gemm: 2-d NCHW convolutions become GEMMs (directly for
+// 1x1 stride-1 convolutions, through an im2col gather otherwise), so every
+// heavy kernel of a CNN, a transformer or an LLM is one kind of loop nest.
+//
+// kiln-cpu-vectorize-gemm: inside a workgroup, each contraction is tiled to
+// a register tile, peeled into full and partial tiles, and the full tiles
+// are vectorized; the accumulator tile stays in registers across the k loop
+// and vector.contract becomes outer products (broadcast + FMA).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUCONVTOGEMM
+#define GEN_PASS_DEF_KILNCPUVECTORIZEGEMM
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+
+/// out[n, f, hw] = w[f, c] * in[n, c, hw] for a 1x1, stride-1 convolution.
+LogicalResult rewriteOneByOne(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
+  auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
+  auto filter = cast<RankedTensorType>(conv.getInputs()[1].getType());
+  auto output = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  if (filter.getDimSize(2) != 1 || filter.getDimSize(3) != 1 ||
+      !llvm::all_of(conv.getStrides().getValues<int64_t>(), [](int64_t s) { return s == 1; }) ||
+      input.getDimSize(2) != output.getDimSize(2) || input.getDimSize(3) != output.getDimSize(3))
+    return failure();
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Type elem = output.getElementType();
+  int64_t n = input.getDimSize(0), c = input.getDimSize(1), f = filter.getDimSize(0);
+  int64_t hw = input.getDimSize(2) * input.getDimSize(3);
+  SmallVector<ReassociationIndices> imageDims = {{0}, {1}, {2, 3}};
+  SmallVector<ReassociationIndices> filterDims = {{0}, {1, 2, 3}};
+  Value in = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({n, c, hw}, input.getElementType()),
+      conv.getInputs()[0], imageDims);
+  Value w = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({f, c}, filter.getElementType()),
+      conv.getInputs()[1], filterDims);
+  auto out3 = RankedTensorType::get({n, f, hw}, elem);
+  Value init = tensor::CollapseShapeOp::create(rewriter, loc, out3, conv.getOutputs()[0], imageDims);
+  AffineExpr dn, df, dp, dc;
+  bindDims(ctx, dn, df, dp, dc);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {df, dc}, ctx),
+                                 AffineMap::get(4, 0, {dn, dc, dp}, ctx),
+                                 AffineMap::get(4, 0, {dn, df, dp}, ctx)};
+  SmallVector<utils::IteratorType> iterators = {
+      utils::IteratorType::parallel, utils::IteratorType::parallel,
+      utils::IteratorType::parallel, utils::IteratorType::reduction};
+  bool isFloat = isa<FloatType>(elem);
+  auto gemm = linalg::GenericOp::create(
+      rewriter, loc, out3, ValueRange{w, in}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value prod = isFloat ? arith::MulFOp::create(b, l, args[0], args[1]).getResult()
+                             : arith::MulIOp::create(b, l, args[0], args[1]).getResult();
+        Value sum = isFloat ? arith::AddFOp::create(b, l, args[2], prod).getResult()
+                            : arith::AddIOp::create(b, l, args[2], prod).getResult();
+        linalg::YieldOp::create(b, l, sum);
+      });
+  Value result = tensor::ExpandShapeOp::create(rewriter, loc, output, gemm.getResult(0), imageDims);
+  rewriter.replaceOp(conv, result);
+  return success();
+}
+
+struct KilnCPUConvToGemmPass
+    : kiln::impl::KilnCPUConvToGemmBase<KilnCPUConvToGemmPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<linalg::Conv2DNchwFchwOp> convs;
+    func.walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
+    if (convs.empty())
+      return;
+    IRRewriter rewriter(&getContext());
+    for (linalg::Conv2DNchwFchwOp conv : convs) {
+      rewriter.setInsertionPoint(conv);
+      if (succeeded(rewriteOneByOne(rewriter, conv)))
+        continue;
+      FailureOr<std::pair<Operation *, Operation *>> result =
+          linalg::rewriteInIm2Col(rewriter, conv);
+      if (failed(result))
+        continue; // stays a direct convolution
+      // The gather's indexing maps use `p mod OW`; tiles of its image
+      // dimension must cover whole output rows (see kiln-cpu-distribute).
+      int64_t outputWidth = cast<ShapedType>(conv.getOutputs()[0].getType()).getDimSize(3);
+      result->first->setAttr(kIm2ColAttr, rewriter.getI64IntegerAttr(outputWidth));
+    }
+    // Collapse the epilogue onto the GEMM's iteration space.
+    RewritePatternSet patterns(&getContext());
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(
+        patterns, [](OpOperand *) { return true; });
+    tensor::populateReassociativeReshapeFoldingPatterns(patterns);
+    linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Register tiling and vectorization
+//===----------------------------------------------------------------------===//
+
+bool hasStaticShapes(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return !shaped || shaped.hasStaticShape();
+  });
+}
+
+struct KilnCPUVectorizeGemmPass
+    : kiln::impl::KilnCPUVectorizeGemmBase<KilnCPUVectorizeGemmPass> {
+  using KilnCPUVectorizeGemmBase::KilnCPUVectorizeGemmBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<linalg::LinalgOp> contractions;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op))
+        return;
+      if (!isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+        return;
+      contractions.push_back(op);
+    });
+
+    IRRewriter rewriter(ctx);
+    SmallVector<scf::ForOp> kLoops;
+    for (linalg::LinalgOp op : contractions) {
+      FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+      if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+        continue;
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      SmallVector<int64_t> tiles(op.getNumLoops(), 1);
+      auto setTile = [&](ArrayRef<unsigned> group, int64_t size) {
+        for (unsigned d : group.drop_back())
+          tiles[d] = 1;
+        tiles[group.back()] = size;
+      };
+      for (unsigned d : dims->batch)
+        tiles[d] = 1;
+      setTile(dims->m, mr);
+      setTile(dims->n, nr);
+      setTile(dims->k, kc);
+      // Dynamic extents (partial workgroup tiles) keep their loops; static
+      // dims smaller than the tile are taken whole.
+      for (auto [i, range] : llvm::enumerate(ranges))
+        if (range != ShapedType::kDynamic && range <= tiles[i])
+          tiles[i] = 0;
+
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue;
+      rewriter.replaceOp(op, tiled->replacements);
+      // Peel every loop so that the main part has full (static) tiles.
+      for (LoopLikeOpInterface loop : tiled->loops) {
+        auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
+        if (!forOp)
+          continue;
+        scf::ForOp partial;
+        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+      }
+      if (!tiled->loops.empty())
+        if (auto inner = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation()))
+          kLoops.push_back(inner);
+    }
+
+    // Canonicalize so that full tiles have static shapes, then vectorize.
+    {
+      RewritePatternSet patterns(ctx);
+      scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
+      affine::AffineMinOp::getCanonicalizationPatterns(patterns, ctx);
+      tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
+      tensor::populateFoldTensorEmptyPatterns(patterns);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Register tiles are 2-d: drop the unit dimensions (batch, image rows)
+    // so that contractions vectorize to plain (m, n, k) outer products.
+    {
+      RewritePatternSet patterns(ctx);
+      linalg::ControlDropUnitDims control;
+      control.rankReductionStrategy =
+          linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+      control.controlFn = [&](Operation *op) -> SmallVector<unsigned> {
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp) ||
+            !hasStaticShapes(linalgOp))
+          return {};
+        SmallVector<unsigned> unitDims;
+        for (auto [i, range] : llvm::enumerate(linalgOp.getStaticLoopRanges()))
+          if (range == 1)
+            unitDims.push_back(i);
+        return unitDims;
+      };
+      linalg::populateFoldUnitExtentDimsPatterns(patterns, control);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Name the 2-d contractions (linalg.matmul, ...): their vectorization is
+    // a canonical vector.contract that lowers to outer products.
+    {
+      SmallVector<linalg::GenericOp> generics;
+      func.walk([&](linalg::GenericOp op) {
+        if (!op->hasAttr(kIm2ColAttr) && linalg::isaContractionOpInterface(op) &&
+            hasStaticShapes(op))
+          generics.push_back(op);
+      });
+      for (linalg::GenericOp op : generics) {
+        rewriter.setInsertionPoint(op);
+        (void)linalg::specializeGenericOp(rewriter, op);
+      }
+    }
+    SmallVector<linalg::LinalgOp> toVectorize;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op) ||
+          !hasStaticShapes(op))
+        return;
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      int64_t points = 1;
+      for (int64_t r : ranges)
+        points *= r;
+      if (points <= mr * nr * kc)
+        toVectorize.push_back(op);
+    });
+    for (linalg::LinalgOp op : toVectorize) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+          rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+          /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false, /*createNamedContraction=*/true);
+      if (succeeded(result))
+        rewriter.replaceOp(op, result->replacements);
+    }
+
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorReductionToContractPatterns(patterns);
+      vector::populateSinkVectorOpsPatterns(patterns);
+      vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+      tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
+      tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, ctx);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Keep the accumulator tile in registers across the k loop.
+    func.walk([&](scf::ForOp loop) {
+      (void)hoistLoopInvariantSubsets(rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+    });
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorContractLoweringPatterns(
+          patterns, vector::VectorContractLowering::OuterProduct);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
