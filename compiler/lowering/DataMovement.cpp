@@ -1,5 +1,7 @@
 //===- DataMovement.cpp - lowering of the data movement ops ---------------===//
 //
+// Data movement becomes tensor ops where they say it exactly and copying
+// linalg.generic ops otherwise:
 //   - transpose: `linalg.transpose`;
 //   - concat: `tensor.insert_slice` of every operand into a `tensor.empty`;
 //   - slice: `tensor.extract_slice` with the (positive) strides; dimensions
