@@ -86,7 +86,9 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -155,6 +157,9 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
   CPUOptions resolved = options;
   resolveTarget(resolved);
   std::string cpu = resolved.cpu, features = resolved.features;
+  // Strided epilogue loops otherwise become AVX-512 scatters (SLP across the
+  // unrolled rows of a tile), which are far slower than row-wise stores.
+  features += std::string(features.empty() ? "" : ",") + "+prefer-no-scatter,+prefer-no-gather";
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)

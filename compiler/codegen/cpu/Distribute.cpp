@@ -74,7 +74,12 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
     int64_t parts = std::min<int64_t>(llvm::divideCeil(bound, g), remaining);
     if (parts <= 1)
       continue;
+    // The smallest multiple of the granule at least the ideal size that
+    // divides the dimension: full tiles keep every shape static (and so
+    // vectorizable). No such tile: the dimension stays whole.
     int64_t tile = static_cast<int64_t>(llvm::alignTo(llvm::divideCeil(bound, parts), g));
+    while (tile < bound && bound % tile != 0)
+      tile += g;
     if (tile >= bound)
       continue;
     tiles[i] = tile;
