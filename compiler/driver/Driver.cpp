@@ -266,8 +266,10 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
 
 } // namespace
 
-LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &options,
+LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compileOptions,
                       const std::string &outputPath, std::string &text) {
+  CompileOptions options = compileOptions;
+  cpu::resolveTarget(options.cpu);
   auto dump = [&](StringRef stage, Operation *ir) {
     if (options.dumpStage)
       options.dumpStage(stage, ir);
