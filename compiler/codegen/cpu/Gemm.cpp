@@ -194,8 +194,41 @@ struct KilnCPUVectorizeGemmPass
       affine::AffineMinOp::getCanonicalizationPatterns(patterns, ctx);
       tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
       tensor::populateFoldTensorEmptyPatterns(patterns);
+      tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
+      linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
+    }
+    // Peeled full tiles reach their op through static -> dynamic casts:
+    // give the op the static operands, so that it vectorizes.
+    {
+      SmallVector<linalg::LinalgOp> casted;
+      func.walk([&](linalg::LinalgOp op) {
+        if (llvm::any_of(op->getOperands(), [](Value v) {
+              auto cast = v.getDefiningOp<tensor::CastOp>();
+              return cast && tensor::canFoldIntoConsumerOp(cast);
+            }))
+          casted.push_back(op);
+      });
+      for (linalg::LinalgOp op : casted) {
+        SmallVector<Value> operands;
+        for (Value v : op->getOperands()) {
+          auto cast = v.getDefiningOp<tensor::CastOp>();
+          operands.push_back(cast && tensor::canFoldIntoConsumerOp(cast) ? cast.getSource() : v);
+        }
+        SmallVector<Type> resultTypes;
+        for (OpOperand &init : op.getDpsInitsMutable())
+          resultTypes.push_back(operands[init.getOperandNumber()].getType());
+        rewriter.setInsertionPoint(op);
+        Operation *folded = mlir::clone(rewriter, op.getOperation(), resultTypes, operands);
+        SmallVector<Value> replacements;
+        for (auto [old, now] : llvm::zip(op->getResults(), folded->getResults()))
+          replacements.push_back(
+              old.getType() == now.getType()
+                  ? Value(now)
+                  : Value(tensor::CastOp::create(rewriter, op.getLoc(), old.getType(), now)));
+        rewriter.replaceOp(op, replacements);
+      }
     }
     // Register tiles are 2-d: drop the unit dimensions (batch, image rows)
     // so that contractions vectorize to plain (m, n, k) outer products.
