@@ -35,6 +35,7 @@ LogicalResult runPasses(ModuleOp module, llvm::function_ref<void(OpPassManager &
 void buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

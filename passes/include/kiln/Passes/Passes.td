@@ -29,6 +29,17 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp"> {
+  let summary = "apply data movement on weights at compile time";
+  let description = [{
+    A `kiln.transpose` of a constant (as `Gemm` with `transB = 1` imports:
+    the fully connected layer's weight) is computed once here, whatever its
+    size, into a new `dense_resource` blob, instead of every run moving the
+    bytes. (The folders stop at a size limit because they work on `dense`
+    attributes; this pass works on blobs.)
+  }];
+}
+
 def KilnOutlineDispatches : Pass<"kiln-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "turn each kiln.dispatch into a function called from @main";
   let description = [{
