@@ -27,6 +27,10 @@ using namespace kiln;
 /// not worth its scheduling cost.
 constexpr int64_t kMinPointsPerWorkgroup = 16384;
 
+/// Workgroups a dispatch with enough work should have at least, so that a
+/// many-core host has something to share out.
+constexpr int64_t kMinWorkgroups = 16;
+
 /// The op whose result the function returns, looking through reshapes.
 TilingInterface findConsumer(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -134,6 +138,24 @@ struct KilnCPUDistributePass
       });
       tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
                               target, lastGranule);
+      // Late layers have few output rows: when the image dimension alone
+      // gives too few workgroups to keep the cores busy, split the output
+      // channels too (the gather they repeat is small next to the GEMM).
+      int64_t count = 1;
+      for (auto [tile, bound] : llvm::zip(tiles, bounds))
+        if (tile)
+          count *= llvm::divideCeil(bound, tile);
+      if (count < std::min<int64_t>(kMinWorkgroups, target)) {
+        SmallVector<bool> rest(bounds.size());
+        for (auto [i, t] : llvm::enumerate(tiles))
+          rest[i] = !tileable[i];
+        SmallVector<int64_t> more = chooseTileSizes(
+            bounds, consumer.getLoopIteratorTypes(), rest,
+            llvm::divideCeil(std::min<int64_t>(kMinWorkgroups, target), count), lastGranule);
+        for (auto [tile, extra] : llvm::zip(tiles, more))
+          if (extra)
+            tile = extra;
+      }
     }
     if (!consumer || llvm::all_of(tiles, [](int64_t t) { return t == 0; })) {
       func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(1));
