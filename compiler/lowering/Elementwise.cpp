@@ -60,26 +60,44 @@ Value divFn(OpBuilder &b, Location l, Value x, Value y) {
   return arith::DivSIOp::create(b, l, x, y);
 }
 Value powFn(OpBuilder &b, Location l, Value x, Value y) {
-  if (isFloat(x)) {
-    // x^2 and x^0.5 are common in exported models (variance, norms).
-    if (auto c = y.getDefiningOp<arith::ConstantOp>())
-      if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
-        if (f.getValueAsDouble() == 2.0) return arith::MulFOp::create(b, l, x, x);
-        if (f.getValueAsDouble() == 0.5) return math::SqrtOp::create(b, l, x);
-        if (f.getValueAsDouble() == 1.0) return x;
-      }
+  if (isFloat(x))
     return math::PowFOp::create(b, l, x, y);
-  }
   return math::IPowIOp::create(b, l, x, y);
 }
 Value maxFn(OpBuilder &b, Location l, Value x, Value y) {
   if (isFloat(x)) return arith::MaximumFOp::create(b, l, x, y);
+  if (x.getType().isInteger(1)) return arith::OrIOp::create(b, l, x, y);
   return arith::MaxSIOp::create(b, l, x, y);
 }
 Value minFn(OpBuilder &b, Location l, Value x, Value y) {
   if (isFloat(x)) return arith::MinimumFOp::create(b, l, x, y);
+  if (x.getType().isInteger(1)) return arith::AndIOp::create(b, l, x, y);
   return arith::MinSIOp::create(b, l, x, y);
 }
+
+/// `x ^ c` for a splat float constant `c` of 1, 2 or 0.5 (squares and roots
+/// are common in exported models: variances, norms) needs no powf.
+struct PowByConstantLowering : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {
+    auto cst = op.getRhs().getDefiningOp<kiln::ConstantOp>();
+    auto dense = cst ? dyn_cast<DenseFPElementsAttr>(cst.getValue()) : DenseFPElementsAttr();
+    if (!dense || !dense.isSplat() || op.getType() != op.getLhs().getType())
+      return failure();
+    double exponent = dense.getSplatValue<APFloat>().convertToDouble();
+    if (exponent != 1.0 && exponent != 2.0 && exponent != 0.5)
+      return failure();
+    Value result = elementwise(
+        rewriter, op.getLoc(), op.getType(), {op.getLhs()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          if (exponent == 2.0) return arith::MulFOp::create(b, l, args[0], args[0]);
+          if (exponent == 0.5) return math::SqrtOp::create(b, l, args[0]);
+          return args[0];
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 Value modFn(OpBuilder &b, Location l, Value x, Value y) {
   if (isFloat(x)) return arith::RemFOp::create(b, l, x, y);
   // Integer Mod takes the sign of the divisor: adjust C's remainder.
@@ -173,15 +191,21 @@ struct SelectLowering : OpRewritePattern<kiln::SelectOp> {
   }
 };
 
-/// Clip bounds are f64 attributes; an integer tensor clamps to them rounded
-/// into its range.
+/// Clip bounds are f64 attributes; an integer tensor clamps to them
+/// saturated into its range (+inf is the largest value, not an overflow).
 Value clipBound(OpBuilder &b, Location l, Type type, double bound) {
-  if (auto it = dyn_cast<IntegerType>(type)) {
-    double lo = -std::ldexp(1.0, it.getWidth() - 1);
-    double hi = std::ldexp(1.0, it.getWidth() - 1) - 1;
-    bound = std::max(lo, std::min(hi, bound));
-  }
-  return scalarConstant(b, l, type, bound);
+  auto it = dyn_cast<IntegerType>(type);
+  if (!it || it.getWidth() == 1)
+    return scalarConstant(b, l, type, bound);
+  unsigned width = it.getWidth();
+  APInt value;
+  if (std::isnan(bound) || bound >= std::ldexp(1.0, width - 1))
+    value = APInt::getSignedMaxValue(width);
+  else if (bound <= -std::ldexp(1.0, width - 1))
+    value = APInt::getSignedMinValue(width);
+  else
+    value = APInt(width, static_cast<int64_t>(bound), /*isSigned=*/true);
+  return arith::ConstantOp::create(b, l, IntegerAttr::get(it, value));
 }
 
 } // namespace
@@ -202,6 +226,7 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
                BinaryLowering<GreaterOp, cmpFn<FP::OGT, IP::sgt>>,
                BinaryLowering<GreaterEqualOp, cmpFn<FP::OGE, IP::sge>>,
                SelectLowering>(ctx);
+  patterns.add<PowByConstantLowering>(ctx, /*benefit=*/2);
 
   addMathUnary<TanhOp, math::TanhOp>(patterns);
   addMathUnary<ExpOp, math::ExpOp>(patterns);

@@ -158,3 +158,38 @@ func.func @constant_reshape(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xf
   %0 = kiln.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
   return %c, %0 : tensor<2x3xf32>, tensor<6xf32>
 }
+
+// -----
+
+// A splat exponent of 2 is a multiply, not a powf.
+// CHECK-LABEL: func.func @pow_square
+// CHECK-NOT: math.powf
+// CHECK: arith.mulf %[[IN:.*]], %[[IN]] : f32
+func.func @pow_square(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = kiln.constant dense<2.0> : tensor<f32>
+  %0 = kiln.pow %x, %c : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// An infinite clip bound on an integer tensor saturates to the type's range.
+// CHECK-LABEL: func.func @clip_i64_inf
+// CHECK: arith.constant 9223372036854775807 : i64
+// CHECK: arith.minsi
+func.func @clip_i64_inf(%x: tensor<4xi64>) -> tensor<4xi64> {
+  %0 = kiln.clip %x {min = 0.0 : f64, max = 0x7FF0000000000000 : f64} : tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+// max and min of booleans are or and and.
+// CHECK-LABEL: func.func @max_min_i1
+// CHECK: arith.ori
+// CHECK: arith.andi
+func.func @max_min_i1(%a: tensor<4xi1>, %b: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>) {
+  %0 = kiln.max %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %1 = kiln.min %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1 : tensor<4xi1>, tensor<4xi1>
+}
