@@ -47,14 +47,15 @@ TilingInterface findConsumer(func::FuncOp func) {
   return nullptr;
 }
 
-/// Tile sizes over the parallel loops so that about `target` tiles result.
+/// Tile sizes over the parallel loops so that about `target` tiles result,
+/// splitting the innermost dimensions first.
 /// A tile is a multiple of its dimension's granule (the register tile of the
 /// vector code: rows for the second-to-last dimension, vector width for the
 /// last) or the whole dimension. Only the dimensions in `tileable` are tiled.
 SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
                                      ArrayRef<utils::IteratorType> iterators,
                                      ArrayRef<bool> tileable, int64_t target,
-                                     int64_t lastGranule) {
+                                     int64_t lastGranule, bool innermostFirst) {
   SmallVector<int64_t> tiles(bounds.size(), 0);
   // The output's last two dimensions are the last two parallel loops.
   SmallVector<unsigned> parallel;
@@ -69,7 +70,15 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
     return 1;
   };
   int64_t remaining = target;
-  for (unsigned i : parallel) {
+  // For GEMMs, innermost first: splitting the columns keeps each
+  // workgroup's panel of the right-hand side (weights of a linear layer,
+  // image columns of a convolution) to itself, read once and reused by every
+  // row. Other dispatches split outermost first, so that rows reduced by a
+  // fused producer (softmax, normalization) are not split and recomputed.
+  SmallVector<unsigned> order(parallel);
+  if (innermostFirst)
+    std::reverse(order.begin(), order.end());
+  for (unsigned i : order) {
     if (remaining <= 1)
       break;
     if (!tileable[i])
@@ -136,8 +145,10 @@ struct KilnCPUDistributePass
             tileable[i] = false;
         }
       });
+      bool isGemm = false;
+      func.walk([&](linalg::LinalgOp op) { isGemm |= linalg::isaContractionOpInterface(op); });
       tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
-                              target, lastGranule);
+                              target, lastGranule, isGemm);
       // Late layers have few output rows: when the image dimension alone
       // gives too few workgroups to keep the cores busy, split the output
       // channels too (the gather they repeat is small next to the GEMM).
@@ -151,7 +162,8 @@ struct KilnCPUDistributePass
           rest[i] = !tileable[i];
         SmallVector<int64_t> more = chooseTileSizes(
             bounds, consumer.getLoopIteratorTypes(), rest,
-            llvm::divideCeil(std::min<int64_t>(kMinWorkgroups, target), count), lastGranule);
+            llvm::divideCeil(std::min<int64_t>(kMinWorkgroups, target), count), lastGranule,
+            isGemm);
         for (auto [tile, extra] : llvm::zip(tiles, more))
           if (extra)
             tile = extra;

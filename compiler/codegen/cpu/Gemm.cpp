@@ -170,6 +170,16 @@ struct KilnCPUVectorizeGemmPass
       rewriter.setInsertionPoint(op);
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+      // Loop order batch, n, m, k: a register-tile column block of the
+      // right-hand side stays in L1 while the rows of the left-hand side
+      // stream past it.
+      SmallVector<int64_t> order;
+      llvm::append_range(order, dims->batch);
+      llvm::append_range(order, dims->n);
+      llvm::append_range(order, dims->m);
+      llvm::append_range(order, dims->k);
+      if (order.size() == op.getNumLoops())
+        options.setInterchange(order);
       auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(tiled))
         continue;
