@@ -18,9 +18,13 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	ninja -C $(BUILD) -j $(JOBS)
 
-# The main job: compile the bundled example model and print its kiln IR.
+# The main job: compile the bundled example model for the CPU into a .kiln
+# artifact, run it on a seeded random image and print its outputs.
 run: build
-	$(BUILD)/bin/kiln-compile examples/tiny_cnn.onnxtxt --emit=kiln
+	$(BUILD)/bin/kiln-compile examples/tiny_cnn.onnxtxt --target=cpu -o $(BUILD)/tiny_cnn.kiln
+	$(BUILD)/bin/kiln-run $(BUILD)/tiny_cnn.kiln --device=cpu --input=image=random \
+	  --output-dir=$(BUILD)/tiny_cnn.out
+	/usr/bin/python3 -c "import numpy as np; print('probabilities =', np.load('$(BUILD)/tiny_cnn.out/probabilities.npy'))"
 
 # The whole suite (lit + unit tests) through ctest.
 test: build
