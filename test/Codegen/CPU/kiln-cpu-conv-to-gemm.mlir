@@ -1,0 +1,108 @@
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-conv-to-gemm | FileCheck %s
+
+// 1x1, stride 1: no gather. The image is flattened to [N, C, H*W], the
+// filter to [F, C], and one contraction computes out[n, f, p] +=
+// w[f, c] * in[n, c, p] (d3 = c is the reduction), expanded back to NCHW.
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func @one_by_one
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK-DAG: %[[I:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x8x4x4xf32> into tensor<1x8x16xf32>
+// CHECK-DAG: %[[F:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
+// CHECK-DAG: %[[O:.*]] = tensor.collapse_shape %arg2 {{\[}}[0], [1], [2, 3]] : tensor<1x16x4x4xf32> into tensor<1x16x16xf32>
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[F]], %[[I]] : tensor<16x8xf32>, tensor<1x8x16xf32>) outs(%[[O]] : tensor<1x16x16xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 4, 4] : tensor<1x16x16xf32> into tensor<1x16x4x4xf32>
+// CHECK: return %[[E]]
+// CHECK-NOT: kiln.im2col
+func.func @one_by_one(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %init: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// 3x3 (input padded to 10x10, output 8x8): an im2col gather builds the
+// [N, C*KH*KW, OH*OW] = [1, 27, 64] patch matrix and is tagged with the
+// output width (8), which kiln-cpu-distribute needs to tile it by whole rows;
+// the contraction reads the gather and the [F, C*KH*KW] filter.
+// CHECK-DAG: #[[GATHER:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-LABEL: func @three_by_three
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK-DAG: %[[F:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+// CHECK-DAG: %[[O:.*]] = tensor.collapse_shape %arg2 {{\[}}[0], [1], [2, 3]] : tensor<1x4x8x8xf32> into tensor<1x4x64xf32>
+// CHECK: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[GATHER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%arg0 : tensor<1x3x10x10xf32>) outs(%{{.*}} : tensor<1x27x64xf32>) attrs = {kiln.im2col = 8 : i64}
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[IN]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[F]], %[[COLS]] : tensor<4x27xf32>, tensor<1x27x64xf32>) outs(%[[O]] : tensor<1x4x64xf32>)
+// CHECK-NOT: kiln.im2col
+// CHECK: tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]] output_shape [1, 4, 8, 8]
+func.func @three_by_three(%x: tensor<1x3x10x10xf32>, %w: tensor<4x3x3x3xf32>, %init: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A 1x1 convolution with stride 2 is not a plain GEMM over the image: it
+// goes through the gather too (output width 2).
+// CHECK-LABEL: func @one_by_one_strided
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<1x8x4x4xf32>) outs(%{{.*}} : tensor<1x8x4xf32>) attrs = {kiln.im2col = 2 : i64}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: outs(%{{.*}} : tensor<1x16x4xf32>)
+func.func @one_by_one_strided(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %init: tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32>
+  return %0 : tensor<1x16x2x2xf32>
+}
+
+// -----
+
+// The epilogue is collapsed onto the GEMM's [N, F, H*W] space: the bias
+// broadcast that initializes the accumulator and the relu after it become
+// 3-d generics, so the whole dispatch is one fusable loop nest with a single
+// expand_shape at the end.
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func @conv_bias_relu
+// CHECK: %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[BIAS]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2 : tensor<16xf32>) outs(%{{.*}} : tensor<1x16x16xf32>)
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: outs(%[[INIT]] : tensor<1x16x16xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[G]] : tensor<1x16x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 4, 4]
+// CHECK-NEXT: return %[[E]]
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_bias_relu(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %b: tensor<16xf32>) -> tensor<1x16x4x4xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x16x4x4xf32>
+  %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<16xf32>) outs(%e : tensor<1x16x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x16x4x4xf32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%conv : tensor<1x16x4x4xf32>) outs(%e : tensor<1x16x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x4x4xf32>
+  return %relu : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Other convolutions are left alone (depthwise here).
+// CHECK-LABEL: func @depthwise
+// CHECK: linalg.depthwise_conv_2d_nchw_chw
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: kiln.im2col
+func.func @depthwise(%x: tensor<1x4x10x10xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x10x10xf32>, tensor<4x3x3xf32>) outs(%init : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}

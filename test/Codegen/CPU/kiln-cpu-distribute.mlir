@@ -1,0 +1,208 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-cpu-distribute --canonicalize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-cpu-distribute=target-workgroups=4 --canonicalize | FileCheck %s --check-prefix=FOUR
+//
+// The pipeline canonicalizes after distribution (the untiled originals are
+// then dead); so does this test, so that "fused" means "only inside the
+// forall".
+//
+// How many workgroups: points of the last op's loop nest / 16384, at least 1
+// and at most target-workgroups (64 by default). Parallel dims are split in
+// turn (outermost first in dispatches without a contraction, which keeps
+// reduced rows whole); the granule of a dim is 16 for the last two parallel
+// dims (register tile rows, vector width) and 1 before them; a tile is the
+// smallest multiple of the granule at least bound/parts that divides the
+// bound (else the dim stays whole). In a dispatch with an im2col gather only
+// the image dimension is split first, by whole output rows; when that gives
+// fewer than min(16, target) workgroups, the other parallel dims make up the
+// rest.
+
+// Elementwise add + relu on 256x256 = 65536 points: 4 workgroups. Dim 0
+// (granule 16) gets 4 parts: tile 64. Both generics are in the forall.
+// CHECK-LABEL: func @elementwise
+// CHECK-SAME: attributes {kiln.dispatch, kiln.workgroup_count = 4 : i64}
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R:.*]] = scf.forall (%[[I:.*]]) = (0) to (256) step (64) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<256x256xf32>)
+// CHECK-DAG: tensor.extract_slice %arg0[%[[I]], 0] [64, 256] [1, 1]
+// CHECK-DAG: tensor.extract_slice %arg1[%[[I]], 0] [64, 256] [1, 1]
+// CHECK: %[[ADD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<64x256xf32>)
+// CHECK: arith.addf
+// CHECK: %[[RELU:.*]] = linalg.generic {{.*}} ins(%[[ADD]] : tensor<64x256xf32>)
+// CHECK: arith.maximumf
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[RELU]] into %[[OUT]][%[[I]], 0] [64, 256] [1, 1]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+// With target-workgroups=4 nothing changes: 4 is also what the size asks for.
+// FOUR-LABEL: func @elementwise
+// FOUR-SAME: kiln.workgroup_count = 4 : i64
+// FOUR: scf.forall (%{{.*}}) = (0) to (256) step (64)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<256x256xf32>
+  %0 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  %1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.maximumf %x, %z : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  return %1 : tensor<256x256xf32>
+}
+
+// -----
+
+// 4x512x512 = 2^20 points: 64 workgroups. Dim 0 (granule 1) gives 4 parts of
+// 1; the remaining 16 come from dim 1 (granule 16): tile 32; dim 2 stays
+// whole. A 2-d forall with steps (1, 32): 4 * 16 = 64 workgroups.
+// CHECK-LABEL: func @three_dims
+// CHECK-SAME: kiln.workgroup_count = 64 : i64
+// CHECK: scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (4, 512) step (1, 32)
+// CHECK: tensor.extract_slice %arg0[%[[I]], %[[J]], 0] [1, 32, 512] [1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x32x512xf32>)
+// With at most 4 workgroups, dim 0 alone is split (tile 1, so the forall
+// prints in its normalized form).
+// FOUR-LABEL: func @three_dims
+// FOUR-SAME: kiln.workgroup_count = 4 : i64
+// FOUR: scf.forall (%{{.*}}) in (4)
+// FOUR: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x512x512xf32>)
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @three_dims(%a: tensor<4x512x512xf32>) -> tensor<4x512x512xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<4x512x512xf32>
+  %0 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a : tensor<4x512x512xf32>) outs(%e : tensor<4x512x512xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4x512x512xf32>
+  return %0 : tensor<4x512x512xf32>
+}
+
+// -----
+
+// A matmul is tiled along M and N only (K is a reduction): 256^3 points, 64
+// workgroups. Which of M and N is split first is a heuristic (it has
+// changed); what holds is that both tiles are multiples of the 16-wide
+// granule that divide 256 and that there are 64 of them: 16 x 64, 32 x 32 or
+// 64 x 16. The fill of the accumulator is fused into each workgroup.
+// CHECK-LABEL: func @matmul
+// CHECK-SAME: kiln.workgroup_count = 64 : i64
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (256, 256) step ({{16, 64|32, 32|64, 16}})
+// CHECK-DAG: tensor.extract_slice %arg0[%[[I]], 0] {{\[}}[[#TM:]], 256] [1, 1]
+// CHECK-DAG: tensor.extract_slice %arg1[0, %[[J]]] [256, [[#TN:]]] [1, 1]
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} outs(%{{.*}} : tensor<[[#TM]]x[[#TN]]xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<[[#TM]]x256xf32>, tensor<256x[[#TN]]xf32>) outs(%[[F]] : tensor<[[#TM]]x[[#TN]]xf32>)
+// CHECK: scf.forall.in_parallel
+func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A convolution through im2col (output 12x12, so the gather's maps read
+// `p mod 12`), followed by relu and a trailing expand_shape. Only the image
+// dimension of the [1, 768, 144] result is tiled, by whole output rows: the
+// granule is 12 * ceil(16 / 12) = 24. 768 * 144 points: 6 workgroups of 24
+// (two rows); 6 is also min(16, target), so the output channels are not
+// split. The bias fill, the gather, the GEMM and the relu are all inside;
+// the gather reads the 4 input rows the two output rows need.
+// CHECK-LABEL: func @im2col
+// CHECK-SAME: kiln.workgroup_count = 6 : i64
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R:.*]] = scf.forall (%[[P:.*]]) = (0) to (144) step (24)
+// CHECK: tensor.extract_slice %arg0[0, 0, %{{.*}}, %{{.*}}] [1, 1, 4, 14] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x24xf32>) attrs = {kiln.im2col = 12 : i64}
+// CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<768xf32>) outs(%{{.*}} : tensor<1x768x24xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: outs(%{{.*}} : tensor<1x768x24xf32>)
+// CHECK: arith.maximumf
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, 0, %[[P]]] [1, 768, 24] [1, 1, 1]
+// CHECK-NOT: linalg.generic
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]]
+// CHECK: return %[[E]]
+// With at most 4 workgroups the image alone gives 3 (tiles of 48, four
+// rows), fewer than min(16, target): the output channels are split too, into
+// ceil(4 / 3) = 2 parts of 384, for 6 workgroups.
+// FOUR-LABEL: func @im2col
+// FOUR-SAME: kiln.workgroup_count = 6 : i64
+// FOUR: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (768, 144) step (384, 48)
+// FOUR: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x48xf32>) attrs = {kiln.im2col = 12 : i64}
+#bias = affine_map<(d0, d1, d2) -> (d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 12 + (d1 mod 9) floordiv 3, d2 mod 12 + d1 mod 3)>
+#filter = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#cols = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @im2col(%x: tensor<1x1x14x14xf32>, %w: tensor<768x1x3x3xf32>, %b: tensor<768xf32>) -> tensor<1x768x12x12xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x768x144xf32>
+  %init = linalg.generic {indexing_maps = [#bias, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b : tensor<768xf32>) outs(%e : tensor<1x768x144xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x768x144xf32>
+  %filter = tensor.collapse_shape %w [[0], [1, 2, 3]] : tensor<768x1x3x3xf32> into tensor<768x9xf32>
+  %ce = tensor.empty() : tensor<1x9x144xf32>
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x1x14x14xf32>) outs(%ce : tensor<1x9x144xf32>) attrs = {kiln.im2col = 12 : i64} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x9x144xf32>
+  %gemm = linalg.generic {indexing_maps = [#filter, #cols, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%filter, %cols : tensor<768x9xf32>, tensor<1x9x144xf32>) outs(%init : tensor<1x768x144xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %m = arith.mulf %in, %in_1 : f32
+    %a = arith.addf %m, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<1x768x144xf32>
+  %relu = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%gemm : tensor<1x768x144xf32>) outs(%e : tensor<1x768x144xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x768x144xf32>
+  %r = tensor.expand_shape %relu [[0], [1], [2, 3]] output_shape [1, 768, 12, 12] : tensor<1x768x144xf32> into tensor<1x768x12x12xf32>
+  return %r : tensor<1x768x12x12xf32>
+}
+
+// -----
+
+// Small dispatches are one workgroup and stay untiled: 64x64 = 4096 points.
+// CHECK-LABEL: func @tiny
+// CHECK-SAME: attributes {kiln.dispatch, kiln.workgroup_count = 1 : i64}
+// CHECK-NOT: scf.forall
+// CHECK: linalg.copy
+func.func @tiny(%a: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %0 = linalg.copy ins(%a : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// Functions that are not dispatches are not touched.
+// CHECK-LABEL: func @not_a_dispatch
+// CHECK-NOT: kiln.workgroup_count
+// CHECK-NOT: scf.forall
+// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<256x256xf32>, tensor<256x256xf32>)
+func.func @not_a_dispatch(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>, %c: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%c : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// Dispatches must have static shapes.
+#id1 = affine_map<(d0) -> (d0)>
+// expected-error @+1 {{dynamic iteration domain in a dispatch}}
+func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> attributes {kiln.dispatch} {
+  %0 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%a : tensor<?xf32>) outs(%a : tensor<?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

@@ -1,0 +1,106 @@
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=4 nr=16 kc=4" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm | FileCheck %s --check-prefix=DEFAULT
+
+// A workgroup's 16x16 tile of a matmul (as kiln-cpu-distribute leaves it),
+// K = 64. Register tile 4x16, k step 4: a loop over the 4 row blocks (N = 16
+// is taken whole), and inside it the k loop, which carries the 4x16
+// accumulator as a vector iter_arg: read once before the loop, written once
+// after it. Each k step is 4 x 4 outer products, 16 FMAs on vector<16xf32>
+// (a broadcast row element times a row of B); no vector.contract is left.
+// CHECK-LABEL: func @matmul_in_workgroup
+// CHECK: scf.forall
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4
+// CHECK: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: %[[K:.*]]:{{[0-9]+}} = scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}%[[ACC:[^ ]*]] = %[[ACC0]]) -> ({{.*}}vector<4x16xf32>)
+// CHECK-NOT: vector.transfer_write
+// CHECK-NOT: vector.contract
+// CHECK: vector.extract %[[ACC]][0] : vector<16xf32> from vector<4x16xf32>
+// CHECK-COUNT-16: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield {{.*}} : {{.*}}vector<4x16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: vector.transfer_write %[[K]]#{{[0-9]+}}, {{.*}} : vector<4x16xf32>, tensor<4x16xf32>
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: vector.contract
+// CHECK: scf.forall.in_parallel
+// The default register tile (16 x 16 x 4) covers the whole 16x16 tile: no
+// row loop, 64 FMAs per k step.
+// DEFAULT-LABEL: func @matmul_in_workgroup
+// DEFAULT-NOT: step %c4 iter_args({{.*}}) -> (tensor<16x16xf32>)
+// DEFAULT: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// DEFAULT: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}%{{[^ ]*}} = %[[ACC0]]) -> ({{.*}}vector<16x16xf32>)
+// DEFAULT-COUNT-64: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// DEFAULT-NOT: vector.fma
+// DEFAULT: scf.yield
+func.func @matmul_in_workgroup(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.dispatch, kiln.workgroup_count = 16 : i64} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<64x64xf32>
+  %1 = scf.forall (%i, %j) = (0, 0) to (64, 64) step (16, 16) shared_outs(%out = %0) -> (tensor<64x64xf32>) {
+    %sa = tensor.extract_slice %a[%i, 0] [16, 64] [1, 1] : tensor<64x64xf32> to tensor<16x64xf32>
+    %sb = tensor.extract_slice %b[0, %j] [64, 16] [1, 1] : tensor<64x64xf32> to tensor<64x16xf32>
+    %so = tensor.extract_slice %out[%i, %j] [16, 16] [1, 1] : tensor<64x64xf32> to tensor<16x16xf32>
+    %f = linalg.fill ins(%cst : f32) outs(%so : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %m = linalg.matmul ins(%sa, %sb : tensor<16x64xf32>, tensor<64x16xf32>) outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %out[%i, %j] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x64xf32>
+    }
+  }
+  return %1 : tensor<64x64xf32>
+}
+
+// -----
+
+// A convolution's GEMM generic (out[n, f, p] += w[f, c] * cols[n, c, p], as
+// kiln-cpu-conv-to-gemm makes it; F = 16, P = 32, C = 8): the unit batch
+// dimension is dropped so that each register tile is a plain 2-d contraction,
+// and the same outer-product code results: row blocks of 4 and column blocks
+// of 16 (in either loop order), a k loop of two steps carrying the vector
+// accumulator.
+// CHECK-LABEL: func @conv_gemm
+// CHECK-DAG: scf.for %{{.*}} = %c0 to %c16 step %c4
+// CHECK-DAG: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c4 iter_args({{.*}}%{{[^ ]*}} = %[[ACC0]]) -> ({{.*}}vector<4x16xf32>)
+// CHECK-NOT: vector.transfer_write
+// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: vector.transfer_write {{.*}} : vector<4x16xf32>, tensor<4x16xf32>
+// CHECK-NOT: linalg.generic
+#filter = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#cols = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @conv_gemm(%w: tensor<16x8xf32>, %x: tensor<1x8x32xf32>, %init: tensor<1x16x32xf32>) -> tensor<1x16x32xf32> attributes {kiln.dispatch} {
+  %0 = linalg.generic {indexing_maps = [#filter, #cols, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<16x8xf32>, tensor<1x8x32xf32>) outs(%init : tensor<1x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %m, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x32xf32>
+  return %0 : tensor<1x16x32xf32>
+}
+
+// -----
+
+// Not register-tiled: the im2col gather (it is a copy, not a contraction,
+// and stays tagged for the CPU pipeline) and integer contractions.
+// CHECK-LABEL: func @not_vectorized
+// CHECK-NOT: vector.
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}} attrs = {kiln.im2col = 8 : i64}
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xi32>, tensor<64x64xi32>)
+// CHECK-NOT: vector.
+#gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @not_vectorized(%x: tensor<1x3x10x10xf32>, %a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: tensor<64x64xi32>) -> (tensor<1x27x64xf32>, tensor<64x64xi32>) attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<1x27x64xf32>
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x10x10xf32>) outs(%e : tensor<1x27x64xf32>) attrs = {kiln.im2col = 8 : i64} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x27x64xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x64xi32>, tensor<64x64xi32>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
+  return %cols, %0 : tensor<1x27x64xf32>, tensor<64x64xi32>
+}

@@ -1,0 +1,165 @@
+// RUN: kiln-opt %s -split-input-file --kiln-form-dispatches | FileCheck %s
+
+// Conv + bias + relu + residual add: the conv is the root and every
+// elementwise consumer (each the only user of the previous result, with the
+// same shape) joins it. One dispatch; its inputs are everything the members
+// read from outside, in order of first use.
+// CHECK-LABEL: func @conv_bias_relu_residual
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>, %[[W:.*]]: tensor<4x4x3x3xf32>, %[[B:.*]]: tensor<4xf32>, %[[R:.*]]: tensor<1x4x8x8xf32>)
+// CHECK-NOT: kiln.conv
+// CHECK: %[[D:.*]] = kiln.dispatch "dispatch_0_conv" (%[[X]], %[[W]], %[[B]], %[[R]])
+// CHECK-NEXT: ^bb0(%[[BX:.*]]: tensor<1x4x8x8xf32>, %[[BW:.*]]: tensor<4x4x3x3xf32>, %[[BB:.*]]: tensor<4xf32>, %[[BR:.*]]: tensor<1x4x8x8xf32>):
+// CHECK-NEXT: %[[C:.*]] = kiln.conv %[[BX]], %[[BW]], %[[BB]]
+// CHECK-NEXT: %[[A:.*]] = kiln.relu %[[C]]
+// CHECK-NEXT: %[[S:.*]] = kiln.add %[[A]], %[[BR]]
+// CHECK-NEXT: kiln.yield %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[D]]
+func.func @conv_bias_relu_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = kiln.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %1 = kiln.relu %0 : tensor<1x4x8x8xf32>
+  %2 = kiln.add %1, %r : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %2 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Matmul with a broadcast bias add as its epilogue: one dispatch.
+// CHECK-LABEL: func @matmul_bias
+// CHECK: %[[D:.*]] = kiln.dispatch "dispatch_0_matmul" (%arg0, %arg1, %arg2)
+// CHECK: kiln.matmul
+// CHECK-NEXT: kiln.add {{.*}} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.dispatch
+// CHECK: return %[[D]]
+func.func @matmul_bias(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = kiln.add %0, %c : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// A consumer that broadcasts the root's result to a bigger shape does not
+// join (the dispatch's iteration space is the root's): it is a dispatch of
+// its own, named after it, reading the first dispatch's result.
+// CHECK-LABEL: func @consumer_changes_shape
+// CHECK: %[[M:.*]] = kiln.dispatch "dispatch_0_matmul" (%arg0, %arg1) : {{.*}} -> tensor<1x8xf32>
+// CHECK: kiln.matmul
+// CHECK-NOT: kiln.add
+// CHECK: kiln.yield
+// CHECK: %[[A:.*]] = kiln.dispatch "dispatch_1_add" (%[[M]], %arg2) : {{.*}} -> tensor<4x8xf32>
+// CHECK: kiln.add
+// CHECK: return %[[A]]
+func.func @consumer_changes_shape(%a: tensor<1x8xf32>, %b: tensor<8x8xf32>, %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<1x8xf32>, tensor<8x8xf32>) -> tensor<1x8xf32>
+  %1 = kiln.add %0, %r : (tensor<1x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// A chain of elementwise ops without a root: the first op starts a dispatch
+// (named after it) and the rest join as consumers.
+// CHECK-LABEL: func @elementwise_chain
+// CHECK: %[[D:.*]] = kiln.dispatch "dispatch_0_add" (%arg0, %arg1)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: tensor<4x8xf32>, %[[Q:.*]]: tensor<4x8xf32>):
+// CHECK-NEXT: %[[S:.*]] = kiln.add %[[P]], %[[Q]]
+// CHECK-NEXT: %[[G:.*]] = kiln.sigmoid %[[S]]
+// CHECK-NEXT: %[[M:.*]] = kiln.mul %[[G]], %[[P]]
+// CHECK-NEXT: kiln.yield %[[M]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[D]]
+func.func @elementwise_chain(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.add %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = kiln.sigmoid %0 : tensor<4x8xf32>
+  %2 = kiln.mul %1, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// The matmul result has two users (the relu and the return): the relu cannot
+// join, because the matmul result must then be materialized anyway. Two
+// dispatches; the first one's result is both returned and read by the second.
+// CHECK-LABEL: func @two_users_stop_fusion
+// CHECK: %[[M:.*]] = kiln.dispatch "dispatch_0_matmul" (%arg0, %arg1)
+// CHECK: kiln.matmul
+// CHECK-NOT: kiln.relu
+// CHECK: kiln.yield
+// CHECK: %[[R:.*]] = kiln.dispatch "dispatch_1_relu" (%[[M]])
+// CHECK: kiln.relu
+// CHECK: return %[[M]], %[[R]]
+func.func @two_users_stop_fusion(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = kiln.relu %0 : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// An elementwise producer of a softmax that has another user stays out of
+// the softmax dispatch (it is its own dispatch, whose result is returned).
+// CHECK-LABEL: func @shared_producer
+// CHECK: %[[E:.*]] = kiln.dispatch "dispatch_0_exp" (%arg0)
+// CHECK: kiln.exp
+// CHECK-NOT: kiln.softmax
+// CHECK: kiln.yield
+// CHECK: %[[S:.*]] = kiln.dispatch "dispatch_1_softmax" (%[[E]])
+// CHECK-NOT: kiln.exp
+// CHECK: kiln.softmax
+// CHECK: return %[[E]], %[[S]]
+func.func @shared_producer(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %0 = kiln.exp %x : tensor<2x8xf32>
+  %1 = kiln.softmax %0 {axis = 1 : i64} : tensor<2x8xf32>
+  return %0, %1 : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Constants: a small dense constant (<= 64 elements) and a splat of any size
+// are cloned into the dispatch; a weight (dense_resource) and a bigger
+// non-splat constant stay outside and become inputs. Reshapes stay outside
+// (they are views) and split the elementwise chain; ops after a reshape form
+// new dispatches, numbered in order.
+// CHECK-LABEL: func @constants_and_reshapes
+// CHECK-DAG: %[[W:.*]] = kiln.constant dense_resource<weight> : tensor<8x4xf32>
+// CHECK-DAG: %[[BIG:.*]] = kiln.constant dense<[0, 1, 2, {{.*}}, 63, 64]> : tensor<65xi8>
+// CHECK: %[[D0:.*]] = kiln.dispatch "dispatch_0_matmul" (%arg0, %[[W]]) : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<2x8xf32>, %[[BW:.*]]: tensor<8x4xf32>):
+// CHECK-NEXT: %[[SCALE:.*]] = kiln.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK-NEXT: %[[MM:.*]] = kiln.matmul %[[A]], %[[BW]]
+// CHECK-NEXT: %[[SC:.*]] = kiln.mul %[[MM]], %[[SCALE]]
+// CHECK-NEXT: kiln.yield %[[SC]]
+// CHECK: %[[RS:.*]] = kiln.reshape %[[D0]] : tensor<2x4xf32> -> tensor<8xf32>
+// CHECK: %[[D1:.*]] = kiln.dispatch "dispatch_1_relu" (%[[RS]]) : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK: kiln.relu
+// CHECK: kiln.yield
+// CHECK: %[[D2:.*]] = kiln.dispatch "dispatch_2_add" (%arg1, %[[BIG]])
+// CHECK-NEXT: ^bb0(%[[I:.*]]: tensor<65xi8>, %[[BB:.*]]: tensor<65xi8>):
+// CHECK-NEXT: %[[SPLAT:.*]] = kiln.constant dense<3> : tensor<65xi8>
+// CHECK-NEXT: %[[S0:.*]] = kiln.add %[[I]], %[[BB]]
+// CHECK-NEXT: %[[S1:.*]] = kiln.add %[[S0]], %[[SPLAT]]
+// CHECK-NEXT: kiln.yield %[[S1]]
+// CHECK: return %[[D1]], %[[D2]]
+func.func @constants_and_reshapes(%a: tensor<2x8xf32>, %i: tensor<65xi8>) -> (tensor<8xf32>, tensor<65xi8>) {
+  %w = kiln.constant dense_resource<weight> : tensor<8x4xf32>
+  %scale = kiln.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %big = kiln.constant dense<"0x000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F40"> : tensor<65xi8>
+  %splat = kiln.constant dense<3> : tensor<65xi8>
+  %0 = kiln.matmul %a, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  %1 = kiln.mul %0, %scale : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = kiln.reshape %1 : tensor<2x4xf32> -> tensor<8xf32>
+  %3 = kiln.relu %2 : tensor<8xf32>
+  %4 = kiln.add %i, %big : (tensor<65xi8>, tensor<65xi8>) -> tensor<65xi8>
+  %5 = kiln.add %4, %splat : (tensor<65xi8>, tensor<65xi8>) -> tensor<65xi8>
+  return %3, %5 : tensor<8xf32>, tensor<65xi8>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weight: "0x04000000000000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041000020410000304100004041000050410000604100007041000080410000884100009041000098410000A0410000A8410000B0410000B8410000C0410000C8410000D0410000D8410000E0410000E8410000F0410000F841"
+    }
+  }
+#-}

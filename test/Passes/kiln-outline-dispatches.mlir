@@ -1,0 +1,101 @@
+// RUN: kiln-opt %s -split-input-file --kiln-outline-dispatches | FileCheck %s
+// RUN: kiln-opt %S/kiln-form-dispatches.mlir -split-input-file --kiln-form-dispatches --kiln-outline-dispatches | FileCheck %s --check-prefix=PIPE
+
+// Each region becomes a function named after the dispatch, marked
+// kiln.dispatch, with the region's block arguments as parameters and a
+// func.return in place of kiln.yield. The dispatch op becomes a call with the
+// same operands; constants and reshapes stay in @main, which is marked as the
+// program.
+// CHECK-LABEL: func.func @dispatch_0_matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>) -> tensor<4x16xf32> attributes {kiln.dispatch}
+// CHECK-NEXT: %[[M:.*]] = kiln.matmul %[[A]], %[[B]]
+// CHECK-NEXT: %[[R:.*]] = kiln.relu %[[M]]
+// CHECK-NEXT: return %[[R]] : tensor<4x16xf32>
+// CHECK-LABEL: func.func @dispatch_1_softmax
+// CHECK-SAME: (%{{.*}}: tensor<64xf32>) -> tensor<64xf32> attributes {kiln.dispatch}
+// CHECK-NEXT: kiln.softmax
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>) -> tensor<64xf32> attributes {kiln.program}
+// CHECK-NEXT: %[[W:.*]] = kiln.constant dense_resource<w>
+// CHECK-NEXT: %[[C0:.*]] = call @dispatch_0_matmul(%[[X]], %[[W]]) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT: %[[V:.*]] = kiln.reshape %[[C0]] : tensor<4x16xf32> -> tensor<64xf32>
+// CHECK-NEXT: %[[C1:.*]] = call @dispatch_1_softmax(%[[V]]) : (tensor<64xf32>) -> tensor<64xf32>
+// CHECK-NEXT: return %[[C1]]
+// CHECK-NOT: kiln.dispatch "
+// CHECK-NOT: kiln.yield
+func.func @main(%x: tensor<4x8xf32>) -> tensor<64xf32> {
+  %w = kiln.constant dense_resource<w> : tensor<8x16xf32>
+  %0 = kiln.dispatch "dispatch_0_matmul" (%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>):
+    %m = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    %r = kiln.relu %m : tensor<4x16xf32>
+    kiln.yield %r : tensor<4x16xf32>
+  }
+  %1 = kiln.reshape %0 : tensor<4x16xf32> -> tensor<64xf32>
+  %2 = kiln.dispatch "dispatch_1_softmax" (%1) : (tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64xf32>):
+    %s = kiln.softmax %a {axis = 0 : i64} : tensor<64xf32>
+    kiln.yield %s : tensor<64xf32>
+  }
+  return %2 : tensor<64xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x04000000"
+    }
+  }
+#-}
+
+// -----
+
+// A dispatch whose name is already a symbol of the module: the function is
+// renamed and the call refers to the new name. The existing function is left
+// alone. A dispatch with two results becomes a function with two results.
+// CHECK-LABEL: func.func private @dispatch_0_relu(tensor<8xf32>) -> tensor<8xf32>
+// CHECK-LABEL: func.func @dispatch_0_relu_0(
+// CHECK-SAME: -> (tensor<8xf32>, tensor<8xf32>) attributes {kiln.dispatch}
+// CHECK-NEXT: kiln.relu
+// CHECK-NEXT: kiln.neg
+// CHECK-NEXT: return %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: attributes {kiln.program}
+// CHECK-NEXT: %[[C:.*]]:2 = call @dispatch_0_relu_0(%arg0) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+// CHECK-NEXT: %[[O:.*]] = call @dispatch_0_relu(%[[C]]#1)
+// CHECK-NEXT: return %[[C]]#0, %[[O]]
+// CHECK-NOT: kiln.dispatch
+func.func private @dispatch_0_relu(tensor<8xf32>) -> tensor<8xf32>
+func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0:2 = kiln.dispatch "dispatch_0_relu" (%x) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%a: tensor<8xf32>):
+    %r = kiln.relu %a : tensor<8xf32>
+    %n = kiln.neg %r : tensor<8xf32>
+    kiln.yield %r, %n : tensor<8xf32>, tensor<8xf32>
+  }
+  %1 = func.call @dispatch_0_relu(%0#1) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0#0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// Formation and outlining together, on the formation test's functions: only
+// calls, constants and reshapes are left in the program.
+// PIPE-LABEL: func.func @dispatch_0_conv(
+// PIPE-SAME: attributes {kiln.dispatch}
+// PIPE: kiln.conv
+// PIPE: kiln.relu
+// PIPE: kiln.add
+// PIPE-LABEL: func.func @conv_bias_relu_residual
+// PIPE-SAME: attributes {kiln.program}
+// PIPE-NEXT: call @dispatch_0_conv(%arg0, %arg1, %arg2, %arg3)
+// PIPE-NEXT: return
+// PIPE-LABEL: func.func @constants_and_reshapes
+// PIPE-SAME: attributes {kiln.program}
+// PIPE-NOT: kiln.matmul
+// PIPE-NOT: kiln.relu
+// PIPE-NOT: kiln.add
+// PIPE: %[[D0:.*]] = call @dispatch_0_matmul(
+// PIPE-NEXT: %[[RS:.*]] = kiln.reshape %[[D0]]
+// PIPE-NEXT: %[[D1:.*]] = call @dispatch_1_relu(%[[RS]])
+// PIPE-NEXT: %[[D2:.*]] = call @dispatch_2_add(
+// PIPE-NEXT: return %[[D1]], %[[D2]]

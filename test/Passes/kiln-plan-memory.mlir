@@ -1,0 +1,118 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-plan-memory | FileCheck %s
+
+// The planner's rule: every buffer (model input or call result) takes
+// align64(bytes) and is live from its definition to its last use (inputs from
+// the start, @main's results to the end; a reshape is an alias, so its uses
+// extend its operand's buffer). Buffers are placed largest first (ties in
+// order of definition) at the lowest offset that does not overlap a placed
+// buffer whose live range intersects.
+//
+// Op indices: the arguments are defined at 0, the ops of @main count from 1,
+// the return is 6 and the results stay live to 7.
+//   %x  input   16xf32  =  64 B   live [0, 5]  (read by @f and @k)
+//   %a  @f      32xf32  = 128 B   live [1, 2]
+//   %b  @g      10xf32  =  40 B -> 64 B (alignment)
+//                                 live [2, 7]  (through the reshape %r, which
+//                                               @h reads and @main returns)
+//   %c  @h      48xf32  = 192 B   live [4, 5]
+//   %d  @k       8xf32  =  32 B -> 64 B   live [5, 7] (returned)
+// Placement, largest first:
+//   %c -> 0    (nothing placed yet)
+//   %a -> 0    (shares %c's bytes: %a is dead before %c is defined)
+//   %x -> 192  (live with %a [0,128) and %c [0,192))
+//   %b -> 256  (live with %a, %c and %x)
+//   %d -> 320  (live with %c, %x and %b; not %a)
+// Arena: 384 bytes. The reshape has its operand's offset.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: attributes {kiln.arena_size = 384 : i64, kiln.input_offsets = [192], kiln.program}
+// CHECK-NEXT: call @f(%arg0) {kiln.arena_offset = 0 : i64}
+// CHECK-NEXT: call @g(%{{.*}}) {kiln.arena_offset = 256 : i64}
+// CHECK-NEXT: kiln.reshape %{{.*}} {kiln.arena_offset = 256 : i64}
+// CHECK-NEXT: call @h(%{{.*}}) {kiln.arena_offset = 0 : i64}
+// CHECK-NEXT: call @k(%{{.*}}, %arg0) {kiln.arena_offset = 320 : i64}
+// CHECK-NEXT: return
+func.func private @f(tensor<16xf32>) -> tensor<32xf32>
+func.func private @g(tensor<32xf32>) -> tensor<10xf32>
+func.func private @h(tensor<2x5xf32>) -> tensor<48xf32>
+func.func private @k(tensor<48xf32>, tensor<16xf32>) -> tensor<8xf32>
+func.func @main(%x: tensor<16xf32>) -> (tensor<8xf32>, tensor<2x5xf32>) attributes {kiln.program} {
+  %a = call @f(%x) : (tensor<16xf32>) -> tensor<32xf32>
+  %b = call @g(%a) : (tensor<32xf32>) -> tensor<10xf32>
+  %r = kiln.reshape %b : tensor<10xf32> -> tensor<2x5xf32>
+  %c = call @h(%r) : (tensor<2x5xf32>) -> tensor<48xf32>
+  %d = call @k(%c, %x) : (tensor<48xf32>, tensor<16xf32>) -> tensor<8xf32>
+  return %d, %r : tensor<8xf32>, tensor<2x5xf32>
+}
+
+// -----
+
+// Reuse below a live buffer: %p dies when %q is defined, so %r (defined
+// after %p's last use) takes %p's bytes below %q. The constant is op 1.
+//   %x  input    8xf32 =  32 B -> 64  live [0, 2]
+//   %p  @f      32xf32 = 128 B        live [2, 3]
+//   %q  @g      16xf32 =  64 B        live [3, 4]
+//   %r  @h      16xf32 =  64 B        live [4, 6] (returned; return is 5)
+// Largest first, ties in order of definition: %p, %x, %q, %r.
+//   %p -> 0; %x -> 128 (live with %p); %q -> 128 (live with %p, not %x);
+//   %r -> 0 (live only with %q at [128, 192): the gap below it fits).
+// Arena: 192 bytes.
+// A constant is not in the arena and gets no offset; a function that is not
+// the program is not planned.
+// CHECK-LABEL: func.func @helper
+// CHECK-NOT: kiln.arena
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: attributes {kiln.arena_size = 192 : i64, kiln.input_offsets = [128], kiln.program}
+// CHECK-NEXT: kiln.constant dense<1.000000e+00> : tensor<4xf32>{{$}}
+// CHECK-NEXT: call @f(%arg0) {kiln.arena_offset = 0 : i64}
+// CHECK-NEXT: call @g(%{{.*}}) {kiln.arena_offset = 128 : i64}
+// CHECK-NEXT: call @h(%{{.*}}, %{{.*}}) {kiln.arena_offset = 0 : i64}
+func.func private @f(tensor<8xf32>) -> tensor<32xf32>
+func.func private @g(tensor<32xf32>) -> tensor<16xf32>
+func.func private @h(tensor<16xf32>, tensor<4xf32>) -> tensor<16xf32>
+func.func @helper(%x: tensor<8xf32>) -> tensor<32xf32> {
+  %0 = call @f(%x) : (tensor<8xf32>) -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+func.func @main(%x: tensor<8xf32>) -> tensor<16xf32> attributes {kiln.program} {
+  %w = kiln.constant dense<1.0> : tensor<4xf32>
+  %p = call @f(%x) : (tensor<8xf32>) -> tensor<32xf32>
+  %q = call @g(%p) : (tensor<32xf32>) -> tensor<16xf32>
+  %r = call @h(%q, %w) : (tensor<16xf32>, tensor<4xf32>) -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
+// -----
+
+// Several inputs are all live from the start, so they never share bytes even
+// when one is read only once; a call with two results gets an array of
+// offsets; a result nobody reads is live only at its call; i1 takes a byte
+// per element.
+//   %x  input   64xf32 = 256 B        live [0, 1]
+//   %y  input    4xf32 =  16 B -> 64  live [0, 2]
+//   %m  @f#0   100xi1  = 100 B -> 128 live [1, 4] (returned; return is 3)
+//   %n  @f#1    16xf32 =  64 B        live [1, 1] (never read)
+//   %o  @g       8xf32 =  32 B -> 64  live [2, 4] (returned)
+// Largest first: %x, %m, %y, %n, %o.
+//   %x -> 0; %m -> 256; %y -> 384; %n -> 448 (live with all three);
+//   %o -> 0 (%x and %n are dead; live with %m and %y).
+// Arena: 512 bytes.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: attributes {kiln.arena_size = 512 : i64, kiln.input_offsets = [0, 384], kiln.program}
+// CHECK-NEXT: call @f(%arg0) {kiln.arena_offset = [256, 448]}
+// CHECK-NEXT: call @g(%arg1) {kiln.arena_offset = 0 : i64}
+func.func private @f(tensor<64xf32>) -> (tensor<100xi1>, tensor<16xf32>)
+func.func private @g(tensor<4xf32>) -> tensor<8xf32>
+func.func @main(%x: tensor<64xf32>, %y: tensor<4xf32>) -> (tensor<100xi1>, tensor<8xf32>) attributes {kiln.program} {
+  %m, %n = call @f(%x) : (tensor<64xf32>) -> (tensor<100xi1>, tensor<16xf32>)
+  %o = call @g(%y) : (tensor<4xf32>) -> tensor<8xf32>
+  return %m, %o : tensor<100xi1>, tensor<8xf32>
+}
+
+// -----
+
+// Only dispatch calls, constants and reshapes can be placed.
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attributes {kiln.program} {
+  // expected-error @+1 {{'kiln.relu' op cannot be placed in the program's arena; expected only dispatch calls, constants and reshapes}}
+  %0 = kiln.relu %x : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
