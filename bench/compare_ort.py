@@ -91,6 +91,12 @@ def bench_once(cmd: list, timeout: float) -> dict | None:
     except ValueError as e:
         log(f"  {e}: {proc.stdout.strip()[-500:]}")
         return None
+    # kiln-bench nests its latencies: {"latency_ms": {"median": ..., "p90": ...}}.
+    latency = result.get("latency_ms")
+    if isinstance(latency, dict):
+        for key in ("median", "p90", "p99"):
+            if key in latency:
+                result.setdefault(f"{key}_ms", latency[key])
     log("  " + " ".join(f"{k}={result[k]}" for k in ("median_ms", "p90_ms", "p99_ms") if k in result))
     return result
 
