@@ -91,25 +91,74 @@ uint64_t ThreadPool::waitForJob(uint64_t seen) {
 void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
-    uint64_t sequence = waitForJob(seen);
+    seen = waitForJob(seen);
     if (stop_.load())
       return;
-    inside_.fetch_add(1); // seq_cst: pairs with the caller's close below
-    if (open_.load())
-      runChunks();
-    inside_.fetch_sub(1);
-    seen = sequence;
+    work();
   }
 }
 
-void ThreadPool::runChunks() {
-  const uint64_t count = count_, chunk = chunk_;
+namespace {
+// state_ layout: generation << 40 | next item << 20 | item count.
+constexpr unsigned kFieldBits = 20;
+constexpr uint64_t kFieldMask = (uint64_t(1) << kFieldBits) - 1;
+constexpr uint64_t kGenerationMask = (uint64_t(1) << 24) - 1;
+// Items per job; larger ranges run as several jobs.
+constexpr uint64_t kMaxJobItems = kFieldMask;
+
+uint64_t packState(uint64_t generation, uint64_t next, uint64_t count) {
+  return generation << (2 * kFieldBits) | next << kFieldBits | count;
+}
+} // namespace
+
+void ThreadPool::work() {
+  const uint64_t threads = threadCount();
   for (;;) {
-    uint64_t begin = next_.fetch_add(chunk, std::memory_order_relaxed);
-    if (begin >= count)
-      return;
-    uint64_t end = count - begin < chunk ? count : begin + chunk;
-    fn_(context_, begin, end);
+    uint64_t state = state_.load(std::memory_order_acquire);
+    uint64_t count = state & kFieldMask;
+    uint64_t next = (state >> kFieldBits) & kFieldMask;
+    if (next >= count)
+      return; // all claimed (or no job yet)
+    // Several chunks per thread balance uneven workgroups; chunks of one
+    // workgroup when there are few.
+    uint64_t chunk = count / (threads * 4);
+    chunk = chunk ? chunk : 1;
+    uint64_t end = count - next < chunk ? count : next + chunk;
+    uint64_t claimed = packState(state >> (2 * kFieldBits), end, count);
+    if (!state_.compare_exchange_weak(state, claimed,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_relaxed))
+      continue;
+    // Items [next, end) are ours, so the job cannot finish before we report
+    // them done: its fields are stable.
+    uint64_t base = base_.load(std::memory_order_relaxed);
+    fn_.load(std::memory_order_relaxed)(
+        context_.load(std::memory_order_relaxed), base + next, base + end);
+    done_.fetch_add(end - next, std::memory_order_release);
+  }
+}
+
+void ThreadPool::runJob(uint64_t base, uint64_t count, ChunkFn fn,
+                        void *context) {
+  fn_.store(fn, std::memory_order_relaxed);
+  context_.store(context, std::memory_order_relaxed);
+  base_.store(base, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  generation_ = (generation_ + 1) & kGenerationMask;
+  state_.store(packState(generation_, 0, count), std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(sleepMutex_);
+    jobSequence_.fetch_add(1, std::memory_order_release);
+    if (sleepers_ != 0)
+      wake_.notify_all();
+  }
+  work();
+  // Every item is claimed; wait for the threads still running theirs.
+  for (unsigned spin = 1; done_.load(std::memory_order_acquire) != count;
+       ++spin) {
+    cpuRelax();
+    if (spin % 1024 == 0)
+      std::this_thread::yield();
   }
 }
 
@@ -121,28 +170,7 @@ void ThreadPool::parallelFor(uint64_t count, ChunkFn fn, void *context) {
     fn(context, 0, count);
     return;
   }
-  // Several chunks per thread balance uneven workgroups; chunks of one
-  // workgroup when there are few.
-  uint64_t chunk = count / (uint64_t(threadCount()) * 4);
-  fn_ = fn;
-  context_ = context;
-  count_ = count;
-  chunk_ = chunk ? chunk : 1;
-  next_.store(0, std::memory_order_relaxed);
-  open_.store(true); // seq_cst, also releases the job fields
-  {
-    std::lock_guard<std::mutex> lock(sleepMutex_);
-    jobSequence_.fetch_add(1, std::memory_order_release);
-    if (sleepers_ != 0)
-      wake_.notify_all();
-  }
-  runChunks();
-  // Every chunk is claimed; close the job and wait for the threads still
-  // finishing theirs. A worker that enters after the close sees open_ unset.
-  open_.store(false);
-  for (unsigned spin = 1; inside_.load() != 0; ++spin) {
-    cpuRelax();
-    if (spin % 1024 == 0)
-      std::this_thread::yield();
-  }
+  for (uint64_t base = 0; base < count; base += kMaxJobItems)
+    runJob(base, count - base < kMaxJobItems ? count - base : kMaxJobItems,
+           fn, context);
 }

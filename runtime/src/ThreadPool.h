@@ -1,8 +1,8 @@
 //===- ThreadPool.h - Workgroup thread pool for the cpu device --*- C++ -*-===//
 //
 // A fixed set of worker threads plus the calling thread run `parallelFor`
-// jobs: the range [0, count) is cut into chunks that threads claim with an
-// atomic counter. Between jobs workers spin briefly (dispatches of one run
+// jobs: the range [0, count) is cut into chunks that threads claim with a
+// compare-and-swap on one atomic word. Between jobs workers spin briefly (dispatches of one run
 // follow each other within microseconds) and then sleep on a condition
 // variable, so an idle pool costs nothing.
 //
@@ -51,29 +51,33 @@ private:
   static void *workerEntry(void *pool);
   void workerLoop();
   uint64_t waitForJob(uint64_t seen);
-  void runChunks();
+  void runJob(uint64_t base, uint64_t count, ChunkFn fn, void *context);
+  void work();
 
   std::vector<pthread_t> workers_;
   std::mutex submitMutex_; // one job at a time
 
-  // Job publication. A worker joins a job only between entering (inside_++)
-  // and leaving (inside_--) and only while open_ is set; the caller closes
-  // the job and waits for inside_ to drop to zero before returning, so job
-  // fields are never read after parallelFor returns.
+  // Waking workers: jobSequence_ changes (under sleepMutex_) with every job.
   std::mutex sleepMutex_;
   std::condition_variable wake_;
-  unsigned sleepers_ = 0;                // guarded by sleepMutex_
-  std::atomic<uint64_t> jobSequence_{0}; // bumped (under sleepMutex_) per job
-  std::atomic<bool> open_{false};
-  std::atomic<unsigned> inside_{0};
+  unsigned sleepers_ = 0; // guarded by sleepMutex_
+  std::atomic<uint64_t> jobSequence_{0};
   std::atomic<bool> stop_{false};
 
-  // The current job; written only while no worker is inside.
-  ChunkFn fn_ = nullptr;
-  void *context_ = nullptr;
-  uint64_t count_ = 0;
-  uint64_t chunk_ = 1;
-  alignas(64) std::atomic<uint64_t> next_{0};
+  // The current job. Threads claim chunks by a compare-and-swap on state_,
+  // one word holding the job's generation (24 bits), the next unclaimed item
+  // (20 bits) and the item count (20 bits), so every claim decision comes
+  // from one consistent snapshot and a finished job (next == count) can
+  // never be claimed from again. A successful claim proves the job is still
+  // running, so the fields read after it belong to that job. The caller
+  // waits for done_ to reach the count, never for threads that have not
+  // claimed anything (a preempted idle worker costs nothing).
+  alignas(64) std::atomic<uint64_t> state_{0};
+  alignas(64) std::atomic<uint64_t> done_{0};
+  std::atomic<ChunkFn> fn_{nullptr};
+  std::atomic<void *> context_{nullptr};
+  std::atomic<uint64_t> base_{0};
+  uint64_t generation_ = 0; // written by the submitting thread only
 };
 
 } // namespace kiln::rt

@@ -89,6 +89,31 @@ TEST(ThreadPool, ManyJobsInARow) {
   }
 }
 
+TEST(ThreadPool, GrowingJobsBackToBack) {
+  // A small job followed by a larger one: a worker that still holds the
+  // small job's state must not claim items of the larger one (this once
+  // ran items twice and hung the caller).
+  std::unique_ptr<ThreadPool> pool = makePool(3);
+  Marks small(3), large(50);
+  for (int job = 0; job < 50000; ++job) {
+    Marks &marks = job % 2 ? large : small;
+    for (auto &c : marks.counts)
+      c.store(0, std::memory_order_relaxed);
+    pool->parallelFor(marks.counts.size(), mark, &marks);
+    for (auto &c : marks.counts)
+      ASSERT_EQ(c.load(), 1) << "job " << job;
+  }
+}
+
+TEST(ThreadPool, RangesLargerThanOneJob) {
+  std::unique_ptr<ThreadPool> pool = makePool(2);
+  const uint64_t count = (uint64_t(1) << 21) + 12345; // three jobs inside
+  Marks marks(count);
+  pool->parallelFor(count, mark, &marks);
+  for (uint64_t i = 0; i < count; ++i)
+    ASSERT_EQ(marks.counts[i].load(), 1) << i;
+}
+
 TEST(ThreadPool, JobsFromSeveralThreadsAreSerialized) {
   std::unique_ptr<ThreadPool> pool = makePool(4);
   std::atomic<int> failures{0};
