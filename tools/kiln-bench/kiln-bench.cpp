@@ -122,6 +122,13 @@ double percentile(const std::vector<double> &sorted, double p) {
   return sorted[std::min(sorted.size() - 1, rank ? rank - 1 : 0)];
 }
 
+/// JSON numbers: 9 significant digits.
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", value);
+  return buffer;
+}
+
 std::string fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
@@ -264,12 +271,12 @@ int main(int argc, char **argv) {
                        ",\"threads\":" + std::to_string(threads) +
                        ",\"warmup\":" + std::to_string(options.warmup) +
                        ",\"iterations\":" + std::to_string(latencies.size()) +
-                       ",\"latency_ms\":{\"median\":" + fixed(median, 6) +
-                       ",\"p90\":" + fixed(p90, 6) + ",\"p99\":" +
-                       fixed(p99, 6) + ",\"min\":" + fixed(sorted.front(), 6) +
-                       ",\"max\":" + fixed(sorted.back(), 6) +
-                       ",\"mean\":" + fixed(mean, 6) + "}" +
-                       ",\"throughput_per_s\":" + fixed(throughput, 3) +
+                       ",\"latency_ms\":{\"median\":" + number(median) +
+                       ",\"p90\":" + number(p90) + ",\"p99\":" +
+                       number(p99) + ",\"min\":" + number(sorted.front()) +
+                       ",\"max\":" + number(sorted.back()) +
+                       ",\"mean\":" + number(mean) + "}" +
+                       ",\"throughput_per_s\":" + number(throughput) +
                        ",\"arena_bytes\":" + std::to_string(arena) +
                        ",\"constants_bytes\":" + std::to_string(constants) +
                        ",\"dispatches\":" + std::to_string(dispatchNs.size()) +
@@ -280,7 +287,7 @@ int main(int argc, char **argv) {
       json += std::string(k ? "," : "") + "{\"index\":" + std::to_string(d) +
               ",\"name\":" + support::jsonString(info.name) +
               ",\"ops\":" + support::jsonString(info.ops) +
-              ",\"mean_ms\":" + fixed(meanMs(d), 6) +
+              ",\"mean_ms\":" + number(meanMs(d)) +
               ",\"share\":" + fixed(share(d), 6) + "}";
     }
     json += "]}";
