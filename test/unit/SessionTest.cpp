@@ -19,6 +19,9 @@ using namespace kiln::artifact;
 using namespace kiln::test;
 using ::testing::HasSubstr;
 
+extern "C" int kiln_c_api_smoke(const char *path, char *error,
+                                size_t errorSize);
+
 namespace {
 
 Artifact openArtifact(const ArtifactWriter &writer) {
@@ -514,4 +517,17 @@ TEST(Session, OutlivesItsHandles) {
                               outputs);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(floats(outputs[0])[31], 3.0f);
+}
+
+TEST(CApi, UsableFromC99) {
+  std::string path = tempPath("c.kiln"), error;
+  ASSERT_TRUE(addModel().writeFile(path, error)) << error;
+  char message[512] = "";
+  EXPECT_EQ(kiln_c_api_smoke(path.c_str(), message, sizeof(message)), 0)
+      << message;
+  EXPECT_NE(kiln_c_api_smoke((path + ".missing").c_str(), message,
+                             sizeof(message)),
+            0);
+  EXPECT_THAT(message, HasSubstr("i/o error: "));
+  EXPECT_THAT(message, HasSubstr(".missing: cannot open"));
 }
