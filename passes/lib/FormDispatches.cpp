@@ -83,6 +83,12 @@ struct KilnFormDispatchesPass
         continue;
       if (isa<ConstantOp, ReshapeOp, DispatchOp, YieldOp>(op))
         continue;
+      // A single-use elementwise producer of a non-contraction root waits for
+      // its root, which takes it in (ops are visited in block order).
+      if (isElementwise(op) && op->getNumResults() == 1)
+        if (Operation *user = singleUser(op->getResult(0)))
+          if (isRoot(user) && !isContraction(user) && user->getBlock() == op->getBlock())
+            continue;
       SmallVector<Operation *> group;
       // Producers first (they precede the root in the block).
       if (isRoot(op) && !isContraction(op)) {

@@ -51,6 +51,11 @@ struct KilnOutlineDispatchesPass
       dispatch.erase();
       parent->setAttr("kiln.program", builder.getUnitAttr());
     }
+    // A model of views only (reshapes of its inputs, constants) has no
+    // dispatch; its entry is still the program.
+    if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+      if (!main->hasAttr(kDispatchAttr))
+        main->setAttr("kiln.program", UnitAttr::get(module.getContext()));
   }
 };
 } // namespace

@@ -1,13 +1,11 @@
 // RUN: kiln-opt %s -split-input-file --kiln-form-dispatches | FileCheck %s
 
-// Known bug: producer fusion never happens. Passes.td and FormDispatches.cpp
+// Regression test for a fixed bug: producer fusion never happens. Passes.td and FormDispatches.cpp
 // say that single-use elementwise producers of a root that is not a
 // contraction (softmax, pooling, reductions, normalizations) join the root's
 // dispatch, but the pass visits ops in block order: the producer comes first,
 // is not grouped yet, and becomes a dispatch of its own before the root is
 // reached, so the root's producer scan always finds it already grouped.
-// Remove the XFAIL line when the pass is fixed.
-// XFAIL: *
 
 // CHECK-LABEL: func @softmax_producer
 // CHECK: %[[D:.*]] = kiln.dispatch "dispatch_0_softmax" (%arg0)

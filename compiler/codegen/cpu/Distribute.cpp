@@ -141,8 +141,15 @@ struct KilnCPUDistributePass
       func.walk([&](Operation *op) {
         if (auto width = op->getAttrOfType<IntegerAttr>(kIm2ColAttr)) {
           lastGranule = width.getInt() * llvm::divideCeil(16, width.getInt());
-          for (unsigned i = 0; i + 1 < bounds.size(); ++i)
-            tileable[i] = false;
+          // The image is the last parallel loop (the GEMM itself may be the
+          // consumer, with its reduction loop after it).
+          SmallVector<utils::IteratorType> iterators = consumer.getLoopIteratorTypes();
+          unsigned image = bounds.size();
+          for (unsigned i = 0; i < iterators.size(); ++i)
+            if (iterators[i] == utils::IteratorType::parallel)
+              image = i;
+          for (unsigned i = 0; i < bounds.size(); ++i)
+            tileable[i] = i == image;
         }
       });
       bool isGemm = false;

@@ -306,6 +306,10 @@ struct KilnCPUVectorizeGemmPass
       vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
       tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
       tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, ctx);
+      // Peeled tiles yield through static -> dynamic -> static cast pairs;
+      // folding them lets the accumulator be hoisted below.
+      tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
+      scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
     }

@@ -26,6 +26,11 @@ struct KilnCPUWorkgroupToArgsPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kDispatchAttr))
       return;
+    if (func.getNumResults() != 0) {
+      func.emitError("expected a bufferized dispatch function without results "
+                     "(run kiln-cpu-destination-args first)");
+      return signalPassFailure();
+    }
     Block &entry = func.getBody().front();
     OpBuilder b(&getContext());
     Location loc = func.getLoc();

@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s --kiln-cpu-vectorize-gemm="mr=4 nr=16 kc=4" | FileCheck %s
 
-// Known bug: when a GEMM dimension is not a multiple of the register tile,
+// Regression test for a fixed bug: when a GEMM dimension is not a multiple of the register tile,
 // the value each k loop of the peeled nest yields goes through a tensor.cast
 // pair (tensor<4x16xf32> -> tensor<4x?xf32> -> tensor<4x16xf32>), and the
 // pattern set the pass applies just before hoistLoopInvariantSubsets has no
@@ -13,8 +13,6 @@
 // of 16, e.g. a 3x3 convolution with a 7x7 output (ResNet's last stage): the
 // 49 pixels are 3 full column blocks of 16 and a peeled one, and the k loops
 // of both (576 steps each) carry the accumulator through memory.
-// Remove the XFAIL line when the pass is fixed.
-// XFAIL: *
 
 // N = 24 = 16 + 8: full 4x16 tiles and a peeled 4x8 tile per row block; both
 // k loops should carry their accumulator as a vector iter_arg.
