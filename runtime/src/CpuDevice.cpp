@@ -4,6 +4,7 @@
 
 #include "runtime/src/Status.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,17 @@ namespace fb = kiln::artifact;
 CpuModule::~CpuModule() {
   if (handle_)
     dlclose(handle_);
+  if (fd_ < 0)
+    return;
+  // An object can outlive dlclose (DF_1_NODELETE, or a reference from
+  // elsewhere). Then its path must keep naming it, so the descriptor is
+  // deliberately left open for the life of the process.
+  if (void *loaded = dlopen(path_.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    dlclose(loaded);
+    return;
+  }
+  dlerror();
+  ::close(fd_);
 }
 
 /// Writes all of `data` to `fd`; false with errno set on failure.
@@ -57,13 +69,13 @@ static const char *checkElfHeader(const unsigned char *data, uint64_t size) {
   return nullptr;
 }
 
-/// dlopen's `data` without a file on disk when possible: a memfd through
-/// /proc/self/fd, else a temporary file that is unlinked right away.
-static void *openFromMemory(const unsigned char *data, uint64_t size,
-                            std::string &error) {
-  int fd = memfd_create("kiln-cpu-code", MFD_CLOEXEC);
-  std::string path;
-  bool temporary = false;
+/// Writes `data` to an anonymous memory file and dlopen's it through
+/// /proc/self/fd/N; `fd` and `path` are set on success (see CpuModule).
+/// Without memfd or /proc, writes a temporary file with a name unique in this
+/// process, dlopen's it and unlinks it.
+static void *openFromMemory(const unsigned char *data, uint64_t size, int &fd,
+                            std::string &path, std::string &error) {
+  fd = memfd_create("kiln-cpu-code", MFD_CLOEXEC);
   if (fd >= 0) {
     path = "/proc/self/fd/" + std::to_string(fd);
     if (access(path.c_str(), F_OK) != 0) { // /proc not mounted
@@ -71,32 +83,39 @@ static void *openFromMemory(const unsigned char *data, uint64_t size,
       fd = -1;
     }
   }
-  if (fd < 0) {
+  bool temporary = fd < 0;
+  if (temporary) {
+    // Loaded objects are recognized by path, so never reuse a name.
+    static std::atomic<unsigned long> counter{0};
     const char *dir = std::getenv("TMPDIR");
-    path = std::string(dir && *dir ? dir : "/tmp") + "/kiln-cpu-code-XXXXXX";
+    path = std::string(dir && *dir ? dir : "/tmp") + "/kiln-cpu-code-" +
+           std::to_string(getpid()) + "-" + std::to_string(counter++) +
+           "-XXXXXX";
     fd = mkstemp(&path[0]);
     if (fd < 0) {
       error = "cannot create a file for the code object: " +
               std::string(std::strerror(errno));
       return nullptr;
     }
-    temporary = true;
   }
+  void *handle = nullptr;
   if (!writeAll(fd, data, size)) {
     error = "cannot write the code object: " + std::string(std::strerror(errno));
-    ::close(fd);
-    if (temporary)
-      unlink(path.c_str());
-    return nullptr;
+  } else {
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *message = dlerror();
+      error = message ? message : "dlopen failed";
+    }
   }
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *message = dlerror();
-    error = message ? message : "dlopen failed";
-  }
-  ::close(fd);
-  if (temporary)
+  if (temporary) {
     unlink(path.c_str());
+    ::close(fd);
+    fd = -1;
+  } else if (!handle) {
+    ::close(fd);
+    fd = -1;
+  }
   return handle;
 }
 
@@ -121,7 +140,8 @@ kiln_status_t CpuModule::load(const Artifact &artifact, int codeObject,
 
   std::unique_ptr<CpuModule> module(new CpuModule());
   std::string error;
-  module->handle_ = openFromMemory(bytes, section.size, error);
+  module->handle_ =
+      openFromMemory(bytes, section.size, module->fd_, module->path_, error);
   if (!module->handle_)
     return makeStatus(KILN_STATUS_UNSUPPORTED,
                       item + ": cannot load: " + error);

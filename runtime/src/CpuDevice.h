@@ -3,6 +3,7 @@
 // The cpu code object is an x86-64 ELF shared object. It is written to an
 // anonymous memory file (memfd_create) and dlopen'ed through /proc/self/fd,
 // so nothing touches the disk; every kernel symbol is resolved up front.
+// Without memfd or /proc it falls back to a temporary file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "runtime/src/Artifact.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kiln::rt {
@@ -33,6 +35,11 @@ public:
 private:
   CpuModule() = default;
   void *handle_ = nullptr;
+  // The dynamic loader recognizes loaded objects by path, so the memfd
+  // behind /proc/self/fd/N stays open while the object is loaded: a reused
+  // N would otherwise hand back this object instead of loading a new one.
+  int fd_ = -1;
+  std::string path_;
   std::vector<CpuKernelFn> kernels_;
 };
 

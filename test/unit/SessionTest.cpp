@@ -501,6 +501,54 @@ TEST(Session, ConcurrentRunsOnOneSessionAndAcrossSessions) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+TEST(Session, EachSessionRunsItsOwnCodeObject) {
+  // Two artifacts whose code objects export the same symbol with different
+  // behavior (x + y and x - y), loaded one after the other while both stay
+  // alive, then again after one was unloaded.
+  ArtifactWriter subtract;
+  subtract.addInput({"x", DType::F32, {4, 8}});
+  subtract.addInput({"y", DType::F32, {4, 8}});
+  subtract.addOutput({"z", DType::F32, {4, 8}});
+  CodeObjectDesc code;
+  code.target = "cpu";
+  code.bytes = readFile(KILN_TEST_KERNELS_ALT_PATH);
+  ASSERT_FALSE(code.bytes.empty());
+  code.kernels = {{"sub", "add_f32", 2, {1}, 0}};
+  subtract.addCodeObject(code);
+  ProgramDesc program;
+  program.arenaSize = 384;
+  program.inputs = {{BindingDesc::Arena, 0, 128}, {BindingDesc::Arena, 128, 128}};
+  program.outputs = {{BindingDesc::Arena, 256, 128}};
+  program.dispatches.push_back({0,
+                                {{BindingDesc::Arena, 0, 128},
+                                 {BindingDesc::Arena, 128, 128},
+                                 {BindingDesc::Arena, 256, 128}},
+                                0, 0, ""});
+  subtract.addProgram(program);
+  Artifact addArtifact = openArtifact(addModel());
+  Artifact subArtifact = openArtifact(subtract);
+  Device device = cpuDevice(2);
+  Tensor x = floatTensor("x", 10, 1), y = floatTensor("y", 1, 0);
+  auto first = [&](Session &session) {
+    std::vector<Tensor> outputs;
+    Status status = session.run({x, y}, outputs);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return outputs.empty() ? -1.0f : floats(outputs[0])[0];
+  };
+  for (int round = 0; round < 3; ++round) {
+    Session add = makeSession(device, addArtifact);
+    Session sub = makeSession(device, subArtifact);
+    Session add2 = makeSession(device, addArtifact);
+    EXPECT_EQ(first(add), 11.0f);
+    EXPECT_EQ(first(sub), 9.0f);
+    EXPECT_EQ(first(add2), 11.0f);
+    add = Session();
+    Session sub2 = makeSession(device, subArtifact);
+    EXPECT_EQ(first(sub2), 9.0f);
+    EXPECT_EQ(first(add2), 11.0f);
+  }
+}
+
 TEST(Session, OutlivesItsHandles) {
   // The session keeps the artifact (and the mapping) and the device alive.
   std::string path = tempPath("kept.kiln"), error;
