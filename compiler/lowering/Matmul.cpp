@@ -2,9 +2,9 @@
 //
 // The common shapes become named linalg ops, which the code generators
 // recognize as GEMMs: `[.., M, K] x [K, N]` (a weight) collapses the leading
-// dimensions into M and is one `linalg.matmul`; equal batch dimensions are a
-// `linalg.batch_matmul`. Broadcast batches fall back to a linalg.generic
-// contraction.
+// dimensions into M and is one `linalg.matmul`. Batched products (attention)
+// are one linalg.generic contraction over the full rank, batch dimensions
+// broadcasting through the indexing maps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +39,8 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
     RankedTensorType resultType = op.getType();
     Type elem = resultType.getElementType();
     ArrayRef<int64_t> lhs = lhsType.getShape(), rhs = rhsType.getShape();
-    int64_t m = lhs[lhs.size() - 2], k = lhs.back(), n = rhs.back();
+    int64_t k = lhs.back(), n = rhs.back();
+    ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
 
     // [.., M, K] x [K, N]: one GEMM with the leading dimensions folded into M.
     // (A rank-2 rhs preceded by 1s is the same GEMM.)
@@ -57,24 +58,9 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
       return success();
     }
 
-    // Equal batch dimensions: one batched GEMM.
-    ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
-    if (lhs.drop_back(2) == batch && rhs.drop_back(2) == batch) {
-      int64_t batches = product(batch);
-      auto lhs3 = RankedTensorType::get({batches, m, k}, elem);
-      auto rhs3 = RankedTensorType::get({batches, k, n}, elem);
-      auto out3 = RankedTensorType::get({batches, m, n}, elem);
-      Value a = reshapeTensor(rewriter, loc, op.getLhs(), lhs3);
-      Value b = reshapeTensor(rewriter, loc, op.getRhs(), rhs3);
-      Value c = linalg::BatchMatmulOp::create(
-                    rewriter, loc, ValueRange{a, b},
-                    ValueRange{zeroFilled(rewriter, loc, out3)})
-                    .getResult(0);
-      rewriter.replaceOp(op, reshapeTensor(rewriter, loc, c, resultType));
-      return success();
-    }
-
-    // Broadcast batches: a generic contraction over (batch.., m, n, k).
+    // Batched (equal or broadcast batches): one generic contraction over
+    // (batch.., m, n, k), with no reshapes, so that the dispatch's epilogue
+    // shares its iteration space and fuses into its workgroups.
     MLIRContext *ctx = getContext();
     unsigned rank = resultType.getRank(), loops = rank + 1;
     auto operandMap = [&](ArrayRef<int64_t> shape, bool isLhs) {

@@ -87,8 +87,6 @@ struct KilnCPUConvToGemmPass
     func::FuncOp func = getOperation();
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     func.walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
-    if (convs.empty())
-      return;
     IRRewriter rewriter(&getContext());
     for (linalg::Conv2DNchwFchwOp conv : convs) {
       rewriter.setInsertionPoint(conv);
@@ -103,7 +101,9 @@ struct KilnCPUConvToGemmPass
       int64_t outputWidth = cast<ShapedType>(conv.getOutputs()[0].getType()).getDimSize(3);
       result->first->setAttr(kIm2ColAttr, rewriter.getI64IntegerAttr(outputWidth));
     }
-    // Collapse the epilogue onto the GEMM's iteration space.
+    // Collapse the epilogue onto the GEMM's iteration space (also for plain
+    // matmuls, whose lowering folds leading dimensions into M): with no
+    // reshape between them, the epilogue's workgroup tiles fuse the GEMM.
     RewritePatternSet patterns(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(
         patterns, [](OpOperand *) { return true; });

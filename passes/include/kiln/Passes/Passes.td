@@ -141,7 +141,8 @@ def KilnCPUConvToGemm : Pass<"kiln-cpu-conv-to-gemm", "mlir::func::FuncOp"> {
     flattened image (`out[n, f, hw] = w[f, c] * in[n, c, hw]`); any other
     becomes an im2col gather (tagged `kiln.im2col`) feeding a GEMM. The
     elementwise epilogue is then collapsed to the GEMM's 3-d iteration space
-    so that the dispatch stays one fusable loop nest.
+    so that the dispatch stays one fusable loop nest (the same collapsing
+    moves the reshapes of a matmul's leading dimensions past its epilogue).
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
