@@ -12,6 +12,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -180,8 +183,21 @@ int main(int argc, char **argv) {
   OpPrintingFlags flags;
   bool elide = elideWeights.getNumOccurrences() ? elideWeights.getValue()
                                                 : outputFile == "-";
-  if (elide)
+  if (elide) {
     flags.elideLargeResourceString(64);
+    // The printer hex-encodes a blob before deciding to elide it, reading
+    // every weight (and faulting in the whole mapped model). Nothing uses
+    // the blobs after this point: drop them, so they are never read.
+    auto &blobs =
+        DenseResourceElementsHandle::getManagerInterface(&context).getBlobManager();
+    std::vector<std::string> names;
+    blobs.getBlobMap([&](const llvm::StringMap<DialectResourceBlobManager::BlobEntry> &map) {
+      for (const auto &entry : map)
+        names.push_back(entry.getKey().str());
+    });
+    for (const std::string &name : names)
+      blobs.update(name, AsmResourceBlob());
+  }
   if (stage == Stage::Assembly)
     output->os() << text;
   else

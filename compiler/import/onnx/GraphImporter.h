@@ -27,6 +27,10 @@ struct ModelStorage {
   onnx::ModelProto model;
   std::string modelDir;
   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> externalFiles;
+  /// The mapped model file, and the initializers whose raw_data stayed in it
+  /// (see WireFormat.h): their bytes point into `modelFile`.
+  std::unique_ptr<llvm::MemoryBuffer> modelFile;
+  llvm::DenseMap<const onnx::TensorProto *, llvm::ArrayRef<char>> mappedData;
 };
 
 class GraphImporter {
@@ -42,6 +46,9 @@ public:
         storage(std::move(storage)), builder(&ctx) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run(const onnx::ModelProto &model);
+
+  /// `model` for libonnx's checker: mapped initializers become graph inputs.
+  onnx::ModelProto withoutMappedData(const onnx::ModelProto &model);
 
   /// The value named `name`: a node output, a graph input, or an initializer
   /// (materialized on first use). Null when unknown or unreadable.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/import/onnx/OnnxImporter.h"
+#include "compiler/import/onnx/WireFormat.h"
 #include "compiler/import/onnx/GraphImporter.h"
 #include "compiler/import/onnx/OnnxLibrary.h"
 
@@ -131,7 +132,10 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
   // Locate the bytes: raw_data, external data, or a typed repeated field.
   ArrayRef<char> raw;
   SmallVector<char> converted;
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (auto mapped = storage->mappedData.find(&tensor);
+      mapped != storage->mappedData.end()) {
+    raw = mapped->second;
+  } else if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     FailureOr<ArrayRef<char>> ext = externalData(tensor, what, bytes);
     if (failed(ext))
       return failure();
@@ -192,10 +196,14 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
   }
   // Blobs are named after the tensor (unique-ified by MLIR if need be).
   std::string blobName = tensor.name().empty() ? "tensor" : tensor.name();
+  // Payloads sit at arbitrary offsets of the model file: a blob whose bytes
+  // are not aligned to the element size says so (alignment 1) rather than
+  // being copied; Kiln reads blobs bytewise, and typed views of them check.
   size_t align = std::max<size_t>(elementBytes, 1);
+  if ((uintptr_t)raw.data() % align != 0)
+    align = 1;
   AsmResourceBlob blob;
-  if (converted.empty() &&
-      ((uintptr_t)raw.data() % align) == 0) {
+  if (converted.empty()) {
     // Zero copy: the blob keeps the model storage alive.
     std::shared_ptr<ModelStorage> keep = storage;
     blob = AsmResourceBlob(
@@ -478,7 +486,9 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   if (failed(checkStructure(graph, order)) || failed(checkSupported(graph)))
     return nullptr;
   if (options.runChecker && opset <= kLibOnnxMaxOpset) {
-    std::string message = checkModelWithLibOnnx(model);
+    std::string message = storage->mappedData.empty()
+                              ? checkModelWithLibOnnx(model)
+                              : checkModelWithLibOnnx(withoutMappedData(model));
     if (!message.empty()) {
       error() << "the ONNX checker rejects the model: " << message;
       return nullptr;
@@ -569,6 +579,35 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
 // Entry point
 //===----------------------------------------------------------------------===//
 
+/// A copy of `model` (cheap: its weights live in the mapped file) in which
+/// the initializers whose data is mapped are graph inputs of their type and
+/// shape instead: libonnx's checker, which knows nothing of the mapping,
+/// then checks everything else.
+onnx::ModelProto GraphImporter::withoutMappedData(const onnx::ModelProto &model) {
+  onnx::ModelProto copy = model;
+  onnx::GraphProto *graph = copy.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  for (int i = 0; i < model.graph().initializer_size(); ++i) {
+    const onnx::TensorProto &tensor = model.graph().initializer(i);
+    if (!storage->mappedData.count(&tensor)) {
+      *kept.Add() = tensor;
+      continue;
+    }
+    onnx::ValueInfoProto *input = graph->add_input();
+    input->set_name(tensor.name());
+    auto *type = input->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(tensor.data_type());
+    for (int64_t d : tensor.dims())
+      type->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  graph->mutable_initializer()->Swap(&kept);
+  return copy;
+}
+
+/// Initializer payloads of at least this many bytes stay in the mapped file
+/// (smaller ones, shapes and scalars, are parsed as usual).
+static constexpr uint64_t kMappedDataBytes = 4096;
+
 OwningOpRef<ModuleOp>
 onnx_import::importOnnxFile(MLIRContext &context, StringRef path,
                             const ImportOptions &options) {
@@ -589,13 +628,38 @@ onnx_import::importOnnxFile(MLIRContext &context, StringRef path,
     }
     message = parseModelText((*file)->getBuffer(), storage->model);
   } else {
-    int fd;
-    if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd)) {
-      mlir::emitError(fileLoc) << "cannot read the model: " << ec.message();
+    // Map the file and parse it without the large weight payloads, which
+    // blobs then use in place (read-only, never copied).
+    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file) {
+      mlir::emitError(fileLoc) << "cannot read the model: "
+                               << file.getError().message();
       return nullptr;
     }
-    message = parseModelBinary(fd, storage->model);
-    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    std::optional<StrippedModel> stripped =
+        stripInitializerData((*file)->getBuffer(), kMappedDataBytes);
+    if (stripped) {
+      message = parseModelBytes(stripped->bytes, storage->model);
+      if (message.empty() &&
+          static_cast<size_t>(storage->model.graph().initializer_size()) ==
+              stripped->initializerData.size()) {
+        const char *base = (*file)->getBufferStart();
+        auto *graph = storage->model.mutable_graph();
+        for (auto [i, span] : llvm::enumerate(stripped->initializerData)) {
+          if (!span)
+            continue;
+          const onnx::TensorProto *tensor = &graph->initializer(static_cast<int>(i));
+          storage->mappedData[tensor] = ArrayRef<char>(base + span->offset, span->size);
+        }
+      } else if (message.empty()) {
+        message = "not a valid ONNX model: its initializers could not be located";
+      }
+    } else {
+      // Not well-formed wire format: protobuf's parser gives the diagnosis.
+      message = parseModelBytes((*file)->getBuffer(), storage->model);
+    }
+    storage->modelFile = std::move(*file);
   }
   if (!message.empty()) {
     mlir::emitError(fileLoc) << message;

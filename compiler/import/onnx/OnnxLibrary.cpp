@@ -14,20 +14,20 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 
 using namespace kiln::onnx_import;
 
-std::string kiln::onnx_import::parseModelBinary(int fd,
-                                                onnx::ModelProto &model) {
-  // Streamed from the file in chunks: the parsed model is the only copy of
-  // the weights in memory.
-  google::protobuf::io::FileInputStream file(fd);
-  google::protobuf::io::CodedInputStream stream(&file);
+std::string kiln::onnx_import::parseModelBytes(llvm::StringRef bytes,
+                                               onnx::ModelProto &model) {
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()),
+      static_cast<int>(std::min<size_t>(bytes.size(), INT_MAX)));
   stream.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage() || file.GetErrno() != 0)
+  if (bytes.size() > INT_MAX || !model.ParseFromCodedStream(&stream) ||
+      !stream.ConsumedEntireMessage())
     return "not a valid ONNX model: the protobuf data is truncated or "
            "corrupted (or larger than 2 GiB; store large weights as "
            "external data)";

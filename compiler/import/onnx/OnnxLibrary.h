@@ -22,9 +22,9 @@ namespace kiln::onnx_import {
 /// The newest opset libonnx 1.12's checker and shape inference know.
 inline constexpr int64_t kLibOnnxMaxOpset = 17;
 
-/// Parses a binary model from the open file `fd`; returns an error message
-/// or "".
-std::string parseModelBinary(int fd, onnx::ModelProto &model);
+/// Parses a binary model (serialized ModelProto bytes); returns an error
+/// message or "".
+std::string parseModelBytes(llvm::StringRef bytes, onnx::ModelProto &model);
 /// Parses ONNX text syntax with onnx::OnnxParser; returns a message or "".
 std::string parseModelText(llvm::StringRef text, onnx::ModelProto &model);
 /// Runs onnx::checker::check_model; returns its complaint or "".
