@@ -126,9 +126,17 @@ struct KilnCPUDistributePass
     if (consumer) {
       // Small dispatches get fewer workgroups: each should carry enough work
       // to pay for its scheduling.
+      // Work is measured by the largest loop nest of the dispatch (the GEMM
+      // behind a bias add has its k loop on top of the output's points).
       int64_t points = 1;
       for (int64_t bound : bounds)
         points *= bound;
+      func.walk([&](linalg::LinalgOp op) {
+        int64_t opPoints = 1;
+        for (int64_t range : op.getStaticLoopRanges())
+          opPoints *= std::max<int64_t>(range, 1);
+        points = std::max(points, opPoints);
+      });
       int64_t target = std::clamp<int64_t>(points / kMinPointsPerWorkgroup, 1, targetWorkgroups);
       // A convolution's im2col gather is fused into the GEMM's workgroups;
       // tiling the output channels too would gather the same columns again
