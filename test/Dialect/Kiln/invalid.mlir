@@ -431,3 +431,54 @@ func.func @case49(%x: tensor<3x4xf32>) {
   %0 = kiln.expand %x : tensor<3x4xf32> -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+func.func @dispatch_arity(%x: tensor<4xf32>) {
+  // expected-error @+1 {{has 1 inputs but its body takes 2 arguments}}
+  %0 = kiln.dispatch "d" (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    kiln.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @dispatch_argument_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{input 0 has type 'tensor<4xf32>' but body argument 0 has type 'tensor<4xf16>'}}
+  %0 = kiln.dispatch "d" (%x) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: tensor<4xf16>):
+    kiln.yield %a : tensor<4xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @dispatch_yield_types(%x: tensor<4xf32>) {
+  // expected-error @+1 {{yields 1 values whose types differ from its results}}
+  %0 = kiln.dispatch "d" (%x) : (tensor<4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    kiln.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @dispatch_terminator(%x: tensor<4xf32>) {
+  // expected-error @+1 {{body must end with kiln.yield}}
+  %0 = kiln.dispatch "d" (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    func.return
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expects parent op 'kiln.dispatch'}}
+  kiln.yield %x : tensor<4xf32>
+}

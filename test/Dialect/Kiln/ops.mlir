@@ -109,3 +109,20 @@ func.func @constants() -> (tensor<2xi64>, tensor<4xf32>) {
     }
   }
 #-}
+
+// CHECK-LABEL: func @dispatch
+// CHECK: %[[R:.*]] = kiln.dispatch "dispatch_0_matmul" (%arg0, %arg1) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<3x4xf32>):
+// CHECK-NEXT: %[[M:.*]] = kiln.matmul %[[A]], %[[B]]
+// CHECK-NEXT: %[[Y:.*]] = kiln.relu %[[M]]
+// CHECK-NEXT: kiln.yield %[[Y]] : tensor<2x4xf32>
+// CHECK: return %[[R]]
+func.func @dispatch(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = kiln.dispatch "dispatch_0_matmul" (%a, %b) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>):
+    %1 = kiln.matmul %x, %y : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %2 = kiln.relu %1 : tensor<2x4xf32>
+    kiln.yield %2 : tensor<2x4xf32>
+  }
+  return %0 : tensor<2x4xf32>
+}
