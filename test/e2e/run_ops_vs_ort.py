@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""Every op-family model of the importer's lit tests, compiled for the CPU and
+run, against ONNX Runtime on the same seeded inputs.
+
+  /usr/bin/python3 test/e2e/run_ops_vs_ort.py --build BUILD
+
+The models are the `#--- NAME` sections of test/Import/onnx/*.onnxtxt (the
+error cases are skipped). A section ONNX Runtime itself rejects (the importer
+accepts a few forms ORT does not) is reported and skipped; every other output
+must match: float outputs within max|kiln - ort| <= 1e-3 * max|ort| with the
+same non-finite positions, integer and bool outputs exactly. Exit status 1 on
+any mismatch or kiln failure, or when fewer than MIN_COMPARED outputs were
+compared (the test must not pass vacuously).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.parser
+
+ROOT = Path(__file__).resolve().parents[2]
+MIN_COMPARED = 40
+DTYPES = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
+
+
+def sanitize(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def sections(path):
+    text = path.read_text()
+    parts = re.split(r"^#--- (\S+)\n", text, flags=re.M)
+    if len(parts) == 1:
+        yield path.stem, text
+    for name, body in zip(parts[1::2], parts[2::2]):
+        yield f"{path.stem}.{name}", body
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True, type=Path)
+    args = parser.parse_args()
+    bin_dir = args.build.resolve() / "bin"
+    work = Path(tempfile.mkdtemp(prefix="kiln-ops-"))
+    compared = skipped = failures = 0
+    for path in sorted((ROOT / "test/Import/onnx").glob("*.onnxtxt")):
+        if path.stem.startswith("errors"):
+            continue
+        for name, body in sections(path):
+            d = work / name
+            d.mkdir()
+            (d / "m.onnxtxt").write_text(body)
+            compile_ = subprocess.run([bin_dir / "kiln-compile", d / "m.onnxtxt", "--target=cpu",
+                                       "-o", d / "m.kiln"], capture_output=True, text=True)
+            if compile_.returncode != 0:
+                print(f"FAIL {name}: kiln-compile: {compile_.stderr.strip()}")
+                failures += 1
+                continue
+            model = onnx.parser.parse_model(body)
+            onnx.save(model, d / "m.onnx")
+            rng = np.random.RandomState(1)
+            inits = {i.name for i in model.graph.initializer}
+            kiln_in, ort_in = [], []
+            for inp in model.graph.input:
+                if inp.name in inits:
+                    continue
+                t = inp.type.tensor_type
+                shape = [x.dim_value for x in t.shape.dim]
+                dtype = DTYPES[t.elem_type]
+                if dtype is np.bool_:
+                    value = rng.rand(*shape) > 0.5
+                elif np.issubdtype(dtype, np.integer):
+                    value = rng.randint(0, 3, size=shape).astype(dtype)
+                else:
+                    value = rng.randn(*shape).astype(dtype)
+                file = d / f"{sanitize(inp.name)}.npy"
+                np.save(file, value)
+                kiln_in.append(f"--input={inp.name}=@{file}")
+                ort_in += ["--input", f"{inp.name}={file}"]
+            ort = subprocess.run(["node", ROOT / "bench/ort/ort_run.js", d / "m.onnx",
+                                  "--output-dir", d / "ort"] + ort_in, capture_output=True, text=True)
+            if ort.returncode != 0:
+                reason = ort.stderr.strip().splitlines()
+                print(f"skip {name}: ONNX Runtime rejects it ({reason[0][:120] if reason else '?'})")
+                skipped += 1
+                continue
+            run = subprocess.run([bin_dir / "kiln-run", d / "m.kiln", f"--output-dir={d / 'kiln'}"]
+                                 + kiln_in, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"FAIL {name}: kiln-run: {run.stderr.strip()}")
+                failures += 1
+                continue
+            for out in model.graph.output:
+                file = f"{sanitize(out.name)}.npy"
+                got, ref = np.load(d / "kiln" / file), np.load(d / "ort" / file)
+                if got.shape != ref.shape or got.dtype != ref.dtype:
+                    ok, detail = False, f"{got.dtype}{list(got.shape)} vs {ref.dtype}{list(ref.shape)}"
+                elif got.dtype.kind in "biu":
+                    ok = np.array_equal(got, ref)
+                    detail = f"{int(np.sum(got != ref))} elements differ"
+                else:
+                    g, r = got.astype(np.float64), ref.astype(np.float64)
+                    finite = np.isfinite(r)
+                    scale = np.max(np.abs(r[finite])) if finite.any() else 1.0
+                    err = np.max(np.abs(g[finite] - r[finite])) / max(scale, 1e-30) if finite.any() else 0.0
+                    ok = err <= 1e-3 and np.array_equal(np.isfinite(g), finite)
+                    detail = f"rel_err={err:.3g}"
+                compared += 1
+                print(f"{'ok  ' if ok else 'FAIL'} {name} {out.name}: {detail}")
+                failures += not ok
+    print(f"{compared} outputs compared, {skipped} models skipped (ONNX Runtime rejects them), "
+          f"{failures} failures")
+    if compared < MIN_COMPARED:
+        print(f"error: fewer than {MIN_COMPARED} outputs compared")
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
