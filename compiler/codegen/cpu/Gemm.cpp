@@ -120,6 +120,29 @@ struct KilnCPUConvToGemmPass
 // Register tiling and vectorization
 //===----------------------------------------------------------------------===//
 
+/// A generic from a tiled depthwise convolution: one window tap (unit
+/// reduction loops) over a row segment.
+bool isDepthwiseTap(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp>(op) || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->hasAttr(kIm2ColAttr) || linalg::isaContractionOpInterface(op))
+    return false;
+  bool anyReduction = false;
+  for (auto [range, it] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction) {
+      anyReduction = true;
+      if (range != 1)
+        return false;
+    }
+  if (anyReduction)
+    return true;
+  // After its unit dimensions are dropped: a row segment times a scalar.
+  return op.getNumLoops() == 1 &&
+         llvm::any_of(op.getDpsInputs(), [](Value v) {
+           auto type = dyn_cast<RankedTensorType>(v.getType());
+           return type && type.getRank() == 0;
+         });
+}
+
 bool hasStaticShapes(linalg::LinalgOp op) {
   return llvm::all_of(op->getOperandTypes(), [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
@@ -144,6 +167,48 @@ struct KilnCPUVectorizeGemmPass
     });
 
     IRRewriter rewriter(ctx);
+
+    // Depthwise convolutions: one output row segment of `nr` pixels per
+    // window tap, so that each tap is a vector FMA of a broadcast weight and
+    // an input row segment (after the unit dimensions are dropped below).
+    SmallVector<linalg::DepthwiseConv2DNchwChwOp> depthwise;
+    func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) {
+      if (op->getParentOfType<scf::ForallOp>() &&
+          isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+        depthwise.push_back(op);
+    });
+    for (linalg::DepthwiseConv2DNchwChwOp op : depthwise) {
+      // Every loop by 1 but one, by nr: the output width when the window
+      // moves by 1 (contiguous input segments), else the channels (measured
+      // faster for strided windows, whose row segments are gathers).
+      SmallVector<int64_t> tiles(op.getNumLoops(), 1);
+      AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
+      bool unitStride = llvm::all_of(op.getStrides().getValues<int64_t>(),
+                                     [](int64_t v) { return v == 1; });
+      auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(unitStride ? 3 : 1));
+      if (!dim)
+        continue;
+      tiles[dim.getPosition()] = nr;
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue;
+      rewriter.replaceOp(op, tiled->replacements);
+      for (LoopLikeOpInterface loop : tiled->loops)
+        if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
+          scf::ForOp partial;
+          (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+        }
+    }
+    SmallVector<linalg::DepthwiseConv2DNchwChwOp> tiledDepthwise;
+    func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) { tiledDepthwise.push_back(op); });
+    for (linalg::DepthwiseConv2DNchwChwOp op : tiledDepthwise) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
+
     SmallVector<scf::ForOp> kLoops;
     for (linalg::LinalgOp op : contractions) {
       FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
@@ -249,8 +314,8 @@ struct KilnCPUVectorizeGemmPass
           linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
       control.controlFn = [&](Operation *op) -> SmallVector<unsigned> {
         auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-        if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp) ||
-            !hasStaticShapes(linalgOp))
+        if (!linalgOp || !hasStaticShapes(linalgOp) ||
+            !(linalg::isaContractionOpInterface(linalgOp) || isDepthwiseTap(linalgOp)))
           return {};
         SmallVector<unsigned> unitDims;
         for (auto [i, range] : llvm::enumerate(linalgOp.getStaticLoopRanges()))
@@ -278,14 +343,14 @@ struct KilnCPUVectorizeGemmPass
     }
     SmallVector<linalg::LinalgOp> toVectorize;
     func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op) ||
-          !hasStaticShapes(op))
+      if (op->hasAttr(kIm2ColAttr) || !hasStaticShapes(op))
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t points = 1;
       for (int64_t r : ranges)
         points *= r;
-      if (points <= mr * nr * kc)
+      if ((linalg::isaContractionOpInterface(op) && points <= mr * nr * kc) ||
+          (isDepthwiseTap(op) && points <= nr))
         toVectorize.push_back(op);
     });
     for (linalg::LinalgOp op : toVectorize) {

@@ -1,0 +1,24 @@
+// RUN: kiln-opt %s --kiln-cpu-vectorize-gemm | FileCheck %s
+
+// A depthwise convolution inside a workgroup becomes, per window tap, a
+// vector multiply-add of a broadcast weight and a 16-pixel input row segment.
+// CHECK-LABEL: func @depthwise
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK: scf.forall
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+func.func @depthwise(%in: tensor<1x4x10x18xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x8x16xf32>) {
+    %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 10, 18] [1, 1, 1, 1] : tensor<1x4x10x18xf32> to tensor<1x1x10x18xf32>
+    %wk = tensor.extract_slice %w[%c, 0, 0] [1, 3, 3] [1, 1, 1] : tensor<4x3x3xf32> to tensor<1x3x3xf32>
+    %oi = tensor.extract_slice %o[0, %c, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x4x8x16xf32> to tensor<1x1x8x16xf32>
+    %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%i, %wk : tensor<1x1x10x18xf32>, tensor<1x3x3xf32>) outs(%oi : tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[0, %c, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x1x8x16xf32> into tensor<1x4x8x16xf32>
+    }
+  }
+  return %r : tensor<1x4x8x16xf32>
+}
