@@ -209,7 +209,6 @@ struct KilnCPUVectorizeGemmPass
       (void)linalg::generalizeNamedOp(rewriter, op);
     }
 
-    SmallVector<scf::ForOp> kLoops;
     for (linalg::LinalgOp op : contractions) {
       FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
       if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
@@ -257,9 +256,6 @@ struct KilnCPUVectorizeGemmPass
         scf::ForOp partial;
         (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
       }
-      if (!tiled->loops.empty())
-        if (auto inner = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation()))
-          kLoops.push_back(inner);
     }
 
     // Canonicalize so that full tiles have static shapes, then vectorize.
