@@ -225,6 +225,21 @@ struct KilnCPUVectorizeGemmPass
       setTile(dims->m, mr);
       setTile(dims->n, nr);
       setTile(dims->k, kc);
+      // A matrix-vector product (one row: LLM decoding, a batch-1 linear
+      // layer) is bound by reading the weights: its register tile is one row
+      // of up to 16 vectors, so every k step streams a long contiguous
+      // segment of a weight row instead of 16 floats of it.
+      int64_t rows = 1;
+      for (unsigned d : dims->m)
+        rows *= ranges[d];
+      int64_t nRange = ranges[dims->n.back()];
+      if (rows == 1 && nRange != ShapedType::kDynamic) {
+        for (int64_t width = 16 * nr; width > nr; width -= nr)
+          if (nRange % width == 0) {
+            tiles[dims->n.back()] = width;
+            break;
+          }
+      }
       // Dynamic extents (partial workgroup tiles) keep their loops; static
       // dims smaller than the tile are taken whole.
       for (auto [i, range] : llvm::enumerate(ranges))
