@@ -21,11 +21,6 @@ using namespace kiln::lowering;
 
 namespace {
 
-DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
-  return DenseIntElementsAttr::get(type, values);
-}
-
 /// The accumulator of a convolution producing `type` ([N, F, O...]): the
 /// bias broadcast along dimension 1, or zero.
 Value convInit(OpBuilder &b, Location loc, RankedTensorType type, Value bias) {

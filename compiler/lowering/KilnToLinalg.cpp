@@ -215,6 +215,11 @@ LogicalResult requireArithmeticType(Operation *op, Type elementType) {
          << elementType << " is not a float or a signless integer";
 }
 
+DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
+  return DenseIntElementsAttr::get(type, values);
+}
+
 } // namespace kiln::lowering
 
 namespace {

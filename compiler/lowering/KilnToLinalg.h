@@ -70,6 +70,11 @@ reshapeReassociation(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to);
 mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value value, mlir::RankedTensorType to);
 
+/// A 1-d i64 `DenseIntElementsAttr` (the strides and dilations of named
+/// linalg convolution and pooling ops).
+mlir::DenseIntElementsAttr i64Vector(mlir::OpBuilder &b,
+                                     llvm::ArrayRef<int64_t> values);
+
 /// `tensor.pad` of `source` by the static, non-negative `low` and `high`
 /// amounts (one per dimension) with the scalar `padValue`; `source` itself
 /// when nothing is padded.

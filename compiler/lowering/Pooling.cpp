@@ -22,11 +22,6 @@ using namespace kiln::lowering;
 
 namespace {
 
-DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
-  return DenseIntElementsAttr::get(type, values);
-}
-
 /// The window geometry of one pooling op, per spatial dimension.
 struct Window {
   SmallVector<int64_t> kernel, strides, dilations, padBegin, padEnd;
