@@ -211,6 +211,14 @@ std::string support::sanitizeFileName(const std::string &name) {
   return result.empty() ? "output" : result;
 }
 
+bool support::flagValue(const std::string &arg, const char *flag, std::string &into) {
+  size_t n = std::strlen(flag);
+  if (arg.compare(0, n, flag) != 0)
+    return false;
+  into = arg.substr(n);
+  return true;
+}
+
 bool support::parseUint64(const std::string &text, uint64_t &out) {
   if (text.empty() || text.size() > 20)
     return false;

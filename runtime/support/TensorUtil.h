@@ -49,6 +49,8 @@ std::string sanitizeFileName(const std::string &name);
 
 /// Whole-string decimal parses; false on anything else or overflow.
 bool parseUint64(const std::string &text, uint64_t &out);
+/// When `arg` starts with `flag` (e.g. "--seed="), stores the rest in `into`.
+bool flagValue(const std::string &arg, const char *flag, std::string &into);
 bool parseDouble(const std::string &text, double &out);
 
 /// `text` as a JSON string literal, quotes included.

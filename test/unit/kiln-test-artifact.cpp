@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/artifact/ArtifactWriter.h"
+#include "runtime/support/TensorUtil.h"
 
 #include <cstdio>
 #include <cstring>
@@ -31,15 +32,8 @@ int main(int argc, char **argv) {
   std::string symbol = "add_f32", target = "cpu";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    auto value = [&](const char *flag, std::string &into) {
-      size_t n = std::strlen(flag);
-      if (arg.compare(0, n, flag) != 0)
-        return false;
-      into = arg.substr(n);
-      return true;
-    };
-    if (value("--code-object=", codeObjectPath) || value("--symbol=", symbol) ||
-        value("--target=", target))
+    if (kiln::support::flagValue(arg, "--code-object=", codeObjectPath) || kiln::support::flagValue(arg, "--symbol=", symbol) ||
+        kiln::support::flagValue(arg, "--target=", target))
       continue;
     if (arg.empty() || arg[0] == '-' || !out.empty()) {
       std::fprintf(stderr,

@@ -64,13 +64,6 @@ Options parseArguments(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    auto value = [&](const char *flag, std::string &into) {
-      size_t n = std::strlen(flag);
-      if (arg.compare(0, n, flag) != 0)
-        return false;
-      into = arg.substr(n);
-      return true;
-    };
     auto count = [&](const std::string &text, uint64_t &into, uint64_t min,
                      uint64_t max, const char *flag) {
       if (!support::parseUint64(text, into) || into < min || into > max)
@@ -83,21 +76,21 @@ Options parseArguments(int argc, char **argv) {
       std::exit(0);
     } else if (arg == "--json") {
       options.json = true;
-    } else if (value("--device=", options.device)) {
-    } else if (value("--threads=", text)) {
+    } else if (support::flagValue(arg, "--device=", options.device)) {
+    } else if (support::flagValue(arg, "--threads=", text)) {
       count(text, options.threads, 0, 1024, "--threads");
-    } else if (value("--warmup=", text)) {
+    } else if (support::flagValue(arg, "--warmup=", text)) {
       count(text, options.warmup, 0, 1000000, "--warmup");
-    } else if (value("--iterations=", text)) {
+    } else if (support::flagValue(arg, "--iterations=", text)) {
       count(text, options.iterations, 1, 100000000, "--iterations");
       options.haveIterations = true;
-    } else if (value("--min-time=", text)) {
+    } else if (support::flagValue(arg, "--min-time=", text)) {
       if (!support::parseDouble(text, options.minTime) || options.minTime < 0)
         fatal("--min-time: '" + text + "' is not a number of seconds");
       options.haveMinTime = true;
-    } else if (value("--seed=", text)) {
+    } else if (support::flagValue(arg, "--seed=", text)) {
       count(text, options.seed, 0, UINT64_MAX, "--seed");
-    } else if (value("--top=", text)) {
+    } else if (support::flagValue(arg, "--top=", text)) {
       count(text, options.top, 0, 1000000, "--top");
     } else if (!arg.empty() && arg[0] == '-') {
       fatal("unknown option '" + arg + "' (see kiln-bench --help)");

@@ -70,31 +70,24 @@ Options parseArguments(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    auto value = [&](const char *flag, std::string &into) {
-      size_t n = std::strlen(flag);
-      if (arg.compare(0, n, flag) != 0)
-        return false;
-      into = arg.substr(n);
-      return true;
-    };
     std::string text;
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (arg == "--print-info") {
       options.printInfo = true;
-    } else if (value("--device=", options.device)) {
-    } else if (value("--output-dir=", options.outputDir)) {
+    } else if (support::flagValue(arg, "--device=", options.device)) {
+    } else if (support::flagValue(arg, "--output-dir=", options.outputDir)) {
       if (options.outputDir.empty())
         fatal("--output-dir needs a directory");
-    } else if (value("--seed=", text)) {
+    } else if (support::flagValue(arg, "--seed=", text)) {
       if (!support::parseUint64(text, options.seed))
         fatal("--seed: '" + text + "' is not a non-negative integer");
-    } else if (value("--threads=", text)) {
+    } else if (support::flagValue(arg, "--threads=", text)) {
       if (!support::parseUint64(text, options.threads) ||
           options.threads > 1024)
         fatal("--threads: '" + text + "' is not a thread count (0-1024)");
-    } else if (value("--input=", text)) {
+    } else if (support::flagValue(arg, "--input=", text)) {
       InputSpec spec;
       size_t at = text.find("=@");
       const std::string randomSuffix = "=random";
