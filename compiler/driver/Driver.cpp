@@ -57,11 +57,6 @@ std::optional<artifact::DType> dtypeOf(Type type) {
   return std::nullopt;
 }
 
-uint64_t byteSize(RankedTensorType type) {
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  return (bits == 1 ? 1 : bits / 8) * static_cast<uint64_t>(type.getNumElements());
-}
-
 /// The ONNX node names a location carries (fused locations list several).
 void collectNames(Location loc, std::vector<std::string> &names) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
@@ -128,35 +123,33 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
   llvm::DenseMap<Operation *, uint64_t> constantOffset;
   auto constantBinding = [&](ConstantOp cst) -> FailureOr<artifact::BindingDesc> {
     auto type = cast<RankedTensorType>(cst.getType());
-    uint64_t size = byteSize(type);
+    uint64_t size = storageBytes(type);
     auto it = constantOffset.find(cst);
     if (it != constantOffset.end())
       return artifact::BindingDesc{artifact::BindingDesc::Constant, it->second, size};
     uint64_t offset;
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (!blob || blob->getData().size() != size)
-        return cst.emitOpError("weight blob is missing or has the wrong size");
-      offset = writer.addConstant(blob->getData().data(), size);
+    if (std::optional<ArrayRef<char>> raw = rawConstantBytes(cst.getValue())) {
+      // In place: the blob or attribute lives as long as the context.
+      if (raw->size() != size)
+        return cst.emitOpError("constant data has ") << raw->size()
+               << " bytes, its type needs " << size;
+      offset = writer.addConstant(raw->data(), size);
     } else if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+      // Splats and booleans are stored compactly by MLIR: expand them.
       std::string bytes;
       bytes.reserve(size);
-      Type elem = type.getElementType();
-      if (elem.isInteger(1)) {
+      if (type.getElementType().isInteger(1)) {
         for (bool v : dense.getValues<bool>())
           bytes.push_back(v ? 1 : 0);
-      } else if (dense.isSplat()) {
+      } else {
         ArrayRef<char> one = dense.getRawData();
         for (int64_t i = 0; i < type.getNumElements(); ++i)
           bytes.append(one.data(), one.size());
-      } else {
-        bytes.assign(dense.getRawData().data(), dense.getRawData().size());
       }
-      if (bytes.size() != size)
-        return cst.emitOpError("constant data has an unexpected size");
       offset = writer.addConstantCopy(bytes.data(), bytes.size());
     } else {
-      return cst.emitOpError("constant kind cannot be stored in an artifact");
+      return cst.emitOpError("weight blob is missing, or the constant kind cannot "
+                             "be stored in an artifact");
     }
     constantOffset[cst] = offset;
     return artifact::BindingDesc{artifact::BindingDesc::Constant, offset, size};
@@ -173,7 +166,7 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
     auto type = cast<RankedTensorType>(value.getType());
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       uint64_t offset = cast<IntegerAttr>(inputOffsets[arg.getArgNumber()]).getInt();
-      return artifact::BindingDesc{artifact::BindingDesc::Arena, offset, byteSize(type)};
+      return artifact::BindingDesc{artifact::BindingDesc::Arena, offset, storageBytes(type)};
     }
     Operation *def = value.getDefiningOp();
     if (auto cst = dyn_cast<ConstantOp>(def))
@@ -182,14 +175,14 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
       auto source = bindingOf(reshape.getInput());
       if (failed(source))
         return failure();
-      source->size = byteSize(type);
+      source->size = storageBytes(type);
       return source;
     }
     auto offset = def->getAttrOfType<IntegerAttr>(kArenaOffsetAttr);
     if (!offset)
       return def->emitOpError("has no arena offset");
     return artifact::BindingDesc{artifact::BindingDesc::Arena,
-                                 static_cast<uint64_t>(offset.getInt()), byteSize(type)};
+                                 static_cast<uint64_t>(offset.getInt()), storageBytes(type)};
   };
 
   artifact::ProgramDesc program;

@@ -20,20 +20,6 @@ namespace kiln {
 namespace {
 using namespace kiln;
 
-/// The raw row-major bytes of a constant, if it has them (blobs and
-/// non-splat dense attributes of byte-sized elements).
-std::optional<ArrayRef<char>> rawBytes(ElementsAttr value) {
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      return blob->getData();
-    return std::nullopt;
-  }
-  if (auto dense = dyn_cast<DenseElementsAttr>(value))
-    if (!dense.isSplat() && !dense.getElementType().isInteger(1))
-      return dense.getRawData();
-  return std::nullopt;
-}
-
 struct KilnFoldWeightLayoutsPass
     : kiln::impl::KilnFoldWeightLayoutsBase<KilnFoldWeightLayoutsPass> {
   void runOnOperation() override {
@@ -45,7 +31,7 @@ struct KilnFoldWeightLayoutsPass
     unsigned counter = 0;
     for (TransposeOp op : transposes) {
       auto cst = op.getInput().getDefiningOp<ConstantOp>();
-      std::optional<ArrayRef<char>> bytes = rawBytes(cst.getValue());
+      std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
       auto inType = cast<RankedTensorType>(cst.getType());
       auto outType = cast<RankedTensorType>(op.getType());
       unsigned bits = inType.getElementType().getIntOrFloatBitWidth();

@@ -27,13 +27,6 @@ constexpr uint64_t kAlignment = 64;
 
 uint64_t alignUp(uint64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
 
-uint64_t byteSize(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  uint64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
-  uint64_t bytes = bits == 1 ? 1 : bits / 8;
-  return bytes * static_cast<uint64_t>(tensor.getNumElements());
-}
-
 struct Buffer {
   Value value;      // the defining value (input argument or call result)
   uint64_t size;
@@ -56,7 +49,7 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     SmallVector<Buffer> buffers;
     auto addBuffer = [&](Value v, unsigned at) {
       bufferOf[v] = buffers.size();
-      buffers.push_back({v, alignUp(byteSize(v.getType())), at, at});
+      buffers.push_back({v, alignUp(storageBytes(cast<RankedTensorType>(v.getType()))), at, at});
     };
     auto use = [&](Value v, unsigned at) {
       auto it = bufferOf.find(v);
