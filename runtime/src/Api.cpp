@@ -203,10 +203,15 @@ kiln_status_t kiln_device_create(const char *spec,
     return nullArgument("kiln_device_create", "spec");
   if (!out_device)
     return nullArgument("kiln_device_create", "out_device");
+  if (isHipSpec(spec)) {
+    std::string reason;
+    const hip::HipApi *api = hip::loadHipApi(reason);
+    return createHipDevice(spec, api, reason, out_device);
+  }
   if (std::strcmp(spec, "cpu") != 0)
     return makeStatus(KILN_STATUS_UNSUPPORTED,
                       std::string("unsupported device '") + spec +
-                          "' (this runtime supports: cpu)");
+                          "' (this runtime supports: cpu, hip, hip:N)");
   kiln_device_options_t defaults;
   kiln_device_options_init(&defaults);
   if (!options)
@@ -238,7 +243,7 @@ const char *kiln_device_target(const kiln_device_t *device) {
   return device ? device->target.c_str() : "";
 }
 uint32_t kiln_device_thread_count(const kiln_device_t *device) {
-  return device ? device->pool->threadCount() : 0;
+  return device && device->pool ? device->pool->threadCount() : 0;
 }
 
 //===----------------------------------------------------------------------===//

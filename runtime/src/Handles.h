@@ -9,6 +9,7 @@
 #define KILN_RUNTIME_SRC_HANDLES_H
 
 #include "runtime/src/Artifact.h"
+#include "runtime/src/HipDevice.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/ThreadPool.h"
 
@@ -23,9 +24,11 @@ struct kiln_artifact_s {
 
 struct kiln_device_s {
   std::atomic<int> references{1};
-  std::string name;   // as given, e.g. "cpu"
-  std::string target; // the code object target it runs
+  std::string name;   // "cpu", "hip:0"
+  std::string target; // the code object target it runs: "cpu", "gfx942"
+  // Exactly one of these: the cpu device's threads, or the HIP device.
   std::unique_ptr<kiln::rt::ThreadPool> pool;
+  std::unique_ptr<kiln::rt::HipDevice> hip;
 };
 
 struct kiln_session_s {

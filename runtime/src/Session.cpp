@@ -40,7 +40,9 @@ std::string nameList(const std::vector<TensorInfo> &tensors) {
 } // namespace
 
 Session::~Session() {
-  module_.reset(); // before the artifact whose bytes it was loaded from
+  // Before the artifact whose bytes they were loaded from.
+  module_.reset();
+  hip_.reset();
   std::free(arena_);
   if (artifactHandle_)
     kiln_artifact_release(artifactHandle_);
@@ -90,54 +92,70 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
   }
   session->codeObject_ =
       a.manifest().code_objects()->Get(flatbuffers::uoffset_t(codeObject));
-  KILN_RETURN_IF_ERROR(CpuModule::load(a, codeObject, session->module_));
+  if (device->hip)
+    KILN_RETURN_IF_ERROR(HipProgram::load(*device->hip, a, codeObject, *program,
+                                          session->profiling_, session->hip_));
+  else
+    KILN_RETURN_IF_ERROR(session->loadCpu(codeObject));
 
-  uint64_t arenaSize = program->arena_size();
+  if (auto *dispatches = program->dispatches()) {
+    for (const fb::Dispatch *dispatch : *dispatches) {
+      Dispatch d;
+      d.kernel = dispatch->kernel();
+      d.fn = session->module_ ? session->module_->kernel(d.kernel) : nullptr;
+      d.workgroupCount =
+          session->codeObject_->kernels()->Get(d.kernel)->workgroup_count();
+      d.firstBinding = session->dispatches_.empty()
+                           ? 0
+                           : session->dispatches_.back().firstBinding +
+                                 session->dispatches_.back().bindingCount;
+      d.bindingCount = dispatch->bindings() ? dispatch->bindings()->size() : 0;
+      d.manifest = dispatch;
+      session->dispatches_.push_back(d);
+    }
+  }
+  session->dispatchNs_.assign(session->dispatches_.size(), 0);
+  out = std::move(session);
+  return nullptr;
+}
+
+kiln_status_t Session::loadCpu(int codeObject) {
+  const Artifact &a = *artifact_;
+  KILN_RETURN_IF_ERROR(CpuModule::load(a, codeObject, module_));
+
+  uint64_t arenaSize = program_->arena_size();
   if (arenaSize > SIZE_MAX - 2 * kiln::artifact::format::kSectionAlignment)
     return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
                       strFormat("%s: the arena (%llu bytes) is too large",
                                 a.name().c_str(), ull(arenaSize)));
   size_t allocation = size_t(kiln::artifact::format::alignUp(
       arenaSize ? arenaSize : 1));
-  session->arena_ =
+  arena_ =
       std::aligned_alloc(kiln::artifact::format::kSectionAlignment, allocation);
-  if (!session->arena_)
+  if (!arena_)
     return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
                       strFormat("%s: cannot allocate the arena (%llu bytes)",
                                 a.name().c_str(), ull(arenaSize)));
-  std::memset(session->arena_, 0, allocation);
+  std::memset(arena_, 0, allocation);
 
-  auto *arena = static_cast<unsigned char *>(session->arena_);
+  auto *arena = static_cast<unsigned char *>(arena_);
   // Kernels receive `void *`; constants stay read-only in the mapping.
   auto *constants = const_cast<unsigned char *>(a.constants());
   auto address = [&](const fb::Binding *binding) -> unsigned char * {
     return (binding->kind() == fb::BindingKind::Arena ? arena : constants) +
            binding->offset();
   };
-  if (auto *inputs = program->inputs())
+  if (auto *inputs = program_->inputs())
     for (const fb::Binding *binding : *inputs)
-      session->inputAddresses_.push_back(address(binding));
-  if (auto *outputs = program->outputs())
+      inputAddresses_.push_back(address(binding));
+  if (auto *outputs = program_->outputs())
     for (const fb::Binding *binding : *outputs)
-      session->outputAddresses_.push_back(address(binding));
-  if (auto *dispatches = program->dispatches()) {
-    for (const fb::Dispatch *dispatch : *dispatches) {
-      Dispatch d;
-      d.kernel = dispatch->kernel();
-      d.fn = session->module_->kernel(d.kernel);
-      d.workgroupCount =
-          session->codeObject_->kernels()->Get(d.kernel)->workgroup_count();
-      d.firstBinding = session->bindings_.size();
-      d.bindingCount = dispatch->bindings() ? dispatch->bindings()->size() : 0;
-      d.manifest = dispatch;
+      outputAddresses_.push_back(address(binding));
+  if (auto *dispatches = program_->dispatches())
+    for (const fb::Dispatch *dispatch : *dispatches)
       if (auto *bindings = dispatch->bindings())
         for (const fb::Binding *binding : *bindings)
-          session->bindings_.push_back(address(binding));
-      session->dispatches_.push_back(d);
-    }
-  }
-  session->dispatchNs_.assign(session->dispatches_.size(), 0);
-  out = std::move(session);
+          bindings_.push_back(address(binding));
   return nullptr;
 }
 
@@ -236,10 +254,31 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
   KILN_RETURN_IF_ERROR(checkInputs(inputs, inputCount, byModelIndex));
   KILN_RETURN_IF_ERROR(checkOutputs(outputs, outputCount));
 
-  for (size_t i = 0; i < byModelIndex.size(); ++i)
-    if (byModelIndex[i]->byte_size != 0)
-      std::memcpy(inputAddresses_[i], byModelIndex[i]->data,
-                  byModelIndex[i]->byte_size);
+  if (hip_)
+    KILN_RETURN_IF_ERROR(hip_->run(byModelIndex, outputs,
+                                   profiling_ ? dispatchNs_.data() : nullptr));
+  else
+    runCpu(byModelIndex, outputs);
+
+  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  for (size_t i = 0; i < outputCount; ++i) {
+    const TensorInfo &e = expected[i];
+    kiln_tensor_t &t = outputs[i];
+    t.name = e.name.c_str();
+    t.dtype = e.dtype;
+    t.rank = e.shape.size();
+    t.shape = e.shape.data();
+    t.byte_size = size_t(e.byteSize);
+  }
+  ++runs_;
+  return nullptr;
+}
+
+void Session::runCpu(const std::vector<const kiln_tensor_t *> &inputs,
+                     kiln_tensor_t *outputs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i]->byte_size != 0)
+      std::memcpy(inputAddresses_[i], inputs[i]->data, inputs[i]->byte_size);
 
   ThreadPool &pool = *device_->pool;
   using Clock = std::chrono::steady_clock;
@@ -259,19 +298,10 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
   }
 
   const std::vector<TensorInfo> &expected = artifact_->outputs();
-  for (size_t i = 0; i < outputCount; ++i) {
-    const TensorInfo &e = expected[i];
-    kiln_tensor_t &t = outputs[i];
-    if (e.byteSize != 0)
-      std::memcpy(t.data, outputAddresses_[i], size_t(e.byteSize));
-    t.name = e.name.c_str();
-    t.dtype = e.dtype;
-    t.rank = e.shape.size();
-    t.shape = e.shape.data();
-    t.byte_size = size_t(e.byteSize);
-  }
-  ++runs_;
-  return nullptr;
+  for (size_t i = 0; i < expected.size(); ++i)
+    if (expected[i].byteSize != 0)
+      std::memcpy(outputs[i].data, outputAddresses_[i],
+                  size_t(expected[i].byteSize));
 }
 
 kiln_status_t Session::dispatchInfo(size_t index,

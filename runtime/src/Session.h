@@ -1,8 +1,9 @@
 //===- Session.h - One loaded program with its arena ------------*- C++ -*-===//
 //
-// A session binds an artifact's program to a device: the loaded code object,
-// a 64-byte aligned arena, and every dispatch's binding addresses computed
-// once. Runs are serialized by a mutex.
+// A session binds an artifact's program to a device. On the cpu device: the
+// loaded code object, a 64-byte aligned arena, and every dispatch's binding
+// addresses computed once; on a hip device a HipProgram holds the same on the
+// GPU. Runs are serialized by a mutex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "runtime/src/Artifact.h"
 #include "runtime/src/CpuDevice.h"
+#include "runtime/src/HipDevice.h"
 
 #include <memory>
 #include <mutex>
@@ -40,7 +42,7 @@ public:
                         size_t count);
   void resetProfile();
 
-  /// The arena base (64-byte aligned), for tests.
+  /// The arena base (64-byte aligned; cpu device only), for tests.
   const void *arena() const { return arena_; }
 
 private:
@@ -52,13 +54,16 @@ private:
                              size_t outputCount) const;
 
   struct Dispatch {
-    CpuKernelFn fn;
+    CpuKernelFn fn; // cpu device only
     uint64_t workgroupCount;
-    size_t firstBinding; // into bindings_
+    size_t firstBinding; // into bindings_ (cpu device only)
     size_t bindingCount;
     uint32_t kernel;
     const kiln::artifact::Dispatch *manifest;
   };
+  kiln_status_t loadCpu(int codeObject);
+  void runCpu(const std::vector<const kiln_tensor_t *> &inputs,
+              kiln_tensor_t *outputs);
 
   kiln_device_s *device_ = nullptr;
   kiln_artifact_s *artifactHandle_ = nullptr;
@@ -66,6 +71,7 @@ private:
   const kiln::artifact::Program *program_ = nullptr;
   const kiln::artifact::CodeObject *codeObject_ = nullptr;
   std::unique_ptr<CpuModule> module_;
+  std::unique_ptr<HipProgram> hip_; // on a hip device, instead of the rest
   void *arena_ = nullptr;
   std::vector<Dispatch> dispatches_;
   std::vector<void *> bindings_;

@@ -85,6 +85,35 @@ test::addModel(const std::function<void(artifact::ProgramDesc &)> &edit,
   return writer;
 }
 
+std::string test::dummyHsaco(const std::string &note) {
+  std::string bytes(64, '\0');
+  const unsigned char ident[] = {0x7f, 'E', 'L', 'F',
+                                 2,  // ELFCLASS64
+                                 1,  // ELFDATA2LSB
+                                 1,  // EV_CURRENT
+                                 64, // ELFOSABI_AMDGPU_HSA
+                                 3}; // ABI version of code object v5
+  std::memcpy(&bytes[0], ident, sizeof(ident));
+  bytes[16] = 3;          // e_type ET_DYN
+  bytes[18] = char(0xe0); // e_machine EM_AMDGPU (224)
+  bytes[20] = 1;          // e_version
+  bytes[52] = 64;         // e_ehsize
+  return bytes + note;
+}
+
+CodeObjectDesc test::gfxCodeObject(const std::string &target,
+                                   const std::string &symbol,
+                                   const std::vector<uint32_t> &workgroupSize) {
+  CodeObjectDesc code;
+  code.target = target;
+  code.triple = "amdgcn-amd-amdhsa";
+  code.cpu = target;
+  code.format = "hsaco";
+  code.bytes = dummyHsaco(target + " code object");
+  code.kernels.push_back({"dispatch_0_add", symbol, 2, workgroupSize, 0});
+  return code;
+}
+
 std::string test::writeBytes(const ArtifactWriter &writer) {
   std::string path = tempPath("artifact.kiln");
   std::string error;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace kiln::test {
 
@@ -35,6 +36,19 @@ artifact::ArtifactWriter
 addModel(const std::function<void(artifact::ProgramDesc &)> &edit = {},
          const std::string &symbol = "add_f32",
          const std::string &target = "cpu");
+
+/// Stand-in bytes for a gfx code object: a valid AMDGPU ELF header (64-bit,
+/// little-endian, ET_DYN, EM_AMDGPU, HSA OS ABI) followed by `note`. Enough
+/// for the runtime's header check; only fake HIP tables "load" it.
+std::string dummyHsaco(const std::string &note = "dummy gfx code object");
+
+/// A gfx code object for addModel's kernel table: format "hsaco", triple
+/// amdgcn-amd-amdhsa, cpu = `target`, dummyHsaco bytes, kernel
+/// "dispatch_0_add" with `symbol`, 2 workgroups of `workgroupSize` threads.
+artifact::CodeObjectDesc
+gfxCodeObject(const std::string &target = "gfx942",
+              const std::string &symbol = "add_f32_gfx",
+              const std::vector<uint32_t> &workgroupSize = {64});
 
 /// Writes `writer` to a temporary file and returns the bytes (the test fails
 /// if writing fails).

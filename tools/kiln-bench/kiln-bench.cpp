@@ -30,7 +30,7 @@ const char *const kUsage =
     "Measures the latency of a compiled model on random inputs.\n"
     "\n"
     "options:\n"
-    "  --device=DEVICE      device to run on (default: cpu)\n"
+    "  --device=DEVICE      cpu (default) or hip:N, AMD GPU N (hip is hip:0)\n"
     "  --threads=N          worker threads including the caller\n"
     "                       (default: 0 = one per available CPU)\n"
     "  --warmup=W           untimed runs first (default: 3)\n"
@@ -289,8 +289,12 @@ int main(int argc, char **argv) {
   }
 
   std::printf("model: %s\n", options.model.c_str());
-  std::printf("device: %s, %u thread%s\n", options.device.c_str(), threads,
-              threads == 1 ? "" : "s");
+  if (threads == 0) // a GPU
+    std::printf("device: %s (%s)\n", kiln_device_name(device.get()),
+                kiln_device_target(device.get()));
+  else
+    std::printf("device: %s, %u thread%s\n", options.device.c_str(), threads,
+                threads == 1 ? "" : "s");
   std::printf("arena: %s, constants: %s, dispatches: %zu\n",
               bytesString(arena).c_str(), bytesString(constants).c_str(),
               dispatchNs.size());

@@ -154,26 +154,34 @@ uint64_t kiln_artifact_constants_size(const kiln_artifact_t *artifact);
 typedef struct kiln_device_s kiln_device_t;
 
 typedef struct kiln_device_options_s {
-  /* Threads that run workgroups, including the thread that calls
-     kiln_session_run. 0: one per CPU this process may run on. */
+  /* cpu: threads that run workgroups, including the thread that calls
+     kiln_session_run. 0: one per CPU this process may run on. Ignored by hip
+     devices. */
   uint32_t thread_count;
 } kiln_device_options_t;
 
 /* Fills the defaults. */
 void kiln_device_options_init(kiln_device_options_t *options);
 
-/* `spec` names the device: "cpu" is the only one this build supports; any
-   other spec ("hip:0", ...) is KILN_STATUS_UNSUPPORTED. `options` may be
-   NULL for defaults. */
+/* `spec` names the device: "cpu", or "hip:N" for AMD GPU N as HIP numbers
+   them ("hip" is "hip:0"). HIP is loaded at run time (libamdhip64.so, then
+   .so.7, .so.6, .so.5; or the path in the environment variable
+   KILN_HIP_LIBRARY). Without the HIP runtime, without a GPU, or with N out of
+   range the error is KILN_STATUS_UNSUPPORTED with one line starting
+   "no AMD GPU found (hip:N): ". Other specs are KILN_STATUS_UNSUPPORTED (a
+   malformed "hip:..." is KILN_STATUS_INVALID_ARGUMENT). `options` may be NULL
+   for defaults. */
 kiln_status_t kiln_device_create(const char *spec,
                                  const kiln_device_options_t *options,
                                  kiln_device_t **out_device);
 void kiln_device_retain(kiln_device_t *device);
 void kiln_device_release(kiln_device_t *device);
-/* "cpu". */
+/* "cpu", "hip:0". */
 const char *kiln_device_name(const kiln_device_t *device);
-/* The code object target the device runs ("cpu"). */
+/* The code object target the device runs: "cpu", or the GPU's gfx name
+   without feature suffixes ("gfx942" for "gfx942:sramecc+:xnack-"). */
 const char *kiln_device_target(const kiln_device_t *device);
+/* The cpu device's threads; 0 for a hip device. */
 uint32_t kiln_device_thread_count(const kiln_device_t *device);
 
 /*===----------------------------- session ------------------------------===*/
@@ -189,9 +197,13 @@ typedef struct kiln_session_options_s {
 
 void kiln_session_options_init(kiln_session_options_t *options);
 
-/* Loads the device's code object of the artifact (for cpu: the "cpu" code
-   object, dlopen'ed from memory, every kernel symbol resolved) and allocates
-   the arena (64-byte aligned, zeroed). `options` may be NULL. */
+/* Loads the code object of the artifact whose target is the device's (for
+   cpu: the "cpu" code object, dlopen'ed from memory; for hip: the one named
+   like the GPU, e.g. "gfx942", loaded with hipModuleLoadData), resolves every
+   kernel symbol and allocates the arena (zeroed). A hip session also uploads
+   the constants section to the GPU, once. No code object for the device's
+   target is KILN_STATUS_UNSUPPORTED listing the artifact's targets.
+   `options` may be NULL. */
 kiln_status_t kiln_session_create(kiln_device_t *device,
                                   kiln_artifact_t *artifact,
                                   const kiln_session_options_t *options,
@@ -217,7 +229,8 @@ typedef struct kiln_tensor_s {
      model output i. The caller sets `data` and `byte_size` (the capacity,
      at least the output's size); on success the runtime sets name, dtype,
      rank, shape (pointing into the artifact) and byte_size (bytes written).
-   Nothing is written to the outputs when validation fails. */
+   Nothing is written to the outputs when validation fails; a GPU error
+   during a hip run may leave output data partly written. */
 kiln_status_t kiln_session_run(kiln_session_t *session,
                                const kiln_tensor_t *inputs,
                                size_t input_count, kiln_tensor_t *outputs,
