@@ -1,0 +1,780 @@
+//===- kiln-inspect.cpp - What a compiled .kiln artifact holds ------------===//
+//
+// Prints an artifact's manifest (producer, targets, tensors, programs and
+// their dispatches) and, for each kernel on each gfx target, the resources
+// its HSACO's AMDGPU metadata records and the occupancy they allow; with
+// --kernel one kernel's resources, with --disassemble its machine code.
+// --json prints the same as JSON. The artifact is read and validated by the
+// runtime's reader; the code objects are parsed with LLVM's Object library.
+// Every error is one line "kiln-inspect: error: ..." on stderr and exit 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/Artifact.h"
+#include "runtime/support/TensorUtil.h"
+#include "tools/kiln-inspect/CodeObject.h"
+#include "tools/kiln-inspect/GfxTargets.h"
+
+#include "ArtifactFormat.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+using namespace kiln::inspect;
+namespace fb = kiln::artifact;
+using llvm::outs;
+using llvm::StringRef;
+
+namespace {
+
+const char *const kUsage =
+    "usage: kiln-inspect MODEL.kiln [options]\n"
+    "\n"
+    "Prints what a compiled artifact holds: manifest, programs, dispatches,\n"
+    "and per kernel and gfx target its registers, LDS, scratch, spills and\n"
+    "occupancy (read from the HSACO's AMDGPU metadata).\n"
+    "\n"
+    "options:\n"
+    "  --json             print JSON instead of text\n"
+    "  --kernel=NAME      print only the kernel NAME (its name or symbol)\n"
+    "                     on every target\n"
+    "  --target=TARGET    restrict kernels to the code object of TARGET\n"
+    "                     (cpu, gfx942, ...)\n"
+    "  --disassemble      print the machine code of --kernel on --target\n"
+    "  --help             print this help\n";
+
+[[noreturn]] void fatal(const std::string &message) {
+  outs().flush();
+  std::fprintf(stderr, "kiln-inspect: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+struct Options {
+  std::string model;
+  bool json = false;
+  std::string kernel;
+  std::string target;
+  bool disassemble = false;
+};
+
+Options parseArguments(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--json") {
+      options.json = true;
+    } else if (arg == "--disassemble") {
+      options.disassemble = true;
+    } else if (support::flagValue(arg, "--kernel=", options.kernel)) {
+      if (options.kernel.empty())
+        fatal("--kernel needs a kernel name");
+    } else if (support::flagValue(arg, "--target=", options.target)) {
+      if (options.target.empty())
+        fatal("--target needs a target name");
+    } else if (!arg.empty() && arg[0] == '-') {
+      fatal("unknown option '" + arg + "' (see kiln-inspect --help)");
+    } else if (options.model.empty()) {
+      options.model = arg;
+    } else {
+      fatal("more than one artifact given ('" + options.model + "' and '" +
+            arg + "')");
+    }
+  }
+  if (options.model.empty())
+    fatal("no artifact given (usage: kiln-inspect MODEL.kiln [options]; see "
+          "--help)");
+  if (options.disassemble && (options.kernel.empty() || options.target.empty()))
+    fatal("--disassemble needs --kernel=NAME and --target=TARGET");
+  return options;
+}
+
+const char *str(const flatbuffers::String *s) { return rt::Artifact::str(s); }
+
+//===----------------------------------------------------------------------===//
+// The artifact's code objects, parsed
+//===----------------------------------------------------------------------===//
+
+/// One kernel of one code object with what its code object says about it.
+struct KernelView {
+  size_t index = 0;
+  const fb::Kernel *kernel = nullptr;
+  /// gfx code objects only: an element of the view's metadata (a vector
+  /// whose buffer moves along with the view).
+  const GfxKernelInfo *gfx = nullptr;
+  uint64_t workgroupSize = 0; // threads the kernel is launched with
+  uint64_t ldsBytes = 0;      // LDS a workgroup allocates
+  Occupancy occupancy;
+  std::string warning; // e.g. a workgroup size above the kernel's maximum
+};
+
+struct ObjectView {
+  size_t index = 0;
+  const fb::CodeObject *object = nullptr;
+  std::string target;
+  bool gfx = false;
+  llvm::StringRef bytes;
+  std::unique_ptr<CodeObjectFile> file;
+  std::vector<GfxKernelInfo> metadata;
+  std::string metadataTarget; // amdhsa.target
+  const GfxTarget *gfxTarget = nullptr;
+  std::vector<KernelView> kernels;
+};
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+/// Parses every code object; any malformed one is fatal.
+std::vector<ObjectView> loadCodeObjects(const rt::Artifact &artifact) {
+  std::vector<ObjectView> views;
+  auto *objects = artifact.manifest().code_objects();
+  size_t count = objects ? objects->size() : 0;
+  for (size_t i = 0; i < count; ++i) {
+    ObjectView view;
+    view.index = i;
+    view.object = objects->Get(i);
+    view.target = str(view.object->target());
+    std::string where = artifact.name() + ": code object " + std::to_string(i) +
+                        " ('" + view.target + "')";
+    StringRef triple = str(view.object->triple());
+    view.gfx = triple.starts_with("amdgcn") ||
+               StringRef(view.target).starts_with("gfx");
+    if (!view.gfx && !triple.starts_with("x86_64") && view.target != "cpu")
+      fatal(where + ": unknown kind of code object (triple '" + triple.str() +
+            "'; expected amdgcn-* or x86_64-*)");
+    uint32_t section = view.object->section();
+    view.bytes =
+        StringRef(reinterpret_cast<const char *>(artifact.sectionData(section)),
+                  size_t(artifact.sections()[section].size));
+    auto file = CodeObjectFile::open(
+        view.bytes, view.gfx ? llvm::ELF::EM_AMDGPU : llvm::ELF::EM_X86_64);
+    if (!file)
+      fatal(where + ": " + llvm::toString(file.takeError()));
+    view.file = std::move(*file);
+
+    auto *kernels = view.object->kernels();
+    size_t kernelCount = kernels ? kernels->size() : 0;
+    if (view.gfx) {
+      std::string processor = view.file->amdgpuProcessor();
+      std::string cpu = str(view.object->cpu());
+      if (processor != cpu)
+        fatal(where + ": the ELF header says " + processor +
+              ", the manifest says cpu '" + cpu + "'");
+      if (llvm::Error e =
+              view.file->readAmdgpuMetadata(view.metadata, view.metadataTarget))
+        fatal(where + ": " + llvm::toString(std::move(e)));
+      view.gfxTarget = lookupGfxTarget(view.target);
+    }
+    for (size_t k = 0; k < kernelCount; ++k) {
+      KernelView kv;
+      kv.index = k;
+      kv.kernel = kernels->Get(k);
+      std::string kernelWhere = where + " kernel " + std::to_string(k) + " ('" +
+                                str(kv.kernel->name()) + "')";
+      StringRef symbol = str(kv.kernel->symbol());
+      if (!view.gfx) {
+        // The entry point must exist (its bytes are what --disassemble shows).
+        auto code = view.file->findFunction(symbol);
+        if (!code)
+          fatal(kernelWhere + ": " + llvm::toString(code.takeError()));
+        view.kernels.push_back(std::move(kv));
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const GfxKernelInfo &info : view.metadata) {
+        names.push_back(info.name);
+        if (info.name == symbol || info.symbol == symbol)
+          kv.gfx = &info;
+      }
+      if (!kv.gfx)
+        fatal(kernelWhere + ": symbol '" + symbol.str() +
+              "' is not a kernel of the code object (its metadata lists: " +
+              joinNames(names) + ")");
+      // The launch's workgroup size is the manifest's; the kernel's maximum
+      // stands in when the manifest has none.
+      uint64_t threads = 1;
+      auto *size = kv.kernel->workgroup_size();
+      if (size && size->size() != 0) {
+        for (uint32_t d : *size) // saturating: the manifest is untrusted
+          threads =
+              d != 0 && threads > UINT64_MAX / d ? UINT64_MAX : threads * d;
+      } else {
+        threads = kv.gfx->maxFlatWorkgroupSize;
+      }
+      kv.workgroupSize = threads;
+      if (threads > kv.gfx->maxFlatWorkgroupSize)
+        kv.warning = "the workgroup size " + std::to_string(threads) +
+                     " exceeds the kernel's max flat workgroup size " +
+                     std::to_string(kv.gfx->maxFlatWorkgroupSize);
+      kv.ldsBytes =
+          std::max<uint64_t>(kv.gfx->ldsBytes, kv.kernel->lds_bytes());
+      if (view.gfxTarget) {
+        kv.occupancy = computeOccupancy(
+            *view.gfxTarget, unsigned(kv.gfx->wavefrontSize), kv.gfx->vgprs,
+            kv.gfx->sgprs, kv.ldsBytes, kv.workgroupSize);
+      } else {
+        kv.occupancy.note = "occupancy is not modeled for " + view.target +
+                            " (modeled: " + knownGfxTargets() + ")";
+      }
+      view.kernels.push_back(std::move(kv));
+    }
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+//===----------------------------------------------------------------------===//
+// Text output
+//===----------------------------------------------------------------------===//
+
+const char *orNone(const char *s) { return *s ? s : "(none)"; }
+
+const char *bindingKind(fb::BindingKind kind) {
+  return kind == fb::BindingKind::Constant ? "constant" : "arena";
+}
+
+std::string bindingText(const fb::Binding *b) {
+  return std::string(bindingKind(b->kind())) + " offset " +
+         std::to_string(b->offset()) + " size " + std::to_string(b->size());
+}
+
+std::string workgroupSizeText(const fb::Kernel *kernel) {
+  auto *size = kernel->workgroup_size();
+  if (!size || size->size() == 0)
+    return "none";
+  std::string s = "[";
+  for (size_t i = 0; i < size->size(); ++i)
+    s += (i ? ", " : "") + std::to_string(size->Get(i));
+  return s + "]";
+}
+
+std::string targetDescription(const GfxTarget &t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t.family << ", wave" << t.waveSize << "; per SIMD lane " << t.vgprFile
+     << " VGPRs in granules of " << t.vgprGranule << ", at most "
+     << t.maxWavesPerSimd << " waves per SIMD; " << t.ldsPerBlock / 1024
+     << " KiB LDS per " << t.ldsBlock << " (" << t.simdsPerBlock
+     << " SIMDs) in " << t.ldsGranule << "-byte granules";
+  if (t.provisional)
+    os << "; provisional";
+  return s;
+}
+
+void printOccupancyText(const Occupancy &o, bool provisional) {
+  outs() << "    occupancy: ";
+  if (!o.known) {
+    outs() << "unknown (" << o.note << ")\n";
+    return;
+  }
+  outs() << o.wavesPerSimd << " waves/SIMD, ";
+  if (o.limitedBy == "-")
+    outs() << "the maximum";
+  else
+    outs() << "limited by " << o.limitedBy;
+  outs() << " (vgprs " << o.byVgprs << ", sgprs " << o.bySgprs << ", lds "
+         << o.byLds << ", workgroups " << o.byWorkgroups << ")";
+  if (provisional)
+    outs() << " [provisional]";
+  outs() << "\n";
+  if (!o.note.empty())
+    outs() << "    note: " << o.note << "\n";
+}
+
+/// One kernel on one target: its table entry and, for gfx, its resources.
+void printKernelText(const ObjectView &view, const KernelView &kv,
+                     bool withTarget) {
+  outs() << "  ";
+  if (withTarget)
+    outs() << view.target << ": ";
+  else
+    outs() << "kernel " << kv.index << " " << str(kv.kernel->name()) << ": ";
+  outs() << "symbol " << str(kv.kernel->symbol()) << ", "
+         << kv.kernel->workgroup_count() << " workgroups\n";
+  if (!kv.gfx)
+    return;
+  const GfxKernelInfo &g = *kv.gfx;
+  outs() << "    vgprs: " << g.vgprs;
+  if (view.gfxTarget && view.gfxTarget->agprsInVgprs)
+    outs() << " (AGPRs included: they share the register file)";
+  outs() << "\n"
+         << "    agprs: " << g.agprs << "\n"
+         << "    sgprs: " << g.sgprs << "\n"
+         << "    lds bytes: " << g.ldsBytes << " (manifest "
+         << kv.kernel->lds_bytes() << ")\n"
+         << "    scratch bytes: " << g.scratchBytes << "\n"
+         << "    vgpr spills: " << g.vgprSpills << "\n"
+         << "    sgpr spills: " << g.sgprSpills << "\n"
+         << "    wavefront size: " << g.wavefrontSize << "\n"
+         << "    workgroup size: " << kv.workgroupSize << " (manifest "
+         << workgroupSizeText(kv.kernel) << ", max flat "
+         << g.maxFlatWorkgroupSize << ")\n";
+  if (!kv.warning.empty())
+    outs() << "    warning: " << kv.warning << "\n";
+  printOccupancyText(kv.occupancy,
+                     view.gfxTarget && view.gfxTarget->provisional);
+}
+
+void printLegend() {
+  outs() << R"(
+occupancy: waves per SIMD = the least of what each resource allows:
+  vgprs       min(max waves, VGPR file / roundup(vgprs, granule)); on CDNA3/4
+              vgprs counts VGPRs and AGPRs, which share the file
+  sgprs       gfx9 only: 10, 9, 8, 7 waves at <= 80, 88, 100, more SGPRs
+  lds         W = LDS per CU (or WGP) / roundup(lds bytes, LDS granule)
+  workgroups  W = wave slots / waves per workgroup, at most 16 per CU (32 per
+              WGP); a one-wave workgroup needs only its wave slot
+  lds and workgroups allow ceil(W * waves per workgroup / SIMDs) waves, at
+  least 1. lds bytes are the larger of the code object's group segment and
+  the manifest's lds_bytes; the workgroup size is the manifest's (the
+  kernel's max flat size when it has none). This is LLVM 22's occupancy
+  estimate plus LDS allocation granules; [provisional] targets (gfx1250) use
+  LLVM's model only, with no public ISA guide to confirm it.
+)";
+}
+
+void printSummaryText(const rt::Artifact &artifact,
+                      const std::vector<ObjectView> &views,
+                      const Options &options) {
+  const fb::Manifest &m = artifact.manifest();
+  outs() << "artifact: " << artifact.name()
+         << "\n"
+         // The reader accepts exactly this version.
+         << "format version: " << artifact::format::kVersion << "\n"
+         << "producer: " << orNone(str(m.producer())) << "\n"
+         << "options: " << orNone(str(m.options())) << "\n"
+         << "model: " << orNone(str(m.model())) << "\n"
+         << "constants: " << artifact.constantsSize() << " bytes\n";
+
+  outs() << "\ntargets:\n";
+  for (const ObjectView &v : views)
+    outs() << "  " << v.target << ": triple " << str(v.object->triple())
+           << ", cpu " << orNone(str(v.object->cpu())) << ", features "
+           << orNone(str(v.object->features())) << ", format "
+           << orNone(str(v.object->format())) << ", " << v.bytes.size()
+           << " bytes, " << v.kernels.size() << " kernels\n";
+  if (views.empty())
+    outs() << "  (none)\n";
+
+  auto printTensors = [](const char *what,
+                         const std::vector<rt::TensorInfo> &tensors) {
+    outs() << what << ":\n";
+    for (const rt::TensorInfo &t : tensors)
+      outs() << "  " << t.name << ": " << kiln_dtype_name(t.dtype) << " "
+             << support::shapeString(t.shape) << "\n";
+    if (tensors.empty())
+      outs() << "  (none)\n";
+  };
+  outs() << "\n";
+  printTensors("inputs", artifact.inputs());
+  printTensors("outputs", artifact.outputs());
+
+  auto *programs = m.programs();
+  for (size_t p = 0; p < programs->size(); ++p) {
+    const fb::Program *program = programs->Get(p);
+    auto *dispatches = program->dispatches();
+    size_t count = dispatches ? dispatches->size() : 0;
+    outs() << "\nprogram " << str(program->name()) << ": arena "
+           << program->arena_size() << " bytes (peak of the memory plan), "
+           << count << " dispatches\n";
+    auto printInterface = [&](const char *what, auto *bindings,
+                              const std::vector<rt::TensorInfo> &tensors) {
+      for (size_t i = 0; bindings && i < bindings->size(); ++i)
+        outs() << "  " << what << " " << tensors[i].name << ": "
+               << bindingText(bindings->Get(i)) << "\n";
+    };
+    printInterface("input", program->inputs(), artifact.inputs());
+    printInterface("output", program->outputs(), artifact.outputs());
+    for (size_t d = 0; d < count; ++d) {
+      const fb::Dispatch *dispatch = dispatches->Get(d);
+      uint32_t k = dispatch->kernel();
+      const fb::Kernel *kernel =
+          views.empty() ? nullptr : views[0].kernels[k].kernel;
+      outs() << "  dispatch " << d << ": kernel " << k << " "
+             << (kernel ? str(kernel->name()) : "?") << ", "
+             << (kernel ? kernel->workgroup_count() : 0) << " workgroups, "
+             << dispatch->flops() << " flops, " << dispatch->bytes()
+             << " bytes, ops " << orNone(str(dispatch->ops())) << "\n";
+      auto *bindings = dispatch->bindings();
+      for (size_t b = 0; bindings && b < bindings->size(); ++b)
+        outs() << "    binding " << b << ": " << bindingText(bindings->Get(b))
+               << "\n";
+    }
+  }
+
+  bool anyGfx = false;
+  for (const ObjectView &v : views) {
+    if (!options.target.empty() && v.target != options.target)
+      continue;
+    outs() << "\nkernels for " << v.target;
+    if (v.gfxTarget)
+      outs() << " (" << targetDescription(*v.gfxTarget) << ")";
+    outs() << ":\n";
+    for (const KernelView &kv : v.kernels)
+      printKernelText(v, kv, /*withTarget=*/false);
+    anyGfx |= v.gfx;
+  }
+  if (anyGfx)
+    printLegend();
+}
+
+//===----------------------------------------------------------------------===//
+// JSON output
+//===----------------------------------------------------------------------===//
+
+void jsonBinding(llvm::json::OStream &j, const fb::Binding *b) {
+  j.object([&] {
+    j.attribute("kind", bindingKind(b->kind()));
+    j.attribute("offset", uint64_t(b->offset()));
+    j.attribute("size", uint64_t(b->size()));
+  });
+}
+
+void jsonKernel(llvm::json::OStream &j, const ObjectView &view,
+                const KernelView &kv) {
+  j.object([&] {
+    j.attribute("target", view.target);
+    j.attribute("index", int64_t(kv.index));
+    j.attribute("name", str(kv.kernel->name()));
+    j.attribute("symbol", str(kv.kernel->symbol()));
+    j.attribute("workgroups", uint64_t(kv.kernel->workgroup_count()));
+    j.attributeArray("manifest_workgroup_size", [&] {
+      if (auto *size = kv.kernel->workgroup_size())
+        for (uint32_t d : *size)
+          j.value(int64_t(d));
+    });
+    if (!kv.gfx)
+      return;
+    const GfxKernelInfo &g = *kv.gfx;
+    j.attribute("vgprs", g.vgprs);
+    j.attribute("agprs", g.agprs);
+    j.attribute("sgprs", g.sgprs);
+    j.attribute("lds_bytes", g.ldsBytes);
+    j.attribute("manifest_lds_bytes", int64_t(kv.kernel->lds_bytes()));
+    j.attribute("scratch_bytes", g.scratchBytes);
+    j.attribute("vgpr_spills", g.vgprSpills);
+    j.attribute("sgpr_spills", g.sgprSpills);
+    j.attribute("wavefront_size", g.wavefrontSize);
+    j.attribute("max_flat_workgroup_size", g.maxFlatWorkgroupSize);
+    j.attribute("workgroup_size", kv.workgroupSize);
+    if (!kv.warning.empty())
+      j.attribute("warning", kv.warning);
+    const Occupancy &o = kv.occupancy;
+    j.attributeObject("occupancy", [&] {
+      if (!o.known) {
+        j.attribute("waves_per_simd", nullptr);
+        j.attribute("note", o.note);
+        return;
+      }
+      j.attribute("waves_per_simd", int64_t(o.wavesPerSimd));
+      j.attribute("limited_by", o.limitedBy == "-" ? llvm::json::Value(nullptr)
+                                                   : o.limitedBy);
+      j.attribute("vgprs", int64_t(o.byVgprs));
+      j.attribute("sgprs", int64_t(o.bySgprs));
+      j.attribute("lds", int64_t(o.byLds));
+      j.attribute("workgroups", int64_t(o.byWorkgroups));
+      j.attribute("waves_per_workgroup", int64_t(o.wavesPerWorkgroup));
+      j.attribute("provisional", view.gfxTarget && view.gfxTarget->provisional);
+      if (!o.note.empty())
+        j.attribute("note", o.note);
+    });
+  });
+}
+
+void jsonTarget(llvm::json::OStream &j, const ObjectView &v) {
+  j.attribute("target", v.target);
+  j.attribute("triple", str(v.object->triple()));
+  j.attribute("cpu", str(v.object->cpu()));
+  j.attribute("features", str(v.object->features()));
+  j.attribute("format", str(v.object->format()));
+  j.attribute("size", uint64_t(v.bytes.size()));
+  if (v.gfx)
+    j.attribute("target_id", v.metadataTarget); // amdhsa.target
+  if (const GfxTarget *t = v.gfxTarget)
+    j.attributeObject("limits", [&] {
+      j.attribute("family", t->family);
+      j.attribute("wavefront_size", int64_t(t->waveSize));
+      j.attribute("max_waves_per_simd", int64_t(t->maxWavesPerSimd));
+      j.attribute("vgprs_per_simd_lane", int64_t(t->vgprFile));
+      j.attribute("vgpr_granule", int64_t(t->vgprGranule));
+      j.attribute("lds_block", t->ldsBlock);
+      j.attribute("simds_per_lds_block", int64_t(t->simdsPerBlock));
+      j.attribute("lds_bytes_per_block", t->ldsPerBlock);
+      j.attribute("lds_bytes_per_workgroup", t->ldsPerWorkgroup);
+      j.attribute("lds_granule", t->ldsGranule);
+      j.attribute("workgroups_per_block", int64_t(t->workgroupsPerBlock));
+      j.attribute("provisional", t->provisional);
+    });
+}
+
+void printSummaryJson(const rt::Artifact &artifact,
+                      const std::vector<ObjectView> &views,
+                      const Options &options) {
+  const fb::Manifest &m = artifact.manifest();
+  llvm::json::OStream j(outs(), 2);
+  j.object([&] {
+    j.attribute("artifact", artifact.name());
+    j.attribute("format_version", int64_t(artifact::format::kVersion));
+    j.attribute("producer", str(m.producer()));
+    j.attribute("options", str(m.options()));
+    j.attribute("model", str(m.model()));
+    j.attribute("constants_bytes", artifact.constantsSize());
+    j.attributeArray("targets", [&] {
+      for (const ObjectView &v : views) {
+        if (!options.target.empty() && v.target != options.target)
+          continue;
+        j.object([&] {
+          jsonTarget(j, v);
+          j.attributeArray("kernels", [&] {
+            for (const KernelView &kv : v.kernels)
+              jsonKernel(j, v, kv);
+          });
+        });
+      }
+    });
+    auto tensors = [&](const char *what,
+                       const std::vector<rt::TensorInfo> &list) {
+      j.attributeArray(what, [&] {
+        for (const rt::TensorInfo &t : list)
+          j.object([&] {
+            j.attribute("name", t.name);
+            j.attribute("dtype", kiln_dtype_name(t.dtype));
+            j.attributeArray("shape", [&] {
+              for (int64_t d : t.shape)
+                j.value(d);
+            });
+          });
+      });
+    };
+    tensors("inputs", artifact.inputs());
+    tensors("outputs", artifact.outputs());
+    j.attributeArray("programs", [&] {
+      auto *programs = m.programs();
+      for (size_t p = 0; p < programs->size(); ++p) {
+        const fb::Program *program = programs->Get(p);
+        j.object([&] {
+          j.attribute("name", str(program->name()));
+          j.attribute("arena_size", uint64_t(program->arena_size()));
+          auto interface = [&](const char *what, auto *bindings,
+                               const std::vector<rt::TensorInfo> &list) {
+            j.attributeArray(what, [&] {
+              for (size_t i = 0; bindings && i < bindings->size(); ++i) {
+                const fb::Binding *b = bindings->Get(i);
+                j.object([&] {
+                  j.attribute("name", list[i].name);
+                  j.attribute("kind", bindingKind(b->kind()));
+                  j.attribute("offset", uint64_t(b->offset()));
+                  j.attribute("size", uint64_t(b->size()));
+                });
+              }
+            });
+          };
+          interface("inputs", program->inputs(), artifact.inputs());
+          interface("outputs", program->outputs(), artifact.outputs());
+          j.attributeArray("dispatches", [&] {
+            auto *dispatches = program->dispatches();
+            for (size_t d = 0; dispatches && d < dispatches->size(); ++d) {
+              const fb::Dispatch *dispatch = dispatches->Get(d);
+              uint32_t k = dispatch->kernel();
+              const fb::Kernel *kernel =
+                  views.empty() ? nullptr : views[0].kernels[k].kernel;
+              j.object([&] {
+                j.attribute("index", int64_t(d));
+                j.attribute("kernel", int64_t(k));
+                j.attribute("kernel_name", kernel ? str(kernel->name()) : "");
+                j.attribute("workgroups",
+                            uint64_t(kernel ? kernel->workgroup_count() : 0));
+                j.attribute("flops", uint64_t(dispatch->flops()));
+                j.attribute("bytes", uint64_t(dispatch->bytes()));
+                j.attribute("ops", str(dispatch->ops()));
+                j.attributeArray("bindings", [&] {
+                  if (auto *bindings = dispatch->bindings())
+                    for (const fb::Binding *b : *bindings)
+                      jsonBinding(j, b);
+                });
+              });
+            }
+          });
+        });
+      }
+    });
+  });
+  outs() << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// --kernel and --disassemble
+//===----------------------------------------------------------------------===//
+
+/// Index of the kernel named (or with the symbol) `name` in any code object.
+size_t findKernel(const rt::Artifact &artifact,
+                  const std::vector<ObjectView> &views,
+                  const std::string &name) {
+  for (const ObjectView &v : views)
+    for (const KernelView &kv : v.kernels)
+      if (name == str(kv.kernel->name()) || name == str(kv.kernel->symbol()))
+        return kv.index;
+  std::vector<std::string> names;
+  if (!views.empty())
+    for (const KernelView &kv : views[0].kernels)
+      names.push_back(str(kv.kernel->name()));
+  fatal(artifact.name() + ": no kernel named '" + name +
+        "' (the kernels are: " + joinNames(names) + ")");
+}
+
+const ObjectView &findTarget(const rt::Artifact &artifact,
+                             const std::vector<ObjectView> &views,
+                             const std::string &target) {
+  std::vector<std::string> targets;
+  for (const ObjectView &v : views) {
+    if (v.target == target)
+      return v;
+    targets.push_back(v.target);
+  }
+  fatal(artifact.name() + ": no code object for target '" + target +
+        "' (the artifact has: " + joinNames(targets) + ")");
+}
+
+void printKernel(const rt::Artifact &artifact,
+                 const std::vector<ObjectView> &views, const Options &options) {
+  size_t index = findKernel(artifact, views, options.kernel);
+  std::vector<const ObjectView *> selected;
+  if (!options.target.empty())
+    selected.push_back(&findTarget(artifact, views, options.target));
+  else
+    for (const ObjectView &v : views)
+      selected.push_back(&v);
+  if (options.json) {
+    llvm::json::OStream j(outs(), 2);
+    j.object([&] {
+      j.attribute("artifact", artifact.name());
+      j.attributeArray("kernels", [&] {
+        for (const ObjectView *v : selected)
+          jsonKernel(j, *v, v->kernels[index]);
+      });
+    });
+    outs() << "\n";
+    return;
+  }
+  outs() << "kernel " << index << " "
+         << str(selected.front()->kernels[index].kernel->name()) << ":\n";
+  bool anyGfx = false;
+  for (const ObjectView *v : selected) {
+    printKernelText(*v, v->kernels[index], /*withTarget=*/true);
+    anyGfx |= v->gfx;
+  }
+  if (anyGfx)
+    printLegend();
+}
+
+void printDisassembly(const rt::Artifact &artifact,
+                      const std::vector<ObjectView> &views,
+                      const Options &options) {
+  size_t index = findKernel(artifact, views, options.kernel);
+  const ObjectView &view = findTarget(artifact, views, options.target);
+  const KernelView &kv = view.kernels[index];
+  // A gfx kernel's code is the function its metadata names (the manifest
+  // may give the kernel descriptor "name.kd" instead).
+  std::string symbol = kv.gfx ? kv.gfx->name : str(kv.kernel->symbol());
+  std::string where = artifact.name() + ": code object " +
+                      std::to_string(view.index) + " ('" + view.target + "')";
+  auto code = view.file->findFunction(symbol);
+  if (!code)
+    fatal(where + ": " + llvm::toString(code.takeError()));
+  std::vector<Instruction> instructions;
+  if (llvm::Error e = disassemble(*code, str(view.object->triple()),
+                                  str(view.object->cpu()),
+                                  str(view.object->features()), instructions))
+    fatal(where + ": " + llvm::toString(std::move(e)));
+
+  auto hexBytes = [](llvm::ArrayRef<uint8_t> bytes) {
+    std::string s;
+    for (uint8_t b : bytes) {
+      if (!s.empty())
+        s += ' ';
+      s += llvm::hexdigit(b >> 4, true);
+      s += llvm::hexdigit(b & 15, true);
+    }
+    return s;
+  };
+  if (options.json) {
+    llvm::json::OStream j(outs(), 2);
+    j.object([&] {
+      j.attribute("artifact", artifact.name());
+      j.attribute("target", view.target);
+      j.attribute("cpu", str(view.object->cpu()));
+      j.attribute("kernel", str(kv.kernel->name()));
+      j.attribute("symbol", symbol);
+      j.attribute("address", code->address);
+      j.attribute("size", uint64_t(code->bytes.size()));
+      j.attributeArray("instructions", [&] {
+        for (const Instruction &inst : instructions)
+          j.object([&] {
+            j.attribute("offset", inst.offset);
+            j.attribute("bytes", hexBytes(inst.bytes));
+            j.attribute("text", inst.text);
+          });
+      });
+    });
+    outs() << "\n";
+    return;
+  }
+  outs() << "; kernel " << index << " " << str(kv.kernel->name()) << " on "
+         << view.target << " (cpu " << str(view.object->cpu())
+         << "): " << code->bytes.size() << " bytes at "
+         << llvm::format_hex(code->address, 0) << "\n"
+         << symbol << ":\n";
+  for (const Instruction &inst : instructions)
+    outs() << "  " << llvm::format_hex_no_prefix(inst.offset, 4) << ":  "
+           << llvm::left_justify(inst.text, 48) << " // "
+           << hexBytes(inst.bytes) << "\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parseArguments(argc, argv);
+
+  std::unique_ptr<rt::Artifact> artifact;
+  if (kiln_status_t status = rt::Artifact::open(options.model, artifact)) {
+    std::string message = kiln_status_message(status);
+    kiln_status_free(status);
+    fatal(message);
+  }
+  std::vector<ObjectView> views = loadCodeObjects(*artifact);
+  if (!options.target.empty())
+    findTarget(*artifact, views, options.target); // unknown: an error
+
+  if (options.disassemble) {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUDisassembler();
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86Disassembler();
+    printDisassembly(*artifact, views, options);
+  } else if (!options.kernel.empty()) {
+    printKernel(*artifact, views, options);
+  } else if (options.json) {
+    printSummaryJson(*artifact, views, options);
+  } else {
+    printSummaryText(*artifact, views, options);
+  }
+  outs().flush();
+  return 0;
+}
