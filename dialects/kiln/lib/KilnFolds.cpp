@@ -2,10 +2,10 @@
 //
 // Folders evaluate the small integer computations that exported models carry
 // for shapes (Shape -> Gather -> Concat -> Reshape chains) and remove
-// identities (x + 0, reshape to the same type, identity transposes). They
-// only materialize `dense` constants of at most kMaxFoldElements elements;
-// weights stay `dense_resource` blobs and are never copied, except that a
-// reshape of a blob reuses the blob under the new type.
+// identities (x + 0, reshape to the same type, identity transposes, zero
+// points that are zero). They only materialize `dense` constants of at most
+// kMaxFoldElements elements; weights stay `dense_resource` blobs and are never
+// copied, except that a reshape of a blob reuses the blob under the new type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -516,7 +516,44 @@ struct FoldTransposeChain : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+
+/// A zero point that is a constant zero is no zero point (exported models
+/// often pass explicit zeros).
+template <typename OpTy> struct DropZeroZeroPoints : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    // One at a time, each range taken afresh: clearing one moves the
+    // operands (and segment sizes) of the other.
+    for (unsigned i : {0u, 1u}) {
+      MutableOperandRange zp = zeroPoints(op)[i];
+      if (zp.size() != 1 || !matchPattern(zp[0].get(), m_Zero()))
+        continue;
+      rewriter.modifyOpInPlace(op, [&] { zp.clear(); });
+      changed = true;
+    }
+    return success(changed);
+  }
+
+  static SmallVector<MutableOperandRange> zeroPoints(MatmulIntegerOp op) {
+    return {op.getLhsZeroPointMutable(), op.getRhsZeroPointMutable()};
+  }
+  static SmallVector<MutableOperandRange> zeroPoints(ConvIntegerOp op) {
+    return {op.getInputZeroPointMutable(), op.getFilterZeroPointMutable()};
+  }
+};
 } // namespace
+
+void MatmulIntegerOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                  MLIRContext *context) {
+  results.add<DropZeroZeroPoints<MatmulIntegerOp>>(context);
+}
+
+void ConvIntegerOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                MLIRContext *context) {
+  results.add<DropZeroZeroPoints<ConvIntegerOp>>(context);
+}
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {

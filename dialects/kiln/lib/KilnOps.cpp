@@ -216,11 +216,10 @@ LogicalResult ClipOp::verify() {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  auto lhs = rankedType(adaptor.getLhs()), rhs = rankedType(adaptor.getRhs());
+/// The result shape of a batched matrix product of `lhs` by `rhs`.
+static FailureOr<SmallVector<int64_t>>
+inferMatmulShape(std::optional<Location> loc, RankedTensorType lhs,
+                 RankedTensorType rhs) {
   if (!lhs || !rhs)
     return emitOptionalError(loc, "operands must be ranked tensors");
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
@@ -241,7 +240,18 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape = *batch;
   shape.push_back(l[l.size() - 2]);
   shape.push_back(r[r.size() - 1]);
-  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return shape;
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto lhs = rankedType(adaptor.getLhs()), rhs = rankedType(adaptor.getRhs());
+  auto shape = inferMatmulShape(loc, lhs, rhs);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
   return success();
 }
 
@@ -284,12 +294,13 @@ static LogicalResult verifyWindow(std::optional<Location> loc,
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
-  auto input = rankedType(adaptor.getInput());
-  auto filter = rankedType(adaptor.getFilter());
+/// The result shape of a convolution of `input` by `filter` with the given
+/// window.
+static FailureOr<SmallVector<int64_t>>
+inferConvShape(std::optional<Location> loc, RankedTensorType input,
+               RankedTensorType filter, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
+               int64_t groups) {
   if (!input || !filter)
     return emitOptionalError(loc, "operands must be ranked tensors");
   int64_t rank = input.getRank();
@@ -299,10 +310,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "filter rank ", filter.getRank(),
                              " differs from input rank ", rank);
   int64_t spatial = rank - 2;
-  if (failed(verifyWindow(loc, spatial, adaptor.getStrides(),
-                          adaptor.getDilations(), adaptor.getPads())))
+  if (failed(verifyWindow(loc, spatial, strides, dilations, pads)))
     return failure();
-  int64_t groups = adaptor.getGroups();
   ArrayRef<int64_t> in = input.getShape(), f = filter.getShape();
   if (groups < 1)
     return emitOptionalError(loc, "groups must be positive, got ", groups);
@@ -316,10 +325,23 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                              " is not divisible by groups ", groups);
   SmallVector<int64_t> shape = {in[0], f[0]};
   for (int64_t i = 0; i < spatial; ++i)
-    shape.push_back(windowOutputSize(
-        in[i + 2], f[i + 2], adaptor.getStrides()[i], adaptor.getDilations()[i],
-        adaptor.getPads()[i], adaptor.getPads()[i + spatial], false));
-  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+    shape.push_back(windowOutputSize(in[i + 2], f[i + 2], strides[i],
+                                     dilations[i], pads[i], pads[i + spatial],
+                                     false));
+  return shape;
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = rankedType(adaptor.getInput());
+  auto shape = inferConvShape(loc, input, rankedType(adaptor.getFilter()),
+                              adaptor.getStrides(), adaptor.getDilations(),
+                              adaptor.getPads(), adaptor.getGroups());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
   return success();
 }
 
@@ -333,6 +355,103 @@ LogicalResult ConvOp::verify() {
     if (biasType.getRank() != 1 || biasType.getShape()[0] != filters)
       return emitOpError("bias must have shape [")
              << filters << "], got " << shapeString(biasType.getShape());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Integer contractions
+//===----------------------------------------------------------------------===//
+
+/// Checks that `zeroPoint` (when present) has the element type of `operand`
+/// (named `operandName`) and broadcasts to its shape with size 1 along
+/// dimension `contracted` of the operand.
+static LogicalResult verifyZeroPoint(Operation *op, Value zeroPoint,
+                                     StringRef name, Value operand,
+                                     StringRef operandName,
+                                     int64_t contracted) {
+  if (!zeroPoint)
+    return success();
+  auto type = cast<RankedTensorType>(zeroPoint.getType());
+  auto operandType = cast<RankedTensorType>(operand.getType());
+  if (type.getElementType() != operandType.getElementType())
+    return op->emitOpError(name)
+           << " element type " << type.getElementType() << " differs from "
+           << operandName << " element type " << operandType.getElementType();
+  ArrayRef<int64_t> shape = type.getShape(), full = operandType.getShape();
+  int64_t offset = (int64_t)full.size() - (int64_t)shape.size();
+  auto broadcast = broadcastShapes(shape, full);
+  bool ok = offset >= 0 && succeeded(broadcast) &&
+            ArrayRef<int64_t>(*broadcast) == full &&
+            (contracted < offset || shape[contracted - offset] == 1);
+  if (!ok)
+    return op->emitOpError(name)
+           << " shape " << shapeString(shape) << " does not broadcast to "
+           << operandName << " shape " << shapeString(full)
+           << " with size 1 along K";
+  return success();
+}
+
+LogicalResult MatmulIntegerOp::inferReturnTypes(MLIRContext *ctx,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  auto shape = inferMatmulShape(loc, rankedType(adaptor.getLhs()),
+                                rankedType(adaptor.getRhs()));
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, IntegerType::get(ctx, 32)));
+  return success();
+}
+
+LogicalResult MatmulIntegerOp::verify() {
+  int64_t lhsRank = getLhs().getType().getRank();
+  int64_t rhsRank = getRhs().getType().getRank();
+  if (failed(verifyZeroPoint(*this, getLhsZeroPoint(), "lhs_zero_point",
+                             getLhs(), "lhs", lhsRank - 1)))
+    return failure();
+  return verifyZeroPoint(*this, getRhsZeroPoint(), "rhs_zero_point", getRhs(),
+                         "rhs", rhsRank - 2);
+}
+
+LogicalResult ConvIntegerOp::inferReturnTypes(MLIRContext *ctx,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  auto shape = inferConvShape(loc, rankedType(adaptor.getInput()),
+                              rankedType(adaptor.getFilter()),
+                              adaptor.getStrides(), adaptor.getDilations(),
+                              adaptor.getPads(), adaptor.getGroups());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, IntegerType::get(ctx, 32)));
+  return success();
+}
+
+LogicalResult ConvIntegerOp::verify() {
+  if (Value zp = getInputZeroPoint()) {
+    auto type = cast<RankedTensorType>(zp.getType());
+    Type element = getInput().getType().getElementType();
+    if (type.getElementType() != element)
+      return emitOpError("input_zero_point element type ")
+             << type.getElementType() << " differs from input element type "
+             << element;
+    if (type.getRank() != 0)
+      return emitOpError("input_zero_point must be a scalar, got shape ")
+             << shapeString(type.getShape());
+  }
+  if (Value zp = getFilterZeroPoint()) {
+    auto type = cast<RankedTensorType>(zp.getType());
+    Type element = getFilter().getType().getElementType();
+    if (type.getElementType() != element)
+      return emitOpError("filter_zero_point element type ")
+             << type.getElementType() << " differs from filter element type "
+             << element;
+    int64_t filters = getFilter().getType().getShape()[0];
+    if (type.getRank() > 1 ||
+        (type.getRank() == 1 && type.getShape()[0] != filters))
+      return emitOpError("filter_zero_point must be a scalar or have shape [")
+             << filters << "], got " << shapeString(type.getShape());
   }
   return success();
 }

@@ -166,3 +166,29 @@ func.func @empty_reduction(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = kiln.reduce_sum %x {axes = array<i64>} : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Zero points that are constant zeros (scalars or all-zero vectors) are
+// dropped; others stay.
+// CHECK-LABEL: func @zero_zero_points
+// CHECK-SAME: (%[[A:.*]]: tensor<3x4xui8>, %[[B:.*]]: tensor<4x2xi8>, %[[X:.*]]: tensor<1x2x5x5xui8>, %[[W:.*]]: tensor<3x2x3x3xi8>)
+// CHECK-DAG: %[[ZB:.*]] = kiln.constant dense<-1> : tensor<i8>
+// CHECK-DAG: %[[ZW:.*]] = kiln.constant dense<[0, 1, 0]> : tensor<3xi8>
+// CHECK: kiln.matmul_integer %[[A]], %[[B]] : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+// CHECK: kiln.matmul_integer %[[A]], %[[B]] rhs_zero_point(%[[ZB]]) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<i8>) -> tensor<3x2xi32>
+// CHECK: kiln.conv_integer %[[X]], %[[W]] filter_zero_point(%[[ZW]])
+// CHECK: kiln.conv_integer %[[X]], %[[W]] {
+func.func @zero_zero_points(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>, %x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8>)
+    -> (tensor<3x2xi32>, tensor<3x2xi32>, tensor<1x3x3x3xi32>, tensor<1x3x3x3xi32>) {
+  %za = kiln.constant dense<0> : tensor<ui8>
+  %zb0 = kiln.constant dense<0> : tensor<2xi8>
+  %zb = kiln.constant dense<-1> : tensor<i8>
+  %zw = kiln.constant dense<[0, 1, 0]> : tensor<3xi8>
+  %zw0 = kiln.constant dense<[0, 0, 0]> : tensor<3xi8>
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) rhs_zero_point(%zb0) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<3x2xi32>
+  %1 = kiln.matmul_integer %a, %b lhs_zero_point(%za) rhs_zero_point(%zb) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<ui8>, tensor<i8>) -> tensor<3x2xi32>
+  %2 = kiln.conv_integer %x, %w input_zero_point(%za) filter_zero_point(%zw) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x3x3xi32>
+  %3 = kiln.conv_integer %x, %w input_zero_point(%za) filter_zero_point(%zw0) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x3x3xi32>
+  return %0, %1, %2, %3 : tensor<3x2xi32>, tensor<3x2xi32>, tensor<1x3x3x3xi32>, tensor<1x3x3x3xi32>
+}

@@ -220,6 +220,80 @@ func.func @case24(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) {
 
 // -----
 
+func.func @matmul_integer_zero_point_type(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>, %z: tensor<i8>) {
+  // expected-error @+1 {{lhs_zero_point element type 'i8' differs from lhs element type 'ui8'}}
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%z) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<i8>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+// One zero point per column of lhs is not one per row.
+func.func @matmul_integer_zero_point_shape(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>, %z: tensor<4xui8>) {
+  // expected-error @+1 {{lhs_zero_point shape [4] does not broadcast to lhs shape [3, 4] with size 1 along K}}
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%z) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<4xui8>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_integer_operand_type(%a: tensor<3x4xi16>, %b: tensor<4x2xi8>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer or 8-bit unsigned integer values}}
+  %0 = kiln.matmul_integer %a, %b : (tensor<3x4xi16>, tensor<4x2xi8>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_integer_contraction(%a: tensor<3x4xui8>, %b: tensor<5x2xi8>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{contraction dimensions differ: lhs [3, 4] has K = 4, rhs [5, 2] has K = 5}}
+  %0 = kiln.matmul_integer %a, %b : (tensor<3x4xui8>, tensor<5x2xi8>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+func.func @conv_integer_input_zero_point_type(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xui8>, %z: tensor<i8>) {
+  // expected-error @+1 {{input_zero_point element type 'i8' differs from input element type 'ui8'}}
+  %0 = kiln.conv_integer %x, %w input_zero_point(%z) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xui8>, tensor<i8>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+func.func @conv_integer_input_zero_point_shape(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xui8>, %z: tensor<3xui8>) {
+  // expected-error @+1 {{input_zero_point must be a scalar, got shape [3]}}
+  %0 = kiln.conv_integer %x, %w input_zero_point(%z) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xui8>, tensor<3xui8>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+func.func @conv_integer_filter_zero_point_type(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %z: tensor<ui8>) {
+  // expected-error @+1 {{filter_zero_point element type 'ui8' differs from filter element type 'i8'}}
+  %0 = kiln.conv_integer %x, %w filter_zero_point(%z) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<ui8>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+func.func @conv_integer_filter_zero_point_shape(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %z: tensor<3xi8>) {
+  // expected-error @+1 {{filter_zero_point must be a scalar or have shape [4], got [3]}}
+  %0 = kiln.conv_integer %x, %w filter_zero_point(%z) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<3xi8>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+func.func @conv_integer_result_type(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit signless integer values}}
+  %0 = "kiln.conv_integer"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi16>
+  return
+}
+
+// -----
+
 func.func @case25(%x: tensor<1x3x8x8xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{expected 2 kernel sizes, got 1}}

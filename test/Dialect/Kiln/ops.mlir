@@ -46,6 +46,25 @@ func.func @contractions(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %bias:
   return %0, %1 : tensor<1x4x4x4xf32>, tensor<2x3x4x6xf32>
 }
 
+// 8-bit operands keep their signedness (ui8 unsigned, i8 signed); the zero
+// points are optional and independent.
+// CHECK-LABEL: func @integer_contractions
+func.func @integer_contractions(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>, %za: tensor<3x1xui8>, %zb: tensor<5xi8>,
+                                %x: tensor<1x4x8x8xui8>, %w: tensor<6x2x3x3xui8>, %zx: tensor<ui8>, %zw: tensor<6xui8>)
+    -> (tensor<2x3x5xi32>, tensor<2x3x5xi32>, tensor<2x3x5xi32>, tensor<1x6x4x4xi32>, tensor<1x6x8x8xi32>) {
+  // CHECK: kiln.matmul_integer %{{.*}}, %{{.*}} : (tensor<2x3x4xui8>, tensor<4x5xi8>) -> tensor<2x3x5xi32>
+  %0 = kiln.matmul_integer %a, %b : (tensor<2x3x4xui8>, tensor<4x5xi8>) -> tensor<2x3x5xi32>
+  // CHECK: kiln.matmul_integer %{{.*}}, %{{.*}} lhs_zero_point(%{{.*}}) rhs_zero_point(%{{.*}}) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<3x1xui8>, tensor<5xi8>) -> tensor<2x3x5xi32>
+  %1 = kiln.matmul_integer %a, %b lhs_zero_point(%za) rhs_zero_point(%zb) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<3x1xui8>, tensor<5xi8>) -> tensor<2x3x5xi32>
+  // CHECK: kiln.matmul_integer %{{.*}}, %{{.*}} rhs_zero_point(%{{.*}}) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<5xi8>) -> tensor<2x3x5xi32>
+  %2 = kiln.matmul_integer %a, %b rhs_zero_point(%zb) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<5xi8>) -> tensor<2x3x5xi32>
+  // CHECK: kiln.conv_integer %{{.*}}, %{{.*}} input_zero_point(%{{.*}}) filter_zero_point(%{{.*}}) {dilations = array<i64: 1, 1>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %3 = kiln.conv_integer %x, %w input_zero_point(%zx) filter_zero_point(%zw) {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 2} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xui8>, tensor<ui8>, tensor<6xui8>) -> tensor<1x6x4x4xi32>
+  // CHECK: kiln.conv_integer %{{.*}}, %{{.*}} filter_zero_point(%{{.*}}) {{{.*}}} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xui8>, tensor<ui8>) -> tensor<1x6x8x8xi32>
+  %4 = kiln.conv_integer %x, %w filter_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 2} : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xui8>, tensor<ui8>) -> tensor<1x6x8x8xi32>
+  return %0, %1, %2, %3, %4 : tensor<2x3x5xi32>, tensor<2x3x5xi32>, tensor<2x3x5xi32>, tensor<1x6x4x4xi32>, tensor<1x6x8x8xi32>
+}
+
 // CHECK-LABEL: func @pooling_and_reductions
 func.func @pooling_and_reductions(%x: tensor<1x8x112x112xf32>) -> (tensor<1x8x56x56xf32>, tensor<1x8x56x56xf32>, tensor<1x8x1x1xf32>, tensor<1x112xi64>) {
   // CHECK: kiln.max_pool

@@ -2,7 +2,8 @@
 //
 // The op families of the kiln graph dialect: constants, elementwise (binary
 // with ONNX/numpy broadcasting, unary math, parametric activations), matmul,
-// convolution, pooling, reductions, normalizations and data movement.
+// convolution, their 8-bit integer forms, pooling, reductions, normalizations
+// and data movement.
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,6 +250,89 @@ def Kiln_ConvOp : Kiln_Op<"conv",
   let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Integer contractions
+//===----------------------------------------------------------------------===//
+
+/// 8-bit integers: `i8` holds signed values (-128..127), `ui8` unsigned ones
+/// (0..255), as the importer maps ONNX INT8 and UINT8.
+def Kiln_Int8Tensor : RankedTensorOf<[I8, UI8]>;
+def Kiln_I32Tensor : RankedTensorOf<[I32]>;
+
+def Kiln_MatmulIntegerOp : Kiln_Op<"matmul_integer",
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
+  let summary = "batched 8-bit integer matrix product with zero points, in i32";
+  let description = [{
+    ONNX MatMulInteger. `lhs` `[..., M, K]` and `rhs` `[..., K, N]` hold
+    8-bit integers, each either signed (`i8`) or unsigned (`ui8`); batch
+    dimensions broadcast as for `kiln.matmul`. The result is
+
+    `result[..., m, n] = sum_k (lhs[..., m, k] - lhs_zero_point[..., m]) *
+                                (rhs[..., k, n] - rhs_zero_point[..., n])`
+
+    computed in `i32` arithmetic, every operand first extended by its own
+    signedness. A missing zero point is 0. A zero point has the element type
+    of its operand and broadcasts (numpy rules) to the operand's shape with
+    size 1 along K: a scalar (per tensor), `[M, 1]` (per row of `lhs`), `[N]`
+    (per column of `rhs`), or with batch dimensions `[..., M, 1]` and
+    `[..., 1, N]`.
+
+    ```mlir
+    %y = kiln.matmul_integer %a, %b rhs_zero_point(%zb)
+        : (tensor<4x8xui8>, tensor<8x16xi8>, tensor<16xi8>) -> tensor<4x16xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Int8Tensor:$lhs, Kiln_Int8Tensor:$rhs,
+                       Optional<Kiln_Int8Tensor>:$lhs_zero_point,
+                       Optional<Kiln_Int8Tensor>:$rhs_zero_point);
+  let results = (outs Kiln_I32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`lhs_zero_point` `(` $lhs_zero_point^ `)`)?
+    (`rhs_zero_point` `(` $rhs_zero_point^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_ConvIntegerOp : Kiln_Op<"conv_integer",
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
+  let summary = "8-bit integer convolution with zero points, in i32 (NC...)";
+  let description = [{
+    ONNX ConvInteger: the window of `kiln.conv` (input `[N, C, D1, ...]`,
+    filter `[F, C / groups, K1, ...]`, `strides`, `dilations`, begin-then-end
+    `pads`, `groups`, no bias) over 8-bit integers, each operand signed
+    (`i8`) or unsigned (`ui8`). Every element is extended by its own
+    signedness and has its zero point subtracted before the `i32`
+    multiply-accumulate; padding contributes zero to the sum (as if padded
+    with the input's zero point). `input_zero_point` is a scalar;
+    `filter_zero_point` is a scalar or `[F]`, one per output channel.
+    A missing zero point is 0.
+
+    ```mlir
+    %y = kiln.conv_integer %x, %w input_zero_point(%zx) {
+           strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+           pads = array<i64: 1, 1, 1, 1>}
+        : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xui8>, tensor<ui8>)
+        -> tensor<1x4x8x8xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Int8Tensor:$input, Kiln_Int8Tensor:$filter,
+                       Optional<Kiln_Int8Tensor>:$input_zero_point,
+                       Optional<Kiln_Int8Tensor>:$filter_zero_point,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<Kiln_I64Attr, "1">:$groups);
+  let results = (outs Kiln_I32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter (`input_zero_point` `(` $input_zero_point^ `)`)?
+    (`filter_zero_point` `(` $filter_zero_point^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
