@@ -11,9 +11,16 @@
 // convolutions accumulate in the element type, as ONNX ConvInteger-free
 // models expect.
 //
+// kiln.conv_integer is the same convolution accumulating in i32 from 8-bit
+// operands: unsigned operands and operands with a zero point are widened to
+// i32 with the zero point subtracted first; signed ones without a zero point
+// enter the linalg op as i8, whose (signed) cast extends them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/KilnToLinalg.h"
+
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -58,16 +65,19 @@ Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
   int64_t spatial = in.size() - 2;
   int64_t cg = f[1], fg = f[0] / groups;
 
-  auto grouped = [&](ArrayRef<int64_t> lead, ArrayRef<int64_t> rest) {
+  auto grouped = [&](ArrayRef<int64_t> lead, ArrayRef<int64_t> rest,
+                     Type element) {
     SmallVector<int64_t> shape(lead);
     llvm::append_range(shape, rest);
-    return RankedTensorType::get(shape, elem);
+    return RankedTensorType::get(shape, element);
   };
-  Value gInput = reshapeTensor(b, loc, input,
-                               grouped({in[0], groups, cg}, in.drop_front(2)));
-  Value gFilter =
-      reshapeTensor(b, loc, filter, grouped({groups, fg, cg}, f.drop_front(2)));
-  auto gOutType = grouped({out[0], groups, fg}, out.drop_front(2));
+  Value gInput = reshapeTensor(
+      b, loc, input,
+      grouped({in[0], groups, cg}, in.drop_front(2), inType.getElementType()));
+  Value gFilter = reshapeTensor(
+      b, loc, filter,
+      grouped({groups, fg, cg}, f.drop_front(2), fType.getElementType()));
+  auto gOutType = grouped({out[0], groups, fg}, out.drop_front(2), elem);
   Value gInit = reshapeTensor(b, loc, init, gOutType);
 
   // Loops: n, g, f, o_1..o_s, c, k_1..k_s.
@@ -94,12 +104,14 @@ Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
                      b, loc, gOutType, ValueRange{gInput, gFilter},
                      ValueRange{gInit}, maps, iteratorTypes(loops, reductions),
                      [&](OpBuilder &nb, Location l, ValueRange args) {
+                       Value x = convertScalar(nb, l, args[0], elem);
+                       Value y = convertScalar(nb, l, args[1], elem);
                        Value prod, sum;
                        if (isFloat) {
-                         prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+                         prod = arith::MulFOp::create(nb, l, x, y);
                          sum = arith::AddFOp::create(nb, l, args[2], prod);
                        } else {
-                         prod = arith::MulIOp::create(nb, l, args[0], args[1]);
+                         prod = arith::MulIOp::create(nb, l, x, y);
                          sum = arith::AddIOp::create(nb, l, args[2], prod);
                        }
                        linalg::YieldOp::create(nb, l, sum);
@@ -119,96 +131,128 @@ Value namedConv(OpBuilder &b, Location loc, Value input, Value filter,
       .getResult(0);
 }
 
-/// Lowers `kiln.conv`; see the file comment for the op each case becomes.
+/// A convolution of `input` by `filter` (with `bias`, or null) into
+/// `resultType`; see the file comment for the op each case becomes. The
+/// operands may have narrower integer types than the result (the signless
+/// `i8` operands of kiln.conv_integer), which linalg sign-extends.
+Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
+                Value bias, RankedTensorType resultType,
+                ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                ArrayRef<int64_t> pads, int64_t groups) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto fType = cast<RankedTensorType>(filter.getType());
+  Type inElem = inType.getElementType(), fElem = fType.getElementType();
+  int64_t rank = inType.getRank(), spatial = rank - 2;
+  int64_t channels = inType.getShape()[1], filters = fType.getShape()[0];
+
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    low[2 + i] = pads[i];
+    high[2 + i] = pads[spatial + i];
+  }
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    input = padTensor(rewriter, loc, input, low, high,
+                      scalarConstant(rewriter, loc, inElem, 0));
+  Value init = convInit(rewriter, loc, resultType, bias);
+  DenseIntElementsAttr stridesAttr = i64Vector(rewriter, strides);
+  DenseIntElementsAttr dilationsAttr = i64Vector(rewriter, dilations);
+
+  if (groups == 1) {
+    if (spatial == 1)
+      return namedConv<linalg::Conv1DNcwFcwOp>(
+          rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
+    if (spatial == 2)
+      return namedConv<linalg::Conv2DNchwFchwOp>(
+          rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
+    if (spatial == 3)
+      return namedConv<linalg::Conv3DNcdhwFcdhwOp>(
+          rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
+  } else if (groups == channels && filters == channels && spatial <= 3) {
+    // Depthwise: the filter [C, 1, K...] is [C, K...].
+    SmallVector<int64_t> shape = {channels};
+    llvm::append_range(shape, fType.getShape().drop_front(2));
+    filter = reshapeTensor(rewriter, loc, filter,
+                           RankedTensorType::get(shape, fElem));
+    if (spatial == 1)
+      return namedConv<linalg::DepthwiseConv1DNcwCwOp>(
+          rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
+    if (spatial == 2)
+      return namedConv<linalg::DepthwiseConv2DNchwChwOp>(
+          rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
+    return namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(
+        rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
+  } else if (spatial == 2) {
+    // [N, G*C', H, W] x [G*F', C', KH, KW] -> [N, G*F', OH, OW] through the
+    // grouped layouts NGCHW x GFCHW -> NGFHW.
+    auto grouped = [&](RankedTensorType type, int64_t lead, int64_t perGroup) {
+      ArrayRef<int64_t> shape = type.getShape();
+      SmallVector<int64_t> s(shape.take_front(lead));
+      s.push_back(groups);
+      s.push_back(perGroup);
+      llvm::append_range(s, shape.drop_front(lead + 1));
+      return RankedTensorType::get(s, type.getElementType());
+    };
+    auto padded = cast<RankedTensorType>(input.getType());
+    Value gInput = reshapeTensor(rewriter, loc, input,
+                                 grouped(padded, 1, channels / groups));
+    Value gFilter = reshapeTensor(rewriter, loc, filter,
+                                  grouped(fType, 0, filters / groups));
+    Value gInit = reshapeTensor(rewriter, loc, init,
+                                grouped(resultType, 1, filters / groups));
+    Value gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(
+        rewriter, loc, gInput, gFilter, gInit, stridesAttr, dilationsAttr);
+    return reshapeTensor(rewriter, loc, gResult, resultType);
+  }
+  return genericConv(rewriter, loc, input, filter, init, groups, strides,
+                     dilations);
+}
+
+/// Lowers `kiln.conv`.
 struct ConvLowering : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto inType = cast<RankedTensorType>(op.getInput().getType());
-    auto fType = cast<RankedTensorType>(op.getFilter().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
-    Type elem = resultType.getElementType();
     if (failed(requireStaticShapes(op)) ||
-        failed(requireArithmeticType(op, elem)))
+        failed(requireArithmeticType(op, resultType.getElementType())))
       return failure();
+    rewriter.replaceOp(op, lowerConv(rewriter, op.getLoc(), op.getInput(),
+                                     op.getFilter(), op.getBias(), resultType,
+                                     op.getStrides(), op.getDilations(),
+                                     op.getPads(), op.getGroups()));
+    return success();
+  }
+};
 
-    int64_t rank = inType.getRank(), spatial = rank - 2;
-    int64_t groups = op.getGroups();
-    int64_t channels = inType.getShape()[1], filters = fType.getShape()[0];
-    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
-                      pads = op.getPads();
+/// Lowers `kiln.conv_integer` to the convolution above accumulating in i32:
+/// an operand that is unsigned or has a zero point is first widened to i32
+/// with the zero point subtracted (so zero padding after the subtraction is
+/// padding with the zero point); a signed operand without one stays `i8`.
+struct ConvIntegerLowering : OpRewritePattern<ConvIntegerOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-    SmallVector<int64_t> low(rank, 0), high(rank, 0);
-    for (int64_t i = 0; i < spatial; ++i) {
-      low[2 + i] = pads[i];
-      high[2 + i] = pads[spatial + i];
-    }
-    Value input = op.getInput();
-    if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-      input = padTensor(rewriter, loc, input, low, high,
-                        scalarConstant(rewriter, loc, elem, 0));
-    Value filter = op.getFilter();
-    Value init = convInit(rewriter, loc, resultType, op.getBias());
-    DenseIntElementsAttr stridesAttr = i64Vector(rewriter, strides);
-    DenseIntElementsAttr dilationsAttr = i64Vector(rewriter, dilations);
-
-    Value result;
-    if (groups == 1) {
-      if (spatial == 1)
-        result = namedConv<linalg::Conv1DNcwFcwOp>(
-            rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-      else if (spatial == 2)
-        result = namedConv<linalg::Conv2DNchwFchwOp>(
-            rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-      else if (spatial == 3)
-        result = namedConv<linalg::Conv3DNcdhwFcdhwOp>(
-            rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-    } else if (groups == channels && filters == channels && spatial <= 3) {
-      // Depthwise: the filter [C, 1, K...] is [C, K...].
-      SmallVector<int64_t> shape = {channels};
-      llvm::append_range(shape, fType.getShape().drop_front(2));
-      filter = reshapeTensor(rewriter, loc, filter,
-                             RankedTensorType::get(shape, elem));
-      if (spatial == 1)
-        result = namedConv<linalg::DepthwiseConv1DNcwCwOp>(
-            rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-      else if (spatial == 2)
-        result = namedConv<linalg::DepthwiseConv2DNchwChwOp>(
-            rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-      else
-        result = namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(
-            rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-    } else if (spatial == 2) {
-      // [N, G*C', H, W] x [G*F', C', KH, KW] -> [N, G*F', OH, OW] through the
-      // grouped layouts NGCHW x GFCHW -> NGFHW.
-      auto grouped = [&](ArrayRef<int64_t> shape, int64_t lead,
-                         int64_t perGroup) {
-        SmallVector<int64_t> s(shape.take_front(lead));
-        s.push_back(groups);
-        s.push_back(perGroup);
-        llvm::append_range(s, shape.drop_front(lead + 1));
-        return RankedTensorType::get(s, elem);
-      };
-      auto padded = cast<RankedTensorType>(input.getType());
-      Value gInput =
-          reshapeTensor(rewriter, loc, input,
-                        grouped(padded.getShape(), 1, channels / groups));
-      Value gFilter =
-          reshapeTensor(rewriter, loc, filter,
-                        grouped(fType.getShape(), 0, filters / groups));
-      Value gInit =
-          reshapeTensor(rewriter, loc, init,
-                        grouped(resultType.getShape(), 1, filters / groups));
-      Value gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(
-          rewriter, loc, gInput, gFilter, gInit, stridesAttr, dilationsAttr);
-      result = reshapeTensor(rewriter, loc, gResult, resultType);
-    }
-    if (!result)
-      result = genericConv(rewriter, loc, input, filter, init, groups, strides,
-                           dilations);
-    rewriter.replaceOp(op, result);
+  LogicalResult matchAndRewrite(ConvIntegerOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
+    Location loc = op.getLoc();
+    auto operand = [&](Value value, Value zeroPoint, int64_t zeroPointAxis) {
+      if (!zeroPoint &&
+          getElementTypeOrSelf(value.getType()).isSignlessInteger())
+        return value;
+      return widenInteger(rewriter, loc, value, zeroPoint, zeroPointAxis);
+    };
+    Value input = operand(op.getInput(), op.getInputZeroPoint(), -1);
+    // A per-output-channel zero point [F] runs along the filter's dimension 0.
+    Value filterZp = op.getFilterZeroPoint();
+    bool perChannel =
+        filterZp && cast<RankedTensorType>(filterZp.getType()).getRank() == 1;
+    Value filter = operand(op.getFilter(), filterZp, perChannel ? 0 : -1);
+    rewriter.replaceOp(op, lowerConv(rewriter, loc, input, filter, Value(),
+                                     op.getType(), op.getStrides(),
+                                     op.getDilations(), op.getPads(),
+                                     op.getGroups()));
     return success();
   }
 };
@@ -216,5 +260,5 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
 } // namespace
 
 void kiln::populateConvLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConvLowering>(patterns.getContext());
+  patterns.add<ConvLowering, ConvIntegerLowering>(patterns.getContext());
 }

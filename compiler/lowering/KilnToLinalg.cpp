@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -215,6 +216,77 @@ LogicalResult requireArithmeticType(Operation *op, Type elementType) {
          << elementType << " is not a float or a signless integer";
 }
 
+/// `scalar` (of an 8-bit type or `i32`) as `i32`: zero-extended when
+/// `isUnsigned`, sign-extended otherwise. `ui8` has no arith operations; its
+/// bits are reinterpreted as signless `i8` by an unrealized conversion cast,
+/// which the LLVM lowering (where every integer is signless) resolves: the
+/// load of the `ui8` element becomes an `i8` load that the cast folds into.
+static Value extendToI32(OpBuilder &b, Location loc, Value scalar,
+                         bool isUnsigned) {
+  auto type = cast<IntegerType>(scalar.getType());
+  Type i32 = b.getI32Type();
+  if (type == i32)
+    return scalar;
+  if (!type.isSignless())
+    scalar = UnrealizedConversionCastOp::create(
+                 b, loc, b.getIntegerType(type.getWidth()), scalar)
+                 .getResult(0);
+  if (isUnsigned)
+    return arith::ExtUIOp::create(b, loc, i32, scalar);
+  return arith::ExtSIOp::create(b, loc, i32, scalar);
+}
+
+Value widenInteger(OpBuilder &b, Location loc, Value value, Value zeroPoint,
+                   int64_t zeroPointAxis) {
+  auto type = cast<RankedTensorType>(value.getType());
+  bool isUnsigned = type.getElementType().isUnsignedInteger();
+  Type i32 = b.getI32Type();
+  SmallVector<Value> operands = {value};
+  // A 1-D zero point along `zeroPointAxis` broadcasts as [1.., n, 1..].
+  std::optional<RankedTensorType> zeroPointType;
+  if (zeroPoint && zeroPointAxis >= 0) {
+    SmallVector<int64_t> shape(type.getRank(), 1);
+    shape[zeroPointAxis] = type.getShape()[zeroPointAxis];
+    zeroPointType = RankedTensorType::get(shape, type.getElementType());
+  }
+  // A constant zero point is extended here: a splat becomes an i32 scalar
+  // in the body, a vector an i32 constant (no unsigned tensor constants).
+  std::optional<APInt> splatZeroPoint;
+  if (zeroPoint) {
+    DenseIntElementsAttr attr;
+    if (matchPattern(zeroPoint, m_Constant(&attr))) {
+      DenseElementsAttr extended = attr.mapValues(i32, [&](const APInt &v) {
+        return isUnsigned ? v.zext(32) : v.sext(32);
+      });
+      if (extended.isSplat())
+        splatZeroPoint = extended.getSplatValue<APInt>();
+      else if (zeroPointType)
+        operands.push_back(
+            arith::ConstantOp::create(b, loc,
+                                      extended.reshape(RankedTensorType::get(
+                                          zeroPointType->getShape(), i32))));
+      else
+        operands.push_back(arith::ConstantOp::create(b, loc, extended));
+    } else if (zeroPointType) {
+      operands.push_back(reshapeTensor(b, loc, zeroPoint, *zeroPointType));
+    } else {
+      operands.push_back(zeroPoint);
+    }
+  }
+  return elementwise(
+      b, loc, RankedTensorType::get(type.getShape(), i32), operands,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value x = extendToI32(nb, l, args[0], isUnsigned);
+        Value zp;
+        if (args.size() > 1)
+          zp = extendToI32(nb, l, args[1], isUnsigned);
+        else if (splatZeroPoint && !splatZeroPoint->isZero())
+          zp = arith::ConstantOp::create(
+              nb, l, IntegerAttr::get(i32, *splatZeroPoint));
+        return zp ? arith::SubIOp::create(nb, l, x, zp).getResult() : x;
+      });
+}
+
 DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
   return DenseIntElementsAttr::get(type, values);
@@ -274,6 +346,10 @@ struct KilnLowerToLinalgPass
                            scf::SCFDialect, func::FuncDialect>();
     target.addIllegalDialect<KilnDialect>();
     target.addLegalOp<DispatchOp, YieldOp>();
+    // The reinterpretation of unsigned elements as signless ones in the
+    // bodies of integer contractions' operands (see extendToI32): it stays
+    // until the LLVM lowering, where every integer type is signless.
+    target.addLegalOp<UnrealizedConversionCastOp>();
     target.addDynamicallyLegalOp<kiln::ReshapeOp, kiln::ConstantOp>(
         [](Operation *op) { return isProgramLevel(op); });
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))

@@ -105,6 +105,17 @@ mlir::Value minScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 llvm::SmallVector<mlir::utils::IteratorType>
 iteratorTypes(unsigned loops, llvm::ArrayRef<int64_t> reductionLoops = {});
 
+/// `value`, a tensor of 8-bit integers (`i8` signed, `ui8` unsigned), as
+/// `i32` with `zeroPoint` (same element type; null for none) subtracted: one
+/// elementwise `linalg.generic` that extends each element by its signedness.
+/// The zero point broadcasts to `value`'s shape (numpy rules), or with
+/// `zeroPointAxis` >= 0 it is 1-D and runs along that dimension. The operand
+/// of an integer contraction, whose linalg op then multiplies and adds in
+/// `i32`.
+mlir::Value widenInteger(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value value, mlir::Value zeroPoint,
+                         int64_t zeroPointAxis = -1);
+
 /// Fails the match unless every tensor operand and result of `op` has a
 /// static shape, with an error on `op` that says so (more than the
 /// conversion's "failed to legalize").

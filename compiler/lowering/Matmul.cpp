@@ -6,9 +6,19 @@
 // are one linalg.generic contraction over the full rank, batch dimensions
 // broadcasting through the indexing maps.
 //
+// kiln.matmul_integer is the same contraction accumulating in i32: unsigned
+// operands and operands with a zero point are first widened to i32 with the
+// zero point subtracted (an elementwise generic that the CPU backend fuses
+// into the GEMM's workgroups); signed operands without one enter the
+// contraction as i8 and are sign-extended there, as linalg's default cast
+// does. (linalg.matmul's `cast_unsigned` would apply to both operands and
+// needs signless types, so it cannot express uint8 x int8.)
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/KilnToLinalg.h"
+
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -28,79 +38,116 @@ Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {
                       scalarConstant(b, loc, type.getElementType(), 0));
 }
 
+/// `lhs [.., M, K] x rhs [.., K, N]` into `resultType`. The operands may
+/// have narrower integer types than the result (the signless `i8` operands of
+/// kiln.matmul_integer), which linalg sign-extends.
+Value lowerMatmul(OpBuilder &rewriter, Location loc, Value lhs, Value rhs,
+                  RankedTensorType resultType) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  Type elem = resultType.getElementType();
+  ArrayRef<int64_t> lhsShape = lhsType.getShape(),
+                    rhsShape = rhsType.getShape();
+  int64_t k = lhsShape.back(), n = rhsShape.back();
+  ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
+
+  // [.., M, K] x [K, N]: one GEMM with the leading dimensions folded into M.
+  // (A rank-2 rhs preceded by 1s is the same GEMM.)
+  if (product(rhsShape.drop_back(2)) == 1) {
+    int64_t rows = product(lhsShape.drop_back());
+    auto lhs2 = RankedTensorType::get({rows, k}, lhsType.getElementType());
+    auto rhs2 = RankedTensorType::get({k, n}, rhsType.getElementType());
+    auto out2 = RankedTensorType::get({rows, n}, elem);
+    Value a = reshapeTensor(rewriter, loc, lhs, lhs2);
+    Value b = reshapeTensor(rewriter, loc, rhs, rhs2);
+    Value c =
+        linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
+                                 ValueRange{zeroFilled(rewriter, loc, out2)})
+            .getResult(0);
+    return reshapeTensor(rewriter, loc, c, resultType);
+  }
+
+  // Batched (equal or broadcast batches): one generic contraction over
+  // (batch.., m, n, k), with no reshapes, so that the dispatch's epilogue
+  // shares its iteration space and fuses into its workgroups.
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned rank = resultType.getRank(), loops = rank + 1;
+  auto operandMap = [&](ArrayRef<int64_t> shape, bool isLhs) {
+    SmallVector<AffineExpr> exprs;
+    unsigned offset = (rank - 2) - (shape.size() - 2);
+    for (auto [i, d] : llvm::enumerate(shape.drop_back(2))) {
+      if (d == 1 && batch[offset + i] != 1)
+        exprs.push_back(getAffineConstantExpr(0, ctx));
+      else
+        exprs.push_back(getAffineDimExpr(offset + i, ctx));
+    }
+    AffineExpr mD = getAffineDimExpr(rank - 2, ctx),
+               nD = getAffineDimExpr(rank - 1, ctx),
+               kD = getAffineDimExpr(rank, ctx);
+    exprs.push_back(isLhs ? mD : kD);
+    exprs.push_back(isLhs ? kD : nD);
+    return AffineMap::get(loops, 0, exprs, ctx);
+  };
+  SmallVector<AffineExpr> outExprs;
+  for (unsigned i = 0; i < rank; ++i)
+    outExprs.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<AffineMap> maps = {operandMap(lhsShape, true),
+                                 operandMap(rhsShape, false),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  bool isFloat = isa<FloatType>(elem);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, resultType, ValueRange{lhs, rhs},
+      ValueRange{zeroFilled(rewriter, loc, resultType)}, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = convertScalar(b, l, args[0], elem);
+        Value y = convertScalar(b, l, args[1], elem);
+        Value prod, sum;
+        if (isFloat) {
+          prod = arith::MulFOp::create(b, l, x, y);
+          sum = arith::AddFOp::create(b, l, args[2], prod);
+        } else {
+          prod = arith::MulIOp::create(b, l, x, y);
+          sum = arith::AddIOp::create(b, l, args[2], prod);
+        }
+        linalg::YieldOp::create(b, l, sum);
+      });
+  return generic.getResult(0);
+}
+
 struct MatmulLowering : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, lowerMatmul(rewriter, op.getLoc(), op.getLhs(),
+                                       op.getRhs(), op.getType()));
+    return success();
+  }
+};
+
+/// kiln.matmul_integer: each operand that is unsigned or has a zero point
+/// becomes `i32` with the zero point subtracted (widenInteger); a signed
+/// operand without one stays `i8`, which the contraction sign-extends.
+struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulIntegerOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Location loc = op.getLoc();
-    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
-    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
-    RankedTensorType resultType = op.getType();
-    Type elem = resultType.getElementType();
-    ArrayRef<int64_t> lhs = lhsType.getShape(), rhs = rhsType.getShape();
-    int64_t k = lhs.back(), n = rhs.back();
-    ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
-
-    // [.., M, K] x [K, N]: one GEMM with the leading dimensions folded into M.
-    // (A rank-2 rhs preceded by 1s is the same GEMM.)
-    if (product(rhs.drop_back(2)) == 1) {
-      int64_t rows = product(lhs.drop_back());
-      auto lhs2 = RankedTensorType::get({rows, k}, elem);
-      auto rhs2 = RankedTensorType::get({k, n}, elem);
-      auto out2 = RankedTensorType::get({rows, n}, elem);
-      Value a = reshapeTensor(rewriter, loc, op.getLhs(), lhs2);
-      Value b = reshapeTensor(rewriter, loc, op.getRhs(), rhs2);
-      Value c = linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
-                                         ValueRange{zeroFilled(rewriter, loc, out2)})
-                    .getResult(0);
-      rewriter.replaceOp(op, reshapeTensor(rewriter, loc, c, resultType));
-      return success();
-    }
-
-    // Batched (equal or broadcast batches): one generic contraction over
-    // (batch.., m, n, k), with no reshapes, so that the dispatch's epilogue
-    // shares its iteration space and fuses into its workgroups.
-    MLIRContext *ctx = getContext();
-    unsigned rank = resultType.getRank(), loops = rank + 1;
-    auto operandMap = [&](ArrayRef<int64_t> shape, bool isLhs) {
-      SmallVector<AffineExpr> exprs;
-      unsigned offset = (rank - 2) - (shape.size() - 2);
-      for (auto [i, d] : llvm::enumerate(shape.drop_back(2))) {
-        if (d == 1 && batch[offset + i] != 1)
-          exprs.push_back(getAffineConstantExpr(0, ctx));
-        else
-          exprs.push_back(getAffineDimExpr(offset + i, ctx));
-      }
-      AffineExpr mD = getAffineDimExpr(rank - 2, ctx), nD = getAffineDimExpr(rank - 1, ctx),
-                 kD = getAffineDimExpr(rank, ctx);
-      exprs.push_back(isLhs ? mD : kD);
-      exprs.push_back(isLhs ? kD : nD);
-      return AffineMap::get(loops, 0, exprs, ctx);
+    auto operand = [&](Value value, Value zeroPoint) {
+      if (!zeroPoint &&
+          getElementTypeOrSelf(value.getType()).isSignlessInteger())
+        return value;
+      return widenInteger(rewriter, loc, value, zeroPoint);
     };
-    SmallVector<AffineExpr> outExprs;
-    for (unsigned i = 0; i < rank; ++i)
-      outExprs.push_back(getAffineDimExpr(i, ctx));
-    SmallVector<AffineMap> maps = {operandMap(lhs, true), operandMap(rhs, false),
-                                   AffineMap::get(loops, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::reduction);
-    bool isFloat = isa<FloatType>(elem);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType, ValueRange{op.getLhs(), op.getRhs()},
-        ValueRange{zeroFilled(rewriter, loc, resultType)}, maps, iterators,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value prod, sum;
-          if (isFloat) {
-            prod = arith::MulFOp::create(b, l, args[0], args[1]);
-            sum = arith::AddFOp::create(b, l, args[2], prod);
-          } else {
-            prod = arith::MulIOp::create(b, l, args[0], args[1]);
-            sum = arith::AddIOp::create(b, l, args[2], prod);
-          }
-          linalg::YieldOp::create(b, l, sum);
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    Value lhs = operand(op.getLhs(), op.getLhsZeroPoint());
+    Value rhs = operand(op.getRhs(), op.getRhsZeroPoint());
+    rewriter.replaceOp(op, lowerMatmul(rewriter, loc, lhs, rhs, op.getType()));
     return success();
   }
 };
@@ -108,5 +155,5 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
 } // namespace
 
 void kiln::populateMatmulLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering>(patterns.getContext());
+  patterns.add<MatmulLowering, MatmulIntegerLowering>(patterns.getContext());
 }

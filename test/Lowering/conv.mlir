@@ -92,3 +92,42 @@ func.func @grouped1d_int(%x: tensor<1x4x9xi32>, %w: tensor<6x2x3xi32>) -> tensor
   %0 = kiln.conv %x, %w {strides = array<i64: 2>, dilations = array<i64: 3>, pads = array<i64: 1, 0>, groups = 2} : (tensor<1x4x9xi32>, tensor<6x2x3xi32>) -> tensor<1x6x2xi32>
   return %0 : tensor<1x6x2xi32>
 }
+
+// -----
+
+// kiln.conv_integer, signed operands without zero points: the named
+// convolution reads the i8 operands (sign-extending them) into i32.
+// CHECK-LABEL: func @conv_integer_signed
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %arg1 : tensor<1x2x5x5xi8>, tensor<3x2x3x3xi8>) outs(%{{.*}} : tensor<1x3x3x3xi32>)
+func.func @conv_integer_signed(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x3x3xi8>) -> tensor<1x3x3x3xi32> {
+  %0 = kiln.conv_integer %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x5x5xi8>, tensor<3x2x3x3xi8>) -> tensor<1x3x3x3xi32>
+  return %0 : tensor<1x3x3x3xi32>
+}
+
+// -----
+
+// Zero points are subtracted in i32 before the convolution: the uint8 input
+// is zero-extended minus its constant zero point; the per-output-channel
+// filter zero point [F] is read as [F, 1, 1, 1]. Zero padding comes after the
+// subtraction, i.e. the input is padded with its zero point.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, 0)>
+// CHECK-LABEL: func @conv_integer_zero_points
+// CHECK: %[[X:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], {{.*}}} ins(%arg0 : tensor<1x2x5x5xui8>) outs(%{{.*}} : tensor<1x2x5x5xi32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: ui8, %{{.*}}: i32):
+// CHECK-NEXT: %[[VS:.*]] = builtin.unrealized_conversion_cast %[[V]] : ui8 to i8
+// CHECK-NEXT: %[[VW:.*]] = arith.extui %[[VS]] : i8 to i32
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 128 : i32
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[VW]], %[[Z]] : i32
+// CHECK: %[[ZW:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1, 2, 3]] output_shape [3, 1, 1, 1] : tensor<3xi8> into tensor<3x1x1x1xi8>
+// CHECK: %[[W:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[CHAN]], #[[ID]]], {{.*}}} ins(%arg1, %[[ZW]] : tensor<3x2x3x3xi8>, tensor<3x1x1x1xi8>) outs(%{{.*}} : tensor<3x2x3x3xi32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tensor.yield %[[ZERO]] : i32
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%[[P]], %[[W]] : tensor<1x2x7x7xi32>, tensor<3x2x3x3xi32>) outs(%{{.*}} : tensor<1x3x5x5xi32>)
+func.func @conv_integer_zero_points(%x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8>, %zw: tensor<3xi8>) -> tensor<1x3x5x5xi32> {
+  %zx = kiln.constant dense<128> : tensor<ui8>
+  %0 = kiln.conv_integer %x, %w input_zero_point(%zx) filter_zero_point(%zw) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x5x5xi32>
+  return %0 : tensor<1x3x5x5xi32>
+}

@@ -58,3 +58,66 @@ func.func @matmul_broadcast(%a: tensor<2x1x4x5xf32>, %b: tensor<3x5x6xf32>) -> t
   %0 = kiln.matmul %a, %b : (tensor<2x1x4x5xf32>, tensor<3x5x6xf32>) -> tensor<2x3x4x6xf32>
   return %0 : tensor<2x3x4x6xf32>
 }
+
+// -----
+
+// kiln.matmul_integer, signed operands without zero points: one linalg.matmul
+// reading the i8 operands (linalg's default cast sign-extends them) into an
+// i32 accumulator.
+// CHECK-LABEL: func @matmul_integer_signed
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<3x5xi32>)
+// CHECK: %[[C:.*]] = linalg.matmul ins(%arg0, %arg1 : tensor<3x4xi8>, tensor<4x5xi8>) outs(%[[ACC]] : tensor<3x5xi32>)
+// CHECK: return %[[C]]
+func.func @matmul_integer_signed(%a: tensor<3x4xi8>, %b: tensor<4x5xi8>) -> tensor<3x5xi32> {
+  %0 = kiln.matmul_integer %a, %b : (tensor<3x4xi8>, tensor<4x5xi8>) -> tensor<3x5xi32>
+  return %0 : tensor<3x5xi32>
+}
+
+// -----
+
+// Unsigned operands and operands with zero points are widened to i32 first:
+// ui8 elements are reinterpreted as i8 and zero-extended, i8 ones
+// sign-extended; a run-time zero point is extended the same way, a constant
+// one is extended at compile time. The GEMM then multiplies in i32.
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0, d1, d2) -> ()>
+// CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @matmul_integer_zero_points
+// CHECK: %[[A:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[SCALAR]], #[[ID3]]], {{.*}}} ins(%arg0, %arg2 : tensor<2x3x4xui8>, tensor<ui8>) outs(%{{.*}} : tensor<2x3x4xi32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: ui8, %[[ZX:.*]]: ui8, %{{.*}}: i32):
+// CHECK-NEXT: %[[XS:.*]] = builtin.unrealized_conversion_cast %[[X]] : ui8 to i8
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XS]] : i8 to i32
+// CHECK-NEXT: %[[ZS:.*]] = builtin.unrealized_conversion_cast %[[ZX]] : ui8 to i8
+// CHECK-NEXT: %[[ZW:.*]] = arith.extui %[[ZS]] : i8 to i32
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[XW]], %[[ZW]] : i32
+// CHECK-NEXT: linalg.yield %[[D]] : i32
+// CHECK: %[[ZB:.*]] = arith.constant dense<[1, -2, 3, 0, 5]> : tensor<5xi32>
+// CHECK: %[[B:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[COL]], #[[ID2]]], {{.*}}} ins(%arg1, %[[ZB]] : tensor<4x5xi8>, tensor<5xi32>) outs(%{{.*}} : tensor<4x5xi32>)
+// CHECK-NEXT: ^bb0(%[[Y:.*]]: i8, %[[ZY:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[YW:.*]] = arith.extsi %[[Y]] : i8 to i32
+// CHECK-NEXT: %[[E:.*]] = arith.subi %[[YW]], %[[ZY]] : i32
+// CHECK-NEXT: linalg.yield %[[E]] : i32
+// CHECK: %[[A2:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1], [2]] : tensor<2x3x4xi32> into tensor<6x4xi32>
+// CHECK: linalg.matmul ins(%[[A2]], %[[B]] : tensor<6x4xi32>, tensor<4x5xi32>) outs(%{{.*}} : tensor<6x5xi32>)
+func.func @matmul_integer_zero_points(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>, %za: tensor<ui8>) -> tensor<2x3x5xi32> {
+  %zb = kiln.constant dense<[1, -2, 3, 0, 5]> : tensor<5xi8>
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) rhs_zero_point(%zb) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<ui8>, tensor<5xi8>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}
+
+// -----
+
+// Batched integer products take the generic contraction, extending any i8
+// operand left in the body.
+// CHECK-LABEL: func @batch_matmul_integer
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x4x5xui8>) outs(%{{.*}} : tensor<2x4x5xi32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[B]] : tensor<2x3x4xi8>, tensor<2x4x5xi32>) outs(%{{.*}} : tensor<2x3x5xi32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: i8, %[[Y:.*]]: i32, %[[ACC:.*]]: i32):
+// CHECK-NEXT: %[[XW:.*]] = arith.extsi %[[X]] : i8 to i32
+// CHECK-NEXT: %[[P:.*]] = arith.muli %[[XW]], %[[Y]] : i32
+// CHECK-NEXT: %[[S:.*]] = arith.addi %[[ACC]], %[[P]] : i32
+func.func @batch_matmul_integer(%a: tensor<2x3x4xi8>, %b: tensor<2x4x5xui8>) -> tensor<2x3x5xi32> {
+  %0 = kiln.matmul_integer %a, %b : (tensor<2x3x4xi8>, tensor<2x4x5xui8>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}

@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 rng = np.random.default_rng(0)
-ETYPE = {np.float32: "f32", np.float16: "f16", np.int32: "i32", np.int64: "i64"}
+ETYPE = {np.float32: "f32", np.float16: "f16", np.int32: "i32", np.int64: "i64", np.int8: "i8",
+         np.uint8: "ui8"}
 CASES = []  # (name, kiln function text, inputs, reference)
 
 
@@ -29,23 +30,27 @@ def attr(values):
     return "array<i64: %s>" % ", ".join(map(str, values)) if len(values) else "array<i64>"
 
 
-def case(name, op_text, inputs, ref, result_dtype=None):
+def case(name, op_text, inputs, ref, result_dtype=None, consts=()):
     """`op_text` is the kiln op with placeholders: {args}; {types}, the
-    functional type; {arrow}, `input-type -> result-type`; {rt}."""
+    functional type; {arrow}, `input-type -> result-type`; {rt}. `consts`
+    are arrays that become kiln.constant ops in the function, {c0}, {c1}..."""
     et = ETYPE[(result_dtype or inputs[0].dtype).type]
     types = [ttype(a.shape, ETYPE[a.dtype.type]) for a in inputs]
     rt = ttype(ref.shape, et)
     fn = "@case%d" % len(CASES)
     params = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(types))
     args = ", ".join("%%a%d" % i for i in range(len(inputs)))
-    text = "func.func %s(%s) -> %s {\n  %%0 = %s\n  return %%0 : %s\n}" % (
-        fn, params, rt, op_text.format(args=args, types="(%s) -> %s" % (", ".join(types), rt),
-                                                   arrow="%s -> %s" % (types[0], rt), rt=rt), rt)
+    prelude = "".join("  %%c%d = kiln.constant %s : %s\n" % (i, dense(c), ttype(c.shape, ETYPE[c.dtype.type]))
+                      for i, c in enumerate(consts))
+    names = {"c%d" % i: "%%c%d" % i for i in range(len(consts))}
+    text = "func.func %s(%s) -> %s {\n%s  %%0 = %s\n  return %%0 : %s\n}" % (
+        fn, params, rt, prelude, op_text.format(args=args, types="(%s) -> %s" % (", ".join(types), rt),
+                                                arrow="%s -> %s" % (types[0], rt), rt=rt, **names), rt)
     CASES.append((name, fn, text, inputs, ref, et, rt))
 
 
 def fmt(v, et):
-    if et.startswith("i"):
+    if et.startswith(("i", "ui")):
         return str(int(v))
     return "%.9e" % float(v)
 
@@ -123,6 +128,57 @@ conv_case("conv 3-D", randn(1, 2, 4, 5, 4), randn(3, 2, 2, 2, 3), randn(3), (1, 
 xi, wi = rng.integers(-5, 5, (1, 4, 5, 5)).astype(np.int32), rng.integers(-5, 5, (4, 2, 3, 3)).astype(np.int32)
 bi = rng.integers(-5, 5, (4,)).astype(np.int32)
 conv_case("conv grouped i32", xi, wi, bi, (1, 1), (1, 1), (1, 1, 1, 1), 2)
+
+
+# Integer contractions: full 8-bit ranges, zero points as arguments (runtime
+# values) and as constants (folded into the widening), exact i32 results.
+def u8(*shape):
+    return rng.integers(0, 256, shape).astype(np.uint8)
+
+
+def i8(*shape):
+    return rng.integers(-128, 128, shape).astype(np.int8)
+
+
+def wide(v):
+    return np.asarray(v).astype(np.int64)
+
+
+def zp_types(zps):
+    return ", ".join(ttype(z.shape, ETYPE[z.dtype.type]) for z in zps)
+
+
+a, b, za, zb = u8(3, 7), u8(7, 5), u8(), u8()
+case("matmul_integer u8 x u8, scalar zero points", "kiln.matmul_integer %a0, %a1 lhs_zero_point(%a2) rhs_zero_point(%a3) : {types}",
+     [a, b, za, zb], (wide(a) - wide(za)) @ (wide(b) - wide(zb)), np.dtype(np.int32))
+a, b = i8(4, 6), i8(6, 3)
+case("matmul_integer i8 x i8", "kiln.matmul_integer {args} : {types}", [a, b], wide(a) @ wide(b), np.dtype(np.int32))
+a, b, za, zb = u8(3, 5), i8(5, 4), u8(3, 1), i8(4)
+case("matmul_integer u8 x i8, constant per-row and per-column zero points",
+     "kiln.matmul_integer {args} lhs_zero_point({c0}) rhs_zero_point({c1}) : (%s, %s, %s) -> {rt}" % (
+         ttype(a.shape, "ui8"), ttype(b.shape, "i8"), zp_types([za, zb])),
+     [a, b], (wide(a) - wide(za)) @ (wide(b) - wide(zb)), np.dtype(np.int32), consts=[za, zb])
+a, b, zb = i8(2, 3, 4), u8(2, 4, 5), u8(5)
+case("matmul_integer batched i8 x u8, per-column zero point", "kiln.matmul_integer %a0, %a1 rhs_zero_point(%a2) : {types}",
+     [a, b, zb], wide(a) @ (wide(b) - wide(zb)), np.dtype(np.int32))
+x, w, zx, zw = u8(1, 3, 6, 7), u8(4, 3, 3, 3), u8(), u8(4)
+case("conv_integer u8, padded, strided, zero points",
+     "kiln.conv_integer %%a0, %%a1 input_zero_point(%%a2) filter_zero_point({c0}) {{strides = array<i64: 2, 1>, "
+     "dilations = array<i64: 1, 1>, pads = array<i64: 1, 0, 2, 1>}} : (%s, %s, %s, %s) -> {rt}" % (
+         ttype(x.shape, "ui8"), ttype(w.shape, "ui8"), ttype((), "ui8"), ttype(zw.shape, "ui8")),
+     [x, w, zx], conv_ref(wide(x) - wide(zx), wide(w) - wide(zw).reshape(4, 1, 1, 1), None, (2, 1), (1, 1), (1, 0, 2, 1), 1),
+     np.dtype(np.int32), consts=[zw])
+x, w = i8(1, 4, 5, 5), i8(4, 2, 3, 3)
+case("conv_integer i8 grouped", "kiln.conv_integer {args} {{strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, "
+     "pads = array<i64: 1, 1, 1, 1>, groups = 2}} : {types}",
+     [x, w], conv_ref(wide(x), wide(w), None, (1, 1), (1, 1), (1, 1, 1, 1), 2), np.dtype(np.int32))
+x, w, zw = i8(1, 3, 6, 6), u8(3, 1, 3, 3), u8(1)[0]
+case("conv_integer depthwise i8 x u8, constant scalar zero point",
+     "kiln.conv_integer {args} filter_zero_point({c0}) {{strides = array<i64: 1, 1>, dilations = array<i64: 2, 1>, "
+     "pads = array<i64: 0, 1, 0, 1>, groups = 3}} : (%s, %s, %s) -> {rt}" % (
+         ttype(x.shape, "i8"), ttype(w.shape, "ui8"), ttype((), "ui8")),
+     [x, w], conv_ref(wide(x), wide(w) - int(zw), None, (1, 1), (2, 1), (0, 1, 0, 1), 3), np.dtype(np.int32),
+     consts=[np.asarray(zw)])
 
 
 def pool_case(name, x, kernel, strides, dil, pads, ceil=False, kind="max", include_pad=False):
@@ -242,7 +298,10 @@ def main(kiln_opt, filecheck):
         data = printed[printed.index("data =") + len("data ="):]
         got = np.array([float(v) for v in re.findall(r"-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)", data)])
         ref = np.asarray(ref, np.float64)
-        ok = got.size == ref.size and np.allclose(got.reshape(ref.shape), ref, rtol=1e-4, atol=1e-5)
+        if et.startswith("i"):
+            ok = got.size == ref.size and np.array_equal(got.reshape(ref.shape), ref)
+        else:
+            ok = got.size == ref.size and np.allclose(got.reshape(ref.shape), ref, rtol=1e-4, atol=1e-5)
         failures += not ok
         print("%s %s" % ("ok" if ok else "MISMATCH", name))
         if not ok:
