@@ -38,12 +38,15 @@ bool isElementwise(Operation *op) {
              ClipOp, LeakyReluOp, EluOp, HardSigmoidOp, CastOp, ExpandOp>(op);
 }
 
-bool isContraction(Operation *op) { return isa<MatmulOp, ConvOp>(op); }
+bool isContraction(Operation *op) {
+  return isa<MatmulOp, ConvOp, MatmulIntegerOp, ConvIntegerOp>(op);
+}
 
 bool isRoot(Operation *op) {
-  return isa<MatmulOp, ConvOp, MaxPoolOp, AvgPoolOp, ReduceSumOp, ReduceMeanOp,
-             ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
-             SoftmaxOp, LayerNormOp, RmsNormOp, BatchNormOp>(op);
+  return isa<MatmulOp, ConvOp, MatmulIntegerOp, ConvIntegerOp, MaxPoolOp,
+             AvgPoolOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+             ReduceProdOp, ArgMaxOp, ArgMinOp, SoftmaxOp, LayerNormOp,
+             RmsNormOp, BatchNormOp>(op);
 }
 
 /// A short name for the kind of kernel, used in the dispatch name.

@@ -13,6 +13,7 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -70,8 +71,12 @@ LogicalResult rewriteOneByOne(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp c
   auto gemm = linalg::GenericOp::create(
       rewriter, loc, out3, ValueRange{w, in}, ValueRange{init}, maps, iterators,
       [&](OpBuilder &b, Location l, ValueRange args) {
-        Value prod = isFloat ? arith::MulFOp::create(b, l, args[0], args[1]).getResult()
-                             : arith::MulIOp::create(b, l, args[0], args[1]).getResult();
+        // Integer convolutions may read i8 operands into an i32 accumulator:
+        // extend them as the convolution did (signed, linalg's default cast).
+        Value x = convertScalarToDtype(b, l, args[0], elem, /*isUnsignedCast=*/false);
+        Value y = convertScalarToDtype(b, l, args[1], elem, /*isUnsignedCast=*/false);
+        Value prod = isFloat ? arith::MulFOp::create(b, l, x, y).getResult()
+                             : arith::MulIOp::create(b, l, x, y).getResult();
         Value sum = isFloat ? arith::AddFOp::create(b, l, args[2], prod).getResult()
                             : arith::AddIOp::create(b, l, args[2], prod).getResult();
         linalg::YieldOp::create(b, l, sum);
@@ -141,6 +146,13 @@ bool isDepthwiseTap(linalg::LinalgOp op) {
            auto type = dyn_cast<RankedTensorType>(v.getType());
            return type && type.getRank() == 0;
          });
+}
+
+/// Whether `op` computes floats. Integer contractions (kiln.matmul_integer,
+/// kiln.conv_integer) are neither register-tiled nor vectorized here: they
+/// stay scalar loops, correct but slow, until an integer micro-kernel exists.
+bool hasFloatResult(linalg::LinalgOp op) {
+  return isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType()));
 }
 
 bool hasStaticShapes(linalg::LinalgOp op) {
@@ -344,7 +356,7 @@ struct KilnCPUVectorizeGemmPass
       SmallVector<linalg::GenericOp> generics;
       func.walk([&](linalg::GenericOp op) {
         if (!op->hasAttr(kIm2ColAttr) && linalg::isaContractionOpInterface(op) &&
-            hasStaticShapes(op))
+            hasStaticShapes(op) && hasFloatResult(op))
           generics.push_back(op);
       });
       for (linalg::GenericOp op : generics) {
@@ -360,7 +372,8 @@ struct KilnCPUVectorizeGemmPass
       int64_t points = 1;
       for (int64_t r : ranges)
         points *= r;
-      if ((linalg::isaContractionOpInterface(op) && points <= mr * nr * kc) ||
+      if ((linalg::isaContractionOpInterface(op) && hasFloatResult(op) &&
+           points <= mr * nr * kc) ||
           (isDepthwiseTap(op) && points <= nr))
         toVectorize.push_back(op);
     });

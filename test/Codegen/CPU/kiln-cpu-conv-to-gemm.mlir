@@ -106,3 +106,21 @@ func.func @depthwise(%x: tensor<1x4x10x10xf32>, %w: tensor<4x3x3xf32>, %init: te
   %0 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x10x10xf32>, tensor<4x3x3xf32>) outs(%init : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// An integer 1x1 convolution (kiln.conv_integer with signed i8 operands)
+// reads i8 into an i32 accumulator: the GEMM sign-extends both operands as
+// the convolution did.
+// CHECK-LABEL: func @one_by_one_i8
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<6x8xi8>, tensor<1x8x25xi8>) outs(%{{.*}} : tensor<1x6x25xi32>)
+// CHECK-NEXT: ^bb0(%[[W:.*]]: i8, %[[I:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-NEXT: %[[WW:.*]] = arith.extsi %[[W]] : i8 to i32
+// CHECK-NEXT: %[[IW:.*]] = arith.extsi %[[I]] : i8 to i32
+// CHECK-NEXT: %[[P:.*]] = arith.muli %[[WW]], %[[IW]] : i32
+// CHECK-NEXT: arith.addi %[[ACC]], %[[P]] : i32
+func.func @one_by_one_i8(%x: tensor<1x8x5x5xi8>, %w: tensor<6x8x1x1xi8>, %init: tensor<1x6x5x5xi32>) -> tensor<1x6x5x5xi32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x5x5xi8>, tensor<6x8x1x1xi8>) outs(%init : tensor<1x6x5x5xi32>) -> tensor<1x6x5x5xi32>
+  return %0 : tensor<1x6x5x5xi32>
+}

@@ -104,3 +104,30 @@ func.func @not_vectorized(%x: tensor<1x3x10x10xf32>, %a: tensor<64x64xi32>, %b: 
   %0 = linalg.matmul ins(%a, %b : tensor<64x64xi32>, tensor<64x64xi32>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
   return %cols, %0 : tensor<1x27x64xf32>, tensor<64x64xi32>
 }
+
+// -----
+
+// Small integer contractions (kiln.matmul_integer: i8 or widened i32
+// operands, i32 accumulator) are neither specialized nor vectorized, whatever
+// their size: they stay scalar loops (two batch dimensions once became an
+// invalid linalg.batch_matmul, then a vector mask of the wrong rank).
+// CHECK-LABEL: func @integer_not_vectorized
+// CHECK-NOT: vector.
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x4x8xi32>, tensor<2x3x8x5xi32>) outs(%{{.*}} : tensor<2x3x4x5xi32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xi8>, tensor<8x6xi8>) outs(%{{.*}} : tensor<4x6xi32>)
+// CHECK-NOT: vector.
+#lhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#rhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#res = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+func.func @integer_not_vectorized(%a: tensor<2x3x4x8xi32>, %b: tensor<2x3x8x5xi32>, %c: tensor<2x3x4x5xi32>,
+                                  %x: tensor<4x8xi8>, %y: tensor<8x6xi8>, %z: tensor<4x6xi32>) -> (tensor<2x3x4x5xi32>, tensor<4x6xi32>) attributes {kiln.dispatch} {
+  %0 = linalg.generic {indexing_maps = [#lhs, #rhs, #res], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : tensor<2x3x4x8xi32>, tensor<2x3x8x5xi32>) outs(%c : tensor<2x3x4x5xi32>) {
+  ^bb0(%in: i32, %in_0: i32, %out: i32):
+    %m = arith.muli %in, %in_0 : i32
+    %s = arith.addi %out, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<2x3x4x5xi32>
+  %1 = linalg.matmul ins(%x, %y : tensor<4x8xi8>, tensor<8x6xi8>) outs(%z : tensor<4x6xi32>) -> tensor<4x6xi32>
+  return %0, %1 : tensor<2x3x4x5xi32>, tensor<4x6xi32>
+}
