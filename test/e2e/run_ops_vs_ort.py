@@ -27,7 +27,8 @@ import onnx.parser
 
 ROOT = Path(__file__).resolve().parents[2]
 MIN_COMPARED = 40
-DTYPES = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
+DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16,
+          11: np.float64}
 
 
 def sanitize(name):
@@ -76,6 +77,10 @@ def main():
                 dtype = DTYPES[t.elem_type]
                 if dtype is np.bool_:
                     value = rng.rand(*shape) > 0.5
+                elif dtype in (np.uint8, np.int8):
+                    # 8-bit operands (integer GEMMs) over their full range.
+                    info = np.iinfo(dtype)
+                    value = rng.randint(info.min, info.max + 1, size=shape).astype(dtype)
                 elif np.issubdtype(dtype, np.integer):
                     value = rng.randint(0, 3, size=shape).astype(dtype)
                 else:

@@ -1,8 +1,9 @@
-//===- Conv.cpp - ONNX Conv -> kiln.conv ----------------------------------===//
+//===- Conv.cpp - ONNX Conv and ConvInteger -> kiln -----------------------===//
 //
 // Conv with groups, strides, dilations and explicit or automatic padding
-// (NOTSET, SAME_UPPER, SAME_LOWER, VALID); the window helpers are shared
-// with the pooling patterns.
+// (NOTSET, SAME_UPPER, SAME_LOWER, VALID) becomes kiln.conv; ConvInteger, the
+// same window over 8-bit operands with zero points, kiln.conv_integer. The
+// window helpers are shared with the pooling patterns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,10 +54,19 @@ onnx_import::windowPads(NodeContext &node, ArrayRef<int64_t> in,
   return pads;
 }
 
-static LogicalResult convertConv(NodeContext &node) {
-  Value input = node.input(0), filter = node.input(1);
-  auto inType = cast<RankedTensorType>(input.getType());
-  auto filterType = cast<RankedTensorType>(filter.getType());
+namespace {
+/// The window of a Conv or ConvInteger node, checked against its operands.
+struct ConvWindow {
+  SmallVector<int64_t> strides, dilations, pads;
+  int64_t groups;
+};
+} // namespace
+
+/// Reads and checks the attributes of a Conv-like node (kernel_shape,
+/// strides, dilations, pads or auto_pad, group) for `input` and `filter`.
+static FailureOr<ConvWindow> convWindow(NodeContext &node,
+                                        RankedTensorType inType,
+                                        RankedTensorType filterType) {
   int64_t rank = inType.getRank();
   if (rank < 3 || filterType.getRank() != rank) {
     node.emitError() << "expected input and filter of equal rank >= 3, got "
@@ -85,6 +95,16 @@ static LogicalResult convertConv(NodeContext &node) {
                      << " do not fit group = " << groups;
     return failure();
   }
+  return ConvWindow{*strides, *dilations, *pads, groups};
+}
+
+static LogicalResult convertConv(NodeContext &node) {
+  Value input = node.input(0), filter = node.input(1);
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  FailureOr<ConvWindow> window = convWindow(node, inType, filterType);
+  if (failed(window))
+    return failure();
   if (filterType.getElementType() != inType.getElementType()) {
     node.emitError() << "filter element type differs from the input's";
     return failure();
@@ -100,14 +120,74 @@ static LogicalResult convertConv(NodeContext &node) {
     }
   }
   OpBuilder &b = node.builder();
-  node.setOutput(0, node.create<ConvOp>(input, filter, bias,
-                                        b.getDenseI64ArrayAttr(*strides),
-                                        b.getDenseI64ArrayAttr(*dilations),
-                                        b.getDenseI64ArrayAttr(*pads),
-                                        b.getI64IntegerAttr(groups)));
+  node.setOutput(0,
+                 node.create<ConvOp>(input, filter, bias,
+                                     b.getDenseI64ArrayAttr(window->strides),
+                                     b.getDenseI64ArrayAttr(window->dilations),
+                                     b.getDenseI64ArrayAttr(window->pads),
+                                     b.getI64IntegerAttr(window->groups)));
+  return success();
+}
+
+/// ConvInteger's zero point input `i` (2: x_zero_point, a scalar; 3:
+/// w_zero_point, a scalar or one per output channel), with one-element
+/// tensors as scalars; null when absent.
+static FailureOr<Value> convZeroPoint(NodeContext &node, unsigned i,
+                                      RankedTensorType operandType) {
+  if (!node.hasInput(i))
+    return Value();
+  Value zp = node.input(i);
+  auto type = cast<RankedTensorType>(zp.getType());
+  StringRef name = i == 2 ? "x_zero_point" : "w_zero_point";
+  if (type.getElementType() != operandType.getElementType()) {
+    node.emitError() << name << " element type " << type.getElementType()
+                     << " differs from " << (i == 2 ? "x" : "w")
+                     << " element type " << operandType.getElementType();
+    return failure();
+  }
+  if (type.hasStaticShape() && type.getNumElements() == 1)
+    return node.reshape(zp, {});
+  int64_t filters = operandType.getShape()[0];
+  if (i == 3 && type.getRank() == 1 && type.getShape()[0] == filters)
+    return zp;
+  if (i == 2)
+    node.emitError() << name << " must be a scalar, got " << type;
+  else
+    node.emitError() << name << " must be a scalar or have one value per "
+                     << "output channel (" << filters << "), got " << type;
+  return failure();
+}
+
+/// ConvInteger: Conv's window over int8/uint8 operands with optional zero
+/// points, an int32 result (kiln.conv_integer).
+static LogicalResult convertConvInteger(NodeContext &node) {
+  Value input = node.input(0), filter = node.input(1);
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  if (!inType.getElementType().isInteger(8) ||
+      !filterType.getElementType().isInteger(8)) {
+    node.emitError() << "x and w must be int8 or uint8 tensors, got " << inType
+                     << " and " << filterType;
+    return failure();
+  }
+  FailureOr<ConvWindow> window = convWindow(node, inType, filterType);
+  if (failed(window))
+    return failure();
+  FailureOr<Value> inputZp = convZeroPoint(node, 2, inType);
+  FailureOr<Value> filterZp = convZeroPoint(node, 3, filterType);
+  if (failed(inputZp) || failed(filterZp))
+    return failure();
+  OpBuilder &b = node.builder();
+  node.setOutput(
+      0, node.create<ConvIntegerOp>(input, filter, *inputZp, *filterZp,
+                                    b.getDenseI64ArrayAttr(window->strides),
+                                    b.getDenseI64ArrayAttr(window->dilations),
+                                    b.getDenseI64ArrayAttr(window->pads),
+                                    b.getI64IntegerAttr(window->groups)));
   return success();
 }
 
 void onnx_import::registerConvPatterns(PatternRegistry &r) {
   r.add("Conv", 7, convertConv);
+  r.add("ConvInteger", 10, convertConvInteger);
 }
