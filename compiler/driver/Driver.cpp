@@ -72,6 +72,8 @@ void collectNames(Location loc, std::vector<std::string> &names) {
 /// Estimated flops of a dispatch: the iteration space of each linalg op,
 /// times two for contractions (multiply and add).
 uint64_t estimateFlops(func::FuncOp func) {
+  if (auto recorded = func->getAttrOfType<IntegerAttr>(kFlopsAttr))
+    return recorded.getInt();
   uint64_t flops = 0;
   func.walk([&](linalg::LinalgOp op) {
     uint64_t points = 1;
@@ -83,10 +85,10 @@ uint64_t estimateFlops(func::FuncOp func) {
 }
 
 /// Builds the artifact from the program (@main with its memory plan), the
-/// dispatch functions (for names and workgroup counts, in kernel order) and
-/// the CPU code object.
+/// dispatch functions (for names, in kernel order) and the code object of
+/// every target.
 LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
-                            const cpu::CodeObject &code,
+                            std::vector<artifact::CodeObjectDesc> codeObjects,
                             const llvm::StringMap<unsigned> &kernelIndex,
                             const llvm::StringMap<uint64_t> &flopsOf,
                             const CompileOptions &options, const std::string &path) {
@@ -236,21 +238,8 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
   }
   writer.addProgram(std::move(program));
 
-  artifact::CodeObjectDesc object;
-  object.target = "cpu";
-  object.triple = code.triple;
-  object.cpu = code.cpu;
-  object.features = code.features;
-  object.format = "elf-shared-object";
-  object.bytes = code.bytes;
-  for (const cpu::Kernel &k : code.kernels) {
-    artifact::KernelDesc desc;
-    desc.name = k.name;
-    desc.symbol = k.symbol;
-    desc.workgroupCount = k.workgroupCount;
-    object.kernels.push_back(std::move(desc));
-  }
-  writer.addCodeObject(std::move(object));
+  for (artifact::CodeObjectDesc &object : codeObjects)
+    writer.addCodeObject(std::move(object));
 
   std::string error;
   if (!writer.writeFile(path, error))
@@ -260,8 +249,151 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
 
 } // namespace
 
+namespace {
+
+/// The x86-64 code object of the kernels (dispatch functions of `linalg`, in
+/// `names` order), or the stage the options stop at.
+LogicalResult compileCPU(ModuleOp linalg, const std::vector<std::string> &names,
+                         const CompileOptions &options, StageOutput &out,
+                         artifact::CodeObjectDesc &object) {
+  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(linalg->clone()));
+  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
+    if (!func->hasAttr(kDispatchAttr))
+      func.erase();
+  cpu::CodeObject code;
+  for (const std::string &name : names) {
+    auto func = kernels->lookupSymbol<func::FuncOp>(name);
+    auto count = func ? func->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr) : nullptr;
+    code.kernels.push_back({name, "", count ? count.getInt() : 1});
+  }
+  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+        cpu::buildLLVMPipeline(pm, options.cpu);
+      })))
+    return failure();
+  if (options.dumpStage)
+    options.dumpStage("llvm-cpu", *kernels);
+  if (options.stopAfter == Stage::LLVM) {
+    out.module = std::move(kernels);
+    return success();
+  }
+  if (failed(cpu::emitCodeObject(*kernels, options.cpu, code,
+                                 options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
+    return failure();
+  object.target = "cpu";
+  object.triple = code.triple;
+  object.cpu = code.cpu;
+  object.features = code.features;
+  object.format = "elf-shared-object";
+  object.bytes = std::move(code.bytes);
+  for (const cpu::Kernel &k : code.kernels) {
+    artifact::KernelDesc desc;
+    desc.name = k.name;
+    desc.symbol = k.symbol;
+    desc.workgroupCount = k.workgroupCount;
+    object.kernels.push_back(std::move(desc));
+  }
+  return success();
+}
+
+/// The HSACO of one gfx target, or the stage the options stop at.
+LogicalResult compileGfx(ModuleOp linalg, const std::vector<std::string> &names,
+                         const gfx::Target &target, const CompileOptions &options,
+                         StageOutput &out, artifact::CodeObjectDesc &object) {
+  gfx::GfxOptions gfxOptions = options.gfx;
+  gfxOptions.target = &target;
+  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(linalg->clone()));
+  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
+    if (!func->hasAttr(kDispatchAttr))
+      func.erase();
+  gfx::CodeObject code;
+  for (const std::string &name : names) {
+    auto func = kernels->lookupSymbol<func::FuncOp>(name);
+    gfx::Kernel kernel{name};
+    if (func) {
+      if (auto count = func->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr))
+        kernel.workgroupCount = count.getInt();
+      if (auto size = func->getAttrOfType<IntegerAttr>(kWorkgroupSizeAttr))
+        kernel.workgroupSize = size.getInt();
+      if (auto lds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
+        kernel.ldsBytes = lds.getInt();
+    }
+    code.kernels.push_back(kernel);
+  }
+  std::string suffix = std::string("-") + target.name;
+  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+        gfx::buildGpuPipeline(pm, gfxOptions);
+      })))
+    return failure();
+  if (options.dumpStage)
+    options.dumpStage("gpu" + suffix, *kernels);
+  if (options.stopAfter == Stage::Gpu) {
+    out.module = std::move(kernels);
+    return success();
+  }
+  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+        gfx::buildLLVMPipeline(pm, gfxOptions);
+      })))
+    return failure();
+  if (options.dumpStage)
+    options.dumpStage("llvm" + suffix, *kernels);
+  if (options.stopAfter == Stage::LLVM) {
+    out.module = std::move(kernels);
+    return success();
+  }
+  if (failed(gfx::emitCodeObject(*kernels, gfxOptions, code,
+                                 options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
+    return failure();
+  object.target = code.target;
+  object.triple = code.triple;
+  object.cpu = code.cpu;
+  object.features = code.features;
+  object.format = "hsaco";
+  object.bytes = std::move(code.bytes);
+  for (const gfx::Kernel &k : code.kernels) {
+    artifact::KernelDesc desc;
+    desc.name = k.name;
+    desc.symbol = k.name;
+    desc.workgroupCount = k.workgroupCount;
+    desc.workgroupSize = {static_cast<uint32_t>(k.workgroupSize), 1, 1};
+    desc.ldsBytes = static_cast<uint32_t>(k.ldsBytes);
+    object.kernels.push_back(std::move(desc));
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::vector<TargetSpec>> parseTargets(llvm::StringRef list, std::string &error) {
+  std::vector<TargetSpec> targets;
+  llvm::SmallVector<llvm::StringRef> names;
+  list.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef name : names) {
+    name = name.trim();
+    TargetSpec spec;
+    if (name.equals_insensitive("cpu")) {
+      spec.name = "cpu";
+    } else if (const gfx::Target *target = gfx::lookupTarget(name)) {
+      spec.name = target->name;
+      spec.gfx = target;
+    } else {
+      error = "unknown target '" + name.str() + "' (known: cpu, " + gfx::knownTargets() + ")";
+      return failure();
+    }
+    if (llvm::any_of(targets, [&](const TargetSpec &t) { return t.name == spec.name; })) {
+      error = "target '" + spec.name + "' is given twice";
+      return failure();
+    }
+    targets.push_back(spec);
+  }
+  if (targets.empty()) {
+    error = "no target given";
+    return failure();
+  }
+  return targets;
+}
+
 LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compileOptions,
-                      const std::string &outputPath, std::string &text) {
+                      const std::string &outputPath, std::vector<StageOutput> &outputs) {
   CompileOptions options = compileOptions;
   cpu::resolveTarget(options.cpu);
   auto dump = [&](StringRef stage, Operation *ir) {
@@ -278,19 +410,11 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
   if (options.stopAfter == Stage::Dispatch)
     return success();
 
-  if (failed(runPasses(*module, [&](OpPassManager &pm) {
-        cpu::buildLinalgPipeline(pm, options.cpu);
-      })))
-    return failure();
-  dump("linalg", *module);
-  if (options.stopAfter == Stage::Linalg)
-    return success();
-
-  // The kernels go on without the program, which stays for the artifact.
+  // The program and the kernels' order come from the dispatch stage; every
+  // target lowers its own copy of the dispatch functions.
   func::FuncOp main;
-  cpu::CodeObject code;
+  std::vector<std::string> names;
   llvm::StringMap<unsigned> kernelIndex;
-  llvm::StringMap<uint64_t> flopsOf;
   for (auto func : module->getOps<func::FuncOp>()) {
     if (func->hasAttr("kiln.program")) {
       main = func;
@@ -298,32 +422,61 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
     }
     if (!func->hasAttr(kDispatchAttr))
       continue;
-    auto count = func->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr);
-    kernelIndex[func.getName()] = code.kernels.size();
-    flopsOf[func.getName()] = estimateFlops(func);
-    code.kernels.push_back({func.getName().str(), "", count ? count.getInt() : 1});
+    kernelIndex[func.getName()] = names.size();
+    names.push_back(func.getName().str());
   }
   if (!main)
     return emitError(module->getLoc()) << "no program function after dispatch formation";
-  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>((*module)->clone()));
-  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
-    if (!func->hasAttr(kDispatchAttr))
-      func.erase();
-  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
-        cpu::buildLLVMPipeline(pm, options.cpu);
-      })))
-    return failure();
-  dump("llvm", *kernels);
-  if (options.stopAfter == Stage::LLVM) {
-    module = std::move(kernels);
-    return success();
+
+  llvm::StringMap<uint64_t> flopsOf;
+  std::vector<artifact::CodeObjectDesc> codeObjects;
+  for (const TargetSpec &target : options.targets) {
+    StageOutput out;
+    out.target = target.name;
+    OwningOpRef<ModuleOp> linalg(cast<ModuleOp>((*module)->clone()));
+    // gfx kernels change signature when the GEMM builder takes them (memref
+    // arguments): they go on without the program.
+    if (target.gfx)
+      for (auto func : llvm::make_early_inc_range(linalg->getOps<func::FuncOp>()))
+        if (!func->hasAttr(kDispatchAttr))
+          func.erase();
+    if (failed(runPasses(*linalg, [&](OpPassManager &pm) {
+          if (target.gfx) {
+            gfx::GfxOptions gfxOptions = options.gfx;
+            gfxOptions.target = target.gfx;
+            gfx::buildLinalgPipeline(pm, gfxOptions);
+          } else {
+            cpu::buildLinalgPipeline(pm, options.cpu);
+          }
+        })))
+      return failure();
+    dump("linalg-" + target.name, *linalg);
+    if (flopsOf.empty())
+      for (auto func : linalg->getOps<func::FuncOp>())
+        if (func->hasAttr(kDispatchAttr))
+          flopsOf[func.getName()] = estimateFlops(func);
+    if (options.stopAfter == Stage::Linalg) {
+      out.module = std::move(linalg);
+      outputs.push_back(std::move(out));
+      continue;
+    }
+    if (options.stopAfter == Stage::Gpu && !target.gfx)
+      continue; // the cpu target has no gpu stage
+    artifact::CodeObjectDesc object;
+    LogicalResult result = target.gfx
+                               ? compileGfx(*linalg, names, *target.gfx, options, out, object)
+                               : compileCPU(*linalg, names, options, out, object);
+    if (failed(result))
+      return failure();
+    if (options.stopAfter != Stage::Artifact)
+      outputs.push_back(std::move(out));
+    else
+      codeObjects.push_back(std::move(object));
   }
-  if (failed(cpu::emitCodeObject(*kernels, options.cpu, code,
-                                 options.stopAfter == Stage::Assembly ? &text : nullptr)))
-    return failure();
-  if (options.stopAfter == Stage::Assembly)
+  if (options.stopAfter != Stage::Artifact)
     return success();
-  return writeArtifact(*module, main, code, kernelIndex, flopsOf, options, outputPath);
+  return writeArtifact(*module, main, std::move(codeObjects), kernelIndex, flopsOf, options,
+                       outputPath);
 }
 
 } // namespace kiln::driver

@@ -8,6 +8,7 @@
 #ifndef KILN_DRIVER_DRIVER_H
 #define KILN_DRIVER_DRIVER_H
 
+#include "compiler/codegen/amdgpu/GPUCodegen.h"
 #include "compiler/codegen/cpu/CPUCodegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,11 +18,31 @@
 
 namespace kiln::driver {
 
-enum class Stage { Kiln, Dispatch, Linalg, LLVM, Assembly, Artifact };
+enum class Stage { Kiln, Dispatch, Linalg, Gpu, LLVM, Assembly, Artifact };
+
+/// One target to compile for: "cpu" or a gfx target.
+struct TargetSpec {
+  std::string name;               // "cpu", "gfx942", ...
+  const gfx::Target *gfx = nullptr; // null for cpu
+};
+
+/// Parses "gfx942,mi355x,cpu" (gfx names or chip names); on failure,
+/// `error` says which name is unknown and lists the known ones.
+mlir::FailureOr<std::vector<TargetSpec>> parseTargets(llvm::StringRef list,
+                                                       std::string &error);
+
+/// What a stage after dispatch formation produced for one target.
+struct StageOutput {
+  std::string target;
+  mlir::OwningOpRef<mlir::ModuleOp> module; // Linalg, Gpu, LLVM
+  std::string text;                         // Assembly
+};
 
 struct CompileOptions {
   Stage stopAfter = Stage::Artifact;
+  std::vector<TargetSpec> targets;
   cpu::CPUOptions cpu;
+  gfx::GfxOptions gfx; // its target is set per gfx target
   std::string modelPath;
   std::string commandLine; // recorded in the artifact
   /// Called after every stage with the stage name and the IR (for
@@ -33,12 +54,14 @@ struct CompileOptions {
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
 /// Runs the pipeline on an imported module up to `options.stopAfter`.
-/// For Stage::Kiln..LLVM, `module` holds the IR of that stage on return
-/// (for LLVM: the kernels module). For Assembly, `text` receives the x86-64
-/// assembly. For Artifact, the artifact is written to `outputPath`.
+/// For Stage::Kiln and Dispatch, `module` holds the IR of that stage on
+/// return; for the later stages, `outputs` holds one entry per target (the
+/// cpu target has no Gpu stage). For Artifact, the artifact with a code
+/// object per target is written to `outputPath`.
 mlir::LogicalResult compile(mlir::OwningOpRef<mlir::ModuleOp> &module,
                             const CompileOptions &options,
-                            const std::string &outputPath, std::string &text);
+                            const std::string &outputPath,
+                            std::vector<StageOutput> &outputs);
 
 } // namespace kiln::driver
 

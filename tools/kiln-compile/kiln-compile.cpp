@@ -17,6 +17,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -33,7 +34,7 @@ namespace cl = llvm::cl;
 static cl::OptionCategory kilnCategory("kiln-compile options");
 
 static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<model.onnx | model.onnxtxt>"),
+                                      cl::desc("<model.onnx | model.onnxtxt | kiln.mlir>"),
                                       cl::Required, cl::cat(kilnCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
@@ -48,14 +49,28 @@ static cl::opt<Stage> emit(
         clEnumValN(Stage::Dispatch, "dispatch",
                    "kiln IR after fusion into dispatches and memory planning"),
         clEnumValN(Stage::Linalg, "linalg",
-                   "dispatches lowered to linalg and tiled into workgroups"),
-        clEnumValN(Stage::LLVM, "llvm", "the kernels in the LLVM dialect"),
-        clEnumValN(Stage::Assembly, "asm", "the kernels as x86-64 assembly"),
+                   "dispatches lowered to linalg and tiled into workgroups / threads"),
+        clEnumValN(Stage::Gpu, "gpu",
+                   "gfx targets: the kernels in a gpu.module, bufferized"),
+        clEnumValN(Stage::LLVM, "llvm", "the kernels in the LLVM (and ROCDL) dialect"),
+        clEnumValN(Stage::Assembly, "isa", "the kernels as assembly (gfx ISA, x86-64)"),
+        clEnumValN(Stage::Assembly, "asm", "same as isa"),
         clEnumValN(Stage::Artifact, "artifact", "the .kiln artifact (needs -o)")),
     cl::cat(kilnCategory));
-static cl::opt<std::string> targets("target",
-                                    cl::desc("Targets to compile for (today: cpu)"),
-                                    cl::value_desc("cpu"), cl::cat(kilnCategory));
+static cl::opt<std::string> targets(
+    "target",
+    cl::desc("Comma-separated targets: cpu and gfx names or chips (gfx942 = mi300x, "
+             "mi325x; gfx950 = mi355x; gfx1250 = mi455x; gfx1100; gfx1201)"),
+    cl::value_desc("gfx942,cpu"), cl::cat(kilnCategory));
+static cl::opt<kiln::gfx::Precision> precision(
+    "precision",
+    cl::desc("gfx targets: precision of the matmuls and convolutions of f32 models"),
+    cl::values(clEnumValN(kiln::gfx::Precision::F32, "f32", "f32 (default)"),
+               clEnumValN(kiln::gfx::Precision::F16, "f16",
+                          "f16 operands on the matrix cores, f32 accumulation"),
+               clEnumValN(kiln::gfx::Precision::BF16, "bf16",
+                          "bf16 operands on the matrix cores, f32 accumulation")),
+    cl::init(kiln::gfx::Precision::F32), cl::cat(kilnCategory));
 static cl::opt<std::string> cpuName(
     "cpu", cl::desc("x86-64 CPU to compile for: host (default), x86-64-v3, "
                     "x86-64-v4, znver4, ..."),
@@ -101,12 +116,23 @@ int main(int argc, char **argv) {
   Stage stage = emit.getNumOccurrences() ? emit.getValue()
                                          : (targets.empty() ? Stage::Kiln : Stage::Artifact);
   if (stage > Stage::Dispatch && targets.empty()) {
-    llvm::errs() << "kiln-compile: error: --emit beyond dispatch needs --target=cpu\n";
+    llvm::errs() << "kiln-compile: error: --emit beyond dispatch needs --target "
+                    "(e.g. --target=cpu or --target=gfx942)\n";
     return 1;
   }
-  if (!targets.empty() && targets != "cpu") {
-    llvm::errs() << "kiln-compile: error: --target=" << targets
-                 << ": unknown target (supported: cpu)\n";
+  std::vector<kiln::driver::TargetSpec> targetSpecs;
+  if (!targets.empty()) {
+    std::string error;
+    auto parsed = kiln::driver::parseTargets(targets, error);
+    if (failed(parsed)) {
+      llvm::errs() << "kiln-compile: error: --target=" << targets << ": " << error << "\n";
+      return 1;
+    }
+    targetSpecs = std::move(*parsed);
+  }
+  if (stage == Stage::Gpu &&
+      llvm::none_of(targetSpecs, [](const auto &t) { return t.gfx != nullptr; })) {
+    llvm::errs() << "kiln-compile: error: --emit=gpu needs a gfx target (e.g. --target=gfx942)\n";
     return 1;
   }
   if (stage == Stage::Artifact && outputFile == "-") {
@@ -138,8 +164,13 @@ int main(int argc, char **argv) {
     return success();
   });
 
+  // A .mlir input is a kiln-dialect program (@main calling kiln ops), as
+  // the importer would produce: lit tests use it for ops no ONNX op
+  // produces directly (integer and i4 matmuls).
   OwningOpRef<ModuleOp> module =
-      kiln::onnx_import::importOnnxFile(context, inputFile, options);
+      llvm::StringRef(inputFile).ends_with(".mlir")
+          ? parseSourceFile<ModuleOp>(inputFile, &context)
+          : kiln::onnx_import::importOnnxFile(context, inputFile, options);
   if (!module || failed(verify(*module)))
     return 1;
 
@@ -148,6 +179,8 @@ int main(int argc, char **argv) {
   compileOptions.modelPath = inputFile;
   compileOptions.cpu.cpu = cpuName;
   compileOptions.cpu.workgroups = workgroups;
+  compileOptions.targets = targetSpecs;
+  compileOptions.gfx.precision = precision;
   for (int i = 1; i < argc; ++i)
     compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);
   if (!dumpDir.empty()) {
@@ -168,8 +201,8 @@ int main(int argc, char **argv) {
       }
     };
   }
-  std::string text;
-  if (failed(kiln::driver::compile(module, compileOptions, outputFile, text)))
+  std::vector<kiln::driver::StageOutput> outputs;
+  if (failed(kiln::driver::compile(module, compileOptions, outputFile, outputs)))
     return 1;
   if (stage == Stage::Artifact)
     return 0;
@@ -198,10 +231,18 @@ int main(int argc, char **argv) {
     for (const std::string &name : names)
       blobs.update(name, AsmResourceBlob());
   }
-  if (stage == Stage::Assembly)
-    output->os() << text;
-  else
+  if (stage <= Stage::Dispatch) {
     module->print(output->os(), flags);
+  } else {
+    for (kiln::driver::StageOutput &out : outputs) {
+      if (outputs.size() > 1)
+        output->os() << "// ----- target " << out.target << " -----\n";
+      if (out.module)
+        out.module->print(output->os(), flags);
+      else
+        output->os() << out.text;
+    }
+  }
   output->keep();
   return 0;
 }

@@ -137,6 +137,45 @@ LogicalResult fail(ModuleOp module, const Twine &message) {
 
 } // namespace
 
+LogicalResult linkSharedObject(ModuleOp module, llvm::StringRef object, std::string &out) {
+  // Link the relocatable object into a shared object with lld.
+  llvm::SmallString<128> objectPath, sharedPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd, objectPath))
+    return fail(module, "cannot create a temporary object file");
+  {
+    llvm::raw_fd_ostream file(fd, /*shouldClose=*/true);
+    file << object;
+  }
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", sharedPath)) {
+    llvm::sys::fs::remove(objectPath);
+    return fail(module, "cannot create a temporary shared object path");
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(objectPath);
+    llvm::sys::fs::remove(sharedPath);
+  });
+  llvm::ErrorOr<std::string> lld =
+      llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
+  if (!lld)
+    lld = llvm::sys::findProgramByName("ld.lld-22");
+  if (!lld)
+    return fail(module, "ld.lld (lld-22) not found; install Debian's lld-22");
+  llvm::SmallVector<llvm::StringRef> argv = {
+      *lld, "-shared", "--no-undefined-version", "-z", "noexecstack",
+      "--gc-sections", "-O2", "-o", sharedPath, objectPath};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*lld, argv, std::nullopt, {}, 0, 0, &linkError);
+  if (rc != 0)
+    return fail(module, "linking the kernels with ld.lld failed" +
+                            (linkError.empty() ? "" : ": " + linkError));
+  auto so = llvm::MemoryBuffer::getFile(sharedPath);
+  if (!so)
+    return fail(module, "cannot read the linked kernels back");
+  out = (*so)->getBuffer().str();
+  return success();
+}
+
 LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
                              CodeObject &codeObject, std::string *assembly) {
   llvm::InitializeNativeTarget();
@@ -208,42 +247,7 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
     return success();
   }
 
-  // Link the relocatable object into a shared object with lld.
-  llvm::SmallString<128> objectPath, sharedPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd, objectPath))
-    return fail(module, "cannot create a temporary object file");
-  {
-    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-    out << buffer;
-  }
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", sharedPath)) {
-    llvm::sys::fs::remove(objectPath);
-    return fail(module, "cannot create a temporary shared object path");
-  }
-  auto cleanup = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove(objectPath);
-    llvm::sys::fs::remove(sharedPath);
-  });
-  llvm::ErrorOr<std::string> lld =
-      llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
-  if (!lld)
-    lld = llvm::sys::findProgramByName("ld.lld-22");
-  if (!lld)
-    return fail(module, "ld.lld (lld-22) not found; install Debian's lld-22");
-  llvm::SmallVector<llvm::StringRef> argv = {
-      *lld, "-shared", "--no-undefined-version", "-z", "noexecstack",
-      "--gc-sections", "-O2", "-o", sharedPath, objectPath};
-  std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*lld, argv, std::nullopt, {}, 0, 0, &linkError);
-  if (rc != 0)
-    return fail(module, "linking the kernels with ld.lld failed" +
-                            (linkError.empty() ? "" : ": " + linkError));
-  auto so = llvm::MemoryBuffer::getFile(sharedPath);
-  if (!so)
-    return fail(module, "cannot read the linked kernels back");
-  codeObject.bytes = (*so)->getBuffer().str();
-  return success();
+  return linkSharedObject(module, buffer, codeObject.bytes);
 }
 
 } // namespace kiln::cpu

@@ -61,6 +61,11 @@ mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
                                    CodeObject &codeObject,
                                    std::string *assembly = nullptr);
 
+/// Links a relocatable ELF object into a shared object with ld.lld (the one
+/// next to LLVM 22): x86-64 kernels, or an AMDGPU HSACO.
+mlir::LogicalResult linkSharedObject(mlir::ModuleOp module, llvm::StringRef object,
+                                     std::string &out);
+
 } // namespace kiln::cpu
 
 #endif // KILN_CODEGEN_CPU_CPUCODEGEN_H

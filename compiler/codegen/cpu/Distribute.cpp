@@ -20,21 +20,7 @@ namespace kiln {
 #include "kiln/Passes/Passes.h.inc"
 } // namespace kiln
 
-namespace {
-using namespace kiln;
-
-/// Iteration points (of the consumer's loop nest) below which a workgroup is
-/// not worth its scheduling cost.
-constexpr int64_t kMinPointsPerWorkgroup = 16384;
-
-/// Workgroups a dispatch with enough work should have at least. Splitting an
-/// im2col convolution's output channels repeats its gather per workgroup, so
-/// this is kept low (measured on 2 cores: 4 beats 8 and 16 at 1 and 2
-/// threads); a many-core host wants the gather as a dispatch of its own.
-constexpr int64_t kMinWorkgroups = 4;
-
-/// The op whose result the function returns, looking through reshapes.
-TilingInterface findConsumer(func::FuncOp func) {
+TilingInterface kiln::findDispatchConsumer(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (ret.getNumOperands() != 1)
     return nullptr;
@@ -48,6 +34,19 @@ TilingInterface findConsumer(func::FuncOp func) {
   }
   return nullptr;
 }
+
+namespace {
+using namespace kiln;
+
+/// Iteration points (of the consumer's loop nest) below which a workgroup is
+/// not worth its scheduling cost.
+constexpr int64_t kMinPointsPerWorkgroup = 16384;
+
+/// Workgroups a dispatch with enough work should have at least. Splitting an
+/// im2col convolution's output channels repeats its gather per workgroup, so
+/// this is kept low (measured on 2 cores: 4 beats 8 and 16 at 1 and 2
+/// threads); a many-core host wants the gather as a dispatch of its own.
+constexpr int64_t kMinWorkgroups = 4;
 
 /// Tile sizes over the parallel loops so that about `target` tiles result,
 /// splitting the innermost dimensions first.
@@ -112,7 +111,7 @@ struct KilnCPUDistributePass
     if (!func->hasAttr(kDispatchAttr))
       return;
     OpBuilder b(func);
-    TilingInterface consumer = findConsumer(func);
+    TilingInterface consumer = findDispatchConsumer(func);
     SmallVector<int64_t> bounds;
     if (consumer) {
       IRRewriter rewriter(consumer);

@@ -88,6 +88,8 @@ LogicalResult rewriteOneByOne(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp c
 
 struct KilnCPUConvToGemmPass
     : kiln::impl::KilnCPUConvToGemmBase<KilnCPUConvToGemmPass> {
+  using KilnCPUConvToGemmBase::KilnCPUConvToGemmBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
@@ -95,7 +97,7 @@ struct KilnCPUConvToGemmPass
     IRRewriter rewriter(&getContext());
     for (linalg::Conv2DNchwFchwOp conv : convs) {
       rewriter.setInsertionPoint(conv);
-      if (succeeded(rewriteOneByOne(rewriter, conv)))
+      if (succeeded(rewriteOneByOne(rewriter, conv)) || !im2col)
         continue;
       FailureOr<std::pair<Operation *, Operation *>> result =
           linalg::rewriteInIm2Col(rewriter, conv);

@@ -9,16 +9,20 @@
 #define KILN_PASSES_PASSES_H
 
 #include "kiln/Dialect/KilnDialect.h"
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Pass/Pass.h"
 
 namespace kiln {
@@ -44,6 +48,23 @@ uint64_t storageBytes(mlir::RankedTensorType type);
 /// A constant's row-major bytes where they can be read in place (weight
 /// blobs, non-splat dense attributes of byte-sized elements), else nullopt.
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::ElementsAttr value);
+
+/// Threads per workgroup of a gfx dispatch function (i64), and the number of
+/// per-thread tiles it computes (i64; threads past it idle).
+inline constexpr llvm::StringLiteral kWorkgroupSizeAttr = "kiln.workgroup_size";
+inline constexpr llvm::StringLiteral kThreadTilesAttr = "kiln.thread_tiles";
+/// A kernel function's LDS bytes (i64), set by the gfx GEMM builder.
+inline constexpr llvm::StringLiteral kLdsBytesAttr = "kiln.lds_bytes";
+/// The matrix-core instruction a gfx GEMM kernel is built around (string).
+inline constexpr llvm::StringLiteral kMatrixInstructionAttr = "kiln.matrix_instruction";
+/// Flops of a kernel whose linalg ops a code generator replaced (i64).
+inline constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
+/// Marks a memref.alloca that is workgroup memory (LDS) of a gfx kernel.
+inline constexpr llvm::StringLiteral kWorkgroupMemoryAttr = "kiln.workgroup_memory";
+
+/// The op whose result a dispatch function returns, looking through
+/// reshapes: the consumer that tiling starts from (null when there is none).
+mlir::TilingInterface findDispatchConsumer(mlir::func::FuncOp func);
 
 /// Marks the im2col gather of a convolution rewritten as a GEMM.
 inline constexpr llvm::StringLiteral kIm2ColAttr = "kiln.im2col";

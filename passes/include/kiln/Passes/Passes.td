@@ -143,7 +143,13 @@ def KilnCPUConvToGemm : Pass<"kiln-cpu-conv-to-gemm", "mlir::func::FuncOp"> {
     elementwise epilogue is then collapsed to the GEMM's 3-d iteration space
     so that the dispatch stays one fusable loop nest (the same collapsing
     moves the reshapes of a matmul's leading dimensions past its epilogue).
+    With `im2col=false` only the 1x1 convolutions are rewritten (the gfx
+    targets, whose per-thread tiles would cut the gather's output rows).
   }];
+  let options = [
+    Option<"im2col", "im2col", "bool", "true",
+           "rewrite convolutions other than 1x1 through an im2col gather">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
@@ -164,6 +170,101 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     Option<"kc", "kc", "int64_t", "4", "k step of the register tile">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// AMD gfx code generation (compiler/codegen/amdgpu/)
+//===----------------------------------------------------------------------===//
+
+def KilnGPUDistribute : Pass<"kiln-gpu-distribute", "mlir::func::FuncOp"> {
+  let summary = "tile a dispatch function into one fused tile per gfx thread";
+  let description = [{
+    The generic gfx path. On a dispatch function in linalg-on-tensors form,
+    tiles the last op into per-thread tiles (an `scf.forall` with one
+    iteration per thread) and fuses every producer into the tile, so each
+    thread computes its slice of the whole fused chain with no
+    synchronization. Tiles: 4 output channels of one pixel behind a
+    convolution, 4 x 4 outputs behind a contraction, one row where a fused
+    producer reduces the last dimension, one point per reduced row when the
+    last op reduces, 4 elements of the last dimension otherwise. The threads are grouped into workgroups of
+    `workgroup-size`; the pass records `kiln.workgroup_count` and
+    `kiln.workgroup_size`.
+  }];
+  let options = [
+    Option<"workgroupSize", "workgroup-size", "int64_t", "256",
+           "threads per workgroup">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KilnGPUMapToThreads : Pass<"kiln-gpu-map-to-threads", "mlir::func::FuncOp"> {
+  let summary = "map the per-thread scf.forall to gfx thread ids";
+  let description = [{
+    After bufferization: the `scf.forall` of `kiln-gpu-distribute` becomes
+    its body, guarded by `id < tiles` and indexed by the global thread id
+    `gpu.block_id x * workgroup_size + gpu.thread_id x` (grid and block
+    sizes are compile-time constants: no `gpu.block_dim` / `gpu.grid_dim`,
+    which would call into ROCm's device libraries). Temporary buffers
+    (`memref.alloc`) become private-memory `memref.alloca`s at the function
+    entry; their deallocations are dropped.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::affine::AffineDialect", "mlir::scf::SCFDialect"];
+}
+
+def KilnGPUOutlineKernels : Pass<"kiln-gpu-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "move dispatch functions into a gpu.module of gfx kernels";
+  let description = [{
+    Each bufferized dispatch function becomes a `gpu.func` kernel (with its
+    known block and grid sizes) in one `gpu.module @kernels` targeting
+    `#rocdl.target<chip = ..., abi = "500">` (code object v5, which loads on
+    ROCm 5 and 6). Kernel arguments are placed in the global address space,
+    `memref.alloca`s in the private one, workgroup buffers
+    (`kiln.workgroup_memory`) in LDS.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"gfx942\"", "gfx target">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::ROCDL::ROCDLDialect"];
+}
+
+def KilnGPULowerMath : Pass<"kiln-gpu-lower-math"> {
+  let summary = "rewrite math ops with no LLVM intrinsic for gfx kernels";
+  let description = [{
+    `convert-gpu-to-rocdl` would turn math ops into calls to ROCm's device
+    libraries (`__ocml_*`), which Debian does not ship for these chips. This
+    pass rewrites the ops LLVM has no AMDGPU intrinsic for (tanh, erf, erfc,
+    atan, ..., powf) into polynomials and `exp`/`log`, so that what remains
+    (`exp`, `log`, `sqrt`, `fma`, ...) becomes LLVM intrinsics the AMDGPU
+    backend expands itself.
+  }];
+  let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
+  let summary = "rebuild contraction dispatches as matrix-core GEMM kernels";
+  let description = [{
+    A dispatch function (linalg on tensors) whose work is one contraction
+    with one m, one n and one k loop (matmul, batched matmul, 1x1
+    convolution), starting from zero, followed by elementwise ops, is
+    replaced by a matrix-core kernel on memrefs: 4 waves per workgroup, a
+    64 x 64 output tile, A and B panels staged in LDS each K step, operand
+    fragments read in the lane layout of the target's MFMA or WMMA
+    instruction, and the elementwise epilogue applied in registers. The
+    operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
+    `precision` f16/bf16 (converted while staging; accumulation in f32).
+    Anything else is left to the generic path. Sets `kiln.workgroup_count`,
+    `kiln.workgroup_size`, `kiln.lds_bytes` and `kiln.matrix_instruction`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"gfx942\"", "gfx target or chip name">,
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "f32 (no matrix cores for f32 operands), f16 or bf16">
+  ];
+  let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
+                           "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect", "mlir::scf::SCFDialect"];
 }
 
 #endif // KILN_PASSES_PASSES_TD

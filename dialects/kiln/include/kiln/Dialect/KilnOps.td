@@ -257,8 +257,10 @@ def Kiln_ConvOp : Kiln_Op<"conv",
 //===----------------------------------------------------------------------===//
 
 /// 8-bit integers: `i8` holds signed values (-128..127), `ui8` unsigned ones
-/// (0..255), as the importer maps ONNX INT8 and UINT8.
-def Kiln_Int8Tensor : RankedTensorOf<[I8, UI8]>;
+/// (0..255), as the importer maps ONNX INT8 and UINT8. 4-bit integers (`i4`,
+/// `ui4`, one element per byte until packed int4 weights arrive with the
+/// quantizer) feed the int4 matrix instructions of RDNA.
+def Kiln_Int8Tensor : RankedTensorOf<[I8, UI8, I<4>, UI<4>]>;
 def Kiln_I32Tensor : RankedTensorOf<[I32]>;
 
 def Kiln_MatmulIntegerOp : Kiln_Op<"matmul_integer",

@@ -1,0 +1,137 @@
+//===- Distribute.cpp - dispatch function -> one fused tile per gfx thread ===//
+//
+// The generic gfx path: the last op of a dispatch function is tiled into
+// small per-thread tiles and every producer is fused into them, so a thread
+// computes its slice of the whole chain (conv + bias + relu, softmax's
+// max/exp/sum/divide) on its own, with no barrier and no shared memory.
+// Matrix-core dispatches take the GEMM builder instead (GemmBuilder.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUDISTRIBUTE
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+
+/// The largest of `preferred`, halved down to 1, that divides `bound`:
+/// whole tiles keep every shape in a thread static.
+int64_t dividingTile(int64_t bound, int64_t preferred) {
+  for (int64_t t = preferred; t > 1; t /= 2)
+    if (bound % t == 0)
+      return t;
+  return 1;
+}
+
+/// Per-thread tile sizes of the consumer's loops (0 = not tiled).
+SmallVector<int64_t> chooseThreadTiles(func::FuncOp func, TilingInterface consumer,
+                                       ArrayRef<int64_t> bounds) {
+  SmallVector<utils::IteratorType> iterators = consumer.getLoopIteratorTypes();
+  SmallVector<unsigned> parallel;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(i);
+  SmallVector<int64_t> tiles(bounds.size(), 0);
+  for (unsigned i : parallel)
+    tiles[i] = 1;
+  if (parallel.empty())
+    return tiles;
+
+  bool consumerReduces = parallel.size() != bounds.size();
+  bool contraction = false, convolution = false, producerReduces = false;
+  func.walk([&](linalg::LinalgOp op) {
+    bool conv = linalg::isaConvolutionOpInterface(op);
+    bool gemmLike = linalg::isaContractionOpInterface(op) || conv;
+    convolution |= conv;
+    contraction |= gemmLike;
+    if (!gemmLike && op.getNumReductionLoops() > 0 && op != consumer.getOperation())
+      producerReduces = true;
+  });
+  if (convolution && parallel.size() == 4) {
+    // NCHW: one output pixel, 4 output channels. The padded input window a
+    // thread gathers (C x KH x KW) is shared by its channels and does not
+    // grow with a spatial tile.
+    tiles[parallel[1]] = dividingTile(bounds[parallel[1]], 4);
+  } else if (contraction) {
+    // 4 x 4 outputs: each loaded input element feeds 4 products.
+    unsigned last = parallel.back();
+    tiles[last] = dividingTile(bounds[last], 4);
+    if (parallel.size() >= 2) {
+      unsigned rows = parallel[parallel.size() - 2];
+      tiles[rows] = dividingTile(bounds[rows], 4);
+    }
+  } else if (producerReduces) {
+    // A fused producer reduces rows (softmax, normalization): a thread
+    // takes whole rows, so no row is reduced twice.
+    tiles[parallel.back()] = 0;
+  } else if (!consumerReduces) {
+    unsigned last = parallel.back();
+    tiles[last] = dividingTile(bounds[last], 4);
+  }
+  return tiles;
+}
+
+struct KilnGPUDistributePass : kiln::impl::KilnGPUDistributeBase<KilnGPUDistributePass> {
+  using KilnGPUDistributeBase::KilnGPUDistributeBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr(kDispatchAttr) || func->hasAttr(kWorkgroupCountAttr))
+      return;
+    OpBuilder b(func);
+    auto record = [&](int64_t tiles) {
+      func->setAttr(kThreadTilesAttr, b.getI64IntegerAttr(tiles));
+      func->setAttr(kWorkgroupSizeAttr, b.getI64IntegerAttr(workgroupSize));
+      func->setAttr(kWorkgroupCountAttr,
+                    b.getI64IntegerAttr(llvm::divideCeil(tiles, workgroupSize)));
+    };
+    TilingInterface consumer = findDispatchConsumer(func);
+    if (!consumer)
+      return record(1); // one thread computes everything
+    IRRewriter rewriter(consumer);
+    SmallVector<int64_t> bounds;
+    for (Range r : consumer.getIterationDomain(rewriter)) {
+      std::optional<int64_t> size = getConstantIntValue(r.size);
+      if (!size)
+        return (void)(func.emitError("dynamic iteration domain in a dispatch"),
+                      signalPassFailure());
+      bounds.push_back(*size);
+    }
+    SmallVector<int64_t> tiles = chooseThreadTiles(func, consumer, bounds);
+    int64_t count = 1;
+    for (auto [tile, bound] : llvm::zip(tiles, bounds))
+      if (tile)
+        count *= llvm::divideCeil(bound, tile);
+    if (count == 1)
+      return record(1);
+
+    scf::SCFTileAndFuseOptions options;
+    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
+    if (failed(result))
+      return (void)(consumer->emitError("failed to tile into gfx threads"), signalPassFailure());
+    for (OpResult res : consumer->getResults())
+      rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
+    // Slices of an empty tensor are empty tensors of the slice's size: a
+    // fused producer's init must not keep the whole output alive in every
+    // thread's private memory.
+    RewritePatternSet patterns(&getContext());
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+    record(count);
+  }
+};
+} // namespace

@@ -1,0 +1,686 @@
+//===- GemmBuilder.cpp - matrix-core GEMM kernels for gfx targets ---------===//
+//
+// A dispatch whose work is one contraction (matmul, batched matmul, a 1x1
+// convolution after lowering: anything with one m, one n and one k loop)
+// followed by elementwise ops is rebuilt as a matrix-core kernel, written
+// directly in gpu/memref/vector/scf/arith/amdgpu ops:
+//
+// - a workgroup of 4 waves computes a 64 x 64 tile of the output; each wave
+//   a 32 x 32 quarter as 2 x 2 tiles of 16 x 16 MFMA/WMMA instructions;
+// - each K step (two instructions deep) the workgroup stages its A panel
+//   (64 x KT) and B panel (stored as 64 x KT, k fastest) in LDS, loading
+//   from global memory in 16-byte vectors along the contiguous dimension
+//   where the shapes allow, converting f32 to f16/bf16 on the way when
+//   --precision asks for it;
+// - each lane then reads its operand fragments from LDS following the
+//   instruction's lane layout (the target table, checked against AMD's
+//   tables) and issues the instruction;
+// - the dispatch's elementwise epilogue (bias, activation, residual) is
+//   applied to each accumulator element in registers and stored once.
+//
+// One parameterized builder serves every target: the instruction, its shape
+// and its lane layout come from the table in GPUCodegen.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/amdgpu/GPUCodegen.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/IR/Matchers.h"
+
+#include <numeric>
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUBUILDGEMMS
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+using gfx::MatrixInput;
+using gfx::MatrixInstruction;
+
+constexpr int64_t kWaves = 4;        // 2 x 2 waves per workgroup
+constexpr int64_t kWaveTiles = 2;    // 2 x 2 instruction tiles per wave
+constexpr int64_t kTile = 2 * kWaveTiles * 16; // 64 x 64 per workgroup
+
+/// A contraction operand: a function argument seen through reshapes.
+struct Source {
+  BlockArgument arg;
+  SmallVector<Operation *> reshapes; // from the argument to the operand
+  AffineMap map;                     // loop dims -> operand indices
+  bool isUnsigned = false;
+};
+
+struct GemmPlan {
+  linalg::LinalgOp contraction;
+  unsigned mDim, nDim, kDim;
+  SmallVector<unsigned> batchDims;
+  SmallVector<int64_t> bounds;
+  Source a, b;
+  SmallVector<linalg::GenericOp> epilogue;
+  SmallVector<Operation *> resultReshapes; // from the last value to the return
+  const MatrixInstruction *inst = nullptr;
+  Type computeType; // element type in LDS and the instruction
+  Type accType;     // f32 or i32
+};
+
+/// Follows collapse/expand_shape back to a function argument.
+std::optional<Source> traceSource(Value value) {
+  Source source;
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (!isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+        return std::nullopt;
+      source.arg = arg;
+      std::reverse(source.reshapes.begin(), source.reshapes.end());
+      return source;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      return std::nullopt;
+    source.reshapes.push_back(def);
+    value = def->getOperand(0);
+  }
+}
+
+/// Whether the contraction body extends block argument `index` as unsigned.
+bool extendsUnsigned(linalg::LinalgOp op, unsigned index) {
+  Value arg = op.getBlock()->getArgument(index);
+  return llvm::any_of(arg.getUsers(), [](Operation *user) { return isa<arith::ExtUIOp>(user); });
+}
+
+std::optional<MatrixInput> matrixInputFor(Type a, Type b, gfx::Precision precision) {
+  if (a != b)
+    return std::nullopt;
+  if (a.isF16())
+    return MatrixInput::F16;
+  if (a.isBF16())
+    return MatrixInput::BF16;
+  if (a.isF32() && precision == gfx::Precision::F16)
+    return MatrixInput::F16;
+  if (a.isF32() && precision == gfx::Precision::BF16)
+    return MatrixInput::BF16;
+  if (a.isInteger(8))
+    return MatrixInput::I8;
+  if (a.isInteger(4))
+    return MatrixInput::I4;
+  return std::nullopt;
+}
+
+/// Recognizes "one contraction + elementwise epilogue" in a dispatch
+/// function on tensors; nullopt leaves it to the generic path.
+std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
+                                  gfx::Precision precision) {
+  GemmPlan plan;
+  SmallVector<linalg::LinalgOp> contractions;
+  bool other = false;
+  func.walk([&](Operation *op) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (linalg::isaContractionOpInterface(linalgOp))
+        contractions.push_back(linalgOp);
+      return;
+    }
+    if (op == func || isa<func::ReturnOp, tensor::EmptyOp, tensor::CollapseShapeOp,
+                          tensor::ExpandShapeOp, arith::ConstantOp>(op) ||
+        op->getParentOfType<linalg::LinalgOp>())
+      return;
+    other = true;
+  });
+  if (contractions.size() != 1 || other)
+    return std::nullopt;
+  linalg::LinalgOp op = contractions.front();
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return std::nullopt;
+  plan.contraction = op;
+  plan.bounds = op.getStaticLoopRanges();
+  if (llvm::any_of(plan.bounds, ShapedType::isDynamic))
+    return std::nullopt;
+  // One m, n and k loop each; others of extent 1 (a 1x1 convolution's batch
+  // of one image is an n loop) stay at 0.
+  auto single = [&](ArrayRef<unsigned> loops) -> std::optional<unsigned> {
+    std::optional<unsigned> chosen;
+    for (unsigned d : loops) {
+      if (plan.bounds[d] == 1)
+        continue;
+      if (chosen)
+        return std::nullopt;
+      chosen = d;
+    }
+    return chosen ? chosen : std::optional<unsigned>(loops.back());
+  };
+  std::optional<unsigned> m = single(dims->m), n = single(dims->n), k = single(dims->k);
+  if (!m || !n || !k)
+    return std::nullopt;
+  plan.mDim = *m;
+  plan.nDim = *n;
+  plan.kDim = *k;
+  plan.batchDims.assign(dims->batch.begin(), dims->batch.end());
+
+  // The accumulator starts at zero.
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !(matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+                 matchPattern(fill.getInputs()[0], m_Zero())))
+    return std::nullopt;
+
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
+  if (!a || !b)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  a->map = maps[0];
+  b->map = maps[1];
+  a->isUnsigned = extendsUnsigned(op, 0);
+  b->isUnsigned = extendsUnsigned(op, 1);
+  plan.a = *a;
+  plan.b = *b;
+
+  Type aType = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type bType = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
+  if (!input)
+    return std::nullopt;
+  plan.inst = target.instruction(*input);
+  if (!plan.inst)
+    return std::nullopt;
+  // MFMA multiplies signed bytes only.
+  if (!plan.inst->wmma && (plan.a.isUnsigned || plan.b.isUnsigned))
+    return std::nullopt;
+  MLIRContext *ctx = func.getContext();
+  switch (*input) {
+  case MatrixInput::F16:
+    plan.computeType = Float16Type::get(ctx);
+    plan.accType = Float32Type::get(ctx);
+    break;
+  case MatrixInput::BF16:
+    plan.computeType = BFloat16Type::get(ctx);
+    plan.accType = Float32Type::get(ctx);
+    break;
+  case MatrixInput::I8:
+  case MatrixInput::I4:
+    plan.computeType = IntegerType::get(ctx, 8); // i4 is narrowed per fragment
+    plan.accType = IntegerType::get(ctx, 32);
+    break;
+  }
+  Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
+  if (isa<IntegerType>(plan.accType) != isa<IntegerType>(resultType))
+    return std::nullopt;
+
+  // The epilogue: elementwise generics over the contraction's output space,
+  // each taking the previous value through an identity map.
+  Value value = op->getResult(0);
+  auto outputType = cast<RankedTensorType>(value.getType());
+  while (value.hasOneUse()) {
+    Operation *user = *value.getUsers().begin();
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic)
+      break;
+    if (generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops() ||
+        cast<RankedTensorType>(generic->getResult(0).getType()).getShape() !=
+            outputType.getShape())
+      return std::nullopt;
+    OpOperand *use = &*value.getUses().begin();
+    if (generic.isDpsInit(use) || !generic.getMatchingIndexingMap(use).isIdentity() ||
+        !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity())
+      return std::nullopt;
+    if (!generic.getMatchingBlockArgument(generic.getDpsInitOperand(0)).use_empty())
+      return std::nullopt;
+    for (OpOperand *input : generic.getDpsInputOperands())
+      if (input != use && !traceSource(input->get()))
+        return std::nullopt;
+    // Values from above must be constants (cloned into the kernel).
+    bool captures = false;
+    generic.getRegion().walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!generic.getRegion().isAncestor(operand.getParentRegion()) &&
+            !operand.getDefiningOp<arith::ConstantOp>())
+          captures = true;
+    });
+    if (captures)
+      return std::nullopt;
+    plan.epilogue.push_back(generic);
+    value = generic->getResult(0);
+  }
+  // The last value reaches the return through reshapes only.
+  while (value.hasOneUse()) {
+    Operation *user = *value.getUsers().begin();
+    if (isa<func::ReturnOp>(user))
+      return func.getNumResults() == 1 ? std::optional<GemmPlan>(plan) : std::nullopt;
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
+      return std::nullopt;
+    plan.resultReshapes.push_back(user);
+    value = user->getResult(0);
+  }
+  return std::nullopt;
+}
+
+/// Applies tensor reshapes to a memref.
+Value reshapeMemref(OpBuilder &b, Location loc, Value memref, ArrayRef<Operation *> reshapes) {
+  for (Operation *op : reshapes) {
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+      memref = memref::CollapseShapeOp::create(b, loc, memref, collapse.getReassociationIndices());
+    else {
+      auto expand = cast<tensor::ExpandShapeOp>(op);
+      auto type = MemRefType::get(expand.getResultType().getShape(),
+                                  cast<MemRefType>(memref.getType()).getElementType());
+      memref = memref::ExpandShapeOp::create(b, loc, type, memref,
+                                             expand.getReassociationIndices());
+    }
+  }
+  return memref;
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, int64_t waveSize)
+      : b(b), loc(loc), plan(plan), inst(*plan.inst), waveSize(waveSize) {}
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value apply(AffineExpr e, ValueRange operands) {
+    return affine::AffineApplyOp::create(b, loc, AffineMap::get(operands.size(), 0, e),
+                                         operands);
+  }
+  /// Operand indices of `map` at the given loop values (null = 0).
+  SmallVector<Value> indices(AffineMap map, ArrayRef<Value> loops) {
+    SmallVector<Value> operands;
+    for (Value v : loops)
+      operands.push_back(v ? v : c(0));
+    SmallVector<Value> out;
+    for (AffineExpr e : map.getResults())
+      out.push_back(affine::AffineApplyOp::create(b, loc, AffineMap::get(map.getNumDims(), 0, e),
+                                                  operands));
+    return out;
+  }
+  Value cmpLt(Value x, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(bound));
+  }
+
+  /// Vector width along the operand's contiguous dimension `dim` (a loop
+  /// dim), or 1 when the operand's innermost index is not that loop.
+  int64_t vectorWidth(const Source &src, unsigned dim, Type elem, int64_t tileExtent) {
+    AffineMap map = src.map;
+    if (map.getNumResults() == 0)
+      return 1;
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || last.getPosition() != dim)
+      return 1;
+    // Sub-byte elements are one per byte in memory (as LLVM stores a
+    // scalar i4), but packed in a vector: load them one at a time.
+    if (elem.getIntOrFloatBitWidth() < 8)
+      return 1;
+    int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+    int64_t v = std::min<int64_t>(16 / bytes, tileExtent);
+    while (v > 1 && plan.bounds[dim] % v != 0)
+      v /= 2;
+    return v;
+  }
+
+  /// Loads `v` elements of `src` (starting at loop values `loops`, along
+  /// loop dim `along`) as a vector of the compute type, zeros when out of
+  /// bounds.
+  Value loadChunk(Value memref, const Source &src, SmallVector<Value> loops, Value inBounds,
+                  int64_t v) {
+    Type elem = cast<MemRefType>(memref.getType()).getElementType();
+    auto vecType = VectorType::get({v}, elem);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds, true, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      SmallVector<Value> idx = indices(src.map, loops);
+      Value value;
+      if (v == 1) {
+        Value scalar = memref::LoadOp::create(b, loc, memref, idx);
+        value = vector::BroadcastOp::create(b, loc, vecType, scalar);
+      } else {
+        value = vector::LoadOp::create(b, loc, vecType, memref, idx);
+      }
+      scf::YieldOp::create(b, loc, value);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      Value zero = arith::ConstantOp::create(b, loc, vecType, b.getZeroAttr(vecType));
+      scf::YieldOp::create(b, loc, zero);
+    }
+    Value value = ifOp.getResult(0);
+    Type ct = plan.computeType;
+    if (elem != ct) {
+      auto ctType = VectorType::get({v}, ct);
+      if (isa<FloatType>(elem))
+        value = arith::TruncFOp::create(b, loc, ctType, value);
+      else if (elem.getIntOrFloatBitWidth() < ct.getIntOrFloatBitWidth())
+        value = src.isUnsigned ? Value(arith::ExtUIOp::create(b, loc, ctType, value))
+                               : Value(arith::ExtSIOp::create(b, loc, ctType, value));
+    }
+    return value;
+  }
+
+  /// One lane's operand fragment from an LDS panel [64][KT]: row `row`,
+  /// k offset `k0` + the layout's k of each element.
+  Value fragment(Value lds, Value row, Value k0, Value group) {
+    SmallVector<Value> chunks;
+    int64_t chunks_n = inst.perLane / inst.kChunk;
+    auto chunkType = VectorType::get({inst.kChunk}, plan.computeType);
+    for (int64_t ch = 0; ch < chunks_n; ++ch) {
+      Value k = apply(b.getAffineDimExpr(0) + b.getAffineDimExpr(1) * inst.kGroupStride +
+                          ch * inst.kChunkStride,
+                      {k0, group});
+      chunks.push_back(vector::LoadOp::create(b, loc, chunkType, lds, ValueRange{row, k}));
+    }
+    // Concatenate with shuffles (convert-gpu-to-rocdl lowers those, not
+    // strided slices).
+    while (chunks.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < chunks.size(); i += 2) {
+        int64_t n = cast<VectorType>(chunks[i].getType()).getNumElements();
+        SmallVector<int64_t> mask(2 * n);
+        std::iota(mask.begin(), mask.end(), 0);
+        next.push_back(vector::ShuffleOp::create(b, loc, chunks[i], chunks[i + 1], mask));
+      }
+      chunks = next;
+    }
+    Value frag = chunks.front();
+    if (inst.input == MatrixInput::I4)
+      frag = arith::TruncIOp::create(
+          b, loc, VectorType::get({inst.perLane}, b.getIntegerType(4)), frag);
+    return frag;
+  }
+
+  Value multiply(Value a, Value bv, Value acc) {
+    if (inst.wmma)
+      return amdgpu::WMMAOp::create(b, loc, acc.getType(), inst.m, inst.n, inst.k, a, bv, acc,
+                                    /*subwordOffset=*/0, plan.a.isUnsigned, plan.b.isUnsigned);
+    return amdgpu::MFMAOp::create(b, loc, acc.getType(), inst.m, inst.n, inst.k,
+                                  /*blocks=*/1, a, bv, acc);
+  }
+
+  LogicalResult build(func::FuncOp func, ArrayRef<Value> args, Value output,
+                      int64_t &workgroups, int64_t &ldsBytes);
+
+private:
+  OpBuilder &b;
+  Location loc;
+  const GemmPlan &plan;
+  const MatrixInstruction &inst;
+  int64_t waveSize;
+};
+
+LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Value output,
+                                   int64_t &workgroups, int64_t &ldsBytes) {
+  MLIRContext *ctx = b.getContext();
+  const int64_t threads = kWaves * waveSize;
+  const int64_t kt = 2 * inst.k;
+  const int64_t M = plan.bounds[plan.mDim], N = plan.bounds[plan.nDim], K = plan.bounds[plan.kDim];
+  unsigned numLoops = plan.bounds.size();
+  int64_t batches = 1;
+  for (unsigned d : plan.batchDims)
+    batches *= plan.bounds[d];
+  int64_t tilesM = llvm::divideCeil(M, kTile), tilesN = llvm::divideCeil(N, kTile);
+  workgroups = batches * tilesM * tilesN;
+
+  Value aMem = reshapeMemref(b, loc, args[plan.a.arg.getArgNumber()], plan.a.reshapes);
+  Value bMem = reshapeMemref(b, loc, args[plan.b.arg.getArgNumber()], plan.b.reshapes);
+
+  // LDS panels, k fastest: A [64][KT], B [64][KT].
+  auto ldsType = MemRefType::get({kTile, kt}, plan.computeType);
+  auto newLds = [&]() {
+    auto alloca = memref::AllocaOp::create(b, loc, ldsType);
+    alloca->setAttr(kWorkgroupMemoryAttr, b.getUnitAttr());
+    return alloca.getResult();
+  };
+  Value aLds = newLds(), bLds = newLds();
+  ldsBytes = 2 * kTile * kt * (plan.computeType.getIntOrFloatBitWidth() / 8);
+
+  // Workgroup -> (batch, tile row, tile column); thread -> (wave, lane).
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto wg = affine::AffineDelinearizeIndexOp::create(b, loc, block,
+                                                     ArrayRef<int64_t>{batches, tilesM, tilesN});
+  SmallVector<int64_t> batchBounds;
+  for (unsigned d : plan.batchDims)
+    batchBounds.push_back(plan.bounds[d]);
+  SmallVector<Value> batchIdx;
+  if (!batchBounds.empty()) {
+    auto del = affine::AffineDelinearizeIndexOp::create(b, loc, wg.getResult(0), batchBounds);
+    batchIdx.assign(del.getResults().begin(), del.getResults().end());
+  }
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  Value m0 = apply(d0 * kTile, {wg.getResult(1)});
+  Value n0 = apply(d0 * kTile, {wg.getResult(2)});
+  Value wave = apply(d0.floorDiv(waveSize), {tid});
+  Value lane = apply(d0 % waveSize, {tid});
+  Value waveM = apply(d0.floorDiv(2), {wave});
+  Value waveN = apply(d0 % 2, {wave});
+  Value lane16 = apply(d0 % 16, {lane});
+  Value group = apply(d0.floorDiv(16), {lane});
+
+  auto loopValues = [&](Value m, Value n, Value k) {
+    SmallVector<Value> loops(numLoops);
+    for (auto [d, v] : llvm::zip(plan.batchDims, batchIdx))
+      loops[d] = v;
+    loops[plan.mDim] = m;
+    loops[plan.nDim] = n;
+    loops[plan.kDim] = k;
+    return loops;
+  };
+
+  // Global -> LDS staging of one K step.
+  Type aElem = cast<MemRefType>(aMem.getType()).getElementType();
+  Type bElem = cast<MemRefType>(bMem.getType()).getElementType();
+  int64_t va = vectorWidth(plan.a, plan.kDim, aElem, kt);
+  int64_t vbN = vectorWidth(plan.b, plan.nDim, bElem, kTile);
+  int64_t vbK = vectorWidth(plan.b, plan.kDim, bElem, kt);
+  auto stage = [&](Value k0) {
+    // A: chunks of `va` along k.
+    int64_t aChunks = kTile * kt / va;
+    for (int64_t j = 0, e = llvm::divideCeil(aChunks, threads); j < e; ++j) {
+      Value chunk = apply(d0 + j * threads, {tid});
+      Value row = apply(d0.floorDiv(kt / va), {chunk});
+      Value col = apply((d0 % (kt / va)) * va, {chunk});
+      Value m = apply(d0 + d1, {m0, row});
+      Value k = apply(d0 + d1, {k0, col});
+      Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(k, K));
+      if (aChunks % threads != 0)
+        ok = arith::AndIOp::create(b, loc, ok, cmpLt(chunk, aChunks));
+      Value value = loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va);
+      auto store = scf::IfOp::create(b, loc, cmpLt(chunk, aChunks), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      vector::StoreOp::create(b, loc, value, aLds, ValueRange{row, col});
+    }
+    // B: chunks along n (stored transposed) or along k.
+    bool alongN = vbN > 1 || vbK == 1;
+    int64_t vb = alongN ? vbN : vbK;
+    int64_t bChunks = kTile * kt / vb;
+    for (int64_t j = 0, e = llvm::divideCeil(bChunks, threads); j < e; ++j) {
+      Value chunk = apply(d0 + j * threads, {tid});
+      int64_t perRow = (alongN ? kTile : kt) / vb;
+      Value row = apply(d0.floorDiv(perRow), {chunk});     // k (alongN) or n
+      Value col = apply((d0 % perRow) * vb, {chunk});       // n (alongN) or k
+      Value kLocal = alongN ? row : col, nLocal = alongN ? col : row;
+      Value n = apply(d0 + d1, {n0, nLocal});
+      Value k = apply(d0 + d1, {k0, kLocal});
+      Value ok = arith::AndIOp::create(b, loc, cmpLt(n, N), cmpLt(k, K));
+      if (bChunks % threads != 0)
+        ok = arith::AndIOp::create(b, loc, ok, cmpLt(chunk, bChunks));
+      Value value = loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb);
+      auto store = scf::IfOp::create(b, loc, cmpLt(chunk, bChunks), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      if (!alongN) {
+        vector::StoreOp::create(b, loc, value, bLds, ValueRange{nLocal, kLocal});
+      } else {
+        for (int64_t i = 0; i < vb; ++i) {
+          Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
+          memref::StoreOp::create(b, loc, e, bLds,
+                                  ValueRange{apply(d0 + i, {nLocal}), kLocal});
+        }
+      }
+    }
+  };
+
+  // The main loop: accumulators of the wave's 2 x 2 instruction tiles.
+  auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
+  Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
+  SmallVector<Value> init(kWaveTiles * kWaveTiles, zero);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(kt), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    gpu::BarrierOp::create(b, loc); // the previous step's reads are done
+    stage(k0);
+    gpu::BarrierOp::create(b, loc); // the panels are written
+    SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    for (int64_t kk = 0; kk < kt; kk += inst.k) {
+      SmallVector<Value> aFrag, bFrag;
+      for (int64_t t = 0; t < kWaveTiles; ++t) {
+        Value aRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveM, lane16});
+        Value bRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveN, lane16});
+        aFrag.push_back(fragment(aLds, aRow, c(kk), group));
+        bFrag.push_back(fragment(bLds, bRow, c(kk), group));
+      }
+      for (int64_t tm = 0; tm < kWaveTiles; ++tm)
+        for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
+          Value &a = acc[tm * kWaveTiles + tn];
+          a = multiply(aFrag[tm], bFrag[tn], a);
+        }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+
+  // Epilogue: each accumulator element, through the dispatch's elementwise
+  // ops, to the output.
+  Type resultElem = getElementTypeOrSelf(plan.contraction->getResult(0).getType());
+  linalg::LinalgOp contraction = plan.contraction;
+  AffineMap outMap = contraction.getIndexingMapsArray()[2];
+  for (int64_t tm = 0; tm < kWaveTiles; ++tm) {
+    for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
+      Value acc = loop.getResult(tm * kWaveTiles + tn);
+      for (int64_t r = 0; r < inst.accPerLane; ++r) {
+        Value m = apply(d0 + d1 * (kWaveTiles * 16) + tm * 16 +
+                            b.getAffineDimExpr(2) * inst.dGroupStride + r * inst.dElemStride,
+                        {m0, waveM, group});
+        Value n = apply(d0 + d1 * (kWaveTiles * 16) + tn * 16 + b.getAffineDimExpr(2),
+                        {n0, waveN, lane16});
+        Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(n, N));
+        auto guard = scf::IfOp::create(b, loc, ok, false);
+        OpBuilder::InsertionGuard ig(b);
+        b.setInsertionPointToStart(guard.thenBlock());
+        Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
+        if (value.getType() != resultElem)
+          value = arith::TruncFOp::create(b, loc, resultElem, value);
+        SmallVector<Value> outIdx = indices(outMap, loopValues(m, n, nullptr));
+        for (linalg::GenericOp generic : plan.epilogue) {
+          IRMapping map;
+          Block *body = generic.getBody();
+          for (OpOperand *input : generic.getDpsInputOperands()) {
+            BlockArgument arg = generic.getMatchingBlockArgument(input);
+            Operation *def = input->get().getDefiningOp();
+            if (def == contraction.getOperation() ||
+                llvm::any_of(plan.epilogue,
+                             [&](linalg::GenericOp g) { return g.getOperation() == def; })) {
+              map.map(arg, value);
+              continue;
+            }
+            std::optional<Source> src = traceSource(input->get());
+            Value mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+            SmallVector<Value> idx =
+                indices(generic.getMatchingIndexingMap(input), outIdx);
+            map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
+          }
+          for (Operation &op : body->without_terminator()) {
+            for (Value operand : op.getOperands())
+              if (!map.contains(operand))
+                if (auto cst = operand.getDefiningOp<arith::ConstantOp>();
+                    cst && !body->getParent()->isAncestor(cst->getParentRegion()))
+                  map.map(operand, b.clone(*cst)->getResult(0));
+            b.clone(op, map);
+          }
+          value = map.lookup(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
+        }
+        memref::StoreOp::create(b, loc, value, output, outIdx);
+      }
+    }
+  }
+  (void)ctx;
+  return success();
+}
+
+struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGemmsPass> {
+  using KilnGPUBuildGemmsBase::KilnGPUBuildGemmsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr(kDispatchAttr) || func->hasAttr(kWorkgroupCountAttr))
+      return;
+    const gfx::Target *target = gfx::lookupTarget(chip);
+    if (!target) {
+      func.emitError("unknown gfx target '") << chip << "'";
+      return signalPassFailure();
+    }
+    gfx::Precision prec = precision == "f16"    ? gfx::Precision::F16
+                          : precision == "bf16" ? gfx::Precision::BF16
+                                                : gfx::Precision::F32;
+    std::optional<GemmPlan> plan = matchGemm(func, *target, prec);
+    if (!plan)
+      return;
+
+    // The kernel takes memrefs: the inputs, then the output.
+    Block &entry = func.getBody().front();
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    auto resultType = cast<RankedTensorType>(ret.getOperand(0).getType());
+    SmallVector<Type> argTypes;
+    for (Type t : func.getArgumentTypes()) {
+      auto tensor = cast<RankedTensorType>(t);
+      argTypes.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
+    }
+    argTypes.push_back(MemRefType::get(resultType.getShape(), resultType.getElementType()));
+    Block *newEntry = new Block();
+    SmallVector<Value> args;
+    for (Type t : argTypes)
+      args.push_back(newEntry->addArgument(t, func.getLoc()));
+
+    OpBuilder b(func.getContext());
+    b.setInsertionPointToStart(newEntry);
+    // The output as the last epilogue value's shape: undo the trailing
+    // reshapes on the memref.
+    Value output = args.back();
+    for (Operation *op : llvm::reverse(plan->resultReshapes)) {
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+        output = memref::CollapseShapeOp::create(b, func.getLoc(), output,
+                                                 expand.getReassociationIndices());
+      } else {
+        auto collapse = cast<tensor::CollapseShapeOp>(op);
+        auto type = MemRefType::get(collapse.getSrcType().getShape(),
+                                    collapse.getSrcType().getElementType());
+        output = memref::ExpandShapeOp::create(b, func.getLoc(), type, output,
+                                               collapse.getReassociationIndices());
+      }
+    }
+    KernelBuilder builder(b, func.getLoc(), *plan, target->waveSize);
+    int64_t workgroups = 0, lds = 0;
+    if (failed(builder.build(func, args, output, workgroups, lds)))
+      return signalPassFailure();
+    func::ReturnOp::create(b, func.getLoc());
+
+    // Swap the bodies.
+    func.getBody().push_front(newEntry);
+    entry.dropAllDefinedValueUses();
+    entry.erase();
+    func.setType(b.getFunctionType(argTypes, {}));
+    func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(workgroups));
+    func->setAttr(kWorkgroupSizeAttr, b.getI64IntegerAttr(kWaves * target->waveSize));
+    func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(lds));
+    func->setAttr(kMatrixInstructionAttr, b.getStringAttr(plan->inst->mnemonic));
+    int64_t points = 1;
+    for (int64_t bound : plan->bounds)
+      points *= bound;
+    int64_t outputs = points / plan->bounds[plan->kDim];
+    func->setAttr(kFlopsAttr, b.getI64IntegerAttr(2 * points + outputs * plan->epilogue.size()));
+  }
+};
+} // namespace
