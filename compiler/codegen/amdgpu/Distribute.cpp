@@ -49,13 +49,18 @@ SmallVector<int64_t> chooseThreadTiles(func::FuncOp func, TilingInterface consum
 
   bool consumerReduces = parallel.size() != bounds.size();
   bool contraction = false, convolution = false, producerReduces = false;
+  // A reducing producer over more loops than the consumer has (a mean over
+  // rows feeding a per-row op) leaves every consumer dim free to split.
+  bool rowsReducedAway = false;
   func.walk([&](linalg::LinalgOp op) {
     bool conv = linalg::isaConvolutionOpInterface(op);
     bool gemmLike = linalg::isaContractionOpInterface(op) || conv;
     convolution |= conv;
     contraction |= gemmLike;
-    if (!gemmLike && op.getNumReductionLoops() > 0 && op != consumer.getOperation())
+    if (!gemmLike && op.getNumReductionLoops() > 0 && op != consumer.getOperation()) {
       producerReduces = true;
+      rowsReducedAway |= op.getNumLoops() > bounds.size();
+    }
   });
   if (convolution && parallel.size() == 4) {
     // NCHW: one output pixel, 4 output channels. The padded input window a
@@ -70,7 +75,7 @@ SmallVector<int64_t> chooseThreadTiles(func::FuncOp func, TilingInterface consum
       unsigned rows = parallel[parallel.size() - 2];
       tiles[rows] = dividingTile(bounds[rows], 4);
     }
-  } else if (producerReduces) {
+  } else if (producerReduces && !rowsReducedAway) {
     // A fused producer reduces rows (softmax, normalization): a thread
     // takes whole rows, so no row is reduced twice.
     tiles[parallel.back()] = 0;
@@ -79,6 +84,88 @@ SmallVector<int64_t> chooseThreadTiles(func::FuncOp func, TilingInterface consum
     tiles[last] = dividingTile(bounds[last], 4);
   }
   return tiles;
+}
+
+/// A concatenation (insert_slices of whole pieces into an empty tensor,
+/// one after the other along one dimension) becomes a linalg.generic that
+/// reads the piece each output element comes from: tileable, so a fused
+/// consumer's threads each build only their own slice of it.
+LogicalResult concatToGeneric(RewriterBase &rewriter, tensor::InsertSliceOp last) {
+  SmallVector<tensor::InsertSliceOp> pieces;
+  Value dest = last.getResult();
+  while (auto insert = dest.getDefiningOp<tensor::InsertSliceOp>()) {
+    pieces.push_back(insert);
+    dest = insert.getDest();
+  }
+  auto empty = dest.getDefiningOp<tensor::EmptyOp>();
+  auto type = cast<RankedTensorType>(last.getType());
+  if (!empty || pieces.size() < 2 || !type.hasStaticShape())
+    return failure();
+  std::reverse(pieces.begin(), pieces.end());
+  // The one dimension the pieces differ in, and that they cover in order.
+  std::optional<unsigned> axis;
+  int64_t covered = 0;
+  for (tensor::InsertSliceOp piece : pieces) {
+    if (!piece.hasUnitStride() || !piece.getSourceType().hasStaticShape() ||
+        piece.getSourceType().getRank() != type.getRank())
+      return failure();
+    ArrayRef<int64_t> offsets = piece.getStaticOffsets();
+    ArrayRef<int64_t> sizes = piece.getStaticSizes();
+    for (unsigned d = 0; d < type.getRank(); ++d) {
+      if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]))
+        return failure();
+      if (sizes[d] == type.getDimSize(d) && offsets[d] == 0)
+        continue;
+      if (axis && *axis != d)
+        return failure();
+      axis = d;
+    }
+    if (!axis || offsets[*axis] != covered)
+      return failure();
+    covered += sizes[*axis];
+  }
+  if (covered != type.getDimSize(*axis))
+    return failure();
+
+  Location loc = last.getLoc();
+  rewriter.setInsertionPoint(last);
+  unsigned rank = type.getRank();
+  SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty.getResult()}, maps,
+      iterators, [&](OpBuilder &b, Location loc, ValueRange) {
+        SmallVector<Value> idx;
+        for (unsigned d = 0; d < rank; ++d)
+          idx.push_back(linalg::IndexOp::create(b, loc, d));
+        // Nested ifs: piece k when idx[axis] < end of piece k.
+        std::function<Value(OpBuilder &, size_t)> select = [&](OpBuilder &b,
+                                                               size_t k) -> Value {
+          tensor::InsertSliceOp piece = pieces[k];
+          int64_t offset = piece.getStaticOffsets()[*axis];
+          auto read = [&](OpBuilder &b) {
+            SmallVector<Value> local(idx);
+            local[*axis] = arith::SubIOp::create(b, loc, idx[*axis],
+                                                 arith::ConstantIndexOp::create(b, loc, offset));
+            return tensor::ExtractOp::create(b, loc, piece.getSource(), local).getResult();
+          };
+          if (k + 1 == pieces.size())
+            return read(b);
+          int64_t end = offset + piece.getStaticSizes()[*axis];
+          Value inPiece = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx[*axis],
+                                                arith::ConstantIndexOp::create(b, loc, end));
+          auto ifOp = scf::IfOp::create(
+              b, loc, inPiece,
+              [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, read(b)); },
+              [&](OpBuilder &b, Location loc) {
+                scf::YieldOp::create(b, loc, select(b, k + 1));
+              });
+          return ifOp.getResult(0);
+        };
+        linalg::YieldOp::create(b, loc, select(b, 0));
+      });
+  rewriter.replaceOp(last, generic.getResults());
+  return success();
 }
 
 struct KilnGPUDistributePass : kiln::impl::KilnGPUDistributeBase<KilnGPUDistributePass> {
@@ -95,6 +182,19 @@ struct KilnGPUDistributePass : kiln::impl::KilnGPUDistributeBase<KilnGPUDistribu
       func->setAttr(kWorkgroupCountAttr,
                     b.getI64IntegerAttr(llvm::divideCeil(tiles, workgroupSize)));
     };
+    // Concatenations become tileable generics (the last insert of each
+    // chain; the earlier ones then die).
+    SmallVector<tensor::InsertSliceOp> lastInserts;
+    func.walk([&](tensor::InsertSliceOp insert) {
+      if (!llvm::any_of(insert->getUsers(),
+                        [](Operation *user) { return isa<tensor::InsertSliceOp>(user); }))
+        lastInserts.push_back(insert);
+    });
+    {
+      IRRewriter rewriter(func.getContext());
+      for (tensor::InsertSliceOp insert : lastInserts)
+        (void)concatToGeneric(rewriter, insert);
+    }
     TilingInterface consumer = findDispatchConsumer(func);
     if (!consumer)
       return record(1); // one thread computes everything

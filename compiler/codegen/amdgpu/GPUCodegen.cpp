@@ -43,8 +43,10 @@ const MatrixInstruction *Target::instruction(MatrixInput input) const {
 // test/unit/Inputs/matrix-layouts). gfx950 and gfx1250 are not in those
 // tables: their layouts follow the pattern of their predecessors with K
 // doubled per lane group (gfx950: lane group g holds k = 8g.. (16-bit) or
-// 16g.. (8-bit), contiguous; gfx1250: RDNA4's split with the second half of
-// K in the upper registers), to be proven by the emulator's checks.
+// 16g.. (8-bit), contiguous; gfx1250: RDNA4's split, where lane group g
+// holds the chunks g, g + 2, ... of K), to be proven by the emulator's checks.
+// RDNA4's 16-bit layout is such a split (lane group g: k = 4g..4g+3 and
+// 8+4g..8+4g+3); the table test caught a contiguous guess here.
 const std::vector<Target> &allTargets() {
   using MI = MatrixInput;
   static const std::vector<Target> targets = {
@@ -86,8 +88,8 @@ const std::vector<Target> &allTargets() {
        {"r9700", "rx9070xt", "9070xt", "rdna4"},
        32,
        65536,
-       {{MI::F16, true, 16, 16, 16, 8, 8, "v_wmma_f32_16x16x16_f16", 8, 8, 0, 8, 1},
-        {MI::BF16, true, 16, 16, 16, 8, 8, "v_wmma_f32_16x16x16_bf16", 8, 8, 0, 8, 1},
+       {{MI::F16, true, 16, 16, 16, 8, 8, "v_wmma_f32_16x16x16_f16", 4, 4, 8, 8, 1},
+        {MI::BF16, true, 16, 16, 16, 8, 8, "v_wmma_f32_16x16x16_bf16", 4, 4, 8, 8, 1},
         {MI::I8, true, 16, 16, 16, 8, 8, "v_wmma_i32_16x16x16_iu8", 8, 8, 0, 8, 1},
         {MI::I4, true, 16, 16, 32, 16, 8, "v_wmma_i32_16x16x32_iu4", 16, 16, 0, 8, 1}}},
   };

@@ -27,6 +27,7 @@
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
 
 #include <numeric>
@@ -527,6 +528,13 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
   SmallVector<Value> init(kWaveTiles * kWaveTiles, zero);
   auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(kt), init);
+  // Fully unrolling a short main loop hoists every step's LDS reads and
+  // spills (seen on gfx1100): keep the loop.
+  MLIRContext *mctx = b.getContext();
+  auto noUnroll = LLVM::LoopUnrollAttr::get(mctx, b.getBoolAttr(true), {}, {}, {}, {}, {}, {});
+  loop->setAttr("llvm.loop_annotation",
+                LLVM::LoopAnnotationAttr::get(mctx, {}, {}, {}, noUnroll, {}, {}, {}, {}, {},
+                                              {}, {}, {}, {}, {}, {}));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -2,6 +2,7 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringSet.h"
@@ -14,6 +15,58 @@ namespace kiln {
 } // namespace kiln
 
 namespace {
+
+/// "f32", "v4f32", "f16": the overload suffix of an LLVM intrinsic.
+std::string intrinsicSuffix(Type type) {
+  std::string prefix;
+  if (auto vec = dyn_cast<VectorType>(type)) {
+    prefix = "v" + std::to_string(vec.getNumElements());
+    type = vec.getElementType();
+  }
+  if (type.isF32())
+    return prefix + "f32";
+  if (type.isF16())
+    return prefix + "f16";
+  if (type.isF64())
+    return prefix + "f64";
+  if (type.isBF16())
+    return prefix + "bf16";
+  return "";
+}
+
+/// A math op LLVM lowers natively on AMDGPU becomes a call of its LLVM
+/// intrinsic (`llvm.call_intrinsic`), which convert-gpu-to-rocdl keeps as
+/// it is; math ops and the matching `llvm.intr.*` ops it would turn into
+/// device-library calls.
+template <typename MathOp>
+struct ToIntrinsic : OpRewritePattern<MathOp> {
+  ToIntrinsic(MLIRContext *ctx, StringRef name)
+      : OpRewritePattern<MathOp>(ctx), name(name.str()) {}
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
+    std::string suffix = intrinsicSuffix(op.getType());
+    if (suffix.empty())
+      return failure();
+    auto call = LLVM::CallIntrinsicOp::create(
+        rewriter, op.getLoc(), op.getType(),
+        rewriter.getStringAttr("llvm." + name + "." + suffix), op->getOperands());
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+  std::string name;
+};
+
+/// rsqrt(x) = 1 / sqrt(x).
+struct RsqrtToSqrt : OpRewritePattern<math::RsqrtOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RsqrtOp op, PatternRewriter &rewriter) const override {
+    Value sqrt = math::SqrtOp::create(rewriter, op.getLoc(), op.getOperand());
+    Value one = arith::ConstantOp::create(rewriter, op.getLoc(), op.getType(),
+                                          rewriter.getOneAttr(op.getType()));
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, one, sqrt);
+    return success();
+  }
+};
+
 struct KilnGPULowerMathPass : kiln::impl::KilnGPULowerMathBase<KilnGPULowerMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -28,6 +81,26 @@ struct KilnGPULowerMathPass : kiln::impl::KilnGPULowerMathBase<KilnGPULowerMathP
                                                "sinh", "cosh", "asinh", "acosh",
                                                "atanh"});
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+
+    RewritePatternSet intrinsics(&getContext());
+    MLIRContext *ctx = &getContext();
+    intrinsics.add<RsqrtToSqrt>(ctx);
+    intrinsics.add<ToIntrinsic<math::ExpOp>>(ctx, "exp");
+    intrinsics.add<ToIntrinsic<math::Exp2Op>>(ctx, "exp2");
+    intrinsics.add<ToIntrinsic<math::LogOp>>(ctx, "log");
+    intrinsics.add<ToIntrinsic<math::Log2Op>>(ctx, "log2");
+    intrinsics.add<ToIntrinsic<math::SqrtOp>>(ctx, "sqrt");
+    intrinsics.add<ToIntrinsic<math::FmaOp>>(ctx, "fma");
+    intrinsics.add<ToIntrinsic<math::AbsFOp>>(ctx, "fabs");
+    intrinsics.add<ToIntrinsic<math::FloorOp>>(ctx, "floor");
+    intrinsics.add<ToIntrinsic<math::CeilOp>>(ctx, "ceil");
+    intrinsics.add<ToIntrinsic<math::RoundOp>>(ctx, "round");
+    intrinsics.add<ToIntrinsic<math::RoundEvenOp>>(ctx, "roundeven");
+    intrinsics.add<ToIntrinsic<math::CopySignOp>>(ctx, "copysign");
+    intrinsics.add<ToIntrinsic<math::SinOp>>(ctx, "sin");
+    intrinsics.add<ToIntrinsic<math::CosOp>>(ctx, "cos");
+    if (failed(applyPatternsGreedily(getOperation(), std::move(intrinsics))))
       return signalPassFailure();
   }
 };

@@ -238,7 +238,7 @@ func.func @matmul_integer_zero_point_shape(%a: tensor<3x4xui8>, %b: tensor<4x2xi
 // -----
 
 func.func @matmul_integer_operand_type(%a: tensor<3x4xi16>, %b: tensor<4x2xi8>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer or 8-bit unsigned integer values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer or 8-bit unsigned integer or 4-bit signless integer or 4-bit unsigned integer values}}
   %0 = kiln.matmul_integer %a, %b : (tensor<3x4xi16>, tensor<4x2xi8>) -> tensor<3x2xi32>
   return
 }

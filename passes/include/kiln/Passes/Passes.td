@@ -236,10 +236,11 @@ def KilnGPULowerMath : Pass<"kiln-gpu-lower-math"> {
     pass rewrites the ops LLVM has no AMDGPU intrinsic for (tanh, erf, erfc,
     atan, ..., powf) into polynomials and `exp`/`log`, so that what remains
     (`exp`, `log`, `sqrt`, `fma`, ...) becomes LLVM intrinsics the AMDGPU
-    backend expands itself.
+    backend expands itself, called as `llvm.call_intrinsic` (the matching
+    `llvm.intr.*` ops are also turned into device-library calls).
   }];
   let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
-                           "mlir::vector::VectorDialect"];
+                           "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
