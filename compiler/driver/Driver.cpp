@@ -428,7 +428,19 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
   if (!main)
     return emitError(module->getLoc()) << "no program function after dispatch formation";
 
+  // Flops per dispatch, from its untiled linalg form (every target's own
+  // linalg stage is already tiled into workgroups or threads).
   llvm::StringMap<uint64_t> flopsOf;
+  if (options.stopAfter == Stage::Artifact) {
+    OwningOpRef<ModuleOp> untiled(cast<ModuleOp>((*module)->clone()));
+    if (failed(runPasses(*untiled, [&](OpPassManager &pm) {
+          pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
+        })))
+      return failure();
+    for (auto func : untiled->getOps<func::FuncOp>())
+      if (func->hasAttr(kDispatchAttr))
+        flopsOf[func.getName()] = estimateFlops(func);
+  }
   std::vector<artifact::CodeObjectDesc> codeObjects;
   for (const TargetSpec &target : options.targets) {
     StageOutput out;
@@ -451,10 +463,6 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
         })))
       return failure();
     dump("linalg-" + target.name, *linalg);
-    if (flopsOf.empty())
-      for (auto func : linalg->getOps<func::FuncOp>())
-        if (func->hasAttr(kDispatchAttr))
-          flopsOf[func.getName()] = estimateFlops(func);
     if (options.stopAfter == Stage::Linalg) {
       out.module = std::move(linalg);
       outputs.push_back(std::move(out));
