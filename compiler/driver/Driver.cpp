@@ -251,15 +251,21 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
 
 namespace {
 
+/// A copy of `module` with its dispatch functions only (no program).
+OwningOpRef<ModuleOp> kernelsOnly(ModuleOp module) {
+  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(module->clone()));
+  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
+    if (!func->hasAttr(kDispatchAttr))
+      func.erase();
+  return kernels;
+}
+
 /// The x86-64 code object of the kernels (dispatch functions of `linalg`, in
 /// `names` order), or the stage the options stop at.
 LogicalResult compileCPU(ModuleOp linalg, const std::vector<std::string> &names,
                          const CompileOptions &options, StageOutput &out,
                          artifact::CodeObjectDesc &object) {
-  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(linalg->clone()));
-  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
-    if (!func->hasAttr(kDispatchAttr))
-      func.erase();
+  OwningOpRef<ModuleOp> kernels = kernelsOnly(linalg);
   cpu::CodeObject code;
   for (const std::string &name : names) {
     auto func = kernels->lookupSymbol<func::FuncOp>(name);
@@ -301,10 +307,7 @@ LogicalResult compileGfx(ModuleOp linalg, const std::vector<std::string> &names,
                          StageOutput &out, artifact::CodeObjectDesc &object) {
   gfx::GfxOptions gfxOptions = options.gfx;
   gfxOptions.target = &target;
-  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(linalg->clone()));
-  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
-    if (!func->hasAttr(kDispatchAttr))
-      func.erase();
+  OwningOpRef<ModuleOp> kernels = kernelsOnly(linalg);
   gfx::CodeObject code;
   for (const std::string &name : names) {
     auto func = kernels->lookupSymbol<func::FuncOp>(name);
@@ -445,13 +448,11 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
   for (const TargetSpec &target : options.targets) {
     StageOutput out;
     out.target = target.name;
-    OwningOpRef<ModuleOp> linalg(cast<ModuleOp>((*module)->clone()));
     // gfx kernels change signature when the GEMM builder takes them (memref
     // arguments): they go on without the program.
-    if (target.gfx)
-      for (auto func : llvm::make_early_inc_range(linalg->getOps<func::FuncOp>()))
-        if (!func->hasAttr(kDispatchAttr))
-          func.erase();
+    OwningOpRef<ModuleOp> linalg = target.gfx
+                                       ? kernelsOnly(*module)
+                                       : OwningOpRef<ModuleOp>(cast<ModuleOp>((*module)->clone()));
     if (failed(runPasses(*linalg, [&](OpPassManager &pm) {
           if (target.gfx) {
             gfx::GfxOptions gfxOptions = options.gfx;

@@ -215,15 +215,8 @@ struct KilnGPUDistributePass : kiln::impl::KilnGPUDistributeBase<KilnGPUDistribu
     if (count == 1)
       return record(1);
 
-    scf::SCFTileAndFuseOptions options;
-    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
-    FailureOr<scf::SCFTileAndFuseResult> result =
-        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
-    if (failed(result))
+    if (failed(tileAndFuseIntoForall(consumer, tiles)))
       return (void)(consumer->emitError("failed to tile into gfx threads"), signalPassFailure());
-    for (OpResult res : consumer->getResults())
-      rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
     // Slices of an empty tensor are empty tensors of the slice's size: a
     // fused producer's init must not keep the whole output alive in every
     // thread's private memory.

@@ -140,13 +140,7 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
 }
 
 void buildGpuPipeline(OpPassManager &pm, const GfxOptions &options) {
-  pm.addNestedPass<func::FuncOp>(createKilnCPUDestinationArgs());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.unknownTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  cpu::buildBufferizePipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnGPUMapToThreads());
   pm.addNestedPass<func::FuncOp>(createKilnCPUCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -67,7 +67,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addPass(createCSEPass());
 }
 
-void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
+void buildBufferizePipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createKilnCPUDestinationArgs());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -75,6 +75,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
+  buildBufferizePipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUWorkgroupToArgs());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUCopiesToLinalg());

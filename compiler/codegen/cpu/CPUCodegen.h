@@ -37,6 +37,9 @@ void resolveTarget(CPUOptions &options);
 
 /// Dispatch functions in kiln -> linalg on tensors, tiled into workgroups.
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
+/// Dispatch functions on tensors -> memref arguments in, memref arguments
+/// out, bufferized (shared by the cpu and gfx pipelines).
+void buildBufferizePipeline(mlir::OpPassManager &pm);
 /// Linalg on tensors -> bufferized loops with the kernel ABI -> LLVM dialect.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
 

@@ -35,6 +35,20 @@ TilingInterface kiln::findDispatchConsumer(func::FuncOp func) {
   return nullptr;
 }
 
+LogicalResult kiln::tileAndFuseIntoForall(TilingInterface consumer, ArrayRef<int64_t> tiles) {
+  IRRewriter rewriter(consumer);
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(consumer->getContext(), tiles));
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
+  if (failed(result))
+    return failure();
+  for (OpResult res : consumer->getResults())
+    rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
+  return success();
+}
+
 namespace {
 using namespace kiln;
 
@@ -190,16 +204,8 @@ struct KilnCPUDistributePass
       return;
     }
 
-    IRRewriter rewriter(consumer);
-    scf::SCFTileAndFuseOptions options;
-    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
-    FailureOr<scf::SCFTileAndFuseResult> result =
-        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
-    if (failed(result))
+    if (failed(tileAndFuseIntoForall(consumer, tiles)))
       return (void)(consumer->emitError("failed to tile into workgroups"), signalPassFailure());
-    for (OpResult res : consumer->getResults())
-      rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
 
     int64_t count = 1;
     for (auto [tile, bound] : llvm::zip(tiles, bounds))

@@ -66,6 +66,12 @@ inline constexpr llvm::StringLiteral kWorkgroupMemoryAttr = "kiln.workgroup_memo
 /// reshapes: the consumer that tiling starts from (null when there is none).
 mlir::TilingInterface findDispatchConsumer(mlir::func::FuncOp func);
 
+/// Tiles `consumer` by `tiles` (0 = not tiled) into one scf.forall and fuses
+/// every producer into the tile; the consumer's uses take the forall's
+/// results.
+mlir::LogicalResult tileAndFuseIntoForall(mlir::TilingInterface consumer,
+                                          llvm::ArrayRef<int64_t> tiles);
+
 /// Marks the im2col gather of a convolution rewritten as a GEMM.
 inline constexpr llvm::StringLiteral kIm2ColAttr = "kiln.im2col";
 
