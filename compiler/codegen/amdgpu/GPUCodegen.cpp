@@ -230,19 +230,7 @@ LogicalResult emitCodeObject(ModuleOp module, const GfxOptions &options,
   codeObject.cpu = chip;
   codeObject.features = "";
 
-  llvm::SmallString<0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager codegen;
-  auto fileType = assembly ? llvm::CodeGenFileType::AssemblyFile
-                           : llvm::CodeGenFileType::ObjectFile;
-  if (machine->addPassesToEmitFile(codegen, os, nullptr, fileType))
-    return fail(module, "the AMDGPU target cannot emit this file type");
-  codegen.run(*llvmModule);
-  if (assembly) {
-    *assembly = buffer.str().str();
-    return success();
-  }
-  return cpu::linkSharedObject(module, buffer, codeObject.bytes);
+  return cpu::emitAndLink(module, *machine, *llvmModule, codeObject.bytes, assembly);
 }
 
 } // namespace kiln::gfx

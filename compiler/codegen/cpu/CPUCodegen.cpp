@@ -238,20 +238,26 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
   codeObject.cpu = cpu;
   codeObject.features = features;
 
+  return emitAndLink(module, *machine, *llvmModule, codeObject.bytes, assembly);
+}
+
+LogicalResult emitAndLink(ModuleOp module, llvm::TargetMachine &machine,
+                          llvm::Module &llvmModule, std::string &linked,
+                          std::string *assembly) {
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen;
   auto fileType = assembly ? llvm::CodeGenFileType::AssemblyFile
                            : llvm::CodeGenFileType::ObjectFile;
-  if (machine->addPassesToEmitFile(codegen, os, nullptr, fileType))
-    return fail(module, "the x86-64 target cannot emit this file type");
-  codegen.run(*llvmModule);
+  if (machine.addPassesToEmitFile(codegen, os, nullptr, fileType))
+    return fail(module, "the " + machine.getTargetTriple().str() +
+                            " target cannot emit this file type");
+  codegen.run(llvmModule);
   if (assembly) {
     *assembly = buffer.str().str();
     return success();
   }
-
-  return linkSharedObject(module, buffer, codeObject.bytes);
+  return linkSharedObject(module, buffer, linked);
 }
 
 } // namespace kiln::cpu

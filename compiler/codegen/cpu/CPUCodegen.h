@@ -13,6 +13,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
 #include <string>
 #include <vector>
 
@@ -63,6 +68,12 @@ mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
                                    const CPUOptions &options,
                                    CodeObject &codeObject,
                                    std::string *assembly = nullptr);
+
+/// Emits `llvmModule` for `machine`: its assembly into `*assembly` when
+/// given, else an object linked by linkSharedObject into `linked`.
+mlir::LogicalResult emitAndLink(mlir::ModuleOp module, llvm::TargetMachine &machine,
+                                llvm::Module &llvmModule, std::string &linked,
+                                std::string *assembly);
 
 /// Links a relocatable ELF object into a shared object with ld.lld (the one
 /// next to LLVM 22): x86-64 kernels, or an AMDGPU HSACO.
