@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <elf.h>
 #include <fcntl.h>
 #include <set>
 #include <sys/mman.h>
@@ -535,4 +536,19 @@ int Artifact::findProgram(const char *name) const {
     if (std::strcmp(name, str(programs->Get(i)->name())) == 0)
       return int(i);
   return -1;
+}
+
+const char *kiln::rt::readElfHeader(const unsigned char *data, uint64_t size,
+                                    uint16_t &machine, uint16_t &type) {
+  if (size < sizeof(Elf64_Ehdr))
+    return "too small to be an ELF file";
+  if (std::memcmp(data, ELFMAG, SELFMAG) != 0)
+    return "not an ELF file";
+  if (data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
+    return "not a 64-bit little-endian ELF file";
+  Elf64_Ehdr header;
+  std::memcpy(&header, data, sizeof(header));
+  machine = header.e_machine;
+  type = header.e_type;
+  return nullptr;
 }

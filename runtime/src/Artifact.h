@@ -95,6 +95,12 @@ private:
   int constantsSection_ = -1;
 };
 
+/// Why a code object's bytes are not a 64-bit little-endian ELF file, or
+/// nullptr, with the header's e_machine and e_type (each device then checks
+/// the machine and the file type it loads).
+const char *readElfHeader(const unsigned char *data, uint64_t size, uint16_t &machine,
+                          uint16_t &type);
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_SRC_ARTIFACT_H

@@ -52,18 +52,13 @@ static bool writeAll(int fd, const unsigned char *data, uint64_t size) {
 /// The reason the bytes are not a loadable shared object for this host, or
 /// nullptr if the ELF header looks right.
 static const char *checkElfHeader(const unsigned char *data, uint64_t size) {
-  if (size < sizeof(Elf64_Ehdr))
-    return "too small to be an ELF file";
-  if (std::memcmp(data, ELFMAG, SELFMAG) != 0)
-    return "not an ELF file";
-  if (data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
-    return "not a 64-bit little-endian ELF file";
-  Elf64_Ehdr header;
-  std::memcpy(&header, data, sizeof(header));
-  if (header.e_type != ET_DYN)
+  uint16_t machine, type;
+  if (const char *problem = readElfHeader(data, size, machine, type))
+    return problem;
+  if (type != ET_DYN)
     return "not an ELF shared object";
 #if defined(__x86_64__)
-  if (header.e_machine != EM_X86_64)
+  if (machine != EM_X86_64)
     return "not an x86-64 ELF file";
 #endif
   return nullptr;

@@ -101,17 +101,12 @@ kiln_status_t kiln::rt::createHipDevice(const std::string &spec,
 /// Why the bytes are not an AMDGPU code object, or nullptr if the ELF header
 /// looks right (HIP's own error for a bad image says much less).
 static const char *checkHsacoHeader(const unsigned char *data, uint64_t size) {
-  if (size < sizeof(Elf64_Ehdr))
-    return "too small to be an ELF file";
-  if (std::memcmp(data, ELFMAG, SELFMAG) != 0)
-    return "not an ELF file";
-  if (data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
-    return "not a 64-bit little-endian ELF file";
-  Elf64_Ehdr header;
-  std::memcpy(&header, data, sizeof(header));
-  if (header.e_machine != EM_AMDGPU)
+  uint16_t machine, type;
+  if (const char *problem = readElfHeader(data, size, machine, type))
+    return problem;
+  if (machine != EM_AMDGPU)
     return "not an AMDGPU ELF file";
-  if (header.e_type != ET_DYN)
+  if (type != ET_DYN)
     return "not an ELF shared object (an HSA code object is one)";
   return nullptr;
 }
