@@ -72,8 +72,6 @@ void collectNames(Location loc, std::vector<std::string> &names) {
 /// Estimated flops of a dispatch: the iteration space of each linalg op,
 /// times two for contractions (multiply and add).
 uint64_t estimateFlops(func::FuncOp func) {
-  if (auto recorded = func->getAttrOfType<IntegerAttr>(kFlopsAttr))
-    return recorded.getInt();
   uint64_t flops = 0;
   func.walk([&](linalg::LinalgOp op) {
     uint64_t points = 1;

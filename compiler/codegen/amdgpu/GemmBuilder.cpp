@@ -411,7 +411,6 @@ private:
 
 LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Value output,
                                    int64_t &workgroups, int64_t &ldsBytes) {
-  MLIRContext *ctx = b.getContext();
   const int64_t threads = kWaves * waveSize;
   const int64_t kt = 2 * inst.k;
   const int64_t M = plan.bounds[plan.mDim], N = plan.bounds[plan.nDim], K = plan.bounds[plan.kDim];
@@ -614,7 +613,6 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
       }
     }
   }
-  (void)ctx;
   return success();
 }
 
@@ -684,11 +682,6 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     func->setAttr(kWorkgroupSizeAttr, b.getI64IntegerAttr(kWaves * target->waveSize));
     func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(lds));
     func->setAttr(kMatrixInstructionAttr, b.getStringAttr(plan->inst->mnemonic));
-    int64_t points = 1;
-    for (int64_t bound : plan->bounds)
-      points *= bound;
-    int64_t outputs = points / plan->bounds[plan->kDim];
-    func->setAttr(kFlopsAttr, b.getI64IntegerAttr(2 * points + outputs * plan->epilogue.size()));
   }
 };
 } // namespace

@@ -102,8 +102,7 @@ struct KilnGPUOutlineKernelsPass
       kernel.setKnownGridSizeAttr(b.getDenseI32ArrayAttr({groups, 1, 1}));
       for (StringRef name : {kDispatchAttr.data(), kWorkgroupCountAttr.data(),
                              kWorkgroupSizeAttr.data(), kThreadTilesAttr.data(),
-                             kLdsBytesAttr.data(), kMatrixInstructionAttr.data(),
-                             kFlopsAttr.data()})
+                             kLdsBytesAttr.data(), kMatrixInstructionAttr.data()})
         if (Attribute value = func->getAttr(name))
           kernel->setAttr(name, value);
       kernel->setLoc(func.getLoc());

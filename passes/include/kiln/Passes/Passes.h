@@ -57,8 +57,6 @@ inline constexpr llvm::StringLiteral kThreadTilesAttr = "kiln.thread_tiles";
 inline constexpr llvm::StringLiteral kLdsBytesAttr = "kiln.lds_bytes";
 /// The matrix-core instruction a gfx GEMM kernel is built around (string).
 inline constexpr llvm::StringLiteral kMatrixInstructionAttr = "kiln.matrix_instruction";
-/// Flops of a kernel whose linalg ops a code generator replaced (i64).
-inline constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
 /// Marks a memref.alloca that is workgroup memory (LDS) of a gfx kernel.
 inline constexpr llvm::StringLiteral kWorkgroupMemoryAttr = "kiln.workgroup_memory";
 
