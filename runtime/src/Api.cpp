@@ -8,6 +8,8 @@
 
 #include "kiln/runtime.h"
 
+#include "runtime/src/EmuAbi.h"
+#include "runtime/src/Fiber.h"
 #include "runtime/src/Handles.h"
 #include "runtime/src/Status.h"
 
@@ -208,10 +210,25 @@ kiln_status_t kiln_device_create(const char *spec,
     const hip::HipApi *api = hip::loadHipApi(reason);
     return createHipDevice(spec, api, reason, out_device);
   }
-  if (std::strcmp(spec, "cpu") != 0)
+  const kiln::emu::Chip *emuChip = nullptr;
+  const size_t prefix = std::strlen(kiln::emu::kTargetPrefix);
+  if (std::strncmp(spec, kiln::emu::kTargetPrefix, prefix) == 0) {
+    emuChip = kiln::emu::findChip(spec + prefix);
+    if (!emuChip)
+      return makeStatus(KILN_STATUS_UNSUPPORTED,
+                        std::string("unsupported device '") + spec +
+                            "' (the emu device emulates: " +
+                            kiln::emu::chipNames() + ")");
+    if (!kFibersSupported)
+      return makeStatus(KILN_STATUS_UNSUPPORTED,
+                        std::string(spec) +
+                            ": the emu device needs an x86-64 host");
+  } else if (std::strcmp(spec, "cpu") != 0) {
     return makeStatus(KILN_STATUS_UNSUPPORTED,
                       std::string("unsupported device '") + spec +
-                          "' (this runtime supports: cpu, hip, hip:N)");
+                          "' (this runtime supports: cpu, hip, hip:N, "
+                          "emu:<gfx>)");
+  }
   kiln_device_options_t defaults;
   kiln_device_options_init(&defaults);
   if (!options)
@@ -227,7 +244,9 @@ kiln_status_t kiln_device_create(const char *spec,
   if (!device)
     return makeStatus(KILN_STATUS_OUT_OF_MEMORY, "out of memory");
   device->name = spec;
-  device->target = "cpu";
+  // An emu device runs the code object stored under its own name.
+  device->target = emuChip ? spec : "cpu";
+  device->emuChip = emuChip;
   KILN_RETURN_IF_ERROR(ThreadPool::create(threads, device->pool));
   *out_device = device.release();
   return nullptr;

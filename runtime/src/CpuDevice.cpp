@@ -114,19 +114,37 @@ static void *openFromMemory(const unsigned char *data, uint64_t size, int &fd,
   return handle;
 }
 
+CpuKernelFn CpuModule::kernel(size_t index) const {
+  static_assert(sizeof(CpuKernelFn) == sizeof(void *), "");
+  CpuKernelFn fn;
+  std::memcpy(&fn, &kernels_[index], sizeof(fn));
+  return fn;
+}
+
+KilnEmuKernelFn CpuModule::emuKernel(size_t index) const {
+  static_assert(sizeof(KilnEmuKernelFn) == sizeof(void *), "");
+  KilnEmuKernelFn fn;
+  std::memcpy(&fn, &kernels_[index], sizeof(fn));
+  return fn;
+}
+
 kiln_status_t CpuModule::load(const Artifact &artifact, int codeObject,
-                              std::unique_ptr<CpuModule> &out) {
+                              Kind kind, std::unique_ptr<CpuModule> &out) {
   const fb::CodeObject *object =
       artifact.manifest().code_objects()->Get(flatbuffers::uoffset_t(codeObject));
   std::string item = strFormat("%s: code object %d ('%s')",
                                artifact.name().c_str(), codeObject,
                                Artifact::str(object->target()));
   std::string format = Artifact::str(object->format());
-  if (!format.empty() && format != "elf-shared-object")
+  const char *expected = kind == Kind::Cpu ? "elf-shared-object"
+                                           : kiln::emu::kCodeObjectFormat;
+  // Artifacts from before the format field have none: cpu objects.
+  if (format != expected && !(format.empty() && kind == Kind::Cpu))
     return makeStatus(KILN_STATUS_UNSUPPORTED,
                       item + ": format '" + format +
-                          "' is not supported by the cpu device (expected "
-                          "'elf-shared-object')");
+                          "' is not supported by the " +
+                          (kind == Kind::Cpu ? "cpu" : "emu") +
+                          " device (expected '" + expected + "')");
   const SectionEntry &section = artifact.sections()[object->section()];
   const unsigned char *bytes = artifact.sectionData(object->section());
   if (const char *problem = checkElfHeader(bytes, section.size))
@@ -154,8 +172,7 @@ kiln_status_t CpuModule::load(const Artifact &artifact, int codeObject,
                     "code object",
                     item.c_str(), i, Artifact::str(kernel->name()),
                     kernel->symbol()->c_str()));
-    static_assert(sizeof(CpuKernelFn) == sizeof(void *), "");
-    std::memcpy(&module->kernels_[i], &symbol, sizeof(symbol));
+    module->kernels_[i] = symbol;
   }
   out = std::move(module);
   return nullptr;

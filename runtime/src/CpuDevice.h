@@ -3,7 +3,9 @@
 // The cpu code object is an x86-64 ELF shared object. It is written to an
 // anonymous memory file (memfd_create) and dlopen'ed through /proc/self/fd,
 // so nothing touches the disk; every kernel symbol is resolved up front.
-// Without memfd or /proc it falls back to a temporary file.
+// Without memfd or /proc it falls back to a temporary file. The emu devices'
+// code objects (format "emu-elf-shared-object", EmuAbi.h) are host shared
+// objects too and load the same way; only their kernels' signature differs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #define KILN_RUNTIME_SRC_CPUDEVICE_H
 
 #include "runtime/src/Artifact.h"
+#include "runtime/src/EmuAbi.h"
 
 #include <memory>
 #include <string>
@@ -21,16 +24,26 @@ namespace kiln::rt {
 /// The kernel ABI: called once per workgroup id, concurrently.
 using CpuKernelFn = void (*)(void *const *bindings, int64_t workgroupId);
 
+/// A host shared object with the kernels of one code object.
 class CpuModule {
 public:
+  /// The kernel ABI a code object is loaded for.
+  enum class Kind {
+    Cpu, // format "elf-shared-object" (or none), CpuKernelFn
+    Emu, // format "emu-elf-shared-object", KilnEmuKernelFn
+  };
+
   /// Loads code object `codeObject` of `artifact` and resolves its kernels.
   static kiln_status_t load(const Artifact &artifact, int codeObject,
-                            std::unique_ptr<CpuModule> &out);
+                            Kind kind, std::unique_ptr<CpuModule> &out);
   ~CpuModule();
   CpuModule(const CpuModule &) = delete;
   CpuModule &operator=(const CpuModule &) = delete;
 
-  CpuKernelFn kernel(size_t index) const { return kernels_[index]; }
+  /// Kernel `index` of a Kind::Cpu module.
+  CpuKernelFn kernel(size_t index) const;
+  /// Kernel `index` of a Kind::Emu module.
+  KilnEmuKernelFn emuKernel(size_t index) const;
 
 private:
   CpuModule() = default;
@@ -40,7 +53,7 @@ private:
   // N would otherwise hand back this object instead of loading a new one.
   int fd_ = -1;
   std::string path_;
-  std::vector<CpuKernelFn> kernels_;
+  std::vector<void *> kernels_;
 };
 
 } // namespace kiln::rt

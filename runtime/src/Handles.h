@@ -9,6 +9,7 @@
 #define KILN_RUNTIME_SRC_HANDLES_H
 
 #include "runtime/src/Artifact.h"
+#include "runtime/src/EmuMatrix.h"
 #include "runtime/src/HipDevice.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/ThreadPool.h"
@@ -24,11 +25,15 @@ struct kiln_artifact_s {
 
 struct kiln_device_s {
   std::atomic<int> references{1};
-  std::string name;   // "cpu", "hip:0"
-  std::string target; // the code object target it runs: "cpu", "gfx942"
-  // Exactly one of these: the cpu device's threads, or the HIP device.
+  std::string name;   // "cpu", "hip:0", "emu:gfx942"
+  std::string target; // the code object target it runs: "cpu", "gfx942",
+                      // "emu:gfx942"
+  // Exactly one of these: the threads of the cpu and emu devices, or the HIP
+  // device.
   std::unique_ptr<kiln::rt::ThreadPool> pool;
   std::unique_ptr<kiln::rt::HipDevice> hip;
+  // The emulated chip of an emu device (with `pool`).
+  const kiln::emu::Chip *emuChip = nullptr;
 };
 
 struct kiln_session_s {

@@ -85,10 +85,14 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
         targets += std::string(i ? ", " : "") +
                    Artifact::str(
                        objects->Get(flatbuffers::uoffset_t(i))->target());
+    std::string hint;
+    if (device->emuChip)
+      hint = strFormat(" (compile with --target=%s --emulation)",
+                       device->emuChip->name);
     return makeStatus(KILN_STATUS_UNSUPPORTED,
                       a.name() + ": no code object for target '" +
                           device->target + "' (the artifact has: " +
-                          (targets.empty() ? "none" : targets) + ")");
+                          (targets.empty() ? "none" : targets) + ")" + hint);
   }
   session->codeObject_ =
       a.manifest().code_objects()->Get(flatbuffers::uoffset_t(codeObject));
@@ -96,13 +100,15 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
     KILN_RETURN_IF_ERROR(HipProgram::load(*device->hip, a, codeObject, *program,
                                           session->profiling_, session->hip_));
   else
-    KILN_RETURN_IF_ERROR(session->loadCpu(codeObject));
+    KILN_RETURN_IF_ERROR(session->loadHost(codeObject));
 
   if (auto *dispatches = program->dispatches()) {
     for (const fb::Dispatch *dispatch : *dispatches) {
       Dispatch d;
       d.kernel = dispatch->kernel();
-      d.fn = session->module_ ? session->module_->kernel(d.kernel) : nullptr;
+      d.fn = session->module_ && !device->emuChip
+                 ? session->module_->kernel(d.kernel)
+                 : nullptr;
       d.workgroupCount =
           session->codeObject_->kernels()->Get(d.kernel)->workgroup_count();
       d.firstBinding = session->dispatches_.empty()
@@ -114,14 +120,19 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
       session->dispatches_.push_back(d);
     }
   }
+  if (device->emuChip)
+    KILN_RETURN_IF_ERROR(session->prepareEmu());
   session->dispatchNs_.assign(session->dispatches_.size(), 0);
   out = std::move(session);
   return nullptr;
 }
 
-kiln_status_t Session::loadCpu(int codeObject) {
+kiln_status_t Session::loadHost(int codeObject) {
   const Artifact &a = *artifact_;
-  KILN_RETURN_IF_ERROR(CpuModule::load(a, codeObject, module_));
+  KILN_RETURN_IF_ERROR(CpuModule::load(
+      a, codeObject,
+      device_->emuChip ? CpuModule::Kind::Emu : CpuModule::Kind::Cpu,
+      module_));
 
   uint64_t arenaSize = program_->arena_size();
   if (arenaSize > SIZE_MAX - 2 * kiln::artifact::format::kSectionAlignment)
@@ -258,7 +269,7 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
     KILN_RETURN_IF_ERROR(hip_->run(byModelIndex, outputs,
                                    profiling_ ? dispatchNs_.data() : nullptr));
   else
-    runCpu(byModelIndex, outputs);
+    KILN_RETURN_IF_ERROR(runHost(byModelIndex, outputs));
 
   const std::vector<TensorInfo> &expected = artifact_->outputs();
   for (size_t i = 0; i < outputCount; ++i) {
@@ -274,8 +285,36 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
   return nullptr;
 }
 
-void Session::runCpu(const std::vector<const kiln_tensor_t *> &inputs,
-                     kiln_tensor_t *outputs) {
+kiln_status_t Session::prepareEmu() {
+  const fb::CodeObject *object = codeObject_;
+  for (size_t i = 0; i < dispatches_.size(); ++i) {
+    const Dispatch &d = dispatches_[i];
+    const fb::Kernel *kernel = object->kernels()->Get(d.kernel);
+    std::string item = strFormat("%s: code object '%s' kernel %u ('%s')",
+                                 artifact_->name().c_str(),
+                                 Artifact::str(object->target()), d.kernel,
+                                 Artifact::str(kernel->name()));
+    std::vector<uint32_t> size;
+    if (auto *dims = kernel->workgroup_size())
+      size.assign(dims->begin(), dims->end());
+    KILN_RETURN_IF_ERROR(emuCheckKernel(item, d.workgroupCount, size.data(),
+                                        size.size(), kernel->lds_bytes()));
+    EmuLaunch launch;
+    launch.fn = module_->emuKernel(d.kernel);
+    launch.bindings = bindings_.data() + d.firstBinding;
+    launch.workgroupCount = d.workgroupCount;
+    launch.workgroupSize = size[0];
+    launch.ldsBytes = kernel->lds_bytes();
+    launch.where =
+        strFormat("dispatch %zu ('%s')", i, Artifact::str(kernel->name()));
+    emuLaunches_.push_back(std::move(launch));
+  }
+  return nullptr;
+}
+
+kiln_status_t
+Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
+                 kiln_tensor_t *outputs) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->byte_size != 0)
       std::memcpy(inputAddresses_[i], inputs[i]->data, inputs[i]->byte_size);
@@ -284,17 +323,20 @@ void Session::runCpu(const std::vector<const kiln_tensor_t *> &inputs,
   using Clock = std::chrono::steady_clock;
   for (size_t i = 0; i < dispatches_.size(); ++i) {
     const Dispatch &d = dispatches_[i];
-    KernelJob job{d.fn, bindings_.data() + d.firstBinding};
-    if (!profiling_) {
+    Clock::time_point start;
+    if (profiling_)
+      start = Clock::now();
+    if (device_->emuChip) {
+      KILN_RETURN_IF_ERROR(emuRun(&pool, *device_->emuChip, emuLaunches_[i]));
+    } else {
+      KernelJob job{d.fn, bindings_.data() + d.firstBinding};
       pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
-      continue;
     }
-    Clock::time_point start = Clock::now();
-    pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
-    dispatchNs_[i] += uint64_t(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
-                                                             start)
-            .count());
+    if (profiling_)
+      dispatchNs_[i] += uint64_t(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
+                                                               start)
+              .count());
   }
 
   const std::vector<TensorInfo> &expected = artifact_->outputs();
@@ -302,6 +344,7 @@ void Session::runCpu(const std::vector<const kiln_tensor_t *> &inputs,
     if (expected[i].byteSize != 0)
       std::memcpy(outputs[i].data, outputAddresses_[i],
                   size_t(expected[i].byteSize));
+  return nullptr;
 }
 
 kiln_status_t Session::dispatchInfo(size_t index,

@@ -1,9 +1,10 @@
 //===- Session.h - One loaded program with its arena ------------*- C++ -*-===//
 //
-// A session binds an artifact's program to a device. On the cpu device: the
-// loaded code object, a 64-byte aligned arena, and every dispatch's binding
-// addresses computed once; on a hip device a HipProgram holds the same on the
-// GPU. Runs are serialized by a mutex.
+// A session binds an artifact's program to a device. On the cpu and emu
+// devices: the loaded host code object, a 64-byte aligned arena, and every
+// dispatch's binding addresses computed once (the emu device runs the same
+// bindings through EmuDevice.h); on a hip device a HipProgram holds the same
+// on the GPU. Runs are serialized by a mutex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "runtime/src/Artifact.h"
 #include "runtime/src/CpuDevice.h"
+#include "runtime/src/EmuDevice.h"
 #include "runtime/src/HipDevice.h"
 
 #include <memory>
@@ -42,7 +44,7 @@ public:
                         size_t count);
   void resetProfile();
 
-  /// The arena base (64-byte aligned; cpu device only), for tests.
+  /// The arena base (64-byte aligned; cpu and emu devices), for tests.
   const void *arena() const { return arena_; }
 
 private:
@@ -56,14 +58,18 @@ private:
   struct Dispatch {
     CpuKernelFn fn; // cpu device only
     uint64_t workgroupCount;
-    size_t firstBinding; // into bindings_ (cpu device only)
+    size_t firstBinding; // into bindings_ (cpu and emu devices)
     size_t bindingCount;
     uint32_t kernel;
     const kiln::artifact::Dispatch *manifest;
   };
-  kiln_status_t loadCpu(int codeObject);
-  void runCpu(const std::vector<const kiln_tensor_t *> &inputs,
-              kiln_tensor_t *outputs);
+  /// Loads the host code object (cpu or emu) and lays out the arena and the
+  /// bindings.
+  kiln_status_t loadHost(int codeObject);
+  /// The emu device's launch of every dispatch (after dispatches_).
+  kiln_status_t prepareEmu();
+  kiln_status_t runHost(const std::vector<const kiln_tensor_t *> &inputs,
+                        kiln_tensor_t *outputs);
 
   kiln_device_s *device_ = nullptr;
   kiln_artifact_s *artifactHandle_ = nullptr;
@@ -72,6 +78,7 @@ private:
   const kiln::artifact::CodeObject *codeObject_ = nullptr;
   std::unique_ptr<CpuModule> module_;
   std::unique_ptr<HipProgram> hip_; // on a hip device, instead of the rest
+  std::vector<EmuLaunch> emuLaunches_; // on an emu device, per dispatch
   void *arena_ = nullptr;
   std::vector<Dispatch> dispatches_;
   std::vector<void *> bindings_;

@@ -356,7 +356,8 @@ TEST(Device, UnsupportedDevice) {
     EXPECT_EQ(status.code(), KILN_STATUS_UNSUPPORTED);
     EXPECT_EQ(std::string(status.message()),
               std::string("unsupported device '") + spec +
-                  "' (this runtime supports: cpu, hip, hip:N)");
+                  "' (this runtime supports: cpu, hip, hip:N, "
+                  "emu:<gfx>)");
     EXPECT_FALSE(device);
   }
   Device device;
