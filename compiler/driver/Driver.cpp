@@ -2,6 +2,8 @@
 
 #include "compiler/driver/Driver.h"
 #include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/codegen/emulator/EmulatorCodegen.h"
+#include "runtime/src/EmuAbi.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -249,6 +251,59 @@ LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
 
 namespace {
 
+/// Fills the target and code of an artifact code object from a host object.
+void setHostObject(artifact::CodeObjectDesc &object, std::string target, std::string format,
+                   cpu::HostObject &&code) {
+  object.target = std::move(target);
+  object.triple = std::move(code.triple);
+  object.cpu = std::move(code.cpu);
+  object.features = std::move(code.features);
+  object.format = std::move(format);
+  object.bytes = std::move(code.bytes);
+}
+
+/// The kernel table of a gfx code object (the emulated one has the same).
+std::vector<artifact::KernelDesc> gfxKernelTable(const std::vector<gfx::Kernel> &kernels) {
+  std::vector<artifact::KernelDesc> table;
+  for (const gfx::Kernel &k : kernels) {
+    artifact::KernelDesc desc;
+    desc.name = k.name;
+    desc.symbol = k.name;
+    desc.workgroupCount = k.workgroupCount;
+    desc.workgroupSize = {static_cast<uint32_t>(k.workgroupSize), 1, 1};
+    desc.ldsBytes = static_cast<uint32_t>(k.ldsBytes);
+    table.push_back(std::move(desc));
+  }
+  return table;
+}
+
+/// The emulated code object of one gfx target: the kernels of the gpu stage
+/// `kernels`, rewritten for the host (see compiler/codegen/emulator).
+LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> &names,
+                               const gfx::Target &target, const CompileOptions &options,
+                               std::vector<gfx::Kernel> table,
+                               artifact::CodeObjectDesc &object) {
+  OwningOpRef<ModuleOp> host(cast<ModuleOp>(kernels->clone()));
+  if (failed(runPasses(*host, [&](OpPassManager &pm) {
+        emu::buildEmulatorPipeline(pm, target);
+      })))
+    return failure();
+  if (options.dumpStage)
+    options.dumpStage(std::string("emu-") + target.name, *host);
+  // The host kernels lay out their LDS themselves.
+  for (gfx::Kernel &kernel : table)
+    if (auto func = host->lookupSymbol<LLVM::LLVMFuncOp>(kernel.name))
+      if (auto lds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
+        kernel.ldsBytes = std::max(kernel.ldsBytes, lds.getInt());
+  cpu::HostObject code;
+  if (failed(emu::emitCodeObject(*host, options.cpu, names, code)))
+    return failure();
+  setHostObject(object, std::string(emu::kTargetPrefix) + target.name, emu::kCodeObjectFormat,
+                std::move(code));
+  object.kernels = gfxKernelTable(table);
+  return success();
+}
+
 /// A copy of `module` with its dispatch functions only (no program).
 OwningOpRef<ModuleOp> kernelsOnly(ModuleOp module) {
   OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(module->clone()));
@@ -283,12 +338,7 @@ LogicalResult compileCPU(ModuleOp linalg, const std::vector<std::string> &names,
   if (failed(cpu::emitCodeObject(*kernels, options.cpu, code,
                                  options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
     return failure();
-  object.target = "cpu";
-  object.triple = code.triple;
-  object.cpu = code.cpu;
-  object.features = code.features;
-  object.format = "elf-shared-object";
-  object.bytes = std::move(code.bytes);
+  setHostObject(object, "cpu", "elf-shared-object", std::move(code));
   for (const cpu::Kernel &k : code.kernels) {
     artifact::KernelDesc desc;
     desc.name = k.name;
@@ -300,9 +350,10 @@ LogicalResult compileCPU(ModuleOp linalg, const std::vector<std::string> &names,
 }
 
 /// The HSACO of one gfx target, or the stage the options stop at.
+/// With options.emulation, `objects` also receives the emulated code object.
 LogicalResult compileGfx(ModuleOp linalg, const std::vector<std::string> &names,
                          const gfx::Target &target, const CompileOptions &options,
-                         StageOutput &out, artifact::CodeObjectDesc &object) {
+                         StageOutput &out, std::vector<artifact::CodeObjectDesc> &objects) {
   gfx::GfxOptions gfxOptions = options.gfx;
   gfxOptions.target = &target;
   OwningOpRef<ModuleOp> kernels = kernelsOnly(linalg);
@@ -331,6 +382,10 @@ LogicalResult compileGfx(ModuleOp linalg, const std::vector<std::string> &names,
     out.module = std::move(kernels);
     return success();
   }
+  artifact::CodeObjectDesc emulated;
+  if (options.emulation && options.stopAfter == Stage::Artifact &&
+      failed(compileEmulation(*kernels, names, target, options, code.kernels, emulated)))
+    return failure();
   if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
         gfx::buildLLVMPipeline(pm, gfxOptions);
       })))
@@ -344,21 +399,17 @@ LogicalResult compileGfx(ModuleOp linalg, const std::vector<std::string> &names,
   if (failed(gfx::emitCodeObject(*kernels, gfxOptions, code,
                                  options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
     return failure();
+  artifact::CodeObjectDesc object;
   object.target = code.target;
   object.triple = code.triple;
   object.cpu = code.cpu;
   object.features = code.features;
   object.format = "hsaco";
   object.bytes = std::move(code.bytes);
-  for (const gfx::Kernel &k : code.kernels) {
-    artifact::KernelDesc desc;
-    desc.name = k.name;
-    desc.symbol = k.name;
-    desc.workgroupCount = k.workgroupCount;
-    desc.workgroupSize = {static_cast<uint32_t>(k.workgroupSize), 1, 1};
-    desc.ldsBytes = static_cast<uint32_t>(k.ldsBytes);
-    object.kernels.push_back(std::move(desc));
-  }
+  object.kernels = gfxKernelTable(code.kernels);
+  objects.push_back(std::move(object));
+  if (options.emulation)
+    objects.push_back(std::move(emulated));
   return success();
 }
 
@@ -469,16 +520,17 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
     }
     if (options.stopAfter == Stage::Gpu && !target.gfx)
       continue; // the cpu target has no gpu stage
-    artifact::CodeObjectDesc object;
-    LogicalResult result = target.gfx
-                               ? compileGfx(*linalg, names, *target.gfx, options, out, object)
-                               : compileCPU(*linalg, names, options, out, object);
+    std::vector<artifact::CodeObjectDesc> objects(target.gfx ? 0 : 1);
+    LogicalResult result =
+        target.gfx ? compileGfx(*linalg, names, *target.gfx, options, out, objects)
+                   : compileCPU(*linalg, names, options, out, objects.front());
     if (failed(result))
       return failure();
     if (options.stopAfter != Stage::Artifact)
       outputs.push_back(std::move(out));
     else
-      codeObjects.push_back(std::move(object));
+      for (artifact::CodeObjectDesc &object : objects)
+        codeObjects.push_back(std::move(object));
   }
   if (options.stopAfter != Stage::Artifact)
     return success();

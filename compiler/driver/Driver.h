@@ -43,6 +43,9 @@ struct CompileOptions {
   std::vector<TargetSpec> targets;
   cpu::CPUOptions cpu;
   gfx::GfxOptions gfx; // its target is set per gfx target
+  /// Also store each gfx target's kernels built for the host ("emu:<gfx>"
+  /// code objects), which the runtime's emu:<gfx> device runs.
+  bool emulation = false;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact
   /// Called after every stage with the stage name and the IR (for

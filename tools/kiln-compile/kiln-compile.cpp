@@ -71,6 +71,11 @@ static cl::opt<kiln::gfx::Precision> precision(
                clEnumValN(kiln::gfx::Precision::BF16, "bf16",
                           "bf16 operands on the matrix cores, f32 accumulation")),
     cl::init(kiln::gfx::Precision::F32), cl::cat(kilnCategory));
+static cl::opt<bool> emulation(
+    "emulation",
+    cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "
+             "--device=emu:<gfx> runs them on the CPU (emu:<gfx> code objects)"),
+    cl::init(false), cl::cat(kilnCategory));
 static cl::opt<std::string> cpuName(
     "cpu", cl::desc("x86-64 CPU to compile for: host (default), x86-64-v3, "
                     "x86-64-v4, znver4, ..."),
@@ -181,6 +186,7 @@ int main(int argc, char **argv) {
   compileOptions.cpu.workgroups = workgroups;
   compileOptions.targets = targetSpecs;
   compileOptions.gfx.precision = precision;
+  compileOptions.emulation = emulation;
   for (int i = 1; i < argc; ++i)
     compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);
   if (!dumpDir.empty()) {

@@ -83,6 +83,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  buildLoopsToLLVMPipeline(pm);
+}
+
+void buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(memref::createFoldMemRefAliasOpsPass());
@@ -180,8 +184,9 @@ LogicalResult linkSharedObject(ModuleOp module, llvm::StringRef object, std::str
   return success();
 }
 
-LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
-                             CodeObject &codeObject, std::string *assembly) {
+LogicalResult emitHostObject(ModuleOp module, const CPUOptions &options,
+                             llvm::function_ref<LogicalResult(llvm::Module &)> addEntries,
+                             HostObject &object, std::string *assembly) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
@@ -216,13 +221,8 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
 
-  for (Kernel &kernel : codeObject.kernels) {
-    llvm::Function *inner = llvmModule->getFunction(kernel.name);
-    if (!inner)
-      return fail(module, "kernel '" + kernel.name + "' is missing after lowering");
-    kernel.symbol = kernel.name;
-    addEntry(*llvmModule, inner, kernel.symbol);
-  }
+  if (failed(addEntries(*llvmModule)))
+    return failure();
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration()) {
       f.addFnAttr("target-cpu", cpu);
@@ -234,11 +234,25 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail(module, "LLVM optimization failed: " + llvm::toString(std::move(err)));
 
-  codeObject.triple = triple.str();
-  codeObject.cpu = cpu;
-  codeObject.features = features;
+  object.triple = triple.str();
+  object.cpu = cpu;
+  object.features = features;
+  return emitAndLink(module, *machine, *llvmModule, object.bytes, assembly);
+}
 
-  return emitAndLink(module, *machine, *llvmModule, codeObject.bytes, assembly);
+LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
+                             CodeObject &codeObject, std::string *assembly) {
+  auto addEntries = [&](llvm::Module &llvmModule) -> LogicalResult {
+    for (Kernel &kernel : codeObject.kernels) {
+      llvm::Function *inner = llvmModule.getFunction(kernel.name);
+      if (!inner)
+        return fail(module, "kernel '" + kernel.name + "' is missing after lowering");
+      kernel.symbol = kernel.name;
+      addEntry(llvmModule, inner, kernel.symbol);
+    }
+    return success();
+  };
+  return emitHostObject(module, options, addEntries, codeObject, assembly);
 }
 
 LogicalResult emitAndLink(ModuleOp module, llvm::TargetMachine &machine,

@@ -47,6 +47,10 @@ void buildLinalgPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
 void buildBufferizePipeline(mlir::OpPassManager &pm);
 /// Linalg on tensors -> bufferized loops with the kernel ABI -> LLVM dialect.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
+/// Loops, vectors and memrefs -> the LLVM dialect for the host (memref
+/// arguments as bare pointers). The tail of buildLLVMPipeline; the gfx
+/// emulator lowers its host kernels with it too.
+void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
 
 struct Kernel {
   std::string name;
@@ -54,9 +58,13 @@ struct Kernel {
   int64_t workgroupCount = 1;
 };
 
-struct CodeObject {
+/// An x86-64 ELF shared object and what it was built for.
+struct HostObject {
   std::string triple, cpu, features;
   std::string bytes; // ELF shared object
+};
+
+struct CodeObject : HostObject {
   std::vector<Kernel> kernels;
 };
 
@@ -68,6 +76,15 @@ mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
                                    const CPUOptions &options,
                                    CodeObject &codeObject,
                                    std::string *assembly = nullptr);
+
+/// Translates `module` (LLVM dialect) to LLVM IR for the host CPU of
+/// `options`, lets `addEntries` add the entry points of the code object's
+/// ABI, optimizes at O3, emits and links a shared object into `object` (or
+/// its assembly into `*assembly`).
+mlir::LogicalResult
+emitHostObject(mlir::ModuleOp module, const CPUOptions &options,
+               llvm::function_ref<mlir::LogicalResult(llvm::Module &)> addEntries,
+               HostObject &object, std::string *assembly);
 
 /// Emits `llvmModule` for `machine`: its assembly into `*assembly` when
 /// given, else an object linked by linkSharedObject into `linked`.

@@ -1,0 +1,67 @@
+//===- EmulatorCodegen.cpp - gfx kernels compiled for the host ------------===//
+
+#include "compiler/codegen/emulator/EmulatorCodegen.h"
+
+#include "kiln/Passes/Passes.h"
+#include "runtime/src/EmuAbi.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+using namespace mlir;
+
+namespace kiln::emu {
+
+void buildEmulatorPipeline(OpPassManager &pm, const gfx::Target &target) {
+  KilnEmuLowerKernelsOptions options;
+  options.chip = target.name;
+  pm.addPass(createKilnEmuLowerKernels(options));
+  cpu::buildLoopsToLLVMPipeline(pm);
+}
+
+namespace {
+
+/// `void <name>(KilnEmuLane *lane, void *const *bindings)` calling the lowered
+/// kernel `inner(lane, lds, binding...)` with the LDS bytes of the lane.
+void addEntry(llvm::Module &module, llvm::Function *inner, const std::string &name) {
+  llvm::LLVMContext &ctx = module.getContext();
+  inner->setName(name + ".body");
+  inner->setLinkage(llvm::GlobalValue::InternalLinkage);
+  inner->addFnAttr(llvm::Attribute::AlwaysInline);
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy, ptrTy}, false);
+  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+  entry->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  llvm::Value *lane = entry->getArg(0);
+  llvm::Value *bindings = entry->getArg(1);
+  llvm::SmallVector<llvm::Value *> args = {lane};
+  llvm::Value *ldsSlot = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), lane, kLaneLdsOffset);
+  args.push_back(b.CreateAlignedLoad(ptrTy, ldsSlot, llvm::Align(8)));
+  for (unsigned i = 2; i < inner->arg_size(); ++i) {
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, bindings, i - 2);
+    args.push_back(b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8)));
+  }
+  b.CreateCall(inner, args);
+  b.CreateRetVoid();
+}
+
+} // namespace
+
+LogicalResult emitCodeObject(ModuleOp module, const cpu::CPUOptions &host,
+                             llvm::ArrayRef<std::string> kernels, cpu::HostObject &object,
+                             std::string *assembly) {
+  auto addEntries = [&](llvm::Module &llvmModule) -> LogicalResult {
+    for (const std::string &name : kernels) {
+      llvm::Function *inner = llvmModule.getFunction(name);
+      if (!inner)
+        return emitError(module.getLoc()) << "emulated kernel '" << name
+                                          << "' is missing after lowering";
+      addEntry(llvmModule, inner, name);
+    }
+    return success();
+  };
+  return cpu::emitHostObject(module, host, addEntries, object, assembly);
+}
+
+} // namespace kiln::emu

@@ -1,0 +1,333 @@
+//===- LowerKernels.cpp - gfx kernels -> host functions for emulation ------===//
+//
+// The one rewrite the emulation needs: each gpu.func of the gpu.module becomes
+// a func.func with the ABI of runtime/src/EmuAbi.h. Everything after it is the
+// host's upstream lowering. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/amdgpu/GPUCodegen.h"
+#include "kiln/Passes/Passes.h"
+#include "runtime/src/EmuAbi.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNEMULOWERKERNELS
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+
+/// `type` without a gfx address space.
+Type withoutAddressSpace(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+    return type;
+  return MemRefType::Builder(memref).setMemorySpace(nullptr);
+}
+
+void stripAddressSpaces(Operation *root) {
+  root->walk([](Operation *op) {
+    for (Value result : op->getResults())
+      result.setType(withoutAddressSpace(result.getType()));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          arg.setType(withoutAddressSpace(arg.getType()));
+  });
+}
+
+/// The element type amdgpu.mfma/wmma multiplies, as the target table names it.
+std::optional<gfx::MatrixInput> matrixInput(Type operand) {
+  Type element = getElementTypeOrSelf(operand);
+  if (element.isF16())
+    return gfx::MatrixInput::F16;
+  if (element.isBF16())
+    return gfx::MatrixInput::BF16;
+  if (element.isInteger(8))
+    return gfx::MatrixInput::I8;
+  if (element.isInteger(4))
+    return gfx::MatrixInput::I4;
+  return std::nullopt;
+}
+
+/// Rewrites one kernel. Holds what the rewrites of its ops share.
+class KernelLowering {
+public:
+  KernelLowering(ModuleOp module, const gfx::Target &target)
+      : module(module), target(target), b(module.getContext()) {}
+
+  LogicalResult lower(gpu::GPUFuncOp kernel);
+
+private:
+  Value loadLaneField(Location loc, int64_t offset, Type type);
+  Value hook(Location loc, int64_t index);
+  LogicalResult lowerMatrix(Operation *op, Value a, Value b, Value c, StringRef mnemonic,
+                            uint32_t flags);
+  StringRef mnemonicFor(Operation *op, Type sourceA, Type destC, bool wmma, int64_t m,
+                        int64_t n, int64_t k);
+  Value mnemonicString(Location loc, StringRef mnemonic);
+  Value entryAlloca(Location loc, Type type);
+
+  ModuleOp module;
+  const gfx::Target &target;
+  OpBuilder b;
+  Value lane;
+  Block *entry = nullptr;
+  Value one; // i64 1 at the entry, for allocas
+  uint32_t nextSite = 0;
+};
+
+Value KernelLowering::loadLaneField(Location loc, int64_t offset, Type type) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value field = LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), lane,
+                                    ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
+  return LLVM::LoadOp::create(b, loc, type, field);
+}
+
+/// The function pointer at `index` of the lane's hooks.
+Value KernelLowering::hook(Location loc, int64_t index) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value hooks = loadLaneField(loc, emu::kLaneHooksOffset, ptr);
+  Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, hooks,
+                                   ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(index)});
+  return LLVM::LoadOp::create(b, loc, ptr, slot);
+}
+
+Value KernelLowering::entryAlloca(Location loc, Type type) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(one);
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  return LLVM::AllocaOp::create(b, loc, ptr, type, one, /*alignment=*/16);
+}
+
+Value KernelLowering::mnemonicString(Location loc, StringRef mnemonic) {
+  std::string name = ("__kiln_emu_" + mnemonic).str();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    std::string bytes = mnemonic.str();
+    bytes.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+    global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+                                    name, b.getStringAttr(bytes));
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+StringRef KernelLowering::mnemonicFor(Operation *op, Type sourceA, Type destC, bool wmma,
+                                      int64_t m, int64_t n, int64_t k) {
+  std::optional<gfx::MatrixInput> input = matrixInput(sourceA);
+  bool intAccumulator = getElementTypeOrSelf(destC).isInteger(32);
+  for (const gfx::MatrixInstruction &instr : target.matrix) {
+    bool intInput = instr.input == gfx::MatrixInput::I8 || instr.input == gfx::MatrixInput::I4;
+    if (input && instr.input == *input && instr.wmma == wmma && instr.m == m &&
+        instr.n == n && instr.k == k && intInput == intAccumulator)
+      return instr.mnemonic;
+  }
+  op->emitError() << "no " << target.name << " matrix instruction is emulated for " << m << "x"
+                  << n << "x" << k << " with " << sourceA << " operands and " << destC
+                  << " accumulators";
+  return {};
+}
+
+LogicalResult KernelLowering::lowerMatrix(Operation *op, Value a, Value bOperand, Value c,
+                                          StringRef mnemonic, uint32_t flags) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  b.setInsertionPoint(op);
+  // A and B as the packed 32-bit registers the hardware reads.
+  auto registers = [&](Value operand) -> Value {
+    auto type = cast<VectorType>(operand.getType());
+    int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+    auto regs = VectorType::get({bits / 32}, b.getI32Type());
+    Value packed = vector::BitCastOp::create(b, loc, regs, operand);
+    Value slot = entryAlloca(loc, regs);
+    LLVM::StoreOp::create(b, loc, packed, slot);
+    return slot;
+  };
+  for (Value operand : {a, bOperand}) {
+    auto type = dyn_cast<VectorType>(operand.getType());
+    if (!type || type.getRank() != 1 ||
+        (type.getNumElements() * type.getElementTypeBitWidth()) % 32 != 0)
+      return op->emitError("matrix operand ") << operand.getType()
+                                              << " is not a whole number of registers";
+  }
+  Value aSlot = registers(a);
+  Value bSlot = registers(bOperand);
+  Value cSlot = entryAlloca(loc, c.getType());
+  LLVM::StoreOp::create(b, loc, c, cSlot);
+  Value dSlot = entryAlloca(loc, c.getType());
+  Value fn = hook(loc, emu::kHooksMatrixIndex);
+  auto i32 = b.getI32Type();
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                          {ptr, i32, ptr, i32, ptr, ptr, ptr, ptr});
+  Value site = LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(nextSite++));
+  Value flagValue = LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(flags));
+  LLVM::CallOp::create(b, loc, type,
+                       ValueRange{fn, lane, site, mnemonicString(loc, mnemonic), flagValue,
+                                  aSlot, bSlot, cSlot, dSlot});
+  Value d = LLVM::LoadOp::create(b, loc, c.getType(), dSlot);
+  op->getResult(0).replaceAllUsesWith(d);
+  op->erase();
+  return success();
+}
+
+LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = kernel.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+
+  // Workgroup buffers are slices of one LDS byte buffer, 16-byte aligned.
+  SmallVector<int64_t> offsets;
+  int64_t ldsBytes = 0;
+  for (BlockArgument buffer : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      return kernel.emitError("workgroup buffer ") << type << " is not a static identity memref";
+    offsets.push_back(ldsBytes);
+    int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    ldsBytes += llvm::alignTo(bytes, 16);
+  }
+  auto ldsType = MemRefType::get({std::max<int64_t>(ldsBytes, 1)}, b.getI8Type());
+
+  SmallVector<Type> inputs = {ptr, ldsType};
+  for (Type type : kernel.getArgumentTypes())
+    inputs.push_back(withoutAddressSpace(type));
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, kernel.getName(), b.getFunctionType(inputs, {}));
+  for (NamedAttribute attr : kernel->getAttrs())
+    if (attr.getName().getValue().starts_with("kiln."))
+      func->setAttr(attr.getName(), attr.getValue());
+  func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(ldsBytes));
+  func->setAttr("kiln.emu_kernel", b.getUnitAttr());
+
+  unsigned numArguments = kernel.getNumArguments();
+  unsigned numWorkgroup = kernel.getNumWorkgroupAttributions();
+  unsigned numPrivate = kernel.getNumPrivateAttributions();
+  func.getBody().takeBody(kernel.getBody());
+  entry = &func.getBody().front();
+  lane = entry->insertArgument(0u, ptr, loc);
+  Value lds = entry->insertArgument(1u, ldsType, loc);
+  const unsigned first = 2 + numArguments;
+
+  b.setInsertionPointToStart(entry);
+  one = LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(1));
+  for (unsigned i = 0; i < numWorkgroup; ++i) {
+    BlockArgument buffer = entry->getArgument(first + i);
+    auto type = cast<MemRefType>(withoutAddressSpace(buffer.getType()));
+    Value offset = arith::ConstantIndexOp::create(b, loc, offsets[i]);
+    Value view = memref::ViewOp::create(b, loc, type, lds, offset, ValueRange{});
+    buffer.replaceAllUsesWith(view);
+  }
+  for (unsigned i = 0; i < numPrivate; ++i) {
+    BlockArgument buffer = entry->getArgument(first + numWorkgroup + i);
+    auto type = cast<MemRefType>(withoutAddressSpace(buffer.getType()));
+    buffer.replaceAllUsesWith(memref::AllocaOp::create(b, loc, type).getResult());
+  }
+  entry->eraseArguments(first, numWorkgroup + numPrivate);
+
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<gpu::GPUDialect, amdgpu::AMDGPUDialect, ROCDL::ROCDLDialect>(op->getDialect()))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    Location opLoc = op->getLoc();
+    b.setInsertionPoint(op);
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      Value v = loadLaneField(opLoc,
+                              emu::kLaneThreadIdOffset + 4 * static_cast<int64_t>(id.getDimension()),
+                              b.getI32Type());
+      op->replaceAllUsesWith(arith::IndexCastUIOp::create(b, opLoc, b.getIndexType(), v));
+      op->erase();
+    } else if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+      Value v = loadLaneField(opLoc,
+                              emu::kLaneBlockIdOffset + 4 * static_cast<int64_t>(id.getDimension()),
+                              b.getI32Type());
+      op->replaceAllUsesWith(arith::IndexCastUIOp::create(b, opLoc, b.getIndexType(), v));
+      op->erase();
+    } else if (isa<gpu::BarrierOp>(op)) {
+      Value fn = hook(opLoc, emu::kHooksBarrierIndex);
+      auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, b.getI32Type()});
+      Value site =
+          LLVM::ConstantOp::create(b, opLoc, b.getI32Type(), b.getI32IntegerAttr(nextSite++));
+      LLVM::CallOp::create(b, opLoc, type, ValueRange{fn, lane, site});
+      op->erase();
+    } else if (auto mfma = dyn_cast<amdgpu::MFMAOp>(op)) {
+      if (mfma.getBlocks() != 1 || mfma.getCbsz() != 0 || mfma.getAbid() != 0 ||
+          mfma.getBlgp() != amdgpu::MFMAPermB::none || mfma.getNegateA() ||
+          mfma.getNegateB() || mfma.getNegateC() || mfma.getReducePrecision())
+        return op->emitError("the emulator supports amdgpu.mfma without broadcast, "
+                             "permutation, negation or reduced precision");
+      StringRef mnemonic = mnemonicFor(op, mfma.getSourceA().getType(),
+                                       mfma.getDestC().getType(), /*wmma=*/false, mfma.getM(),
+                                       mfma.getN(), mfma.getK());
+      if (mnemonic.empty() ||
+          failed(lowerMatrix(op, mfma.getSourceA(), mfma.getSourceB(), mfma.getDestC(),
+                             mnemonic, 0)))
+        return failure();
+    } else if (auto wmma = dyn_cast<amdgpu::WMMAOp>(op)) {
+      if (wmma.getSubwordOffset() != 0)
+        return op->emitError("the emulator supports amdgpu.wmma with subword offset 0");
+      StringRef mnemonic = mnemonicFor(op, wmma.getSourceA().getType(),
+                                       wmma.getDestC().getType(), /*wmma=*/true, wmma.getM(),
+                                       wmma.getN(), wmma.getK());
+      uint32_t flags = (wmma.getUnsignedA() ? KILN_EMU_UNSIGNED_A : 0u) |
+                       (wmma.getUnsignedB() ? KILN_EMU_UNSIGNED_B : 0u) |
+                       (wmma.getClamp() ? KILN_EMU_CLAMP : 0u);
+      if (mnemonic.empty() ||
+          failed(lowerMatrix(op, wmma.getSourceA(), wmma.getSourceB(), wmma.getDestC(),
+                             mnemonic, flags)))
+        return failure();
+    } else if (isa<gpu::ReturnOp>(op)) {
+      func::ReturnOp::create(b, opLoc);
+      op->erase();
+    } else {
+      return op->emitError("'") << op->getName() << "' is not supported by the gfx emulation";
+    }
+  }
+  stripAddressSpaces(func);
+  return success();
+}
+
+struct KilnEmuLowerKernelsPass
+    : kiln::impl::KilnEmuLowerKernelsBase<KilnEmuLowerKernelsPass> {
+  using KilnEmuLowerKernelsBase::KilnEmuLowerKernelsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    const gfx::Target *target = gfx::lookupTarget(chip);
+    if (!target) {
+      module.emitError() << "unknown gfx target '" << chip << "'";
+      return signalPassFailure();
+    }
+    for (auto gpuModule : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>())) {
+      for (Operation &op : llvm::make_early_inc_range(gpuModule.getBody()->getOperations())) {
+        if (auto global = dyn_cast<memref::GlobalOp>(op)) {
+          global->moveBefore(module.getBody(), module.getBody()->end());
+          global.setType(cast<MemRefType>(withoutAddressSpace(global.getType())));
+          continue;
+        }
+        auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
+        if (!kernel)
+          continue;
+        KernelLowering lowering(module, *target);
+        if (failed(lowering.lower(kernel)))
+          return signalPassFailure();
+        kernel.erase();
+      }
+      gpuModule.erase();
+    }
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+    stripAddressSpaces(module);
+  }
+};
+
+} // namespace
