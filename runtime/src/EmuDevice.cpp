@@ -363,13 +363,23 @@ kiln_status_t Scheduler::resolve(bool &released) {
   if (unfinished == 0)
     return nullptr;
   if (atBarrier == unfinished) {
-    LaneGroups sites;
-    for (uint32_t t = 0; t < size; ++t)
-      if (group_.lanes[t].status == LaneStatus::AtBarrier)
-        sites.add(strFormat("at site %u", group_.lanes[t].site), t);
-    if (sites.size() > 1)
+    const Lane *lead = nullptr;
+    bool sameSite = true;
+    for (uint32_t t = 0; t < size; ++t) {
+      const Lane &lane = group_.lanes[t];
+      if (lane.status != LaneStatus::AtBarrier)
+        continue;
+      lead = lead ? lead : &lane;
+      sameSite = sameSite && lane.site == lead->site;
+    }
+    if (!sameSite) {
+      LaneGroups sites;
+      for (uint32_t t = 0; t < size; ++t)
+        if (group_.lanes[t].status == LaneStatus::AtBarrier)
+          sites.add(strFormat("at site %u", group_.lanes[t].site), t);
       return fail(KILN_STATUS_INVALID_ARTIFACT, -1,
                   "the lanes wait at different barriers: " + sites.str());
+    }
     for (uint32_t t = 0; t < size; ++t)
       if (group_.lanes[t].status == LaneStatus::AtBarrier)
         group_.lanes[t].status = LaneStatus::Ready;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 
 using namespace kiln::emu;
 
@@ -120,14 +121,6 @@ const Chip kChips[] = {
 const Chip *const kChipList[] = {&kChips[0], &kChips[1], &kChips[2],
                                  &kChips[3], &kChips[4]};
 
-/// Element `i` of a lane's packed A or B registers, zero-extended.
-uint32_t extract(const uint32_t *registers, int i, int bits) {
-  int perRegister = 32 / bits;
-  uint32_t word = registers[i / perRegister];
-  uint32_t shifted = word >> ((i % perRegister) * bits);
-  return bits == 32 ? shifted : shifted & ((1u << bits) - 1);
-}
-
 /// The integer value of an i8 / i4 element.
 int32_t integerValue(uint32_t raw, int bits, bool isUnsigned) {
   if (isUnsigned)
@@ -153,22 +146,79 @@ std::string elementString(const MatrixInstruction &inst, uint32_t raw,
   return buffer;
 }
 
+/// The layout functions of one instruction evaluated once: the row-major
+/// matrix index of every (lane, element).
+struct LayoutTable {
+  int16_t a[kMaxLaneElements];
+  int16_t b[kMaxLaneElements];
+  int16_t d[kMaxLaneElements];
+};
+
+void buildLayout(const MatrixInstruction &inst, LayoutTable &table) {
+  for (int lane = 0; lane < inst.waveSize; ++lane) {
+    for (int i = 0; i < inst.abPerLane; ++i) {
+      MatrixPlace pa = inst.aPlace(lane, i), pb = inst.bPlace(lane, i);
+      table.a[lane * inst.abPerLane + i] = int16_t(pa.row * inst.k + pa.col);
+      table.b[lane * inst.abPerLane + i] = int16_t(pb.row * inst.n + pb.col);
+    }
+    for (int r = 0; r < inst.cdPerLane; ++r) {
+      MatrixPlace pd = inst.dPlace(lane, r);
+      table.d[lane * inst.cdPerLane + r] = int16_t(pd.row * inst.n + pd.col);
+    }
+  }
+}
+
+/// The table of `inst`: cached for the instructions of the chip tables,
+/// built into `scratch` for others (copies made by tests).
+const LayoutTable &layoutOf(const MatrixInstruction &inst,
+                            LayoutTable &scratch) {
+  static const std::map<const MatrixInstruction *, LayoutTable> cache = [] {
+    std::map<const MatrixInstruction *, LayoutTable> tables;
+    for (const Chip &chip : kChips)
+      for (size_t i = 0; i < chip.instructionCount; ++i)
+        buildLayout(chip.instructions[i], tables[&chip.instructions[i]]);
+    return tables;
+  }();
+  auto it = cache.find(&inst);
+  if (it != cache.end())
+    return it->second;
+  buildLayout(inst, scratch);
+  return scratch;
+}
+
 /// Gathers operand `which` ('A' or 'B') of the wave into `raw` (row-major,
-/// K columns for A, N columns for B); false if two lanes hold different
-/// values for one element.
-bool gather(const MatrixInstruction &inst, char which, uint32_t flags,
-            const LaneOperands *lanes, uint32_t *raw, std::string &error) {
+/// K columns for A, N columns for B). Where the half-waves hold copies (RDNA3)
+/// false if two lanes hold different values for one element; elsewhere every
+/// element has one lane (EmuMatrixTest checks the layouts).
+template <int Bits>
+bool gather(const MatrixInstruction &inst, const LayoutTable &layout,
+            char which, uint32_t flags, const LaneOperands *lanes,
+            uint32_t *raw, std::string &error) {
+  constexpr int perRegister = 32 / Bits;
+  constexpr uint32_t mask = (1u << Bits) - 1;
+  const int16_t *indices = which == 'A' ? layout.a : layout.b;
+  const int perLane = inst.abPerLane;
+  if (!inst.duplicated()) {
+    for (int lane = 0; lane < inst.waveSize; ++lane) {
+      const uint32_t *registers = which == 'A' ? lanes[lane].a : lanes[lane].b;
+      const int16_t *laneIndices = &indices[lane * perLane];
+      for (int i = 0; i < perLane; ++i)
+        raw[laneIndices[i]] =
+            (registers[i / perRegister] >> ((i % perRegister) * Bits)) & mask;
+    }
+    return true;
+  }
+
   int16_t owner[kMaxMatrixElements];
   int columns = which == 'A' ? inst.k : inst.n;
   int count = (which == 'A' ? inst.m : inst.k) * columns;
   std::memset(owner, 0xff, sizeof(owner[0]) * size_t(count));
-  const int bits = inst.bits();
   for (int lane = 0; lane < inst.waveSize; ++lane) {
     const uint32_t *registers = which == 'A' ? lanes[lane].a : lanes[lane].b;
-    for (int i = 0; i < inst.abPerLane; ++i) {
-      MatrixPlace p = which == 'A' ? inst.aPlace(lane, i) : inst.bPlace(lane, i);
-      int index = p.row * columns + p.col;
-      uint32_t value = extract(registers, i, bits);
+    for (int i = 0; i < perLane; ++i) {
+      int index = indices[lane * perLane + i];
+      uint32_t value =
+          (registers[i / perRegister] >> ((i % perRegister) * Bits)) & mask;
       if (owner[index] < 0) {
         owner[index] = int16_t(lane);
         raw[index] = value;
@@ -176,6 +226,7 @@ bool gather(const MatrixInstruction &inst, char which, uint32_t flags,
       }
       if (raw[index] == value)
         continue;
+      MatrixPlace p = {index / columns, index % columns};
       bool isUnsigned =
           flags & (which == 'A' ? KILN_EMU_UNSIGNED_A : KILN_EMU_UNSIGNED_B);
       error = std::string(inst.mnemonic) + ": " + which + "[" +
@@ -188,6 +239,19 @@ bool gather(const MatrixInstruction &inst, char which, uint32_t flags,
     }
   }
   return true;
+}
+
+bool gatherOperand(const MatrixInstruction &inst, const LayoutTable &layout,
+                   char which, uint32_t flags, const LaneOperands *lanes,
+                   uint32_t *raw, std::string &error) {
+  switch (inst.bits()) {
+  case 16:
+    return gather<16>(inst, layout, which, flags, lanes, raw, error);
+  case 8:
+    return gather<8>(inst, layout, which, flags, lanes, raw, error);
+  default:
+    return gather<4>(inst, layout, which, flags, lanes, raw, error);
+  }
 }
 
 bool checkFlags(const MatrixInstruction &inst, uint32_t flags,
@@ -306,71 +370,82 @@ bool kiln::emu::execute(const MatrixInstruction &inst, uint32_t flags,
                         const LaneOperands *lanes, std::string &error) {
   if (!checkFlags(inst, flags, error))
     return false;
+  LayoutTable scratch;
+  const LayoutTable &layout = layoutOf(inst, scratch);
   uint32_t a[kMaxMatrixElements], b[kMaxMatrixElements];
-  if (!gather(inst, 'A', flags, lanes, a, error) ||
-      !gather(inst, 'B', flags, lanes, b, error))
+  if (!gatherOperand(inst, layout, 'A', flags, lanes, a, error) ||
+      !gatherOperand(inst, layout, 'B', flags, lanes, b, error))
     return false;
 
   // C, in D's layout: every element has exactly one owner.
   uint32_t c[kMaxMatrixElements];
   for (int lane = 0; lane < inst.waveSize; ++lane) {
     const auto *laneC = static_cast<const unsigned char *>(lanes[lane].c);
-    for (int r = 0; r < inst.cdPerLane; ++r) {
-      MatrixPlace p = inst.dPlace(lane, r);
-      std::memcpy(&c[p.row * inst.n + p.col], laneC + 4 * r, 4);
-    }
+    const int16_t *indices = &layout.d[lane * inst.cdPerLane];
+    for (int r = 0; r < inst.cdPerLane; ++r)
+      std::memcpy(&c[indices[r]], laneC + 4 * r, 4);
   }
 
+  // Row by row, k outer and columns inner: each element still sums its
+  // products in k order, and the column loop vectorizes.
   uint32_t d[kMaxMatrixElements];
   const int bits = inst.bits();
+  const int m = inst.m, n = inst.n, k = inst.k;
   if (inst.integer) {
     bool unsignedA = flags & KILN_EMU_UNSIGNED_A;
     bool unsignedB = flags & KILN_EMU_UNSIGNED_B;
-    int32_t av[kMaxMatrixElements], bv[kMaxMatrixElements];
-    for (int i = 0; i < inst.m * inst.k; ++i)
-      av[i] = integerValue(a[i], bits, unsignedA);
-    for (int i = 0; i < inst.k * inst.n; ++i)
-      bv[i] = integerValue(b[i], bits, unsignedB);
-    for (int row = 0; row < inst.m; ++row) {
-      for (int col = 0; col < inst.n; ++col) {
-        // Exact: at most 64 products of 8-bit values plus an i32.
-        int64_t sum = int64_t(int32_t(c[row * inst.n + col]));
-        for (int kk = 0; kk < inst.k; ++kk)
-          sum += int64_t(av[row * inst.k + kk]) * bv[kk * inst.n + col];
+    // 8-bit values fit in 16 bits, their products and sums of at most 64 of
+    // them in 32: exact, and the loop vectorizes with 16-bit multiplies.
+    int16_t av[kMaxMatrixElements], bv[kMaxMatrixElements];
+    for (int i = 0; i < m * k; ++i)
+      av[i] = int16_t(integerValue(a[i], bits, unsignedA));
+    for (int i = 0; i < k * n; ++i)
+      bv[i] = int16_t(integerValue(b[i], bits, unsignedB));
+    for (int row = 0; row < m; ++row) {
+      int32_t sums[kMaxDimension] = {};
+      for (int kk = 0; kk < k; ++kk) {
+        int32_t value = av[row * k + kk];
+        const int16_t *bRow = &bv[kk * n];
+        for (int col = 0; col < n; ++col)
+          sums[col] += value * int32_t(bRow[col]);
+      }
+      for (int col = 0; col < n; ++col) {
+        int64_t sum = int64_t(int32_t(c[row * n + col])) + sums[col];
         if (flags & KILN_EMU_CLAMP) {
           if (sum > INT32_MAX)
             sum = INT32_MAX;
           if (sum < INT32_MIN)
             sum = INT32_MIN;
         }
-        d[row * inst.n + col] = uint32_t(uint64_t(sum)); // wraps
+        d[row * n + col] = uint32_t(uint64_t(sum)); // wraps
       }
     }
   } else {
     float av[kMaxMatrixElements], bv[kMaxMatrixElements];
-    for (int i = 0; i < inst.m * inst.k; ++i)
+    for (int i = 0; i < m * k; ++i)
       av[i] = floatValue(a[i], inst.input);
-    for (int i = 0; i < inst.k * inst.n; ++i)
+    for (int i = 0; i < k * n; ++i)
       bv[i] = floatValue(b[i], inst.input);
-    for (int row = 0; row < inst.m; ++row) {
-      for (int col = 0; col < inst.n; ++col) {
-        float sum;
-        std::memcpy(&sum, &c[row * inst.n + col], sizeof(sum));
-        for (int kk = 0; kk < inst.k; ++kk) {
-          float product = av[row * inst.k + kk] * bv[kk * inst.n + col];
-          sum += product;
+    for (int row = 0; row < m; ++row) {
+      float sums[kMaxDimension];
+      std::memcpy(sums, &c[row * n], sizeof(float) * size_t(n));
+      for (int kk = 0; kk < k; ++kk) {
+        float value = av[row * k + kk];
+        const float *bRow = &bv[kk * n];
+        for (int col = 0; col < n; ++col) {
+          float product = value * bRow[col];
+          sums[col] += product;
         }
-        std::memcpy(&d[row * inst.n + col], &sum, sizeof(sum));
       }
+      std::memcpy(&d[row * n], sums, sizeof(float) * size_t(n));
     }
   }
 
   for (int lane = 0; lane < inst.waveSize; ++lane) {
     auto *laneD = static_cast<unsigned char *>(lanes[lane].d);
-    for (int r = 0; r < inst.cdPerLane; ++r) {
-      MatrixPlace p = inst.dPlace(lane, r);
-      std::memcpy(laneD + 4 * r, &d[p.row * inst.n + p.col], 4);
-    }
+    const int16_t *indices = &layout.d[lane * inst.cdPerLane];
+    for (int r = 0; r < inst.cdPerLane; ++r)
+      std::memcpy(laneD + 4 * r, &d[indices[r]], 4);
   }
   return true;
 }

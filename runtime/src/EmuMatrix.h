@@ -93,6 +93,9 @@ const MatrixInstruction *findInstruction(const Chip &chip,
 constexpr int kMaxAbRegisters = 8;
 constexpr int kMaxCdPerLane = 16;
 constexpr int kMaxMatrixElements = 32 * 32;
+constexpr int kMaxDimension = 32; // M and N
+constexpr int kMaxK = 64;         // integer sums stay exact in 32 bits
+constexpr int kMaxLaneElements = 64 * 16; // wave size * A, B or D per lane
 
 /// One lane's operands: its A and B registers, its C elements (f32 or i32)
 /// and where its D elements go.

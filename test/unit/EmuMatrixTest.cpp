@@ -174,6 +174,12 @@ TEST(EmuMatrix, LayoutsCoverEveryElement) {
       EXPECT_LE(inst.abRegisters(), kMaxAbRegisters);
       EXPECT_LE(inst.cdPerLane, kMaxCdPerLane);
       EXPECT_LE(inst.m * inst.k, kMaxMatrixElements);
+      EXPECT_LE(inst.k * inst.n, kMaxMatrixElements);
+      EXPECT_LE(inst.m, kMaxDimension);
+      EXPECT_LE(inst.n, kMaxDimension);
+      EXPECT_LE(inst.k, kMaxK);
+      EXPECT_LE(inst.abPerLane * inst.waveSize, kMaxLaneElements);
+      EXPECT_LE(inst.cdPerLane * inst.waveSize, kMaxLaneElements);
       std::map<std::pair<int, int>, int> a, b, d;
       for (int lane = 0; lane < inst.waveSize; ++lane) {
         for (int i = 0; i < inst.abPerLane; ++i) {
