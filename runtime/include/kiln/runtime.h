@@ -154,9 +154,9 @@ uint64_t kiln_artifact_constants_size(const kiln_artifact_t *artifact);
 typedef struct kiln_device_s kiln_device_t;
 
 typedef struct kiln_device_options_s {
-  /* cpu: threads that run workgroups, including the thread that calls
-     kiln_session_run. 0: one per CPU this process may run on. Ignored by hip
-     devices. */
+  /* cpu and emu: threads that run workgroups, including the thread that
+     calls kiln_session_run. 0: one per CPU this process may run on. Ignored
+     by hip devices. */
   uint32_t thread_count;
 } kiln_device_options_t;
 
@@ -168,20 +168,23 @@ void kiln_device_options_init(kiln_device_options_t *options);
    .so.7, .so.6, .so.5; or the path in the environment variable
    KILN_HIP_LIBRARY). Without the HIP runtime, without a GPU, or with N out of
    range the error is KILN_STATUS_UNSUPPORTED with one line starting
-   "no AMD GPU found (hip:N): ". Other specs are KILN_STATUS_UNSUPPORTED (a
-   malformed "hip:..." is KILN_STATUS_INVALID_ARGUMENT). `options` may be NULL
-   for defaults. */
+   "no AMD GPU found (hip:N): ". "emu:GFX" (GFX one of gfx942, gfx950,
+   gfx1100, gfx1201, gfx1250) runs that chip's emulated code object on the
+   CPU (x86-64 hosts only; see docs/runtime.md). Other specs are
+   KILN_STATUS_UNSUPPORTED (a malformed "hip:..." is
+   KILN_STATUS_INVALID_ARGUMENT). `options` may be NULL for defaults. */
 kiln_status_t kiln_device_create(const char *spec,
                                  const kiln_device_options_t *options,
                                  kiln_device_t **out_device);
 void kiln_device_retain(kiln_device_t *device);
 void kiln_device_release(kiln_device_t *device);
-/* "cpu", "hip:0". */
+/* "cpu", "hip:0", "emu:gfx942". */
 const char *kiln_device_name(const kiln_device_t *device);
-/* The code object target the device runs: "cpu", or the GPU's gfx name
-   without feature suffixes ("gfx942" for "gfx942:sramecc+:xnack-"). */
+/* The code object target the device runs: "cpu", the GPU's gfx name
+   without feature suffixes ("gfx942" for "gfx942:sramecc+:xnack-"), or
+   "emu:gfx942" for an emu device. */
 const char *kiln_device_target(const kiln_device_t *device);
-/* The cpu device's threads; 0 for a hip device. */
+/* The threads of a cpu or emu device; 0 for a hip device. */
 uint32_t kiln_device_thread_count(const kiln_device_t *device);
 
 /*===----------------------------- session ------------------------------===*/
@@ -199,9 +202,10 @@ void kiln_session_options_init(kiln_session_options_t *options);
 
 /* Loads the code object of the artifact whose target is the device's (for
    cpu: the "cpu" code object, dlopen'ed from memory; for hip: the one named
-   like the GPU, e.g. "gfx942", loaded with hipModuleLoadData), resolves every
-   kernel symbol and allocates the arena (zeroed). A hip session also uploads
-   the constants section to the GPU, once. No code object for the device's
+   like the GPU, e.g. "gfx942", loaded with hipModuleLoadData; for emu:GFX
+   the "emu:GFX" code object, dlopen'ed like cpu), resolves every kernel
+   symbol and allocates the arena (zeroed). A hip session also uploads the
+   constants section to the GPU, once. No code object for the device's
    target is KILN_STATUS_UNSUPPORTED listing the artifact's targets.
    `options` may be NULL. */
 kiln_status_t kiln_session_create(kiln_device_t *device,
@@ -230,7 +234,10 @@ typedef struct kiln_tensor_s {
      at least the output's size); on success the runtime sets name, dtype,
      rank, shape (pointing into the artifact) and byte_size (bytes written).
    Nothing is written to the outputs when validation fails; a GPU error
-   during a hip run may leave output data partly written. */
+   during a hip run may leave output data partly written. On an emu device a
+   kernel that cannot run as written (mismatched barriers or matrix
+   instructions, a deadlock) fails the run with KILN_STATUS_INVALID_ARTIFACT
+   and no output written. */
 kiln_status_t kiln_session_run(kiln_session_t *session,
                                const kiln_tensor_t *inputs,
                                size_t input_count, kiln_tensor_t *outputs,
