@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -191,6 +192,28 @@ void busyKernel(KilnEmuLane *lane, void *const *bindings) {
     out[group] = lds[0] + priv[4095] - 4095;
 }
 
+/// 64 KiB of private memory per lane, live across a barrier. Bindings: out
+/// (uint32 per lane of every workgroup), the lanes' checksums.
+void bigStackKernel(KilnEmuLane *lane, void *const *bindings) {
+  auto *out = static_cast<uint32_t *>(bindings[0]);
+  uint32_t t = lane->threadId[0];
+  volatile uint32_t priv[16384];
+  for (uint32_t i = 0; i < 16384; ++i)
+    priv[i] = i * 7 + t;
+  lane->hooks->barrier(lane, 1);
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < 16384; ++i)
+    sum += priv[i];
+  out[lane->blockId[0] * 64 + t] = sum;
+}
+
+/// Writes downwards through 1 MiB of stack, four times the lane's stack.
+void stackOverflowKernel(KilnEmuLane *lane, void *const *) {
+  volatile unsigned char priv[1 << 20];
+  for (size_t i = sizeof(priv); i-- > 0;)
+    priv[i] = static_cast<unsigned char>(i + lane->threadId[0]);
+}
+
 //===----------------------------------------------------------------------===//
 // The scheduler
 //===----------------------------------------------------------------------===//
@@ -345,6 +368,24 @@ TEST(EmuDevice, ManyWorkgroupsOnATwoThreadPool) {
         ASSERT_EQ(out[g], 64 * 63 / 2 + 64 * g) << chipName << " " << g;
     }
   }
+}
+
+TEST(EmuDevice, LanesKeep64KiBOfPrivateMemory) {
+  auto threads = pool(2);
+  std::vector<uint32_t> out(64 * 4, 0);
+  void *bindings[] = {out.data()};
+  Result result = run(threads.get(), "gfx942", bigStackKernel, 64, 4, bindings);
+  ASSERT_EQ(result.code, KILN_STATUS_OK) << result.message;
+  for (uint32_t t = 0; t < 64; ++t)
+    EXPECT_EQ(out[t], 7u * (16384u * 16383u / 2) + 16384u * t) << t;
+}
+
+// An overflowing lane hits the guard page below its stack: a clean crash,
+// not another lane's stack silently overwritten.
+TEST(EmuDeviceDeathTest, StackOverflowHitsTheGuardPage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run(nullptr, "gfx942", stackOverflowKernel, 2, 1, nullptr),
+              ::testing::KilledBySignal(SIGSEGV), "");
 }
 
 TEST(EmuDevice, LaunchLimits) {
