@@ -215,10 +215,10 @@ kiln_status_t kiln_device_create(const char *spec,
   if (std::strncmp(spec, kiln::emu::kTargetPrefix, prefix) == 0) {
     emuChip = kiln::emu::findChip(spec + prefix);
     if (!emuChip)
-      return makeStatus(KILN_STATUS_UNSUPPORTED,
-                        std::string("unsupported device '") + spec +
-                            "' (the emu device emulates: " +
-                            kiln::emu::chipNames() + ")");
+      return makeStatus(
+          KILN_STATUS_UNSUPPORTED,
+          std::string("unsupported device '") + spec +
+              "' (the emu device emulates: " + kiln::emu::chipNames() + ")");
     if (!kFibersSupported)
       return makeStatus(KILN_STATUS_UNSUPPORTED,
                         std::string(spec) +

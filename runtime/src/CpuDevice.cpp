@@ -136,8 +136,8 @@ kiln_status_t CpuModule::load(const Artifact &artifact, int codeObject,
                                artifact.name().c_str(), codeObject,
                                Artifact::str(object->target()));
   std::string format = Artifact::str(object->format());
-  const char *expected = kind == Kind::Cpu ? "elf-shared-object"
-                                           : kiln::emu::kCodeObjectFormat;
+  const char *expected =
+      kind == Kind::Cpu ? "elf-shared-object" : kiln::emu::kCodeObjectFormat;
   // Artifacts from before the format field have none: cpu objects.
   if (format != expected && !(format.empty() && kind == Kind::Cpu))
     return makeStatus(KILN_STATUS_UNSUPPORTED,

@@ -34,8 +34,8 @@ public:
   };
 
   /// Loads code object `codeObject` of `artifact` and resolves its kernels.
-  static kiln_status_t load(const Artifact &artifact, int codeObject,
-                            Kind kind, std::unique_ptr<CpuModule> &out);
+  static kiln_status_t load(const Artifact &artifact, int codeObject, Kind kind,
+                            std::unique_ptr<CpuModule> &out);
   ~CpuModule();
   CpuModule(const CpuModule &) = delete;
   CpuModule &operator=(const CpuModule &) = delete;

@@ -175,8 +175,8 @@ private:
 };
 
 std::string matrixDescription(const Lane &lane, bool withFlags) {
-  std::string text = strFormat("at matrix site %u (%s", lane.site,
-                               lane.inst->mnemonic);
+  std::string text =
+      strFormat("at matrix site %u (%s", lane.site, lane.inst->mnemonic);
   if (withFlags)
     text += strFormat(", flags 0x%x", lane.flags);
   return text + ")";
@@ -198,7 +198,7 @@ std::string stateDescription(const Lane &lane) {
 
 class Scheduler {
 public:
-  Scheduler(ThreadState &state) : state_(state), group_(state.group) {}
+  explicit Scheduler(ThreadState &state) : state_(state), group_(state.group) {}
 
   /// Runs workgroup `id` of `launch` to completion.
   kiln_status_t run(const kiln::emu::Chip &chip, const EmuLaunch &launch,
@@ -219,10 +219,9 @@ private:
 
 kiln_status_t Scheduler::fail(kiln_status_code_t code, int wave,
                               const std::string &message) const {
-  std::string where =
-      strFormat("emu:%s: %s, workgroup %llu", group_.chip->name,
-                group_.launch->where.c_str(),
-                static_cast<unsigned long long>(group_.id));
+  std::string where = strFormat("emu:%s: %s, workgroup %llu", group_.chip->name,
+                                group_.launch->where.c_str(),
+                                static_cast<unsigned long long>(group_.id));
   if (wave >= 0)
     where += strFormat(", wave %d", wave);
   return makeStatus(code, where + ": " + message);
@@ -455,24 +454,23 @@ kiln_status_t kiln::rt::emuCheckKernel(const std::string &item,
                       strFormat("%s: %u LDS bytes (at most %u)", item.c_str(),
                                 ldsBytes, kEmuMaxLdsBytes));
   if (workgroupCount > (uint64_t(1) << 32))
-    return makeStatus(KILN_STATUS_UNSUPPORTED,
-                      strFormat("%s: %llu workgroups (at most 2^32)",
-                                item.c_str(),
-                                static_cast<unsigned long long>(
-                                    workgroupCount)));
+    return makeStatus(
+        KILN_STATUS_UNSUPPORTED,
+        strFormat("%s: %llu workgroups (at most 2^32)", item.c_str(),
+                  static_cast<unsigned long long>(workgroupCount)));
   return nullptr;
 }
 
 kiln_status_t kiln::rt::emuRun(ThreadPool *pool, const emu::Chip &chip,
                                const EmuLaunch &launch) {
   if (!kFibersSupported)
-    return makeStatus(KILN_STATUS_UNSUPPORTED,
-                      strFormat("emu:%s: the emu device needs an x86-64 host",
-                                chip.name));
+    return makeStatus(
+        KILN_STATUS_UNSUPPORTED,
+        strFormat("emu:%s: the emu device needs an x86-64 host", chip.name));
   uint32_t size = launch.workgroupSize;
-  KILN_RETURN_IF_ERROR(emuCheckKernel(
-      strFormat("emu:%s: %s", chip.name, launch.where.c_str()),
-      launch.workgroupCount, &size, 1, launch.ldsBytes));
+  KILN_RETURN_IF_ERROR(
+      emuCheckKernel(strFormat("emu:%s: %s", chip.name, launch.where.c_str()),
+                     launch.workgroupCount, &size, 1, launch.ldsBytes));
   if (!launch.fn)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       strFormat("emu:%s: %s: no kernel function", chip.name,

@@ -27,6 +27,7 @@ constexpr ElementKind I4 = ElementKind::I4;
 // Columns: mnemonic, wave size, M, N, K, element, integer, unsigned allowed,
 // A/B per lane, C/D per lane, kChunk, kGroupStride, kBlockStride, dChunk,
 // dGroupStride, dBlockStride (see EmuMatrix.h for the formulas).
+// clang-format off
 
 // gfx942 (CDNA3, wave64). Checked element by element against AMD's matrix
 // instruction calculator tables in test/unit/Inputs/matrix-layouts (cdna3-*)
@@ -107,6 +108,8 @@ const MatrixInstruction kGfx1250[] = {
     {"v_wmma_i32_16x16x64_iu8", 32, 16, 16, 64, I8, true, true, 32, 8, 16, 16, 32, 8, 8, 16},
 };
 
+// clang-format on
+
 template <size_t N> constexpr size_t countOf(const MatrixInstruction (&)[N]) {
   return N;
 }
@@ -118,8 +121,8 @@ const Chip kChips[] = {
     {"gfx1201", 32, kGfx1201, countOf(kGfx1201)},
     {"gfx1250", 32, kGfx1250, countOf(kGfx1250)},
 };
-const Chip *const kChipList[] = {&kChips[0], &kChips[1], &kChips[2],
-                                 &kChips[3], &kChips[4]};
+const Chip *const kChipList[] = {&kChips[0], &kChips[1], &kChips[2], &kChips[3],
+                                 &kChips[4]};
 
 /// The integer value of an i8 / i4 element.
 int32_t integerValue(uint32_t raw, int bits, bool isUnsigned) {
@@ -266,8 +269,10 @@ bool checkFlags(const MatrixInstruction &inst, uint32_t flags,
   }
   if ((flags & (KILN_EMU_UNSIGNED_A | KILN_EMU_UNSIGNED_B)) &&
       !inst.unsignedAllowed) {
-    error = std::string(inst.mnemonic) + ": the instruction has no unsigned "
-                                         "operands (flags " + hex + ")";
+    error = std::string(inst.mnemonic) +
+            ": the instruction has no unsigned "
+            "operands (flags " +
+            hex + ")";
     return false;
   }
   if ((flags & KILN_EMU_CLAMP) && !inst.integer) {

@@ -85,16 +85,15 @@ const Chip *const *allChips(size_t &count);
 
 /// The instruction `mnemonic` of `chip`, or nullptr with `error` naming the
 /// mnemonic, the chip and the instructions it has.
-const MatrixInstruction *findInstruction(const Chip &chip,
-                                         const char *mnemonic,
+const MatrixInstruction *findInstruction(const Chip &chip, const char *mnemonic,
                                          std::string &error);
 
 /// Upper bounds over all instructions (buffer sizes).
 constexpr int kMaxAbRegisters = 8;
 constexpr int kMaxCdPerLane = 16;
 constexpr int kMaxMatrixElements = 32 * 32;
-constexpr int kMaxDimension = 32; // M and N
-constexpr int kMaxK = 64;         // integer sums stay exact in 32 bits
+constexpr int kMaxDimension = 32;         // M and N
+constexpr int kMaxK = 64;                 // integer sums stay exact in 32 bits
 constexpr int kMaxLaneElements = 64 * 16; // wave size * A, B or D per lane
 
 /// One lane's operands: its A and B registers, its C elements (f32 or i32)

@@ -99,12 +99,12 @@ void kiln::rt::fiberInit(Fiber &fiber, void *stackTop, FiberEntry entry,
   auto *slots = reinterpret_cast<uint64_t *>(top) - 10;
   std::memset(slots, 0, 10 * sizeof(uint64_t));
   slots[0] = uint64_t(mxcsr) | uint64_t(fpuControl) << 32;
-  slots[1] = 0;                                          // r15
-  slots[2] = 0;                                          // r14
-  slots[3] = reinterpret_cast<uintptr_t>(arg);           // r13
-  slots[4] = reinterpret_cast<uintptr_t>(entry);         // r12
-  slots[5] = 0;                                          // rbx
-  slots[6] = 0;                                          // rbp
+  slots[1] = 0;                                                 // r15
+  slots[2] = 0;                                                 // r14
+  slots[3] = reinterpret_cast<uintptr_t>(arg);                  // r13
+  slots[4] = reinterpret_cast<uintptr_t>(entry);                // r12
+  slots[5] = 0;                                                 // rbx
+  slots[6] = 0;                                                 // rbp
   slots[7] = reinterpret_cast<uintptr_t>(&kiln_rt_fiber_start); // ret
   // slots[8], slots[9]: top - 16 and top - 8, left zero.
   fiber.sp = slots;

@@ -43,7 +43,9 @@ class FiberStack {
 public:
   FiberStack() = default;
   ~FiberStack() { release(); }
-  FiberStack(FiberStack &&other) noexcept { *this = static_cast<FiberStack &&>(other); }
+  FiberStack(FiberStack &&other) noexcept {
+    *this = static_cast<FiberStack &&>(other);
+  }
   FiberStack &operator=(FiberStack &&other) noexcept;
   FiberStack(const FiberStack &) = delete;
   FiberStack &operator=(const FiberStack &) = delete;
@@ -55,7 +57,9 @@ public:
 
   /// The highest address of the stack (16-byte aligned); stacks grow down.
   void *top() const { return static_cast<char *>(base_) + mappedSize_; }
-  size_t usableSize() const { return mappedSize_ ? mappedSize_ - guardSize_ : 0; }
+  size_t usableSize() const {
+    return mappedSize_ ? mappedSize_ - guardSize_ : 0;
+  }
 
 private:
   void *base_ = nullptr; // the guard page

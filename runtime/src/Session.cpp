@@ -131,8 +131,7 @@ kiln_status_t Session::loadHost(int codeObject) {
   const Artifact &a = *artifact_;
   KILN_RETURN_IF_ERROR(CpuModule::load(
       a, codeObject,
-      device_->emuChip ? CpuModule::Kind::Emu : CpuModule::Kind::Cpu,
-      module_));
+      device_->emuChip ? CpuModule::Kind::Emu : CpuModule::Kind::Cpu, module_));
 
   uint64_t arenaSize = program_->arena_size();
   if (arenaSize > SIZE_MAX - 2 * kiln::artifact::format::kSectionAlignment)
@@ -290,10 +289,10 @@ kiln_status_t Session::prepareEmu() {
   for (size_t i = 0; i < dispatches_.size(); ++i) {
     const Dispatch &d = dispatches_[i];
     const fb::Kernel *kernel = object->kernels()->Get(d.kernel);
-    std::string item = strFormat("%s: code object '%s' kernel %u ('%s')",
-                                 artifact_->name().c_str(),
-                                 Artifact::str(object->target()), d.kernel,
-                                 Artifact::str(kernel->name()));
+    std::string item =
+        strFormat("%s: code object '%s' kernel %u ('%s')",
+                  artifact_->name().c_str(), Artifact::str(object->target()),
+                  d.kernel, Artifact::str(kernel->name()));
     std::vector<uint32_t> size;
     if (auto *dims = kernel->workgroup_size())
       size.assign(dims->begin(), dims->end());
@@ -312,9 +311,8 @@ kiln_status_t Session::prepareEmu() {
   return nullptr;
 }
 
-kiln_status_t
-Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
-                 kiln_tensor_t *outputs) {
+kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
+                               kiln_tensor_t *outputs) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->byte_size != 0)
       std::memcpy(inputAddresses_[i], inputs[i]->data, inputs[i]->byte_size);
@@ -333,10 +331,10 @@ Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
       pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
     }
     if (profiling_)
-      dispatchNs_[i] += uint64_t(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
-                                                               start)
-              .count());
+      dispatchNs_[i] +=
+          uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       Clock::now() - start)
+                       .count());
   }
 
   const std::vector<TensorInfo> &expected = artifact_->outputs();

@@ -37,10 +37,9 @@ struct Result {
   std::string message;
 };
 
-Result run(kiln::rt::ThreadPool *pool, const char *chipName,
-           KilnEmuKernelFn fn, uint32_t workgroupSize,
-           uint64_t workgroupCount, void *const *bindings,
-           uint32_t ldsBytes = 0) {
+Result run(kiln::rt::ThreadPool *pool, const char *chipName, KilnEmuKernelFn fn,
+           uint32_t workgroupSize, uint64_t workgroupCount,
+           void *const *bindings, uint32_t ldsBytes = 0) {
   const kiln::emu::Chip *chip = kiln::emu::findChip(chipName);
   EXPECT_NE(chip, nullptr);
   EmuLaunch launch;
@@ -222,8 +221,8 @@ TEST(EmuDevice, BarrierMakesLdsWritesVisible) {
   auto threads = pool(2);
   std::vector<uint32_t> out(64 * 6, 0);
   void *bindings[] = {out.data()};
-  Result result = run(threads.get(), "gfx942", neighbourKernel, 64, 6,
-                      bindings, 256);
+  Result result =
+      run(threads.get(), "gfx942", neighbourKernel, 64, 6, bindings, 256);
   ASSERT_EQ(result.code, KILN_STATUS_OK) << result.message;
   for (uint32_t g = 0; g < 6; ++g)
     for (uint32_t t = 0; t < 64; ++t)
@@ -235,13 +234,13 @@ TEST(EmuDevice, BarrierMakesLdsWritesVisible) {
 TEST(EmuDevice, MissingBarrierShowsUp) {
   std::vector<uint32_t> out(64 * 2, 0);
   void *bindings[] = {out.data()};
-  Result result = run(nullptr, "gfx942", racyNeighbourKernel, 64, 2, bindings,
-                      256);
+  Result result =
+      run(nullptr, "gfx942", racyNeighbourKernel, 64, 2, bindings, 256);
   ASSERT_EQ(result.code, KILN_STATUS_OK) << result.message;
-  EXPECT_EQ(out[0], 0xffffffffu);           // workgroup 0, lane 0: poison
-  EXPECT_EQ(out[63], 0u * 3 + 0);           // lane 63 reads lane 0's word
-  EXPECT_EQ(out[64 + 0], 1u * 3 + 1);       // workgroup 1 runs in reverse
-  EXPECT_EQ(out[64 + 63], 0xffffffffu);     // lane 0 not yet run
+  EXPECT_EQ(out[0], 0xffffffffu);       // workgroup 0, lane 0: poison
+  EXPECT_EQ(out[63], 0u * 3 + 0);       // lane 63 reads lane 0's word
+  EXPECT_EQ(out[64 + 0], 1u * 3 + 1);   // workgroup 1 runs in reverse
+  EXPECT_EQ(out[64 + 63], 0xffffffffu); // lane 0 not yet run
 }
 
 TEST(EmuDevice, LdsPoisonBeforeWrites) {
@@ -321,7 +320,8 @@ TEST(EmuDevice, DeadlockIsAnError) {
 }
 
 TEST(EmuDevice, PartialWaveAtAMatrixInstructionIsAnError) {
-  Result result = run(nullptr, "gfx942", halfWaveFinishesKernel, 32, 1, nullptr);
+  Result result =
+      run(nullptr, "gfx942", halfWaveFinishesKernel, 32, 1, nullptr);
   EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARTIFACT);
   EXPECT_EQ(result.message,
             "emu:gfx942: dispatch 3 ('dispatch_3_test'), workgroup 0, wave 0: "
@@ -425,8 +425,8 @@ TEST(EmuDevice, Create) {
 Artifact openArtifact(const ArtifactWriter &writer) {
   std::string bytes = writeBytes(writer);
   Artifact artifact;
-  Status status = Artifact::openMemory(bytes.data(), bytes.size(), "test.kiln",
-                                       artifact);
+  Status status =
+      Artifact::openMemory(bytes.data(), bytes.size(), "test.kiln", artifact);
   EXPECT_TRUE(status.ok()) << status.message();
   return artifact;
 }
@@ -476,7 +476,8 @@ TEST(EmuDevice, SessionRunsTheEmulatedCodeObject) {
     std::vector<float> z(32);
     std::memcpy(z.data(), outputs[0].data.data(), 128);
     for (int i = 0; i < 32; ++i)
-      EXPECT_EQ(z[size_t(i)], (1.0f + 0.5f * float(i)) + (-3.0f + 2.0f * float(i)));
+      EXPECT_EQ(z[size_t(i)],
+                (1.0f + 0.5f * float(i)) + (-3.0f + 2.0f * float(i)));
   }
   uint64_t runs = 0;
   std::vector<uint64_t> dispatchNs;
@@ -497,8 +498,8 @@ TEST(EmuDevice, SessionReportsKernelErrors) {
   Status status = Session::create(device, artifact, nullptr, session);
   ASSERT_TRUE(status.ok()) << status.message();
   std::vector<Tensor> outputs;
-  status = session.run({floatTensor("x", 0, 1), floatTensor("y", 0, 1)},
-                       outputs);
+  status =
+      session.run({floatTensor("x", 0, 1), floatTensor("y", 0, 1)}, outputs);
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARTIFACT);
   EXPECT_EQ(std::string(status.message()),
             "emu:gfx942: dispatch 0 ('dispatch_0_add'), workgroup 0, wave 0: "

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/EmuAbi.h"
 #include "runtime/src/EmuMatrix.h"
+#include "runtime/src/EmuAbi.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -99,9 +99,8 @@ std::set<Placement> emulatorPlacements(const MatrixInstruction &inst) {
 }
 
 std::string describe(const Placement &p) {
-  return std::string(1, std::get<0>(p)) + "[" +
-         std::to_string(std::get<1>(p)) + "][" +
-         std::to_string(std::get<2>(p)) + "] in v" +
+  return std::string(1, std::get<0>(p)) + "[" + std::to_string(std::get<1>(p)) +
+         "][" + std::to_string(std::get<2>(p)) + "] in v" +
          std::to_string(std::get<3>(p)) + " lane " +
          std::to_string(std::get<4>(p)) + " bit " +
          std::to_string(std::get<5>(p));
@@ -149,10 +148,9 @@ TEST(EmuMatrix, AShiftedLayoutDiffersFromTheTable) {
   shifted.kChunk = 8; // the table has K in blocks of 4 per half-wave
   shifted.kGroupStride = 8;
   int entries = 0;
-  std::set<Placement> table =
-      readTable(std::string(KILN_LAYOUT_DIR) +
-                    "/rdna4-v_wmma_f32_16x16x16_f16.csv",
-                entries);
+  std::set<Placement> table = readTable(
+      std::string(KILN_LAYOUT_DIR) + "/rdna4-v_wmma_f32_16x16x16_f16.csv",
+      entries);
   std::set<Placement> mine = emulatorPlacements(shifted);
   EXPECT_NE(mine, table);
 }
@@ -210,7 +208,8 @@ TEST(EmuMatrix, LayoutsCoverEveryElement) {
 
 // The derived layouts of the untabulated chips, spelled out.
 TEST(EmuMatrix, DerivedLayouts) {
-  const MatrixInstruction *f16 = instruction("gfx950", "v_mfma_f32_16x16x32_f16");
+  const MatrixInstruction *f16 =
+      instruction("gfx950", "v_mfma_f32_16x16x32_f16");
   const MatrixInstruction *i8 = instruction("gfx950", "v_mfma_i32_16x16x64_i8");
   ASSERT_TRUE(f16 && i8);
   for (int lane = 0; lane < 64; ++lane) {
@@ -234,7 +233,8 @@ TEST(EmuMatrix, DerivedLayouts) {
   ASSERT_TRUE(w16 && w8);
   for (int lane = 0; lane < 32; ++lane) {
     for (int i = 0; i < 16; ++i)
-      EXPECT_EQ(w16->aPlace(lane, i).col, 8 * (lane / 16) + 16 * (i / 8) + i % 8);
+      EXPECT_EQ(w16->aPlace(lane, i).col,
+                8 * (lane / 16) + 16 * (i / 8) + i % 8);
     for (int i = 0; i < 32; ++i)
       EXPECT_EQ(w8->aPlace(lane, i).col,
                 16 * (lane / 16) + 32 * (i / 16) + i % 16);
@@ -250,25 +250,25 @@ TEST(EmuMatrix, DerivedLayouts) {
 /// An f16 value computed independently of decodeF16.
 double f16Value(uint16_t bits) {
   int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  double magnitude = exponent == 0
-                         ? mantissa * std::pow(2.0, -24)
-                         : (1.0 + mantissa / 1024.0) * std::pow(2.0, exponent - 15);
+  double magnitude =
+      exponent == 0 ? mantissa * std::pow(2.0, -24)
+                    : (1.0 + mantissa / 1024.0) * std::pow(2.0, exponent - 15);
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
 double bf16Value(uint16_t bits) {
   int exponent = (bits >> 7) & 0xff, mantissa = bits & 0x7f;
-  double magnitude = exponent == 0
-                         ? mantissa * std::pow(2.0, -133)
-                         : (1.0 + mantissa / 128.0) * std::pow(2.0, exponent - 127);
+  double magnitude =
+      exponent == 0 ? mantissa * std::pow(2.0, -133)
+                    : (1.0 + mantissa / 128.0) * std::pow(2.0, exponent - 127);
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
 /// Matrices, per-lane registers and the reference of one random case.
 struct Case {
   const MatrixInstruction &inst;
-  std::vector<uint32_t> a, b;     // raw elements, row-major
-  std::vector<uint32_t> c;        // f32 or i32 bits, row-major M x N
+  std::vector<uint32_t> a, b; // raw elements, row-major
+  std::vector<uint32_t> c;    // f32 or i32 bits, row-major M x N
   std::vector<std::vector<uint32_t>> laneA, laneB, laneC, laneD;
 
   explicit Case(const MatrixInstruction &inst) : inst(inst) {}
@@ -374,8 +374,8 @@ struct Case {
                           flags & KILN_EMU_UNSIGNED_B);
         int64_t expected = sum;
         if (flags & KILN_EMU_CLAMP)
-          expected = std::min<int64_t>(INT32_MAX,
-                                       std::max<int64_t>(INT32_MIN, sum));
+          expected =
+              std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, sum));
         else
           expected = int32_t(uint32_t(uint64_t(sum)));
         ASSERT_EQ(int32_t(resultAt(row, col)), expected)
@@ -422,10 +422,10 @@ TEST(EmuMatrix, EveryInstructionComputesTheMatrixProduct) {
       if (inst.integer)
         flagSets.push_back(KILN_EMU_CLAMP);
       if (inst.unsignedAllowed)
-        for (uint32_t f : {uint32_t(KILN_EMU_UNSIGNED_A),
-                           uint32_t(KILN_EMU_UNSIGNED_B),
-                           uint32_t(KILN_EMU_UNSIGNED_A | KILN_EMU_UNSIGNED_B |
-                                    KILN_EMU_CLAMP)})
+        for (uint32_t f :
+             {uint32_t(KILN_EMU_UNSIGNED_A), uint32_t(KILN_EMU_UNSIGNED_B),
+              uint32_t(KILN_EMU_UNSIGNED_A | KILN_EMU_UNSIGNED_B |
+                       KILN_EMU_CLAMP)})
           flagSets.push_back(f);
       for (uint32_t flags : flagSets) {
         for (bool bigC : {false, true}) {
@@ -451,7 +451,8 @@ TEST(EmuMatrix, EveryInstructionComputesTheMatrixProduct) {
 // With C near INT32_MAX the sums overflow: wrapped without clamp, saturated
 // with it (the random cases above may not reach it).
 TEST(EmuMatrix, IntegerOverflowWrapsOrClamps) {
-  const MatrixInstruction *inst = instruction("gfx1100", "v_wmma_i32_16x16x16_iu8");
+  const MatrixInstruction *inst =
+      instruction("gfx1100", "v_wmma_i32_16x16x16_iu8");
   ASSERT_TRUE(inst);
   for (uint32_t flags : {0u, uint32_t(KILN_EMU_CLAMP)}) {
     Case test(*inst);
@@ -470,7 +471,8 @@ TEST(EmuMatrix, IntegerOverflowWrapsOrClamps) {
 
 // i4 elements are sign-extended unless unsigned: 0xF is -1 or 15.
 TEST(EmuMatrix, I4SignHandling) {
-  const MatrixInstruction *inst = instruction("gfx1201", "v_wmma_i32_16x16x32_iu4");
+  const MatrixInstruction *inst =
+      instruction("gfx1201", "v_wmma_i32_16x16x32_iu4");
   ASSERT_TRUE(inst);
   Case test(*inst);
   test.a.assign(16 * 32, 0xf);
@@ -489,7 +491,8 @@ TEST(EmuMatrix, I4SignHandling) {
 //===----------------------------------------------------------------------===//
 
 TEST(EmuMatrix, Rdna3CopiesThatDisagreeAreAnError) {
-  const MatrixInstruction *inst = instruction("gfx1100", "v_wmma_f32_16x16x16_f16");
+  const MatrixInstruction *inst =
+      instruction("gfx1100", "v_wmma_f32_16x16x16_f16");
   ASSERT_TRUE(inst);
   Case test(*inst);
   test.a.assign(16 * 16, 0);
@@ -507,7 +510,8 @@ TEST(EmuMatrix, Rdna3CopiesThatDisagreeAreAnError) {
   EXPECT_EQ(test.laneD[0][0], 0xdeadbeefu) << "no D is written on an error";
 
   // B, an integer instruction, unsigned: values as the flags read them.
-  const MatrixInstruction *iu8 = instruction("gfx1100", "v_wmma_i32_16x16x16_iu8");
+  const MatrixInstruction *iu8 =
+      instruction("gfx1100", "v_wmma_i32_16x16x16_iu8");
   ASSERT_TRUE(iu8);
   Case ints(*iu8);
   ints.a.assign(16 * 16, 0);
@@ -541,8 +545,10 @@ TEST(EmuMatrix, UnknownMnemonicIsAnError) {
 
 TEST(EmuMatrix, FlagsTheInstructionDoesNotTakeAreAnError) {
   std::mt19937 rng(7);
-  const MatrixInstruction *mfma = instruction("gfx942", "v_mfma_i32_16x16x32_i8");
-  const MatrixInstruction *wmma = instruction("gfx1201", "v_wmma_f32_16x16x16_f16");
+  const MatrixInstruction *mfma =
+      instruction("gfx942", "v_mfma_i32_16x16x32_i8");
+  const MatrixInstruction *wmma =
+      instruction("gfx1201", "v_wmma_f32_16x16x16_f16");
   ASSERT_TRUE(mfma && wmma);
   Case ints(*mfma), floats(*wmma);
   ints.randomize(rng);
