@@ -85,7 +85,10 @@ ThreadState &threadState() {
 void laneMain(void *arg) {
   Lane &lane = *static_cast<Lane *>(arg);
   Workgroup &group = *lane.group;
-  group.launch->fn(&lane.abi, group.launch->bindings);
+  // The kernel is called from assembly with a 64-byte aligned stack (see
+  // callAligned), so the C++ type of the pointer does not matter.
+  callAligned(reinterpret_cast<void (*)(void *, void *)>(group.launch->fn),
+              &lane.abi, const_cast<void **>(group.launch->bindings));
   lane.status = LaneStatus::Finished;
   fiberSwitch(lane.fiber, group.scheduler);
   std::abort(); // a finished lane is never resumed

@@ -40,6 +40,8 @@ extern "C" {
 void kiln_rt_fiber_switch(void **from, void *to);
 /// Where a fresh fiber starts: calls r12(r13).
 void kiln_rt_fiber_start();
+/// fn(a, b) with the stack 64-byte aligned at the call.
+void kiln_rt_call_aligned(void (*fn)(void *, void *), void *a, void *b);
 }
 
 asm(R"(
@@ -82,6 +84,23 @@ kiln_rt_fiber_start:
   callq *%r12
   ud2
   .size kiln_rt_fiber_start, .-kiln_rt_fiber_start
+
+  .p2align 4
+  .globl kiln_rt_call_aligned
+  .hidden kiln_rt_call_aligned
+  .type kiln_rt_call_aligned, @function
+kiln_rt_call_aligned:
+  pushq %rbp
+  movq %rsp, %rbp
+  andq $-64, %rsp
+  movq %rdi, %rax
+  movq %rsi, %rdi
+  movq %rdx, %rsi
+  callq *%rax
+  movq %rbp, %rsp
+  popq %rbp
+  ret
+  .size kiln_rt_call_aligned, .-kiln_rt_call_aligned
   .popsection
 )");
 
@@ -116,10 +135,17 @@ void kiln::rt::fiberSwitch(Fiber &from, Fiber &to) {
   kiln_rt_fiber_switch(&from.sp, target);
 }
 
+void kiln::rt::callAligned(void (*fn)(void *, void *), void *a, void *b) {
+  kiln_rt_call_aligned(fn, a, b);
+}
+
 #else // no fibers on this host
 
 void kiln::rt::fiberInit(Fiber &, void *, FiberEntry, void *) { std::abort(); }
 void kiln::rt::fiberSwitch(Fiber &, Fiber &) { std::abort(); }
+void kiln::rt::callAligned(void (*fn)(void *, void *), void *a, void *b) {
+  fn(a, b);
+}
 
 #endif
 

@@ -78,6 +78,12 @@ void fiberInit(Fiber &fiber, void *stackTop, FiberEntry entry, void *arg);
 /// something switches back to `from`.
 void fiberSwitch(Fiber &from, Fiber &to);
 
+/// Calls `fn(a, b)` with the stack pointer 64-byte aligned at the call. The
+/// System V ABI promises 16 bytes; code compiled for wide vectors that keeps
+/// 32- or 64-byte aligned spill slots without realigning its frame needs
+/// more, and must not crash on the emu device for it.
+void callAligned(void (*fn)(void *, void *), void *a, void *b);
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_SRC_FIBER_H

@@ -206,6 +206,16 @@ void bigStackKernel(KilnEmuLane *lane, void *const *bindings) {
   out[lane->blockId[0] * 64 + t] = sum;
 }
 
+/// Records where the stack pointer was when the lane's entry was called
+/// (x86-64 frames: the return address above the saved rbp), modulo 64.
+/// Bindings: out (uint64 per lane).
+__attribute__((noinline)) void stackAlignmentKernel(KilnEmuLane *lane,
+                                                    void *const *bindings) {
+  auto *out = static_cast<uint64_t *>(bindings[0]);
+  auto callerSp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) + 16;
+  out[lane->threadId[0]] = callerSp % 64;
+}
+
 /// Writes downwards through 1 MiB of stack, four times the lane's stack.
 void stackOverflowKernel(KilnEmuLane *lane, void *const *) {
   volatile unsigned char priv[1 << 20];
@@ -386,6 +396,18 @@ TEST(EmuDeviceDeathTest, StackOverflowHitsTheGuardPage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(run(nullptr, "gfx942", stackOverflowKernel, 2, 1, nullptr),
               ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+// Kernels are entered with a 64-byte aligned stack: emulated kernels with
+// 32-byte AVX spill slots rely on it.
+TEST(EmuDevice, KernelsGetA64ByteAlignedStack) {
+  std::vector<uint64_t> out(64, 1);
+  void *bindings[] = {out.data()};
+  Result result =
+      run(nullptr, "gfx1100", stackAlignmentKernel, 64, 1, bindings);
+  ASSERT_EQ(result.code, KILN_STATUS_OK) << result.message;
+  for (uint64_t v : out)
+    EXPECT_EQ(v, 0u);
 }
 
 TEST(EmuDevice, LaunchLimits) {
