@@ -337,14 +337,16 @@ kiln_status_t Scheduler::resolve(bool &released) {
     if (atMatrix == 0)
       continue;
     uint32_t wave = first / waveSize;
-    if (end - first < waveSize)
+    if (end - first < waveSize) {
+      uint32_t t = first;
+      while (group_.lanes[t].status != LaneStatus::AtMatrix)
+        ++t;
       return fail(KILN_STATUS_INVALID_ARTIFACT, int(wave),
-                  strFormat("%s needs %u lanes, the wave has %u (workgroup "
-                            "size %u)",
-                            group_.lanes[first].inst
-                                ? group_.lanes[first].inst->mnemonic
-                                : "a matrix instruction",
-                            waveSize, end - first, size));
+                  strFormat("lane %u: %s needs %u lanes, the wave has %u "
+                            "(workgroup size %u)",
+                            t, group_.lanes[t].inst->mnemonic, waveSize,
+                            end - first, size));
+    }
     if (atMatrix == end - first) {
       KILN_RETURN_IF_ERROR(runWave(wave, first, end));
       released = true;

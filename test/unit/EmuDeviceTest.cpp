@@ -335,7 +335,7 @@ TEST(EmuDevice, PartialWaveAtAMatrixInstructionIsAnError) {
   EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARTIFACT);
   EXPECT_EQ(result.message,
             "emu:gfx942: dispatch 3 ('dispatch_3_test'), workgroup 0, wave 0: "
-            "v_mfma_i32_16x16x32_i8 needs 64 lanes, the wave has 32 "
+            "lane 0: v_mfma_i32_16x16x32_i8 needs 64 lanes, the wave has 32 "
             "(workgroup size 32)");
 }
 
