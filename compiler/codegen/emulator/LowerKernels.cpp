@@ -102,7 +102,9 @@ Value KernelLowering::entryAlloca(Location loc, Type type) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfterValue(one);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-  return LLVM::AllocaOp::create(b, loc, ptr, type, one, /*alignment=*/16);
+  // 64 bytes: at least the natural alignment of every operand vector, which
+  // the loads and stores of the slot assume.
+  return LLVM::AllocaOp::create(b, loc, ptr, type, one, /*alignment=*/64);
 }
 
 Value KernelLowering::mnemonicString(Location loc, StringRef mnemonic) {
