@@ -15,8 +15,12 @@ Steps (files under BUILD/e2e/NAME/):
      ort_run.js change (ort/stamp.json);
      sanity check: ORT vs PyTorch's outputs (NAME.torch_outputs.npz);
   4. BUILD/bin/kiln-compile NAME.onnx --target=cpu -o model.kiln
+     (with --devices: the targets those devices run, and --emulation when an
+     emu:<gfx> device is among them)
   5. BUILD/bin/kiln-run model.kiln --device=cpu --input=IN=@inputs/IN.npy ...
          --output-dir=kiln/   [--threads=N when --threads is given]
+     (with --devices: once per device, into kiln/ for cpu and
+     kiln-emu-<gfx>/ for emu:<gfx>)
      kiln-run must write one <output>.npy per model output, named after the
      output with every character outside [A-Za-z0-9._-] replaced by '_';
   6. compare kiln/ with ort/: the same set of files, and per output the same
@@ -289,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
                              "(optionally with _small)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads for ORT (default 1) and, when given, kiln-run --threads=N")
+    parser.add_argument("--devices", default="cpu",
+                        help="comma-separated kiln-run devices to run and compare with ORT: "
+                             "cpu and emu:<gfx> (the gfx kernels emulated on the CPU); "
+                             "default cpu")
     parser.add_argument("--rel-tol", type=float, default=1e-3)
     parser.add_argument("--min-cos", type=float, default=0.99999)
     parser.add_argument("--skip-kiln", action="store_true",
@@ -300,6 +308,15 @@ def main(argv: list[str] | None = None) -> int:
     name = args.model
     if name.removesuffix("_small") not in BASE_MODELS:
         parser.error(f"unknown model {name!r}")
+    devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+    targets = []
+    for device in devices:
+        if device != "cpu" and not device.startswith("emu:"):
+            parser.error(f"unsupported device {device!r} (cpu or emu:<gfx>)")
+        target = device.removeprefix("emu:")
+        if target not in targets:
+            targets.append(target)
+    emulation = any(d.startswith("emu:") for d in devices)
     build = args.build.resolve()
     work = build / "e2e" / name
     work.mkdir(parents=True, exist_ok=True)
@@ -356,38 +373,47 @@ def main(argv: list[str] | None = None) -> int:
                 raise SetupError(f"{tool} does not exist (build the project first)")
         artifact = work / "model.kiln"
         artifact.unlink(missing_ok=True)
-        proc, seconds = run([kiln_compile, onnx_path, "--target=cpu", "-o", artifact],
-                            "kiln-compile", args.timeout)
+        compile_cmd = [kiln_compile, onnx_path, "--target=" + ",".join(targets), "-o", artifact]
+        if emulation:
+            compile_cmd.append("--emulation")
+        proc, seconds = run(compile_cmd, "kiln-compile", args.timeout)
         if proc.returncode != 0 or not artifact.exists():
             log(f"e2e {name}: FAIL (kiln-compile exit {proc.returncode})")
             return 1
         log(f"kiln-compile: {seconds:.1f}s, artifact {artifact.stat().st_size / 2**20:.1f} MiB "
             f"(.onnx {onnx_path.stat().st_size / 2**20:.1f} MiB)")
 
-        # 5. run
-        kiln_dir = work / "kiln"
-        if kiln_dir.exists():
-            shutil.rmtree(kiln_dir)
-        kiln_dir.mkdir(parents=True)
-        cmd = [kiln_run, artifact, "--device=cpu"]
-        cmd += [f"--input={n}=@{p}" for n, p in input_files.items()]
-        cmd += [f"--output-dir={kiln_dir}"]
-        if args.threads is not None:
-            cmd += [f"--threads={args.threads}"]
-        proc, seconds = run(cmd, "kiln-run", args.timeout)
-        if proc.returncode != 0:
-            log(f"e2e {name}: FAIL (kiln-run exit {proc.returncode})")
-            return 1
-        log(f"kiln-run: {seconds:.1f}s")
+        # 5-6. run on each device and compare
+        all_ok = True
+        for device in devices:
+            kiln_dir = work / ("kiln" if device == "cpu" else "kiln-" + device.replace(":", "-"))
+            if kiln_dir.exists():
+                shutil.rmtree(kiln_dir)
+            kiln_dir.mkdir(parents=True)
+            cmd = [kiln_run, artifact, f"--device={device}"]
+            cmd += [f"--input={n}=@{p}" for n, p in input_files.items()]
+            cmd += [f"--output-dir={kiln_dir}"]
+            if args.threads is not None:
+                cmd += [f"--threads={args.threads}"]
+            proc, seconds = run(cmd, "kiln-run", args.timeout)
+            if proc.returncode != 0:
+                log(f"e2e {name} on {device}: FAIL (kiln-run exit {proc.returncode})")
+                all_ok = False
+                continue
+            log(f"kiln-run --device={device}: {seconds:.1f}s")
 
-        # 6. compare
-        kiln_arrays, kiln_extra = load_outputs(kiln_dir, output_names)
-        results = compare_dirs("kiln vs ort", kiln_arrays, ort_arrays, args.rel_tol, args.min_cos)
-        ok = report("kiln vs ort", results, kiln_extra)
-        passed = sum(r["pass"] for r in results)
-        log(f"e2e {name}: {'PASS' if ok else 'FAIL'} ({passed}/{len(results)} outputs within "
-            f"tolerance{', extra files: ' + ', '.join(kiln_extra) if kiln_extra else ''})")
-        return 0 if ok else 1
+            label = "kiln vs ort" if device == "cpu" else f"kiln {device} vs ort"
+            kiln_arrays, kiln_extra = load_outputs(kiln_dir, output_names)
+            results = compare_dirs(label, kiln_arrays, ort_arrays, args.rel_tol, args.min_cos)
+            ok = report(label, results, kiln_extra)
+            passed = sum(r["pass"] for r in results)
+            log(f"e2e {name} on {device}: {'PASS' if ok else 'FAIL'} ({passed}/{len(results)} "
+                f"outputs within tolerance"
+                f"{', extra files: ' + ', '.join(kiln_extra) if kiln_extra else ''})")
+            all_ok = all_ok and ok
+        if len(devices) > 1:
+            log(f"e2e {name}: {'PASS' if all_ok else 'FAIL'} on {', '.join(devices)}")
+        return 0 if all_ok else 1
     except SetupError as e:
         log(f"e2e {name}: ERROR: {e}")
         return 2

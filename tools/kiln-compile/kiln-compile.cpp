@@ -76,6 +76,11 @@ static cl::opt<bool> emulation(
     cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "
              "--device=emu:<gfx> runs them on the CPU (emu:<gfx> code objects)"),
     cl::init(false), cl::cat(kilnCategory));
+static cl::opt<std::string> testFault(
+    "gfx-test-fault",
+    cl::desc("Testing only: make the gfx GEMM builder wire its kernels wrongly on purpose "
+             "(swap-operands, shift-lanes), to prove --device=emu:<gfx> catches it"),
+    cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<std::string> cpuName(
     "cpu", cl::desc("x86-64 CPU to compile for: host (default), x86-64-v3, "
                     "x86-64-v4, znver4, ..."),
@@ -187,6 +192,7 @@ int main(int argc, char **argv) {
   compileOptions.targets = targetSpecs;
   compileOptions.gfx.precision = precision;
   compileOptions.emulation = emulation;
+  compileOptions.gfx.testFault = testFault;
   for (int i = 1; i < argc; ++i)
     compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);
   if (!dumpDir.empty()) {

@@ -131,6 +131,7 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   gemms.precision = options.precision == Precision::F16    ? "f16"
                     : options.precision == Precision::BF16 ? "bf16"
                                                            : "f32";
+  gemms.testFault = options.testFault;
   pm.addNestedPass<func::FuncOp>(createKilnGPUBuildGemms(gemms));
   KilnGPUDistributeOptions distribute;
   distribute.workgroupSize = options.workgroupSize;

@@ -77,6 +77,9 @@ struct GfxOptions {
   Precision precision = Precision::F32;
   /// Threads per workgroup of the generic path.
   int64_t workgroupSize = 256;
+  /// Testing only: a wiring bug for the GEMM builder to make on purpose
+  /// (kiln-gpu-build-gemms' test-fault).
+  std::string testFault;
 };
 
 /// Dispatch functions in kiln -> linalg on tensors, matrix-core GEMMs built,

@@ -277,10 +277,15 @@ Value reshapeMemref(OpBuilder &b, Location loc, Value memref, ArrayRef<Operation
   return memref;
 }
 
+/// Wiring bugs the builder can be told to make, so that tests can prove the
+/// emulation catches them (never used outside tests).
+enum class Fault { None, SwapOperands, ShiftLanes };
+
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, int64_t waveSize)
-      : b(b), loc(loc), plan(plan), inst(*plan.inst), waveSize(waveSize) {}
+  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, int64_t waveSize,
+                Fault fault)
+      : b(b), loc(loc), plan(plan), inst(*plan.inst), waveSize(waveSize), fault(fault) {}
 
   Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value apply(AffineExpr e, ValueRange operands) {
@@ -391,6 +396,8 @@ public:
   }
 
   Value multiply(Value a, Value bv, Value acc) {
+    if (fault == Fault::SwapOperands)
+      std::swap(a, bv);
     if (inst.wmma)
       return amdgpu::WMMAOp::create(b, loc, acc.getType(), inst.m, inst.n, inst.k, a, bv, acc,
                                     /*subwordOffset=*/0, plan.a.isUnsigned, plan.b.isUnsigned);
@@ -407,6 +414,7 @@ private:
   const GemmPlan &plan;
   const MatrixInstruction &inst;
   int64_t waveSize;
+  Fault fault;
 };
 
 LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Value output,
@@ -545,7 +553,8 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
     for (int64_t kk = 0; kk < kt; kk += inst.k) {
       SmallVector<Value> aFrag, bFrag;
       for (int64_t t = 0; t < kWaveTiles; ++t) {
-        Value aRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveM, lane16});
+        AffineExpr aLane = fault == Fault::ShiftLanes ? (d1 + 1) % 16 : d1;
+        Value aRow = apply(d0 * (kWaveTiles * 16) + t * 16 + aLane, {waveM, lane16});
         Value bRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveN, lane16});
         aFrag.push_back(fragment(aLds, aRow, c(kk), group));
         bFrag.push_back(fragment(bLds, bRow, c(kk), group));
@@ -667,7 +676,15 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
                                                collapse.getReassociationIndices());
       }
     }
-    KernelBuilder builder(b, func.getLoc(), *plan, target->waveSize);
+    Fault fault = testFault == "swap-operands" ? Fault::SwapOperands
+                  : testFault == "shift-lanes" ? Fault::ShiftLanes
+                                               : Fault::None;
+    if (fault == Fault::None && !testFault.empty()) {
+      func.emitError("unknown test fault '") << testFault
+                                              << "' (known: swap-operands, shift-lanes)";
+      return signalPassFailure();
+    }
+    KernelBuilder builder(b, func.getLoc(), *plan, target->waveSize, fault);
     int64_t workgroups = 0, lds = 0;
     if (failed(builder.build(func, args, output, workgroups, lds)))
       return signalPassFailure();

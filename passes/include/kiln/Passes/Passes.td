@@ -261,7 +261,11 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
   let options = [
     Option<"chip", "chip", "std::string", "\"gfx942\"", "gfx target or chip name">,
     Option<"precision", "precision", "std::string", "\"f32\"",
-           "f32 (no matrix cores for f32 operands), f16 or bf16">
+           "f32 (no matrix cores for f32 operands), f16 or bf16">,
+    Option<"testFault", "test-fault", "std::string", "\"\"",
+           "testing only: build a wrong kernel on purpose (swap-operands: A and "
+           "B exchanged; shift-lanes: each lane reads the A row of the next lane), "
+           "to prove the emulation catches such wiring bugs">
   ];
   let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
                            "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
