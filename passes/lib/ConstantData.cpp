@@ -15,7 +15,9 @@ using namespace mlir;
 
 uint64_t kiln::storageBytes(RankedTensorType type) {
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  uint64_t elementBytes = bits == 1 ? 1 : bits / 8; // i1: one byte each
+  // i1 and sub-byte integers (i4) take one byte each, as the code generators
+  // store them.
+  uint64_t elementBytes = (bits + 7) / 8;
   return elementBytes * static_cast<uint64_t>(type.getNumElements());
 }
 

@@ -116,3 +116,20 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attributes {kiln.program} {
   %0 = kiln.relu %x : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Sub-byte tensors take one byte per element (as the code generators store
+// them): two live 128 x i4 buffers need 128 B each, not 64 B or nothing.
+// CHECK-LABEL: func.func @sub_byte
+// CHECK-SAME: kiln.arena_size = 384 : i64
+// CHECK-NEXT: call @to_i4(%arg0) {kiln.arena_offset = 128 : i64}
+// CHECK-NEXT: call @to_i4(%arg0) {kiln.arena_offset = 256 : i64}
+func.func private @to_i4(tensor<128xi8>) -> tensor<128xi4>
+func.func private @use(tensor<128xi4>, tensor<128xi4>) -> tensor<4xi32>
+func.func @sub_byte(%x: tensor<128xi8>) -> tensor<4xi32> attributes {kiln.program} {
+  %a = call @to_i4(%x) : (tensor<128xi8>) -> tensor<128xi4>
+  %b = call @to_i4(%x) : (tensor<128xi8>) -> tensor<128xi4>
+  %c = call @use(%a, %b) : (tensor<128xi4>, tensor<128xi4>) -> tensor<4xi32>
+  return %c : tensor<4xi32>
+}

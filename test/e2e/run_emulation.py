@@ -1,0 +1,311 @@
+#!/usr/bin/python3
+"""The matrix-core GEMM kernels of every gfx target, run on the emulated gfx
+devices, against numpy references and the cpu target.
+
+  /usr/bin/python3 test/e2e/run_emulation.py --build BUILD [--keep]
+
+Each case is a small model (ONNX built with onnx.helper, or kiln IR where ONNX
+has no such type: int4) compiled once with
+  kiln-compile --target=gfx942,gfx950,gfx1100,gfx1201,gfx1250,cpu --emulation
+and run with kiln-run on cpu and on emu:<gfx> for every gfx target.
+- Integer cases (MatMulInteger, ConvInteger, int4 kiln.matmul_integer) must be
+  bit-identical to the exact numpy reference (int64) and to the cpu target.
+- Float cases: f16 operands (f16 models, or f32 models with --precision=f16 /
+  bf16, whose operands the reference rounds the same way) multiply exactly and
+  accumulate in f32 in an order the hardware does not specify. Tolerance:
+  max |got - ref| <= TOL * max |ref|, ref in float64 from the rounded
+  operands; TOL = 1e-5 for f32 results, 2e-3 for f16 results (half an f16 ulp
+  is 4.9e-4 of the value). The f16 results must also round the same way on
+  every emulated target (bit-identical to each other).
+Each case checks that the kernel used the matrix-core instruction the target
+table names (kiln-inspect does not show host kernels, so the gpu stage is
+checked with --emit=gpu).
+
+Negative controls: the same integer and f16 GEMMs compiled with
+--gfx-test-fault=swap-operands (A and B exchanged at the instruction) and
+--gfx-test-fault=shift-lanes (each lane reads the A row of the next lane) must
+FAIL on every emulated target: proof that the emulation catches a wiring bug.
+
+Exit status: 0 pass, 1 failure.
+"""
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+GFX = ["gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250"]
+# Cases that fail today, with the reason; they must keep failing until fixed
+# (a pass is reported so that the entry gets removed).
+KNOWN_BAD = {}
+rng = np.random.RandomState(11)
+ONNX_TYPE = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
+             np.dtype(np.int32): TensorProto.INT32, np.dtype(np.float16): TensorProto.FLOAT16,
+             np.dtype(np.float32): TensorProto.FLOAT}
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def onnx_model(path, op, inputs, out_dtype, out_shape, attrs=None):
+    names = list(inputs)
+    node = helper.make_node(op, names, ["y"], name=op.lower(), **(attrs or {}))
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info("y", ONNX_TYPE[np.dtype(out_dtype)], out_shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def to_bf16(x):
+    """float32 -> bfloat16 (round to nearest even) -> float64."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def conv_ref(x, w):
+    """NCHW x OIHW, stride 1, no padding, int64."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    out = np.zeros((n, o, h - kh + 1, wd - kw + 1), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + h - kh + 1, j:j + wd - kw + 1].astype(np.int64)
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.int64))
+    return out
+
+
+def cases(work):
+    """(name, model path, inputs, reference, kind, compile args, expected instruction
+    mnemonic pattern or None)."""
+    out = []
+
+    a = rng.randint(-128, 128, (128, 256)).astype(np.int8)
+    b = rng.randint(-128, 128, (256, 192)).astype(np.int8)
+    p = work / "matmul_i8.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [128, 192])
+    out.append(("MatMulInteger i8 x i8 128x256x192", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [],
+                r"_i8|_iu8"))
+
+    a = rng.randint(0, 256, (96, 160)).astype(np.uint8)
+    b = rng.randint(0, 256, (160, 80)).astype(np.uint8)
+    p = work / "matmul_u8.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [96, 80])
+    out.append(("MatMulInteger u8 x u8 96x160x80", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], None))
+
+    a = rng.randint(-128, 128, (2, 64, 128)).astype(np.int8)
+    b = rng.randint(-128, 128, (2, 128, 96)).astype(np.int8)
+    p = work / "bmm_i8.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [2, 64, 96])
+    out.append(("MatMulInteger batched i8 2x64x128x96", p, {"a": a, "b": b},
+                np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(np.int32), "exact", [],
+                r"_i8|_iu8"))
+
+    x = rng.randint(-128, 128, (1, 64, 12, 12)).astype(np.int8)
+    w = rng.randint(-128, 128, (96, 64, 1, 1)).astype(np.int8)
+    p = work / "conv1x1_i8.onnx"
+    onnx_model(p, "ConvInteger", {"x": x, "w": w}, np.int32, [1, 96, 12, 12])
+    out.append(("ConvInteger 1x1 i8 64->96 12x12", p, {"x": x, "w": w},
+                conv_ref(x, w).astype(np.int32), "exact", [], r"_i8|_iu8"))
+
+    x = rng.randint(-128, 128, (1, 16, 10, 10)).astype(np.int8)
+    w = rng.randint(-128, 128, (32, 16, 3, 3)).astype(np.int8)
+    p = work / "conv3x3_i8.onnx"
+    onnx_model(p, "ConvInteger", {"x": x, "w": w}, np.int32, [1, 32, 8, 8])
+    out.append(("ConvInteger 3x3 i8 16->32 10x10", p, {"x": x, "w": w},
+                conv_ref(x, w).astype(np.int32), "exact", [], None))
+
+    # int4 has no ONNX type before opset 21: kiln IR casting int8 values in
+    # [-8, 7] to i4.
+    a = rng.randint(-8, 8, (128, 256)).astype(np.int8)
+    b = rng.randint(-8, 8, (256, 128)).astype(np.int8)
+    p = work / "matmul_i4.mlir"
+    p.write_text(
+        "func.func @main(%a8: tensor<128x256xi8>, %b8: tensor<256x128xi8>) -> tensor<128x128xi32> {\n"
+        "  %a = kiln.cast %a8 : tensor<128x256xi8> to tensor<128x256xi4>\n"
+        "  %b = kiln.cast %b8 : tensor<256x128xi8> to tensor<256x128xi4>\n"
+        "  %0 = kiln.matmul_integer %a, %b : (tensor<128x256xi4>, tensor<256x128xi4>) -> tensor<128x128xi32>\n"
+        "  return %0 : tensor<128x128xi32>\n}\n")
+    out.append(("kiln.matmul_integer i4 x i4 128x256x128", p, {"input0": a, "input1": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], None))
+
+    a = rng.uniform(-1, 1, (128, 256)).astype(np.float16)
+    b = rng.uniform(-1, 1, (256, 192)).astype(np.float16)
+    p = work / "matmul_f16.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float16, [128, 192])
+    out.append(("MatMul f16 128x256x192", p, {"a": a, "b": b},
+                a.astype(np.float64) @ b.astype(np.float64), 2e-3, [], r"_f16"))
+
+    a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
+    b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
+    p = work / "matmul_f32.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float32, [96, 80])
+    out.append(("MatMul f32 96x200x80 --precision=f16", p, {"a": a, "b": b},
+                a.astype(np.float16).astype(np.float64) @ b.astype(np.float16).astype(np.float64),
+                1e-5, ["--precision=f16"], r"_f16"))
+    out.append(("MatMul f32 96x200x80 --precision=bf16", p, {"a": a, "b": b},
+                to_bf16(a) @ to_bf16(b), 1e-5, ["--precision=bf16"], r"_bf16"))
+    return out
+
+
+def run(cmd, timeout=900):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+    return proc
+
+
+def compile_model(bin_dir, model, artifact, extra):
+    cmd = [bin_dir / "kiln-compile", model, "--target=" + ",".join(GFX + ["cpu"]), "--emulation",
+           "-o", artifact] + extra
+    proc = run(cmd)
+    if proc.returncode != 0:
+        log("$ " + " ".join(map(str, cmd)) + "\n" + proc.stderr.strip())
+    return proc.returncode == 0
+
+
+def run_device(bin_dir, artifact, device, inputs, folder):
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    cmd = [bin_dir / "kiln-run", artifact, f"--device={device}", f"--output-dir={folder}"]
+    for name, arr in inputs.items():
+        path = folder / f"in_{name}.npy"
+        np.save(path, arr)
+        cmd.append(f"--input={name}=@{path}")
+    start = time.perf_counter()
+    proc = run(cmd)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        return None, seconds, proc.stderr.strip()
+    outputs = [p for p in folder.glob("*.npy") if not p.name.startswith("in_")]
+    if len(outputs) != 1:
+        return None, seconds, f"expected one output, got {[p.name for p in outputs]}"
+    return np.load(outputs[0]), seconds, ""
+
+
+def check(got, ref, kind):
+    """(ok, description)."""
+    if got.shape != ref.shape:
+        return False, f"shape {got.shape}, want {ref.shape}"
+    if kind == "exact":
+        bad = int(np.count_nonzero(got.astype(np.int64) != ref.astype(np.int64)))
+        return bad == 0, f"{bad} of {ref.size} elements differ"
+    scale = max(float(np.max(np.abs(ref))), 1e-30)
+    err = float(np.max(np.abs(got.astype(np.float64) - ref))) / scale
+    return err <= kind, f"max|err|/max|ref| = {err:.3g} (tolerance {kind:g})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = parser.parse_args()
+    bin_dir = args.build.resolve() / "bin"
+    work = Path(tempfile.mkdtemp(prefix="kiln-emulation-"))
+    failures = []
+    compared = 0
+    try:
+        for name, model, inputs, ref, kind, extra, mnemonic in cases(work):
+            log(f"== {name}")
+            artifact = work / (model.stem + "".join(e.strip("-").replace("=", "-") for e in extra)
+                               + ".kiln")
+            if not compile_model(bin_dir, model, artifact, extra):
+                failures.append(f"{name}: kiln-compile failed")
+                continue
+            if mnemonic:
+                for gfx in GFX:
+                    gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
+                              + extra).stdout
+                    used = re.findall(r'kiln\.matrix_instruction = "([^"]+)"', gpu)
+                    if not used or not all(re.search(mnemonic, u) for u in used):
+                        failures.append(f"{name}: {gfx} does not use the expected matrix-core "
+                                        f"instruction ({used or 'none'})")
+            results = {}
+            for device in ["cpu"] + [f"emu:{g}" for g in GFX]:
+                got, seconds, error = run_device(bin_dir, artifact, device, inputs,
+                                                 work / "out" / device.replace(":", "-"))
+                if got is None:
+                    failures.append(f"{name} on {device}: kiln-run failed: {error}")
+                    log(f"  {device:12s} FAIL kiln-run: {error}")
+                    continue
+                ok, text = check(got, ref, kind)
+                results[device] = got
+                if device == "cpu" and kind != "exact":
+                    # The cpu target runs f32 models in f32 (--precision is
+                    # for gfx) and f16 models with f16 accumulation: shown,
+                    # not judged against the gfx rounding.
+                    log(f"  {device:12s} info {text} ({seconds:.2f} s)")
+                    continue
+                compared += 1
+                if name in KNOWN_BAD and ok:
+                    failures.append(f"{name} on {device}: passes now; drop it from KNOWN_BAD")
+                if name in KNOWN_BAD:
+                    log(f"  {device:12s} XFAIL {text} ({seconds:.2f} s): {KNOWN_BAD[name]}")
+                    continue
+                log(f"  {device:12s} {'PASS' if ok else 'FAIL'} {text} ({seconds:.2f} s)")
+                if not ok:
+                    failures.append(f"{name} on {device}: {text}")
+            # Integer results equal the cpu target's; f16 results round alike
+            # on every emulated target.
+            emulated = [d for d in results if d != "cpu"]
+            if kind == "exact" and "cpu" in results and name not in KNOWN_BAD:
+                for d in emulated:
+                    if not np.array_equal(results[d], results["cpu"]):
+                        failures.append(f"{name}: {d} is not bit-identical to cpu")
+            if kind != "exact" and len(emulated) > 1 and results[emulated[0]].dtype == np.float16:
+                for d in emulated[1:]:
+                    if not np.array_equal(results[d], results[emulated[0]]):
+                        failures.append(f"{name}: {d} and {emulated[0]} round differently")
+
+        # Negative controls: wrongly wired kernels must fail on every target.
+        controls = [c for c in cases(work) if c[6] and not c[5]][:1] + \
+                   [c for c in cases(work) if c[4] == 2e-3]
+        for name, model, inputs, ref, kind, extra, _ in controls:
+            for fault in ("swap-operands", "shift-lanes"):
+                log(f"== negative control: {name} with --gfx-test-fault={fault}")
+                artifact = work / f"{model.stem}-{fault}.kiln"
+                if not compile_model(bin_dir, model, artifact, extra + [f"--gfx-test-fault={fault}"]):
+                    failures.append(f"{name} ({fault}): kiln-compile failed")
+                    continue
+                for gfx in GFX:
+                    got, _, error = run_device(bin_dir, artifact, f"emu:{gfx}", inputs,
+                                               work / "out" / f"{fault}-{gfx}")
+                    caught = got is None or not check(got, ref, kind)[0]
+                    how = f"error: {error.splitlines()[-1]}" if got is None else \
+                        check(got, ref, kind)[1]
+                    log(f"  emu:{gfx:8s} {'caught' if caught else 'MISSED'} ({how})")
+                    if not caught:
+                        failures.append(f"{name} with {fault} on emu:{gfx}: the wrong kernel "
+                                        "was not caught")
+    finally:
+        if args.keep:
+            log(f"work folder kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+    if compared < 50:
+        failures.append(f"only {compared} outputs compared: the test must not pass vacuously")
+    log()
+    if failures:
+        log("FAIL:\n  " + "\n  ".join(failures))
+        return 1
+    log(f"PASS: {compared} outputs on cpu and emu:{', emu:'.join(GFX)}; every negative "
+        "control caught")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
