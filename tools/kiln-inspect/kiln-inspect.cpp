@@ -305,7 +305,14 @@ void printKernelText(const ObjectView &view, const KernelView &kv,
   else
     outs() << "kernel " << kv.index << " " << str(kv.kernel->name()) << ": ";
   outs() << "symbol " << str(kv.kernel->symbol()) << ", "
-         << kv.kernel->workgroup_count() << " workgroups\n";
+         << kv.kernel->workgroup_count() << " workgroups";
+  // Emulated gfx kernels (emu:<gfx>) run lanes of the manifest's workgroup
+  // size with its LDS bytes; they have no gfx register metadata.
+  if (!kv.gfx && kv.kernel->workgroup_size() && kv.kernel->workgroup_size()->size() &&
+      kv.kernel->workgroup_size()->Get(0) > 1)
+    outs() << " of " << kv.kernel->workgroup_size()->Get(0) << " lanes, "
+           << kv.kernel->lds_bytes() << " LDS bytes";
+  outs() << "\n";
   if (!kv.gfx)
     return;
   const GfxKernelInfo &g = *kv.gfx;
