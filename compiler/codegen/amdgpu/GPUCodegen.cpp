@@ -195,6 +195,7 @@ LogicalResult emitCodeObject(ModuleOp module, const GfxOptions &options,
   registerROCDLDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
 
+  cpu::attachLoopAnnotations(gpuModule);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(gpuModule, llvmContext, "kiln_kernels");

@@ -11,7 +11,9 @@
 //   (64 x KT) and B panel (stored as 64 x KT, k fastest) in LDS, loading
 //   from global memory in 16-byte vectors along the contiguous dimension
 //   where the shapes allow, converting f32 to f16/bf16 on the way when
-//   --precision asks for it;
+//   --precision asks for it; the panels are double-buffered (the next
+//   step's global loads are issued before the current step's multiplies,
+//   one barrier per step);
 // - each lane then reads its operand fragments from LDS following the
 //   instruction's lane layout (the target table, checked against AMD's
 //   tables) and issues the instruction;
@@ -439,8 +441,10 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
     alloca->setAttr(kWorkgroupMemoryAttr, b.getUnitAttr());
     return alloca.getResult();
   };
-  Value aLds = newLds(), bLds = newLds();
-  ldsBytes = 2 * kTile * kt * (plan.computeType.getIntOrFloatBitWidth() / 8);
+  // Two pairs of panels: while the waves multiply from one pair, the next K
+  // step's global loads are in flight and then land in the other.
+  Value aLds[2] = {newLds(), newLds()}, bLds[2] = {newLds(), newLds()};
+  ldsBytes = 4 * kTile * kt * (plan.computeType.getIntOrFloatBitWidth() / 8);
 
   // Workgroup -> (batch, tile row, tile column); thread -> (wave, lane).
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -481,60 +485,91 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   int64_t va = vectorWidth(plan.a, plan.kDim, aElem, kt);
   int64_t vbN = vectorWidth(plan.b, plan.nDim, bElem, kTile);
   int64_t vbK = vectorWidth(plan.b, plan.kDim, bElem, kt);
-  auto stage = [&](Value k0) {
-    // A: chunks of `va` along k.
-    int64_t aChunks = kTile * kt / va;
-    for (int64_t j = 0, e = llvm::divideCeil(aChunks, threads); j < e; ++j) {
-      Value chunk = apply(d0 + j * threads, {tid});
-      Value row = apply(d0.floorDiv(kt / va), {chunk});
-      Value col = apply((d0 % (kt / va)) * va, {chunk});
-      Value m = apply(d0 + d1, {m0, row});
-      Value k = apply(d0 + d1, {k0, col});
+  // One K step's chunks of A and B, loaded from global memory (zeros past
+  // the edges), then stored to a pair of panels.
+  bool bAlongN = vbN > 1 || vbK == 1;
+  int64_t vb = bAlongN ? vbN : vbK;
+  int64_t aChunks = kTile * kt / va, bChunks = kTile * kt / vb;
+  int64_t aPerThread = llvm::divideCeil(aChunks, threads);
+  int64_t bPerThread = llvm::divideCeil(bChunks, threads);
+  struct Chunk {
+    Value chunk, row, col; // row/col in the panel (B: k/n when along n)
+  };
+  auto aChunk = [&](int64_t j) {
+    Value chunk = apply(d0 + j * threads, {tid});
+    return Chunk{chunk, apply(d0.floorDiv(kt / va), {chunk}), apply((d0 % (kt / va)) * va, {chunk})};
+  };
+  auto bChunk = [&](int64_t j) {
+    Value chunk = apply(d0 + j * threads, {tid});
+    int64_t perRow = (bAlongN ? kTile : kt) / vb;
+    return Chunk{chunk, apply(d0.floorDiv(perRow), {chunk}), apply((d0 % perRow) * vb, {chunk})};
+  };
+  auto loadStep = [&](Value k0) {
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < aPerThread; ++j) {
+      Chunk ch = aChunk(j);
+      Value m = apply(d0 + d1, {m0, ch.row});
+      Value k = apply(d0 + d1, {k0, ch.col});
       Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(k, K));
       if (aChunks % threads != 0)
-        ok = arith::AndIOp::create(b, loc, ok, cmpLt(chunk, aChunks));
-      Value value = loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va);
-      auto store = scf::IfOp::create(b, loc, cmpLt(chunk, aChunks), false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      vector::StoreOp::create(b, loc, value, aLds, ValueRange{row, col});
+        ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, aChunks));
+      values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va));
     }
-    // B: chunks along n (stored transposed) or along k.
-    bool alongN = vbN > 1 || vbK == 1;
-    int64_t vb = alongN ? vbN : vbK;
-    int64_t bChunks = kTile * kt / vb;
-    for (int64_t j = 0, e = llvm::divideCeil(bChunks, threads); j < e; ++j) {
-      Value chunk = apply(d0 + j * threads, {tid});
-      int64_t perRow = (alongN ? kTile : kt) / vb;
-      Value row = apply(d0.floorDiv(perRow), {chunk});     // k (alongN) or n
-      Value col = apply((d0 % perRow) * vb, {chunk});       // n (alongN) or k
-      Value kLocal = alongN ? row : col, nLocal = alongN ? col : row;
+    for (int64_t j = 0; j < bPerThread; ++j) {
+      Chunk ch = bChunk(j);
+      Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
       Value n = apply(d0 + d1, {n0, nLocal});
       Value k = apply(d0 + d1, {k0, kLocal});
       Value ok = arith::AndIOp::create(b, loc, cmpLt(n, N), cmpLt(k, K));
       if (bChunks % threads != 0)
-        ok = arith::AndIOp::create(b, loc, ok, cmpLt(chunk, bChunks));
-      Value value = loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb);
-      auto store = scf::IfOp::create(b, loc, cmpLt(chunk, bChunks), false);
+        ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, bChunks));
+      values.push_back(loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb));
+    }
+    return values;
+  };
+  auto storeStep = [&](ArrayRef<Value> values, int buffer) {
+    for (int64_t j = 0; j < aPerThread; ++j) {
+      Chunk ch = aChunk(j);
+      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(store.thenBlock());
-      if (!alongN) {
-        vector::StoreOp::create(b, loc, value, bLds, ValueRange{nLocal, kLocal});
+      vector::StoreOp::create(b, loc, values[j], aLds[buffer], ValueRange{ch.row, ch.col});
+    }
+    for (int64_t j = 0; j < bPerThread; ++j) {
+      Chunk ch = bChunk(j);
+      Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
+      Value value = values[aPerThread + j];
+      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      if (!bAlongN) {
+        vector::StoreOp::create(b, loc, value, bLds[buffer], ValueRange{nLocal, kLocal});
       } else {
         for (int64_t i = 0; i < vb; ++i) {
           Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
-          memref::StoreOp::create(b, loc, e, bLds,
+          memref::StoreOp::create(b, loc, e, bLds[buffer],
                                   ValueRange{apply(d0 + i, {nLocal}), kLocal});
         }
       }
     }
   };
 
-  // The main loop: accumulators of the wave's 2 x 2 instruction tiles.
+  // The main loop: accumulators of the wave's 2 x 2 instruction tiles. It
+  // takes two K steps per iteration, one from each pair of panels, with one
+  // barrier per step:
+  //   prologue:  stage step 0 into panels 0; barrier
+  //   iteration: load step s+1 | multiply from panels 0 | store it to panels 1
+  //              barrier
+  //              load step s+2 | multiply from panels 1 | store it to panels 0
+  //              barrier
+  // A wave stores into a pair only after the barrier that follows every
+  // wave's reads of it. Steps past K load zeros and add nothing.
   auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
   Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
   SmallVector<Value> init(kWaveTiles * kWaveTiles, zero);
-  auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(kt), init);
+  storeStep(loadStep(c(0)), 0);
+  gpu::BarrierOp::create(b, loc);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(2 * kt), init);
   // Fully unrolling a short main loop hoists every step's LDS reads and
   // spills (seen on gfx1100): keep the loop.
   MLIRContext *mctx = b.getContext();
@@ -546,24 +581,29 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value k0 = loop.getInductionVar();
-    gpu::BarrierOp::create(b, loc); // the previous step's reads are done
-    stage(k0);
-    gpu::BarrierOp::create(b, loc); // the panels are written
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    for (int64_t kk = 0; kk < kt; kk += inst.k) {
-      SmallVector<Value> aFrag, bFrag;
-      for (int64_t t = 0; t < kWaveTiles; ++t) {
-        AffineExpr aLane = fault == Fault::ShiftLanes ? (d1 + 1) % 16 : d1;
-        Value aRow = apply(d0 * (kWaveTiles * 16) + t * 16 + aLane, {waveM, lane16});
-        Value bRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveN, lane16});
-        aFrag.push_back(fragment(aLds, aRow, c(kk), group));
-        bFrag.push_back(fragment(bLds, bRow, c(kk), group));
-      }
-      for (int64_t tm = 0; tm < kWaveTiles; ++tm)
-        for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
-          Value &a = acc[tm * kWaveTiles + tn];
-          a = multiply(aFrag[tm], bFrag[tn], a);
+    auto multiplyStep = [&](int buffer) {
+      for (int64_t kk = 0; kk < kt; kk += inst.k) {
+        SmallVector<Value> aFrag, bFrag;
+        for (int64_t t = 0; t < kWaveTiles; ++t) {
+          AffineExpr aLane = fault == Fault::ShiftLanes ? (d1 + 1) % 16 : d1;
+          Value aRow = apply(d0 * (kWaveTiles * 16) + t * 16 + aLane, {waveM, lane16});
+          Value bRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveN, lane16});
+          aFrag.push_back(fragment(aLds[buffer], aRow, c(kk), group));
+          bFrag.push_back(fragment(bLds[buffer], bRow, c(kk), group));
         }
+        for (int64_t tm = 0; tm < kWaveTiles; ++tm)
+          for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
+            Value &a = acc[tm * kWaveTiles + tn];
+            a = multiply(aFrag[tm], bFrag[tn], a);
+          }
+      }
+    };
+    for (int buffer = 0; buffer < 2; ++buffer) {
+      SmallVector<Value> next = loadStep(apply(d0 + (buffer + 1) * kt, {k0}));
+      multiplyStep(buffer);
+      storeStep(next, 1 - buffer);
+      gpu::BarrierOp::create(b, loc);
     }
     scf::YieldOp::create(b, loc, acc);
   }

@@ -184,6 +184,22 @@ LogicalResult linkSharedObject(ModuleOp module, llvm::StringRef object, std::str
   return success();
 }
 
+void attachLoopAnnotations(Operation *root) {
+  constexpr llvm::StringLiteral name = "llvm.loop_annotation";
+  root->walk([&](Operation *op) {
+    auto annotation = op->getAttrOfType<LLVM::LoopAnnotationAttr>(name);
+    if (!annotation)
+      return;
+    if (auto br = dyn_cast<LLVM::BrOp>(op))
+      br.setLoopAnnotationAttr(annotation);
+    else if (auto condBr = dyn_cast<LLVM::CondBrOp>(op))
+      condBr.setLoopAnnotationAttr(annotation);
+    else
+      return;
+    op->removeDiscardableAttr(name);
+  });
+}
+
 LogicalResult emitHostObject(ModuleOp module, const CPUOptions &options,
                              llvm::function_ref<LogicalResult(llvm::Module &)> addEntries,
                              HostObject &object, std::string *assembly) {
@@ -195,6 +211,7 @@ LogicalResult emitHostObject(ModuleOp module, const CPUOptions &options,
   registerLLVMDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
 
+  attachLoopAnnotations(module);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "kiln_kernels");

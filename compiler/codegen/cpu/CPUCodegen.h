@@ -77,6 +77,12 @@ mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
                                    CodeObject &codeObject,
                                    std::string *assembly = nullptr);
 
+/// Moves `llvm.loop_annotation` attributes that scf.for carried through the
+/// control-flow conversions as discardable attributes onto the loop
+/// annotation of the LLVM branch, the only place the translation reads them
+/// from (otherwise, e.g., a loop marked not to unroll gets unrolled).
+void attachLoopAnnotations(mlir::Operation *root);
+
 /// Translates `module` (LLVM dialect) to LLVM IR for the host CPU of
 /// `options`, lets `addEntries` add the entry points of the code object's
 /// ABI, optimizes at O3, emits and links a shared object into `object` (or

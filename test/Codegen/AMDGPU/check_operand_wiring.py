@@ -1,7 +1,9 @@
 """Checks, on a GEMM kernel's gpu-stage IR, that every MFMA/WMMA gets its A
-operand from the A panel in LDS and its B operand from the B panel, and that
-the A panel is filled from the matmul's A argument and the B panel from its B
-argument -- so a kernel that passes A twice, or swaps A and B, fails.
+operand from an A panel in LDS and its B operand from a B panel, and that
+the A panels are filled from the matmul's A argument and the B panels from
+its B argument -- so a kernel that passes A twice, or swaps A and B, fails.
+The panels are the kernel's workgroup buffers: A's then B's (two of each
+when double-buffered).
 
 Usage: check_operand_wiring.py IR_FILE A_ARG B_ARG
 (A_ARG/B_ARG: the kernel argument numbers of the matmul's A and B)."""
@@ -15,9 +17,9 @@ kernel = re.search(r"gpu\.func @\w+\((.*?)\) workgroup\((.*?)\) kernel", text)
 if not kernel:
     sys.exit("no gpu.func with workgroup memory")
 panels = re.findall(r"(%arg\d+) : memref<", kernel.group(2))
-if len(panels) != 2:
-    sys.exit("expected two LDS panels, found %s" % panels)
-a_panel, b_panel = panels
+if len(panels) not in (2, 4):
+    sys.exit("expected two or four LDS panels, found %s" % panels)
+a_panels, b_panels = set(panels[:len(panels) // 2]), set(panels[len(panels) // 2:])
 
 # value -> the op that defines it (one op per line); an scf.if stands for
 # the values its branches yield.
@@ -54,16 +56,21 @@ for i, line in enumerate(lines):
             if depth <= 0 and len(region) > 1:
                 break
         op = "loads " + " ".join(loaded)
-    defs[m.group(1)] = op
+    defs.setdefault(m.group(1), []).append((i, op))
 
 
-def sources(value, seen=None):
-    """The memrefs the vector loads feeding `value` read from."""
+def sources(value, line, seen=None):
+    """The memrefs the vector loads feeding `value` (used at `line`) read
+    from. SSA names are scoped per region in printed IR, so a use refers to
+    the closest definition above it."""
     seen = seen if seen is not None else set()
-    if value in seen or value not in defs:
+    candidates = [(i, op) for i, op in defs.get(value, []) if i < line]
+    if not candidates:
         return set()
-    seen.add(value)
-    op = defs[value]
+    def_line, op = candidates[-1]
+    if (value, def_line) in seen:
+        return set()
+    seen.add((value, def_line))
     m = re.match(r"vector\.load (%\w+)\[", op) or re.match(r"memref\.load (%\w+)\[", op)
     if m:
         return {m.group(1)}
@@ -71,29 +78,37 @@ def sources(value, seen=None):
         return set(op.split()[1:])
     out = set()
     for operand in re.findall(r"%[\w]+", op.split(":")[0]):
-        out |= sources(operand, seen)
+        out |= sources(operand, def_line, seen)
     return out
+
+
+def line_of(offset):
+    return text.count("\n", 0, offset)
 
 
 checked = 0
 for m in re.finditer(r"(amdgpu\.(?:mfma|wmma)) \d+x\d+x\d+ (%\w+) \* (%\w+) \+", text):
     op, a, b = m.groups()
-    sa, sb = sources(a), sources(b)
-    if sa != {a_panel}:
-        sys.exit("%s: A operand %s comes from %s, not the A panel %s" % (op, a, sa, a_panel))
-    if sb != {b_panel}:
-        sys.exit("%s: B operand %s comes from %s, not the B panel %s" % (op, b, sb, b_panel))
+    sa, sb = sources(a, line_of(m.start())), sources(b, line_of(m.start()))
+    if not sa or not sa <= a_panels:
+        sys.exit("%s: A operand %s comes from %s, not the A panels %s"
+                 % (op, a, sorted(sa), sorted(a_panels)))
+    if not sb or not sb <= b_panels:
+        sys.exit("%s: B operand %s comes from %s, not the B panels %s"
+                 % (op, b, sorted(sb), sorted(b_panels)))
     checked += 1
 if checked == 0:
     sys.exit("no matrix instruction found")
 
 # What is stored into each panel comes from the right argument.
-for panel, arg in ((a_panel, a_arg), (b_panel, b_arg)):
-    stored = set()
-    for m in re.finditer(r"(?:vector|memref)\.store (%\w+), " + re.escape(panel) + r"\[", text):
-        stored |= sources(m.group(1))
-    if stored != {arg}:
-        sys.exit("panel %s is filled from %s, expected %s" % (panel, stored, arg))
+for group, arg in ((a_panels, a_arg), (b_panels, b_arg)):
+    for panel in sorted(group):
+        stored = set()
+        for m in re.finditer(r"(?:vector|memref)\.store (%\w+), " + re.escape(panel) + r"\[",
+                             text):
+            stored |= sources(m.group(1), line_of(m.start()))
+        if stored != {arg}:
+            sys.exit("panel %s is filled from %s, expected %s" % (panel, stored, arg))
 
 print("wired: %d matrix instructions take A from %s (filled from %s) and B from %s (filled from %s)"
-      % (checked, a_panel, a_arg, b_panel, b_arg))
+      % (checked, " ".join(sorted(a_panels)), a_arg, " ".join(sorted(b_panels)), b_arg))
