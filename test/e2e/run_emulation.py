@@ -150,6 +150,16 @@ def cases(work):
     out.append(("MatMul f16 128x256x192", p, {"a": a, "b": b},
                 a.astype(np.float64) @ b.astype(np.float64), 2e-3, [], r"_f16"))
 
+    # A 1x1 convolution with a bias: the accumulator starts at the bias.
+    x = rng.uniform(-1, 1, (1, 64, 12, 12)).astype(np.float16)
+    w = rng.uniform(-1, 1, (96, 64, 1, 1)).astype(np.float16)
+    bias = rng.uniform(-1, 1, (96,)).astype(np.float16)
+    p = work / "conv1x1_f16.onnx"
+    onnx_model(p, "Conv", {"x": x, "w": w, "bias": bias}, np.float16, [1, 96, 12, 12])
+    out.append(("Conv 1x1 f16 with bias 64->96 12x12", p, {"x": x, "w": w, "bias": bias},
+                np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0].astype(np.float64))
+                + bias.astype(np.float64)[None, :, None, None], 2e-3, [], r"_f16"))
+
     a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
     p = work / "matmul_f32.onnx"

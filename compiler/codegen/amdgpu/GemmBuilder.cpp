@@ -64,6 +64,9 @@ struct GemmPlan {
   SmallVector<unsigned> batchDims;
   SmallVector<int64_t> bounds;
   Source a, b;
+  /// The accumulator's initial value when it is not zero (a bias broadcast
+  /// over the output): computed per element and added after the K loop.
+  linalg::GenericOp init;
   SmallVector<linalg::GenericOp> epilogue;
   SmallVector<Operation *> resultReshapes; // from the last value to the return
   const MatrixInstruction *inst = nullptr;
@@ -112,6 +115,34 @@ std::optional<MatrixInput> matrixInputFor(Type a, Type b, gfx::Precision precisi
   if (a.isInteger(4))
     return MatrixInput::I4;
   return std::nullopt;
+}
+
+/// Whether `generic` is elementwise over `shape` (all loops parallel,
+/// identity output map, output value unused) with every input but `carried`
+/// a function argument seen through reshapes, and no values captured from
+/// above but constants: then the GEMM kernel can evaluate it per output
+/// element.
+bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
+                             OpOperand *carried) {
+  if (generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops() ||
+      cast<RankedTensorType>(generic->getResult(0).getType()).getShape() != shape)
+    return false;
+  if (!generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity() ||
+      !generic.getMatchingBlockArgument(generic.getDpsInitOperand(0)).use_empty())
+    return false;
+  if (carried && (generic.isDpsInit(carried) || !generic.getMatchingIndexingMap(carried).isIdentity()))
+    return false;
+  for (OpOperand *input : generic.getDpsInputOperands())
+    if (input != carried && !traceSource(input->get()))
+      return false;
+  bool captures = false;
+  generic.getRegion().walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (!generic.getRegion().isAncestor(operand.getParentRegion()) &&
+          !operand.getDefiningOp<arith::ConstantOp>())
+        captures = true;
+  });
+  return !captures;
 }
 
 /// Recognizes "one contraction + elementwise epilogue" in a dispatch
@@ -166,11 +197,22 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   plan.kDim = *k;
   plan.batchDims.assign(dims->batch.begin(), dims->batch.end());
 
-  // The accumulator starts at zero.
-  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !(matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
-                 matchPattern(fill.getInputs()[0], m_Zero())))
+  // The accumulator starts at zero, or at an elementwise function of the
+  // arguments (a bias), added after the K loop.
+  Value initValue = op.getDpsInits()[0];
+  if (auto fill = initValue.getDefiningOp<linalg::FillOp>()) {
+    if (!(matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+          matchPattern(fill.getInputs()[0], m_Zero())))
+      return std::nullopt;
+  } else if (auto generic = initValue.getDefiningOp<linalg::GenericOp>()) {
+    if (!generic->hasOneUse() ||
+        !isElementwiseOverOutput(generic, cast<RankedTensorType>(initValue.getType()).getShape(),
+                                 nullptr))
+      return std::nullopt;
+    plan.init = generic;
+  } else {
     return std::nullopt;
+  }
 
   std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
   std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
@@ -224,28 +266,7 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
     auto generic = dyn_cast<linalg::GenericOp>(user);
     if (!generic)
       break;
-    if (generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops() ||
-        cast<RankedTensorType>(generic->getResult(0).getType()).getShape() !=
-            outputType.getShape())
-      return std::nullopt;
-    OpOperand *use = &*value.getUses().begin();
-    if (generic.isDpsInit(use) || !generic.getMatchingIndexingMap(use).isIdentity() ||
-        !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity())
-      return std::nullopt;
-    if (!generic.getMatchingBlockArgument(generic.getDpsInitOperand(0)).use_empty())
-      return std::nullopt;
-    for (OpOperand *input : generic.getDpsInputOperands())
-      if (input != use && !traceSource(input->get()))
-        return std::nullopt;
-    // Values from above must be constants (cloned into the kernel).
-    bool captures = false;
-    generic.getRegion().walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands())
-        if (!generic.getRegion().isAncestor(operand.getParentRegion()) &&
-            !operand.getDefiningOp<arith::ConstantOp>())
-          captures = true;
-    });
-    if (captures)
+    if (!isElementwiseOverOutput(generic, outputType.getShape(), &*value.getUses().begin()))
       return std::nullopt;
     plan.epilogue.push_back(generic);
     value = generic->getResult(0);
@@ -627,25 +648,26 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
         OpBuilder::InsertionGuard ig(b);
         b.setInsertionPointToStart(guard.thenBlock());
         Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
-        if (value.getType() != resultElem)
-          value = arith::TruncFOp::create(b, loc, resultElem, value);
         SmallVector<Value> outIdx = indices(outMap, loopValues(m, n, nullptr));
-        for (linalg::GenericOp generic : plan.epilogue) {
+        // An elementwise generic at this output element: its inputs loaded
+        // from the arguments, `carried` (the value so far) for the one that
+        // takes the contraction's result.
+        auto evaluate = [&](linalg::GenericOp generic, Value carried) {
           IRMapping map;
           Block *body = generic.getBody();
           for (OpOperand *input : generic.getDpsInputOperands()) {
             BlockArgument arg = generic.getMatchingBlockArgument(input);
             Operation *def = input->get().getDefiningOp();
-            if (def == contraction.getOperation() ||
-                llvm::any_of(plan.epilogue,
-                             [&](linalg::GenericOp g) { return g.getOperation() == def; })) {
-              map.map(arg, value);
+            if (carried && (def == contraction.getOperation() ||
+                            llvm::any_of(plan.epilogue, [&](linalg::GenericOp g) {
+                              return g.getOperation() == def;
+                            }))) {
+              map.map(arg, carried);
               continue;
             }
             std::optional<Source> src = traceSource(input->get());
             Value mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
-            SmallVector<Value> idx =
-                indices(generic.getMatchingIndexingMap(input), outIdx);
+            SmallVector<Value> idx = indices(generic.getMatchingIndexingMap(input), outIdx);
             map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
           }
           for (Operation &op : body->without_terminator()) {
@@ -656,8 +678,24 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
                   map.map(operand, b.clone(*cst)->getResult(0));
             b.clone(op, map);
           }
-          value = map.lookup(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
+          return map.lookup(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
+        };
+        if (plan.init) {
+          // The contraction accumulated from its init: add it, in the
+          // accumulator's type.
+          Value start = evaluate(plan.init, nullptr);
+          if (isa<FloatType>(plan.accType)) {
+            if (start.getType() != plan.accType)
+              start = arith::ExtFOp::create(b, loc, plan.accType, start);
+            value = arith::AddFOp::create(b, loc, value, start);
+          } else {
+            value = arith::AddIOp::create(b, loc, value, start);
+          }
         }
+        if (value.getType() != resultElem)
+          value = arith::TruncFOp::create(b, loc, resultElem, value);
+        for (linalg::GenericOp generic : plan.epilogue)
+          value = evaluate(generic, value);
         memref::StoreOp::create(b, loc, value, output, outIdx);
       }
     }
