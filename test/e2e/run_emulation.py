@@ -75,15 +75,19 @@ def to_bf16(x):
     return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
-def conv_ref(x, w):
-    """NCHW x OIHW, stride 1, no padding, int64."""
+def conv_ref(x, w, stride=1, pad=0, dilation=1, dtype=np.int64):
+    """NCHW x OIHW with symmetric zero padding, in int64 or float64."""
+    x = np.pad(x.astype(dtype), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
-    out = np.zeros((n, o, h - kh + 1, wd - kw + 1), np.int64)
+    oh = (h - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, oh, ow), dtype)
     for i in range(kh):
         for j in range(kw):
-            patch = x[:, :, i:i + h - kh + 1, j:j + wd - kw + 1].astype(np.int64)
-            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.int64))
+            patch = x[:, :, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                      j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(dtype))
     return out
 
 
@@ -159,6 +163,36 @@ def cases(work):
     out.append(("Conv 1x1 f16 with bias 64->96 12x12", p, {"x": x, "w": w, "bias": bias},
                 np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0].astype(np.float64))
                 + bias.astype(np.float64)[None, :, None, None], 2e-3, [], r"_f16"))
+
+    # 3x3 convolutions as implicit GEMMs: padding, strides, dilations, a
+    # bias, an output size that is no multiple of the tile.
+    x = rng.uniform(-1, 1, (1, 32, 16, 16)).astype(np.float16)
+    w = rng.uniform(-1, 1, (64, 32, 3, 3)).astype(np.float16)
+    bias = rng.uniform(-1, 1, (64,)).astype(np.float16)
+    p = work / "conv3x3_f16.onnx"
+    onnx_model(p, "Conv", {"x": x, "w": w, "bias": bias}, np.float16, [1, 64, 16, 16],
+               {"pads": [1, 1, 1, 1]})
+    out.append(("Conv 3x3 f16 pad 1 with bias 32->64 16x16", p, {"x": x, "w": w, "bias": bias},
+                conv_ref(x, w, 1, 1, 1, np.float64) + bias.astype(np.float64)[None, :, None, None],
+                2e-3, [], r"_f16"))
+    x = rng.uniform(-1, 1, (2, 24, 15, 15)).astype(np.float32)
+    w = rng.uniform(-1, 1, (40, 24, 3, 3)).astype(np.float32)
+    p = work / "conv3x3_s2_f32.onnx"
+    onnx_model(p, "Conv", {"x": x, "w": w}, np.float32, [2, 40, 8, 8],
+               {"pads": [1, 1, 1, 1], "strides": [2, 2]})
+    out.append(("Conv 3x3 stride 2 pad 1 batch 2 f32 24->40 15x15 --precision=f16", p,
+                {"x": x, "w": w},
+                conv_ref(x.astype(np.float16), w.astype(np.float16), 2, 1, 1, np.float64),
+                1e-5, ["--precision=f16"], r"_f16"))
+    x = rng.uniform(-1, 1, (1, 16, 14, 14)).astype(np.float32)
+    w = rng.uniform(-1, 1, (32, 16, 3, 3)).astype(np.float32)
+    p = work / "conv3x3_d2_f32.onnx"
+    onnx_model(p, "Conv", {"x": x, "w": w}, np.float32, [1, 32, 14, 14],
+               {"pads": [2, 2, 2, 2], "dilations": [2, 2]})
+    out.append(("Conv 3x3 dilation 2 pad 2 f32 16->32 14x14 --precision=bf16", p,
+                {"x": x, "w": w},
+                conv_ref(to_bf16(x), to_bf16(w), 1, 2, 2, np.float64), 1e-5,
+                ["--precision=bf16"], r"_bf16"))
 
     a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)

@@ -54,12 +54,20 @@ constexpr int64_t kTile = 2 * kWaveTiles * 16; // 64 x 64 per workgroup
 struct Source {
   BlockArgument arg;
   SmallVector<Operation *> reshapes; // from the argument to the operand
+  /// Then collapsed with these groups (the filter of an implicit GEMM as
+  /// [F][C*KH*KW]); empty for none.
+  SmallVector<ReassociationIndices> collapse;
   AffineMap map;                     // loop dims -> operand indices
+  /// Zero padding before each dimension: `map` gives indices into the
+  /// padded operand, which are shifted back and bounds-checked (an implicit
+  /// GEMM's image under a tensor.pad); empty for none.
+  SmallVector<int64_t> lowPad;
   bool isUnsigned = false;
 };
 
 struct GemmPlan {
-  linalg::LinalgOp contraction;
+  linalg::LinalgOp contraction; // or the convolution of an implicit GEMM
+  AffineMap outMap;             // loop dims -> indices of its result
   unsigned mDim, nDim, kDim;
   SmallVector<unsigned> batchDims;
   SmallVector<int64_t> bounds;
@@ -145,6 +153,10 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
   return !captures;
 }
 
+bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
+std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
+                                   gfx::Precision precision, GemmPlan &plan);
+
 /// Recognizes "one contraction + elementwise epilogue" in a dispatch
 /// function on tensors; nullopt leaves it to the generic path.
 std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
@@ -154,13 +166,13 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   bool other = false;
   func.walk([&](Operation *op) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      if (linalg::isaContractionOpInterface(linalgOp))
+      if (linalg::isaContractionOpInterface(linalgOp) || isa<linalg::Conv2DNchwFchwOp>(op))
         contractions.push_back(linalgOp);
       return;
     }
     if (op == func || isa<func::ReturnOp, tensor::EmptyOp, tensor::CollapseShapeOp,
-                          tensor::ExpandShapeOp, arith::ConstantOp>(op) ||
-        op->getParentOfType<linalg::LinalgOp>())
+                          tensor::ExpandShapeOp, tensor::PadOp, arith::ConstantOp>(op) ||
+        op->getParentOfType<linalg::LinalgOp>() || op->getParentOfType<tensor::PadOp>())
       return;
     other = true;
   });
@@ -169,10 +181,16 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   linalg::LinalgOp op = contractions.front();
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
     return std::nullopt;
+  plan.contraction = op;
+  if (auto convOp = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    if (!matchImplicitGemm(convOp, plan))
+      return std::nullopt;
+    return finishPlan(func, target, precision, plan);
+  }
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return std::nullopt;
-  plan.contraction = op;
+  plan.outMap = op.getIndexingMapsArray()[2];
   plan.bounds = op.getStaticLoopRanges();
   if (llvm::any_of(plan.bounds, ShapedType::isDynamic))
     return std::nullopt;
@@ -197,6 +215,84 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   plan.kDim = *k;
   plan.batchDims.assign(dims->batch.begin(), dims->batch.end());
 
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
+  if (!a || !b)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  a->map = maps[0];
+  b->map = maps[1];
+  a->isUnsigned = extendsUnsigned(op, 0);
+  b->isUnsigned = extendsUnsigned(op, 1);
+  plan.a = *a;
+  plan.b = *b;
+  return finishPlan(func, target, precision, plan);
+}
+
+/// A 2-D NCHW convolution as an implicit GEMM over virtual loops (m, n, k):
+/// m = output channel, n = (image, output row, output column), k = (input
+/// channel, kernel row, kernel column). A is the filter seen as
+/// [F][C*KH*KW] (contiguous along k), B the image read through the
+/// convolution's window (im2col on the fly, zeros in the padding).
+bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
+  auto inType = cast<RankedTensorType>(conv.getInputs()[0].getType()); // padded
+  auto filterType = cast<RankedTensorType>(conv.getInputs()[1].getType());
+  auto outType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  if (!inType.hasStaticShape() || !filterType.hasStaticShape() || !outType.hasStaticShape())
+    return false;
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  int64_t batch = outType.getDimSize(0), F = outType.getDimSize(1);
+  int64_t OH = outType.getDimSize(2), OW = outType.getDimSize(3);
+  int64_t C = filterType.getDimSize(1), KH = filterType.getDimSize(2),
+          KW = filterType.getDimSize(3);
+
+  // The image: an argument, or a zero tensor.pad of one.
+  Value image = conv.getInputs()[0];
+  SmallVector<int64_t> lowPad;
+  if (auto pad = image.getDefiningOp<tensor::PadOp>()) {
+    Value padValue = pad.getConstantPaddingValue();
+    if (!padValue || !(matchPattern(padValue, m_AnyZeroFloat()) || matchPattern(padValue, m_Zero())))
+      return false;
+    if (llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic))
+      return false;
+    lowPad.assign(pad.getStaticLow().begin(), pad.getStaticLow().end());
+    image = pad.getSource();
+  }
+  std::optional<Source> a = traceSource(conv.getInputs()[1]);
+  std::optional<Source> b = traceSource(image);
+  if (!a || !b)
+    return false;
+  MLIRContext *ctx = conv.getContext();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  a->collapse = {{0}, {1, 2, 3}};
+  a->map = AffineMap::get(3, 0, {m, k}, ctx);
+  AffineExpr img = n.floorDiv(OH * OW), oh = n.floorDiv(OW) % OH, ow = n % OW;
+  AffineExpr c = k.floorDiv(KH * KW), kh = k.floorDiv(KW) % KH, kw = k % KW;
+  b->map = AffineMap::get(3, 0,
+                          {img, c, oh * strides[0] + kh * dilations[0],
+                           ow * strides[1] + kw * dilations[1]},
+                          ctx);
+  b->lowPad = lowPad;
+  a->isUnsigned = extendsUnsigned(conv, 1);
+  b->isUnsigned = extendsUnsigned(conv, 0);
+  plan.a = *a;
+  plan.b = *b;
+  plan.outMap = AffineMap::get(3, 0, {img, m, oh, ow}, ctx);
+  plan.bounds = {F, batch * OH * OW, C * KH * KW};
+  plan.mDim = 0;
+  plan.nDim = 1;
+  plan.kDim = 2;
+  return true;
+}
+
+/// The accumulator's start, the instruction and the epilogue, common to
+/// contractions and implicit GEMMs.
+std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
+                                   gfx::Precision precision, GemmPlan &plan) {
+  linalg::LinalgOp op = plan.contraction;
+
   // The accumulator starts at zero, or at an elementwise function of the
   // arguments (a bias), added after the K loop.
   Value initValue = op.getDpsInits()[0];
@@ -214,20 +310,8 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
     return std::nullopt;
   }
 
-  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
-  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
-  if (!a || !b)
-    return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  a->map = maps[0];
-  b->map = maps[1];
-  a->isUnsigned = extendsUnsigned(op, 0);
-  b->isUnsigned = extendsUnsigned(op, 1);
-  plan.a = *a;
-  plan.b = *b;
-
-  Type aType = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
-  Type bType = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  Type aType = getElementTypeOrSelf(plan.a.arg.getType());
+  Type bType = getElementTypeOrSelf(plan.b.arg.getType());
   std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
   if (!input)
     return std::nullopt;
@@ -355,13 +439,26 @@ public:
   /// bounds.
   Value loadChunk(Value memref, const Source &src, SmallVector<Value> loops, Value inBounds,
                   int64_t v) {
-    Type elem = cast<MemRefType>(memref.getType()).getElementType();
+    auto memrefType = cast<MemRefType>(memref.getType());
+    Type elem = memrefType.getElementType();
     auto vecType = VectorType::get({v}, elem);
+    // Indices into a padded operand: shifted back, and in the padding
+    // (negative, or past the end) the chunk is zero.
+    SmallVector<Value> padded;
+    if (!src.lowPad.empty()) {
+      padded = indices(src.map, loops);
+      for (auto [d, low] : llvm::enumerate(src.lowPad)) {
+        if (low != 0)
+          padded[d] = arith::SubIOp::create(b, loc, padded[d], c(low));
+        inBounds = arith::AndIOp::create(b, loc, inBounds,
+                                         cmpLt(padded[d], memrefType.getDimSize(d)));
+      }
+    }
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds, true, true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      SmallVector<Value> idx = indices(src.map, loops);
+      SmallVector<Value> idx = src.lowPad.empty() ? indices(src.map, loops) : padded;
       Value value;
       if (v == 1) {
         Value scalar = memref::LoadOp::create(b, loc, memref, idx);
@@ -452,8 +549,14 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   int64_t tilesM = llvm::divideCeil(M, kTile), tilesN = llvm::divideCeil(N, kTile);
   workgroups = batches * tilesM * tilesN;
 
-  Value aMem = reshapeMemref(b, loc, args[plan.a.arg.getArgNumber()], plan.a.reshapes);
-  Value bMem = reshapeMemref(b, loc, args[plan.b.arg.getArgNumber()], plan.b.reshapes);
+  auto operandMemref = [&](const Source &src) {
+    Value mem = reshapeMemref(b, loc, args[src.arg.getArgNumber()], src.reshapes);
+    if (!src.collapse.empty())
+      mem = memref::CollapseShapeOp::create(b, loc, mem, src.collapse);
+    return mem;
+  };
+  Value aMem = operandMemref(plan.a);
+  Value bMem = operandMemref(plan.b);
 
   // LDS panels, k fastest: A [64][KT], B [64][KT].
   auto ldsType = MemRefType::get({kTile, kt}, plan.computeType);
@@ -633,7 +736,7 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   // ops, to the output.
   Type resultElem = getElementTypeOrSelf(plan.contraction->getResult(0).getType());
   linalg::LinalgOp contraction = plan.contraction;
-  AffineMap outMap = contraction.getIndexingMapsArray()[2];
+  AffineMap outMap = plan.outMap;
   for (int64_t tm = 0; tm < kWaveTiles; ++tm) {
     for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
       Value acc = loop.getResult(tm * kWaveTiles + tn);

@@ -1,0 +1,6 @@
+// A 3x3 f16 convolution with padding 1, a bias and ReLU: an implicit GEMM.
+func.func @main(%x: tensor<1x32x16x16xf16>, %w: tensor<64x32x3x3xf16>, %bias: tensor<64xf16>) -> tensor<1x64x16x16xf16> {
+  %0 = kiln.conv %x, %w, %bias {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x32x16x16xf16>, tensor<64x32x3x3xf16>, tensor<64xf16>) -> tensor<1x64x16x16xf16>
+  %1 = kiln.relu %0 : tensor<1x64x16x16xf16>
+  return %1 : tensor<1x64x16x16xf16>
+}
