@@ -297,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated kiln-run devices to run and compare with ORT: "
                              "cpu and emu:<gfx> (the gfx kernels emulated on the CPU); "
                              "default cpu")
+    parser.add_argument("--precision", choices=["f32", "f16", "bf16"], default=None,
+                        help="kiln-compile --precision for the gfx targets (their matmuls and "
+                             "convolutions on the matrix cores)")
     parser.add_argument("--rel-tol", type=float, default=1e-3)
     parser.add_argument("--min-cos", type=float, default=0.99999)
     parser.add_argument("--skip-kiln", action="store_true",
@@ -376,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         compile_cmd = [kiln_compile, onnx_path, "--target=" + ",".join(targets), "-o", artifact]
         if emulation:
             compile_cmd.append("--emulation")
+        if args.precision:
+            compile_cmd.append(f"--precision={args.precision}")
         proc, seconds = run(compile_cmd, "kiln-compile", args.timeout)
         if proc.returncode != 0 or not artifact.exists():
             log(f"e2e {name}: FAIL (kiln-compile exit {proc.returncode})")
