@@ -248,9 +248,13 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
   let description = [{
     A dispatch function (linalg on tensors) whose work is one contraction
     with one m, one n and one k loop (matmul, batched matmul, 1x1
-    convolution), starting from zero, followed by elementwise ops, is
-    replaced by a matrix-core kernel on memrefs: 4 waves per workgroup, a
-    64 x 64 output tile, A and B panels staged in LDS each K step, operand
+    convolution) or one `linalg.conv_2d_nchw_fchw` (an implicit GEMM: m =
+    output channel, n = output pixel, k = input channel and window; a zero
+    `tensor.pad` of the image becomes bounds checks), starting from zero or
+    from an elementwise function of the arguments (a bias, added after the
+    K loop), followed by elementwise ops, is replaced by a matrix-core
+    kernel on memrefs: 4 waves per workgroup, a 64 x 64 output tile, A and
+    B panels staged in double-buffered LDS (one barrier per K step), operand
     fragments read in the lane layout of the target's MFMA or WMMA
     instruction, and the elementwise epilogue applied in registers. The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
