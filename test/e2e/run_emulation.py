@@ -42,6 +42,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+ROOT = Path(__file__).resolve().parents[2]
 GFX = ["gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250"]
 # Cases that fail today, with the reason; they must keep failing until fixed
 # (a pass is reported so that the entry gets removed).
@@ -173,6 +174,14 @@ def cases(work):
     onnx_model(p, "Conv", {"x": x, "w": w, "bias": bias}, np.float16, [1, 64, 16, 16],
                {"pads": [1, 1, 1, 1]})
     out.append(("Conv 3x3 f16 pad 1 with bias 32->64 16x16", p, {"x": x, "w": w, "bias": bias},
+                conv_ref(x, w, 1, 1, 1, np.float64) + bias.astype(np.float64)[None, :, None, None],
+                2e-3, [], r"_f16"))
+    # The bias as a constant inside the dispatch (small biases are inlined).
+    x = rng.uniform(-1, 1, (1, 16, 8, 8)).astype(np.float16)
+    w = rng.uniform(-1, 1, (32, 16, 3, 3)).astype(np.float16)
+    bias = np.array([0.5, -0.25, 1.0, 0.125, -1.0, 2.0, 0.75, -0.5] * 4, np.float16)
+    p = ROOT / "test/Codegen/AMDGPU/Inputs/conv3x3_const_bias_f16.mlir"
+    out.append(("Conv 3x3 f16 with a constant bias 16->32 8x8", p, {"input0": x, "input1": w},
                 conv_ref(x, w, 1, 1, 1, np.float64) + bias.astype(np.float64)[None, :, None, None],
                 2e-3, [], r"_f16"))
     x = rng.uniform(-1, 1, (2, 24, 15, 15)).astype(np.float32)

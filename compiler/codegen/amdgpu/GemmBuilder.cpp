@@ -141,7 +141,8 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
   if (carried && (generic.isDpsInit(carried) || !generic.getMatchingIndexingMap(carried).isIdentity()))
     return false;
   for (OpOperand *input : generic.getDpsInputOperands())
-    if (input != carried && !traceSource(input->get()))
+    if (input != carried && !traceSource(input->get()) &&
+        !input->get().getDefiningOp<arith::ConstantOp>())
       return false;
   bool captures = false;
   generic.getRegion().walk([&](Operation *inner) {
@@ -768,8 +769,18 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
               map.map(arg, carried);
               continue;
             }
-            std::optional<Source> src = traceSource(input->get());
-            Value mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+            Value mem;
+            if (auto cst = input->get().getDefiningOp<arith::ConstantOp>()) {
+              // A small constant the dispatch holds (a bias): bufferized
+              // into a global later.
+              auto type = cast<RankedTensorType>(cst.getType());
+              mem = bufferization::ToBufferOp::create(
+                  b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+                  b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
+            } else {
+              std::optional<Source> src = traceSource(input->get());
+              mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+            }
             SmallVector<Value> idx = indices(generic.getMatchingIndexingMap(input), outIdx);
             map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
           }

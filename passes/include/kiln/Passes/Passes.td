@@ -273,7 +273,8 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
   ];
   let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
                            "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
-                           "mlir::affine::AffineDialect", "mlir::scf::SCFDialect"];
+                           "mlir::affine::AffineDialect", "mlir::scf::SCFDialect",
+                           "mlir::bufferization::BufferizationDialect"];
 }
 
 #endif // KILN_PASSES_PASSES_TD
