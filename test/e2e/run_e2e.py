@@ -374,7 +374,10 @@ def main(argv: list[str] | None = None) -> int:
         for tool in (kiln_compile, kiln_run):
             if not tool.exists():
                 raise SetupError(f"{tool} does not exist (build the project first)")
-        artifact = work / "model.kiln"
+        # Variants (--precision) keep their own artifact and outputs, so that
+        # they never overwrite the plain run's files.
+        variant = f"-{args.precision}" if args.precision else ""
+        artifact = work / f"model{variant}.kiln"
         artifact.unlink(missing_ok=True)
         compile_cmd = [kiln_compile, onnx_path, "--target=" + ",".join(targets), "-o", artifact]
         if emulation:
@@ -391,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         # 5-6. run on each device and compare
         all_ok = True
         for device in devices:
-            kiln_dir = work / ("kiln" if device == "cpu" else "kiln-" + device.replace(":", "-"))
+            kiln_dir = work / (("kiln" if device == "cpu" else "kiln-" + device.replace(":", "-"))
+                               + variant)
             if kiln_dir.exists():
                 shutil.rmtree(kiln_dir)
             kiln_dir.mkdir(parents=True)
