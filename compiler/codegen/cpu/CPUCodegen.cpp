@@ -116,27 +116,17 @@ namespace {
 /// `void <name>(void *const *bindings, int64_t workgroup_id)` calling the
 /// lowered dispatch function `inner(ptr..., i64)`.
 void addEntry(llvm::Module &module, llvm::Function *inner, const std::string &name) {
-  llvm::LLVMContext &ctx = module.getContext();
-  inner->setName(name + ".body");
-  inner->setLinkage(llvm::GlobalValue::InternalLinkage);
-  inner->addFnAttr(llvm::Attribute::AlwaysInline);
-  auto *ptrTy = llvm::PointerType::get(ctx, 0);
-  auto *i64 = llvm::Type::getInt64Ty(ctx);
-  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy, i64}, false);
-  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
-  entry->setVisibility(llvm::GlobalValue::DefaultVisibility);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  llvm::Value *bindings = entry->getArg(0);
-  SmallVector<llvm::Value *> args;
-  unsigned numBindings = inner->arg_size() - 1;
-  for (unsigned i = 0; i < numBindings; ++i) {
-    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, bindings, i);
-    llvm::LoadInst *p = b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8));
-    args.push_back(p);
-  }
-  args.push_back(entry->getArg(1));
-  b.CreateCall(inner, args);
-  b.CreateRetVoid();
+  auto *i64 = llvm::Type::getInt64Ty(module.getContext());
+  defineEntry(module, inner, name, i64,
+              [&](llvm::IRBuilderBase &b, llvm::Function *entry,
+                  SmallVectorImpl<llvm::Value *> &args) {
+                auto *ptrTy = b.getPtrTy();
+                for (unsigned i = 0; i + 1 < inner->arg_size(); ++i) {
+                  llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, entry->getArg(0), i);
+                  args.push_back(b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8)));
+                }
+                args.push_back(entry->getArg(1));
+              });
 }
 
 LogicalResult fail(ModuleOp module, const Twine &message) {
@@ -182,6 +172,26 @@ LogicalResult linkSharedObject(ModuleOp module, llvm::StringRef object, std::str
     return fail(module, "cannot read the linked kernels back");
   out = (*so)->getBuffer().str();
   return success();
+}
+
+void defineEntry(llvm::Module &module, llvm::Function *inner, const std::string &name,
+                 llvm::Type *second,
+                 llvm::function_ref<void(llvm::IRBuilderBase &, llvm::Function *,
+                                         SmallVectorImpl<llvm::Value *> &)>
+                     arguments) {
+  llvm::LLVMContext &ctx = module.getContext();
+  inner->setName(name + ".body");
+  inner->setLinkage(llvm::GlobalValue::InternalLinkage);
+  inner->addFnAttr(llvm::Attribute::AlwaysInline);
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy, second}, false);
+  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+  entry->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<llvm::Value *> args;
+  arguments(b, entry, args);
+  b.CreateCall(inner, args);
+  b.CreateRetVoid();
 }
 
 void attachLoopAnnotations(Operation *root) {

@@ -14,7 +14,11 @@
 #include "mlir/Pass/PassManager.h"
 
 namespace llvm {
+class Function;
+class IRBuilderBase;
 class Module;
+class Type;
+class Value;
 class TargetMachine;
 } // namespace llvm
 
@@ -76,6 +80,15 @@ mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
                                    const CPUOptions &options,
                                    CodeObject &codeObject,
                                    std::string *assembly = nullptr);
+
+/// Defines the code object entry `void name(ptr, second)` around the lowered
+/// kernel `inner` (renamed `name.body`, internal, always inlined): `arguments`
+/// emits, into the entry, the values to call `inner` with.
+void defineEntry(llvm::Module &module, llvm::Function *inner, const std::string &name,
+                 llvm::Type *second,
+                 llvm::function_ref<void(llvm::IRBuilderBase &, llvm::Function *entry,
+                                         llvm::SmallVectorImpl<llvm::Value *> &args)>
+                     arguments);
 
 /// Moves `llvm.loop_annotation` attributes that scf.for carried through the
 /// control-flow conversions as discardable attributes onto the loop

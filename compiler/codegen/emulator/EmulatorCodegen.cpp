@@ -24,26 +24,21 @@ namespace {
 /// `void <name>(KilnEmuLane *lane, void *const *bindings)` calling the lowered
 /// kernel `inner(lane, lds, binding...)` with the LDS bytes of the lane.
 void addEntry(llvm::Module &module, llvm::Function *inner, const std::string &name) {
-  llvm::LLVMContext &ctx = module.getContext();
-  inner->setName(name + ".body");
-  inner->setLinkage(llvm::GlobalValue::InternalLinkage);
-  inner->addFnAttr(llvm::Attribute::AlwaysInline);
-  auto *ptrTy = llvm::PointerType::get(ctx, 0);
-  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy, ptrTy}, false);
-  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
-  entry->setVisibility(llvm::GlobalValue::DefaultVisibility);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  llvm::Value *lane = entry->getArg(0);
-  llvm::Value *bindings = entry->getArg(1);
-  llvm::SmallVector<llvm::Value *> args = {lane};
-  llvm::Value *ldsSlot = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), lane, kLaneLdsOffset);
-  args.push_back(b.CreateAlignedLoad(ptrTy, ldsSlot, llvm::Align(8)));
-  for (unsigned i = 2; i < inner->arg_size(); ++i) {
-    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, bindings, i - 2);
-    args.push_back(b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8)));
-  }
-  b.CreateCall(inner, args);
-  b.CreateRetVoid();
+  auto *ptrTy = llvm::PointerType::get(module.getContext(), 0);
+  cpu::defineEntry(module, inner, name, ptrTy,
+                   [&](llvm::IRBuilderBase &b, llvm::Function *entry,
+                       llvm::SmallVectorImpl<llvm::Value *> &args) {
+                     llvm::Value *lane = entry->getArg(0);
+                     args.push_back(lane);
+                     llvm::Value *ldsSlot =
+                         b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), lane, kLaneLdsOffset);
+                     args.push_back(b.CreateAlignedLoad(ptrTy, ldsSlot, llvm::Align(8)));
+                     for (unsigned i = 2; i < inner->arg_size(); ++i) {
+                       llvm::Value *slot =
+                           b.CreateConstInBoundsGEP1_64(ptrTy, entry->getArg(1), i - 2);
+                       args.push_back(b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8)));
+                     }
+                   });
 }
 
 } // namespace
