@@ -511,9 +511,33 @@ public:
     }
     Value frag = chunks.front();
     if (inst.input == MatrixInput::I4)
-      frag = arith::TruncIOp::create(
-          b, loc, VectorType::get({inst.perLane}, b.getIntegerType(4)), frag);
+      frag = packNibbles(frag);
     return frag;
+  }
+
+  /// int8 values (in -8..7, or 0..15) -> the packed vector<N x i4> operand:
+  /// element i in bits 4 * (i % 8) of 32-bit register i / 8, built with
+  /// shifts and ors (a plain trunci to vector<N x i4> goes through scratch).
+  Value packNibbles(Value bytes) {
+    auto i32 = b.getI32Type();
+    Value mask = arith::ConstantIntOp::create(b, loc, i32, 0xF);
+    SmallVector<Value> words;
+    for (int64_t w = 0; w < inst.perLane / 8; ++w) {
+      Value word = arith::ConstantIntOp::create(b, loc, i32, 0);
+      for (int64_t j = 0; j < 8; ++j) {
+        Value e = vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{w * 8 + j});
+        Value nibble = arith::AndIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i32, e), mask);
+        if (j != 0)
+          nibble = arith::ShLIOp::create(b, loc, nibble,
+                                         arith::ConstantIntOp::create(b, loc, i32, 4 * j));
+        word = arith::OrIOp::create(b, loc, word, nibble);
+      }
+      words.push_back(word);
+    }
+    Value packed = vector::FromElementsOp::create(
+        b, loc, VectorType::get({static_cast<int64_t>(words.size())}, i32), words);
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({inst.perLane}, b.getIntegerType(4)), packed);
   }
 
   Value multiply(Value a, Value bv, Value acc) {
