@@ -21,10 +21,13 @@ build: configure
 # The main job: compile the bundled example model for the CPU into a .kiln
 # artifact, run it on a seeded random image and print its outputs.
 run: build
-	$(BUILD)/bin/kiln-compile examples/tiny_cnn.onnxtxt --target=cpu -o $(BUILD)/tiny_cnn.kiln
+	$(BUILD)/bin/kiln-compile examples/tiny_cnn.onnxtxt --target=cpu,gfx942 --emulation -o $(BUILD)/tiny_cnn.kiln
 	$(BUILD)/bin/kiln-run $(BUILD)/tiny_cnn.kiln --device=cpu --input=image=random \
 	  --output-dir=$(BUILD)/tiny_cnn.out
 	/usr/bin/python3 -c "import numpy as np; print('probabilities =', np.load('$(BUILD)/tiny_cnn.out/probabilities.npy'))"
+	@echo "The same model through its gfx942 (MI300X) kernels, emulated on the CPU:"
+	$(BUILD)/bin/kiln-run $(BUILD)/tiny_cnn.kiln --device=emu:gfx942 --input=image=random \
+	  --output-dir=$(BUILD)/tiny_cnn.emu-gfx942.out
 
 # The whole suite (lit + unit tests) through ctest.
 test: build
