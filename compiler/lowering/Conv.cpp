@@ -99,22 +99,11 @@ Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
   SmallVector<int64_t> reductions;
   for (unsigned i = cLoop; i < loops; ++i)
     reductions.push_back(i);
-  bool isFloat = isa<FloatType>(elem);
   Value result = linalg::GenericOp::create(
                      b, loc, gOutType, ValueRange{gInput, gFilter},
                      ValueRange{gInit}, maps, iteratorTypes(loops, reductions),
                      [&](OpBuilder &nb, Location l, ValueRange args) {
-                       Value x = convertScalar(nb, l, args[0], elem);
-                       Value y = convertScalar(nb, l, args[1], elem);
-                       Value prod, sum;
-                       if (isFloat) {
-                         prod = arith::MulFOp::create(nb, l, x, y);
-                         sum = arith::AddFOp::create(nb, l, args[2], prod);
-                       } else {
-                         prod = arith::MulIOp::create(nb, l, x, y);
-                         sum = arith::AddIOp::create(nb, l, args[2], prod);
-                       }
-                       linalg::YieldOp::create(nb, l, sum);
+                       multiplyAccumulate(nb, l, args, elem);
                      })
                      .getResult(0);
   return reshapeTensor(b, loc, result, outType);

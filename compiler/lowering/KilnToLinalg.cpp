@@ -75,6 +75,17 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
+void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args, Type elem) {
+  Value x = convertScalar(b, loc, args[0], elem);
+  Value y = convertScalar(b, loc, args[1], elem);
+  Value sum;
+  if (isa<FloatType>(elem))
+    sum = arith::AddFOp::create(b, loc, args[2], arith::MulFOp::create(b, loc, x, y));
+  else
+    sum = arith::AddIOp::create(b, loc, args[2], arith::MulIOp::create(b, loc, x, y));
+  linalg::YieldOp::create(b, loc, sum);
+}
+
 Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
   Type from = value.getType();
   if (from == to)

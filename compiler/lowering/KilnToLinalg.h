@@ -60,6 +60,11 @@ mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value value, mlir::Type to);
 
+/// The body of a contraction generic accumulating in `elem`:
+/// yield acc + convert(x) * convert(y), with args = (x, y, acc).
+void multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args,
+                        mlir::Type elem);
+
 /// Reassociation that collapses `from` into `to` when the reshape only merges
 /// or splits adjacent dimensions (failure otherwise).
 std::optional<llvm::SmallVector<mlir::ReassociationIndices>>

@@ -97,23 +97,10 @@ Value lowerMatmul(OpBuilder &rewriter, Location loc, Value lhs, Value rhs,
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
-  bool isFloat = isa<FloatType>(elem);
   auto generic = linalg::GenericOp::create(
       rewriter, loc, resultType, ValueRange{lhs, rhs},
       ValueRange{zeroFilled(rewriter, loc, resultType)}, maps, iterators,
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value x = convertScalar(b, l, args[0], elem);
-        Value y = convertScalar(b, l, args[1], elem);
-        Value prod, sum;
-        if (isFloat) {
-          prod = arith::MulFOp::create(b, l, x, y);
-          sum = arith::AddFOp::create(b, l, args[2], prod);
-        } else {
-          prod = arith::MulIOp::create(b, l, x, y);
-          sum = arith::AddIOp::create(b, l, args[2], prod);
-        }
-        linalg::YieldOp::create(b, l, sum);
-      });
+      [&](OpBuilder &b, Location l, ValueRange args) { multiplyAccumulate(b, l, args, elem); });
   return generic.getResult(0);
 }
 

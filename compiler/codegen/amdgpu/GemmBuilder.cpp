@@ -644,15 +644,22 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   struct Chunk {
     Value chunk, row, col; // row/col in the panel (B: k/n when along n)
   };
-  auto aChunk = [&](int64_t j) {
+  // This thread's chunks depend on its id only: computed once, used by every
+  // step's loads and stores.
+  SmallVector<Chunk> aChunkAt, bChunkAt;
+  for (int64_t j = 0; j < aPerThread; ++j) {
     Value chunk = apply(d0 + j * threads, {tid});
-    return Chunk{chunk, apply(d0.floorDiv(kt / va), {chunk}), apply((d0 % (kt / va)) * va, {chunk})};
-  };
-  auto bChunk = [&](int64_t j) {
+    aChunkAt.push_back(
+        {chunk, apply(d0.floorDiv(kt / va), {chunk}), apply((d0 % (kt / va)) * va, {chunk})});
+  }
+  for (int64_t j = 0; j < bPerThread; ++j) {
     Value chunk = apply(d0 + j * threads, {tid});
     int64_t perRow = (bAlongN ? kTile : kt) / vb;
-    return Chunk{chunk, apply(d0.floorDiv(perRow), {chunk}), apply((d0 % perRow) * vb, {chunk})};
-  };
+    bChunkAt.push_back(
+        {chunk, apply(d0.floorDiv(perRow), {chunk}), apply((d0 % perRow) * vb, {chunk})});
+  }
+  auto aChunk = [&](int64_t j) { return aChunkAt[j]; };
+  auto bChunk = [&](int64_t j) { return bChunkAt[j]; };
   auto loadStep = [&](Value k0) {
     SmallVector<Value> values;
     for (int64_t j = 0; j < aPerThread; ++j) {

@@ -295,7 +295,6 @@ LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
       return op->emitError("'") << op->getName() << "' is not supported by the gfx emulation";
     }
   }
-  stripAddressSpaces(func);
   return success();
 }
 

@@ -17,13 +17,10 @@ using namespace kiln::onnx_import;
 
 /// Checks operand element types and contraction sizes with a message that
 /// names the node, then emits kiln.matmul.
-static FailureOr<Value> matmul(NodeContext &node, Value lhs, Value rhs) {
-  auto l = cast<RankedTensorType>(lhs.getType());
-  auto r = cast<RankedTensorType>(rhs.getType());
-  if (l.getElementType() != r.getElementType()) {
-    node.emitError() << "operand element types differ: " << l << " and " << r;
-    return failure();
-  }
+/// The shape rules of a (batched) matrix product of l by r: the contraction
+/// dimensions agree and the batch dimensions broadcast.
+static LogicalResult checkProductShapes(NodeContext &node, RankedTensorType l,
+                                        RankedTensorType r) {
   if (l.getShape().back() != r.getShape()[r.getRank() - 2]) {
     node.emitError() << "cannot multiply " << l << " by " << r
                      << ": the contraction dimensions differ";
@@ -35,6 +32,18 @@ static FailureOr<Value> matmul(NodeContext &node, Value lhs, Value rhs) {
                      << " do not broadcast";
     return failure();
   }
+  return success();
+}
+
+static FailureOr<Value> matmul(NodeContext &node, Value lhs, Value rhs) {
+  auto l = cast<RankedTensorType>(lhs.getType());
+  auto r = cast<RankedTensorType>(rhs.getType());
+  if (l.getElementType() != r.getElementType()) {
+    node.emitError() << "operand element types differ: " << l << " and " << r;
+    return failure();
+  }
+  if (failed(checkProductShapes(node, l, r)))
+    return failure();
   return node.create<MatmulOp>(lhs, rhs);
 }
 
@@ -134,17 +143,8 @@ static LogicalResult convertMatMulInteger(NodeContext &node) {
                              << l << " and " << r;
             return failure();
           }
-        if (l.getShape().back() != r.getShape()[r.getRank() - 2]) {
-          node.emitError() << "cannot multiply " << l << " by " << r
-                           << ": the contraction dimensions differ";
+        if (failed(checkProductShapes(node, l, r)))
           return failure();
-        }
-        if (failed(broadcastShapes(l.getShape().drop_back(2),
-                                   r.getShape().drop_back(2)))) {
-          node.emitError() << "batch dimensions of " << l << " and " << r
-                           << " do not broadcast";
-          return failure();
-        }
         FailureOr<Value> lhsZp = matmulZeroPoint(node, 0, lhs);
         FailureOr<Value> rhsZp = matmulZeroPoint(node, 1, rhs);
         if (failed(lhsZp) || failed(rhsZp))
