@@ -162,8 +162,8 @@ struct KilnCPUDistributePass
       SmallVector<bool> tileable(bounds.size(), true);
       int64_t lastGranule = 16;
       func.walk([&](Operation *op) {
-        if (auto width = op->getAttrOfType<IntegerAttr>(kIm2ColAttr)) {
-          lastGranule = width.getInt() * llvm::divideCeil(16, width.getInt());
+        if (std::optional<Im2ColWindow> window = Im2ColWindow::get(op)) {
+          lastGranule = window->outWidth * llvm::divideCeil(16, window->outWidth);
           // The image is the last parallel loop (the GEMM itself may be the
           // consumer, with its reduction loop after it).
           SmallVector<utils::IteratorType> iterators = consumer.getLoopIteratorTypes();

@@ -26,8 +26,9 @@ func.func @one_by_one(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %init: 
 // -----
 
 // 3x3 (input padded to 10x10, output 8x8): an im2col gather builds the
-// [N, C*KH*KW, OH*OW] = [1, 27, 64] patch matrix and is tagged with the
-// output width (8), which kiln-cpu-distribute needs to tile it by whole rows;
+// [N, C*KH*KW, OH*OW] = [1, 27, 64] patch matrix and is tagged with its
+// window: output width 8 (kiln-cpu-distribute tiles it by whole rows), 3x3
+// filter, unit strides and dilations (kiln-cpu-vectorize-gemm copies rows);
 // the contraction reads the gather and the [F, C*KH*KW] filter.
 // CHECK-DAG: #[[GATHER:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
@@ -37,7 +38,7 @@ func.func @one_by_one(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %init: 
 // CHECK-DAG: %[[F:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
 // CHECK-DAG: %[[O:.*]] = tensor.collapse_shape %arg2 {{\[}}[0], [1], [2, 3]] : tensor<1x4x8x8xf32> into tensor<1x4x64xf32>
 // CHECK: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[GATHER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-SAME: ins(%arg0 : tensor<1x3x10x10xf32>) outs(%{{.*}} : tensor<1x27x64xf32>) attrs = {kiln.im2col = 8 : i64}
+// CHECK-SAME: ins(%arg0 : tensor<1x3x10x10xf32>) outs(%{{.*}} : tensor<1x27x64xf32>) attrs = {kiln.im2col = array<i64: 8, 3, 3, 1, 1, 1, 1>}
 // CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[IN]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[F]], %[[COLS]] : tensor<4x27xf32>, tensor<1x27x64xf32>) outs(%[[O]] : tensor<1x4x64xf32>)
 // CHECK-NOT: kiln.im2col
@@ -53,7 +54,7 @@ func.func @three_by_three(%x: tensor<1x3x10x10xf32>, %w: tensor<4x3x3x3xf32>, %i
 // goes through the gather too (output width 2).
 // CHECK-LABEL: func @one_by_one_strided
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<1x8x4x4xf32>) outs(%{{.*}} : tensor<1x8x4xf32>) attrs = {kiln.im2col = 2 : i64}
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<1x8x4x4xf32>) outs(%{{.*}} : tensor<1x8x4xf32>) attrs = {kiln.im2col = array<i64: 2, 1, 1, 2, 2, 1, 1>}
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-SAME: outs(%{{.*}} : tensor<1x16x4xf32>)
 func.func @one_by_one_strided(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %init: tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32> {

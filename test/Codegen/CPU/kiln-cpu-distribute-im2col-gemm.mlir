@@ -20,7 +20,7 @@
 // CHECK-LABEL: func @im2col_no_epilogue
 // CHECK-SAME: kiln.workgroup_count = 64 : i64
 // CHECK: scf.forall (%{{.*}}) = (0) to (4096) step (64)
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x576x64xf32>) attrs = {kiln.im2col = 64 : i64}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x576x64xf32>) attrs = {kiln.im2col = array<i64: 64, 3, 3, 1, 1, 1, 1>}
 #gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 64 + (d1 mod 9) floordiv 3, d2 mod 64 + d1 mod 3)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #filter = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
@@ -32,7 +32,7 @@ func.func @im2col_no_epilogue(%x: tensor<1x64x66x66xf32>, %w: tensor<64x64x3x3xf
   %init = linalg.fill ins(%cst : f32) outs(%e : tensor<1x64x4096xf32>) -> tensor<1x64x4096xf32>
   %filter = tensor.collapse_shape %w [[0], [1, 2, 3]] : tensor<64x64x3x3xf32> into tensor<64x576xf32>
   %ce = tensor.empty() : tensor<1x576x4096xf32>
-  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x64x66x66xf32>) outs(%ce : tensor<1x576x4096xf32>) attrs = {kiln.im2col = 64 : i64} {
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x64x66x66xf32>) outs(%ce : tensor<1x576x4096xf32>) attrs = {kiln.im2col = array<i64: 64, 3, 3, 1, 1, 1, 1>} {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1x576x4096xf32>

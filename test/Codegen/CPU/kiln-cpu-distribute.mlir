@@ -118,7 +118,7 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
 // CHECK-NOT: linalg.generic
 // CHECK: %[[R:.*]] = scf.forall (%[[P:.*]]) = (0) to (144) step (24)
 // CHECK: tensor.extract_slice %arg0[0, 0, %{{.*}}, %{{.*}}] [1, 1, 4, 14] [1, 1, 1, 1]
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x24xf32>) attrs = {kiln.im2col = 12 : i64}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x24xf32>) attrs = {kiln.im2col = array<i64: 12, 3, 3, 1, 1, 1, 1>}
 // CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<768xf32>) outs(%{{.*}} : tensor<1x768x24xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-SAME: outs(%{{.*}} : tensor<1x768x24xf32>)
@@ -133,7 +133,7 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
 // FOUR-LABEL: func @im2col
 // FOUR-SAME: kiln.workgroup_count = 6 : i64
 // FOUR: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (768, 144) step (384, 48)
-// FOUR: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x48xf32>) attrs = {kiln.im2col = 12 : i64}
+// FOUR: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x48xf32>) attrs = {kiln.im2col = array<i64: 12, 3, 3, 1, 1, 1, 1>}
 #bias = affine_map<(d0, d1, d2) -> (d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 12 + (d1 mod 9) floordiv 3, d2 mod 12 + d1 mod 3)>
@@ -149,7 +149,7 @@ func.func @im2col(%x: tensor<1x1x14x14xf32>, %w: tensor<768x1x3x3xf32>, %b: tens
   } -> tensor<1x768x144xf32>
   %filter = tensor.collapse_shape %w [[0], [1, 2, 3]] : tensor<768x1x3x3xf32> into tensor<768x9xf32>
   %ce = tensor.empty() : tensor<1x9x144xf32>
-  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x1x14x14xf32>) outs(%ce : tensor<1x9x144xf32>) attrs = {kiln.im2col = 12 : i64} {
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x1x14x14xf32>) outs(%ce : tensor<1x9x144xf32>) attrs = {kiln.im2col = array<i64: 12, 3, 3, 1, 1, 1, 1>} {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1x9x144xf32>

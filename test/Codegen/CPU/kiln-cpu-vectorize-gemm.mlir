@@ -85,24 +85,134 @@ func.func @conv_gemm(%w: tensor<16x8xf32>, %x: tensor<1x8x32xf32>, %init: tensor
 
 // -----
 
-// Not register-tiled: the im2col gather (it is a copy, not a contraction,
-// and stays tagged for the CPU pipeline) and integer contractions.
+// Integer contractions are not register-tiled (they stay scalar loops).
 // CHECK-LABEL: func @not_vectorized
 // CHECK-NOT: vector.
 // CHECK-NOT: scf.for
-// CHECK: linalg.generic {{.*}} attrs = {kiln.im2col = 8 : i64}
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xi32>, tensor<64x64xi32>)
 // CHECK-NOT: vector.
+func.func @not_vectorized(%a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: tensor<64x64xi32>) -> tensor<64x64xi32> attributes {kiln.dispatch} {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x64xi32>, tensor<64x64xi32>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
+  return %0 : tensor<64x64xi32>
+}
+
+// -----
+
+// An im2col gather (3x3 window, unit strides, output 8x8 from a padded
+// 10x10 input) becomes loops over (n, c, kh, kw, oh) copying one output row
+// each: input row oh + kh from column kw, 8 contiguous pixels, into patch row
+// (c * 3 + kh) * 3 + kw at column oh * 8. No generic, no tag is left (the
+// one-image loop folds away).
+// CHECK-LABEL: func @im2col_row_copies
+// CHECK-NOT: kiln.im2col
+// CHECK: scf.for %[[C:.*]] = %c0 to %c3 step %c1
+// CHECK: scf.for %[[KH:.*]] = %c0 to %c3 step %c1
+// CHECK: scf.for %[[KW:.*]] = %c0 to %c3 step %c1
+// CHECK: scf.for %[[OH:.*]] = %c0 to %c8 step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<1x27x64xf32>)
+// CHECK: %[[H:.*]] = arith.addi %[[OH]], %[[KH]] : index
+// CHECK: %[[C3:.*]] = arith.muli %[[C]], %c3 : index
+// CHECK: %[[CKH:.*]] = arith.addi %[[C3]], %[[KH]] : index
+// CHECK: %[[CKH3:.*]] = arith.muli %[[CKH]], %c3 : index
+// CHECK: %[[K:.*]] = arith.addi %[[CKH3]], %[[KW]] : index
+// CHECK: %[[P:.*]] = arith.muli %[[OH]], %c8 : index
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[0, %[[C]], %[[H]], %[[KW]]] [1, 1, 1, 8] [1, 1, 1, 1] : tensor<1x3x10x10xf32> to tensor<8xf32>
+// CHECK: tensor.insert_slice %[[ROW]] into %[[ACC]][0, %[[K]], %[[P]]] [1, 1, 8] [1, 1, 1] : tensor<8xf32> into tensor<1x27x64xf32>
+// CHECK-NOT: linalg.generic
 #gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-func.func @not_vectorized(%x: tensor<1x3x10x10xf32>, %a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: tensor<64x64xi32>) -> (tensor<1x27x64xf32>, tensor<64x64xi32>) attributes {kiln.dispatch} {
+func.func @im2col_row_copies(%x: tensor<1x3x10x10xf32>) -> tensor<1x27x64xf32> attributes {kiln.dispatch} {
   %e = tensor.empty() : tensor<1x27x64xf32>
-  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x10x10xf32>) outs(%e : tensor<1x27x64xf32>) attrs = {kiln.im2col = 8 : i64} {
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x10x10xf32>) outs(%e : tensor<1x27x64xf32>) attrs = {kiln.im2col = array<i64: 8, 3, 3, 1, 1, 1, 1>} {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1x27x64xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<64x64xi32>, tensor<64x64xi32>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
-  return %cols, %0 : tensor<1x27x64xf32>, tensor<64x64xi32>
+  return %cols : tensor<1x27x64xf32>
+}
+
+// -----
+
+// A strided window (1x1 filter, stride 2, output 2x2 from 4x4): each row copy
+// reads every other input pixel of row 2 * oh.
+// CHECK-LABEL: func @im2col_strided_row_copies
+// CHECK: scf.for %[[OH:.*]] = %c0 to %c2 step %c1
+// CHECK: %[[H:.*]] = arith.muli %[[OH]], %c2 : index
+// CHECK: tensor.extract_slice %arg0[0, %{{.*}}, %[[H]], 0] [1, 1, 1, 2] [1, 1, 1, 2] : tensor<1x8x4x4xf32> to tensor<2xf32>
+// CHECK: tensor.insert_slice {{.*}} [1, 1, 2] [1, 1, 1] : tensor<2xf32> into tensor<1x8x4xf32>
+// CHECK-NOT: linalg.generic
+#gather = affine_map<(d0, d1, d2) -> (d0, d1, (d2 floordiv 2) * 2, (d2 mod 2) * 2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @im2col_strided_row_copies(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<1x8x4xf32>
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x8x4x4xf32>) outs(%e : tensor<1x8x4xf32>) attrs = {kiln.im2col = array<i64: 2, 1, 1, 2, 2, 1, 1>} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x8x4xf32>
+  return %cols : tensor<1x8x4xf32>
+}
+
+// -----
+
+// A gather whose tag does not describe its shapes (27 patch rows are not
+// 3 channels x a 2x2 window) is left as it is: it still computes the right
+// values, only slower.
+// CHECK-LABEL: func @im2col_mismatched_window
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.generic {{.*}} attrs = {kiln.im2col = array<i64: 8, 2, 2, 1, 1, 1, 1>}
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
+#gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @im2col_mismatched_window(%x: tensor<1x3x10x10xf32>) -> tensor<1x27x64xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<1x27x64xf32>
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x10x10xf32>) outs(%e : tensor<1x27x64xf32>) attrs = {kiln.im2col = array<i64: 8, 2, 2, 1, 1, 1, 1>} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x27x64xf32>
+  return %cols : tensor<1x27x64xf32>
+}
+
+// -----
+
+// Cache blocking: K = 1024 is split into blocks of 256 (the default
+// kc-cache), the outermost loop, carrying the output; the register tiles and
+// their k loop (64 steps of 4) run inside each block.
+// DEFAULT-LABEL: func @cache_blocked
+// DEFAULT: scf.for %{{.*}} = %c0 to %c1024 step %c256 iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x32xf32>)
+// DEFAULT: tensor.extract_slice %arg0[0, %{{.*}}] [16, 256] [1, 1]
+// DEFAULT: tensor.extract_slice %arg1[%{{.*}}, 0] [256, 32] [1, 1]
+// DEFAULT: scf.for %{{.*}} = %c0 to %c32 step %c16
+// DEFAULT: scf.for %{{.*}} = %c0 to %c256 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// DEFAULT-COUNT-64: vector.fma
+// A reduction no block size of at most 256 divides evenly into blocks of
+// at least 64 (K = 1028 = 4 x 257) is not blocked.
+// DEFAULT-LABEL: func @not_cache_blocked
+// DEFAULT-NOT: step %c256
+// DEFAULT: scf.for %{{.*}} = %c0 to %c1028 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+func.func @cache_blocked(%a: tensor<16x1024xf32>, %b: tensor<1024x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> attributes {kiln.dispatch} {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x1024xf32>, tensor<1024x32xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+func.func @not_cache_blocked(%a: tensor<16x1028xf32>, %b: tensor<1028x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> attributes {kiln.dispatch} {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x1028xf32>, tensor<1028x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+// A one-column partial tile (N = 17 = 16 + 1, as a 7x7 image's 49th pixel
+// leaves) keeps its column dimension: a 4x1 accumulator updated by FMAs of
+// broadcast A elements, not a matrix-vector product reduced along k with
+// horizontal sums (no vector.reduction, no vector<4xf32> row of A).
+// CHECK-LABEL: func @one_column_tile
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x16xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x1xf32>)
+// CHECK-NOT: vector.reduction
+// CHECK-NOT: vector.multi_reduction
+// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK-NOT: vector.reduction
+func.func @one_column_tile(%a: tensor<4x64xf32>, %b: tensor<64x17xf32>, %c: tensor<4x17xf32>) -> tensor<4x17xf32> attributes {kiln.dispatch} {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x64xf32>, tensor<64x17xf32>) outs(%c : tensor<4x17xf32>) -> tensor<4x17xf32>
+  return %0 : tensor<4x17xf32>
 }
 
 // -----

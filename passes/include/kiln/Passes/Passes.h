@@ -70,8 +70,23 @@ mlir::TilingInterface findDispatchConsumer(mlir::func::FuncOp func);
 mlir::LogicalResult tileAndFuseIntoForall(mlir::TilingInterface consumer,
                                           llvm::ArrayRef<int64_t> tiles);
 
-/// Marks the im2col gather of a convolution rewritten as a GEMM.
+/// Marks the im2col gather of a convolution rewritten as a GEMM:
+/// `array<i64: OW, KH, KW, SH, SW, DH, DW>`, the output width, the filter's
+/// height and width, the strides and the dilations of its window.
 inline constexpr llvm::StringLiteral kIm2ColAttr = "kiln.im2col";
+
+/// The window of an im2col gather, read from its kIm2ColAttr.
+struct Im2ColWindow {
+  int64_t outWidth, kh, kw, sh, sw, dh, dw;
+
+  static std::optional<Im2ColWindow> get(mlir::Operation *op) {
+    auto attr = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kIm2ColAttr);
+    if (!attr || attr.size() != 7)
+      return std::nullopt;
+    llvm::ArrayRef<int64_t> v = attr.asArrayRef();
+    return Im2ColWindow{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  }
+};
 
 } // namespace kiln
 

@@ -167,7 +167,9 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
   let options = [
     Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
     Option<"nr", "nr", "int64_t", "16", "columns of the register tile (vector width)">,
-    Option<"kc", "kc", "int64_t", "4", "k step of the register tile">
+    Option<"kc", "kc", "int64_t", "4", "k step of the register tile">,
+    Option<"kcCache", "kc-cache", "int64_t", "256",
+           "reduction block kept in cache (0: no cache blocking)">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
 }
