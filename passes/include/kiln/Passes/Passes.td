@@ -156,11 +156,16 @@ def KilnCPUConvToGemm : Pass<"kiln-cpu-conv-to-gemm", "mlir::func::FuncOp"> {
 def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp"> {
   let summary = "register-tile and vectorize the contractions of a dispatch";
   let description = [{
-    Inside each workgroup, depthwise convolutions are tiled to one window tap
+    Inside each workgroup, im2col gathers (tagged `kiln.im2col` with their
+    window by kiln-cpu-conv-to-gemm) become loops that copy one output row
+    at a time, and depthwise convolutions are tiled to one window tap
     over `nr` output pixels (unit stride) or `nr` channels (strided windows),
     each tap vectorized as a multiply-add of a row segment and a weight.
     Every contraction (matmul, batch_matmul, GEMM
-    generic) is tiled to a register tile (`mr` x `nr` x `kc`), full tiles are
+    generic) with a reduction longer than `kc-cache` is first split into
+    reduction blocks of at most that length (the outermost loop, so that a
+    block of each operand stays in cache), then tiled to a register tile
+    (`mr` x `nr` x `kc`), full tiles are
     peeled from partial ones and vectorized, the accumulator is hoisted out of
     the k loop, and `vector.contract` is lowered to outer products (FMAs).
   }];
