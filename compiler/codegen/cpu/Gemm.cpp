@@ -226,13 +226,6 @@ LogicalResult rewriteIm2ColAsRowCopies(RewriterBase &rewriter, linalg::GenericOp
   return success();
 }
 
-/// Whether `op` computes floats. Integer contractions (kiln.matmul_integer,
-/// kiln.conv_integer) are neither register-tiled nor vectorized here: they
-/// stay scalar loops, correct but slow, until an integer micro-kernel exists.
-bool hasFloatResult(linalg::LinalgOp op) {
-  return isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType()));
-}
-
 bool hasStaticShapes(linalg::LinalgOp op) {
   return llvm::all_of(op->getOperandTypes(), [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
@@ -252,6 +245,52 @@ int64_t chooseCacheBlock(int64_t range, int64_t limit, int64_t step) {
       return block;
   return 0;
 }
+
+/// An elementwise generic that vectorizes along its innermost loop: all
+/// loops parallel, static shapes, an identity output map (its innermost loop
+/// walks the output contiguously), inputs read through projected
+/// permutations (broadcasts such as a bias), and a body of plain arithmetic
+/// (no tensor.extract gathers, no linalg.index).
+bool isVectorizableElementwise(linalg::GenericOp op) {
+  if (op->hasAttr(kIm2ColAttr) || op.getNumLoops() == 0 ||
+      op.getNumLoops() != op.getNumParallelLoops() || !op.hasPureTensorSemantics() ||
+      !hasStaticShapes(op) || linalg::isaContractionOpInterface(op))
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isIdentity())
+      return false;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!op.getMatchingIndexingMap(input).isProjectedPermutation())
+      return false;
+  // Sub-byte elements (i1 masks, i4) are stored one per byte in memory but
+  // packed in LLVM's vectors: a vector load of a mask would read bits.
+  if (llvm::any_of(op->getOperandTypes(), [](Type t) {
+        Type elem = getElementTypeOrSelf(t);
+        return !elem.isIntOrIndexOrFloat() ||
+               (!elem.isIndex() && elem.getIntOrFloatBitWidth() < 8);
+      }))
+    return false;
+  bool plain = true;
+  op.getBody()->walk([&](Operation *inner) {
+    if (isa<tensor::ExtractOp, linalg::IndexOp>(inner) || inner->getNumRegions() != 0)
+      plain = false;
+    // Math functions without a vector lowering to LLVM intrinsics (erf,
+    // tanh, ...) would be scalarized after the vector dialect is gone.
+    if (inner->getDialect() && inner->getDialect()->getNamespace() == "math" &&
+        !isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::FmaOp, math::ExpOp, math::LogOp,
+             math::FloorOp, math::CeilOp, math::CopySignOp, math::PowFOp>(inner))
+      plain = false;
+  });
+  return plain;
+}
+
+/// Whether `op` computes floats. Integer contractions (kiln.matmul_integer,
+/// kiln.conv_integer) are neither register-tiled nor vectorized here: they
+/// stay scalar loops, correct but slow, until an integer micro-kernel exists.
+bool hasFloatResult(linalg::LinalgOp op) {
+  return isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType()));
+}
+
 
 struct KilnCPUVectorizeGemmPass
     : kiln::impl::KilnCPUVectorizeGemmBase<KilnCPUVectorizeGemmPass> {
@@ -346,6 +385,32 @@ struct KilnCPUVectorizeGemmPass
         continue;
       rewriter.replaceOp(op, tiled->replacements);
       op = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+    }
+
+    // Elementwise ops (a bias broadcast into a GEMM's accumulator, ReLU, a
+    // residual add): rows of `nr` along the innermost (contiguous) output
+    // dimension, vectorized below. LLVM left them scalar, fully unrolled.
+    SmallVector<linalg::GenericOp> elementwise;
+    func.walk([&](linalg::GenericOp op) {
+      if (isVectorizableElementwise(op))
+        elementwise.push_back(op);
+    });
+    for (linalg::GenericOp op : elementwise) {
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      SmallVector<int64_t> tiles(ranges.size(), 1);
+      tiles.back() = ranges.back() <= nr ? 0 : nr;
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue;
+      rewriter.replaceOp(op, tiled->replacements);
+      for (LoopLikeOpInterface loop : tiled->loops)
+        if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
+          scf::ForOp partial;
+          (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+        }
     }
 
     for (linalg::LinalgOp op : contractions) {
@@ -464,8 +529,10 @@ struct KilnCPUVectorizeGemmPass
           linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
       control.controlFn = [&](Operation *op) -> SmallVector<unsigned> {
         auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
         if (!linalgOp || !hasStaticShapes(linalgOp) ||
-            !(linalg::isaContractionOpInterface(linalgOp) || isDepthwiseTap(linalgOp)))
+            !(linalg::isaContractionOpInterface(linalgOp) || isDepthwiseTap(linalgOp) ||
+              (generic && isVectorizableElementwise(generic))))
           return {};
         // A one-column tile (the 49th pixel of a 7x7 image) keeps its
         // column dimension: as a matrix-vector product it would vectorize
@@ -513,9 +580,11 @@ struct KilnCPUVectorizeGemmPass
       int64_t points = 1;
       for (int64_t r : ranges)
         points *= r;
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if ((linalg::isaContractionOpInterface(op) && hasFloatResult(op) &&
            points <= mr * nr * kc) ||
-          (isDepthwiseTap(op) && points <= nr))
+          (isDepthwiseTap(op) && points <= nr) ||
+          (generic && isVectorizableElementwise(generic) && points <= nr))
         toVectorize.push_back(op);
     });
     for (linalg::LinalgOp op : toVectorize) {

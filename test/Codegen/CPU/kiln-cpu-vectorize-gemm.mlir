@@ -241,3 +241,67 @@ func.func @integer_not_vectorized(%a: tensor<2x3x4x8xi32>, %b: tensor<2x3x8x5xi3
   %1 = linalg.matmul ins(%x, %y : tensor<4x8xi8>, tensor<8x6xi8>) outs(%z : tensor<4x6xi32>) -> tensor<4x6xi32>
   return %0, %1 : tensor<2x3x4x5xi32>, tensor<4x6xi32>
 }
+
+// -----
+
+// Elementwise ops (a bias broadcast along rows, then ReLU) are tiled to rows
+// of 16 along the innermost output dimension and vectorized: 40 = 2 x 16 + 8,
+// so the full tiles are vector<16xf32> and the peeled tail vector<8xf32>. The
+// bias is read once per row and broadcast.
+// CHECK-LABEL: func @elementwise_rows
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: vector.transfer_read %{{.*}} : tensor<f32>, vector<f32>
+// CHECK: vector.broadcast %{{.*}} : vector<f32> to vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<16xf32>
+// CHECK: vector.broadcast %{{.*}} : vector<f32> to vector<8xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<8xf32>, tensor<8xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.generic
+#row = affine_map<(d0, d1) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise_rows(%bias: tensor<4xf32>) -> tensor<4x40xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<4x40xf32>
+  %b = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<4xf32>) outs(%e : tensor<4x40xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x40xf32>
+  %zero = arith.constant 0.0 : f32
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x40xf32>) outs(%e : tensor<4x40xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x40xf32>
+  return %r : tensor<4x40xf32>
+}
+
+// -----
+
+// Left scalar: i1 masks (one byte per element in memory, packed bits in an
+// LLVM vector: a vector load of the mask read bits and broke a causal
+// attention mask), and math functions with no vector lowering (erf).
+// CHECK-LABEL: func @elementwise_not_vectorized
+// CHECK-NOT: vector.
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32xf32>)
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32xf32>)
+// CHECK: math.erf
+// CHECK-NOT: vector.
+#id1 = affine_map<(d0) -> (d0)>
+func.func @elementwise_not_vectorized(%m: tensor<32xi1>, %x: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<32xf32>
+  %a = arith.constant -1.0e9 : f32
+  %z = arith.constant 0.0 : f32
+  %s = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%m : tensor<32xi1>) outs(%e : tensor<32xf32>) {
+  ^bb0(%in: i1, %out: f32):
+    %v = arith.select %in, %a, %z : f32
+    linalg.yield %v : f32
+  } -> tensor<32xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%x : tensor<32xf32>) outs(%e : tensor<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.erf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<32xf32>
+  return %s, %r : tensor<32xf32>, tensor<32xf32>
+}
