@@ -99,22 +99,23 @@ struct KilnCPUConvToGemmPass
       rewriter.setInsertionPoint(conv);
       if (succeeded(rewriteOneByOne(rewriter, conv)) || !im2col)
         continue;
-      FailureOr<std::pair<Operation *, Operation *>> result =
-          linalg::rewriteInIm2Col(rewriter, conv);
-      if (failed(result))
-        continue; // stays a direct convolution
       // The gather's indexing maps use `p mod OW`; tiles of its image
       // dimension must cover whole output rows (see kiln-cpu-distribute).
       // Its window is recorded for kiln-cpu-vectorize-gemm, which turns the
-      // tiled gather into row copies.
+      // tiled gather into row copies. (Read before the rewrite erases the
+      // convolution.)
       int64_t outputWidth = cast<ShapedType>(conv.getOutputs()[0].getType()).getDimSize(3);
       auto filter = cast<ShapedType>(conv.getInputs()[1].getType());
       SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
       SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
-      result->first->setAttr(
-          kIm2ColAttr,
+      DenseI64ArrayAttr window =
           rewriter.getDenseI64ArrayAttr({outputWidth, filter.getDimSize(2), filter.getDimSize(3),
-                                         strides[0], strides[1], dilations[0], dilations[1]}));
+                                         strides[0], strides[1], dilations[0], dilations[1]});
+      FailureOr<std::pair<Operation *, Operation *>> result =
+          linalg::rewriteInIm2Col(rewriter, conv);
+      if (failed(result))
+        continue; // stays a direct convolution
+      result->first->setAttr(kIm2ColAttr, window);
     }
     // Collapse the epilogue onto the GEMM's iteration space (also for plain
     // matmuls, whose lowering folds leading dimensions into M): with no
