@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -247,6 +248,15 @@ int64_t chooseCacheBlock(int64_t range, int64_t limit, int64_t step) {
   return 0;
 }
 
+/// Math functions that kiln-cpu-vectorize-gemm replaces by polynomial
+/// approximations on f32 (MLIR's: exp within about 1 ulp, erf within about
+/// 1e-7, tanh within a few ulp), which vectorize and inline where libm's
+/// would be a call per element.
+bool isApproximated(StringRef opName) {
+  return opName == math::ExpOp::getOperationName() || opName == math::ErfOp::getOperationName() ||
+         opName == math::TanhOp::getOperationName();
+}
+
 /// An elementwise generic that vectorizes along its innermost loop: all
 /// loops parallel, static shapes, an identity output map (its innermost loop
 /// walks the output contiguously), inputs read through projected
@@ -275,11 +285,14 @@ bool isVectorizableElementwise(linalg::GenericOp op) {
   op.getBody()->walk([&](Operation *inner) {
     if (isa<tensor::ExtractOp, linalg::IndexOp>(inner) || inner->getNumRegions() != 0)
       plain = false;
-    // Math functions without a vector lowering to LLVM intrinsics (erf,
-    // tanh, ...) would be scalarized after the vector dialect is gone.
+    // Math functions without a vector lowering to LLVM intrinsics would be
+    // scalarized after the vector dialect is gone; exp, erf and tanh on f32
+    // become polynomials at the end of this pass (isApproximated).
     if (inner->getDialect() && inner->getDialect()->getNamespace() == "math" &&
-        !isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::FmaOp, math::ExpOp, math::LogOp,
-             math::FloorOp, math::CeilOp, math::CopySignOp, math::PowFOp>(inner))
+        !isa<math::SqrtOp, math::AbsFOp, math::FmaOp, math::LogOp, math::FloorOp,
+             math::CeilOp, math::CopySignOp, math::PowFOp>(inner) &&
+        !(isApproximated(inner->getName().getStringRef()) &&
+          getElementTypeOrSelf(inner->getResult(0).getType()).isF32()))
       plain = false;
   });
   return plain;
@@ -620,6 +633,7 @@ struct KilnCPUVectorizeGemmPass
       RewritePatternSet patterns(ctx);
       vector::populateVectorContractLoweringPatterns(
           patterns, vector::VectorContractLowering::OuterProduct);
+      populateMathPolynomialApproximationPatterns(patterns, isApproximated);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();

@@ -280,16 +280,15 @@ func.func @elementwise_rows(%bias: tensor<4xf32>) -> tensor<4x40xf32> attributes
 
 // Left scalar: i1 masks (one byte per element in memory, packed bits in an
 // LLVM vector: a vector load of the mask read bits and broke a causal
-// attention mask), and math functions with no vector lowering (erf).
-// CHECK-LABEL: func @elementwise_not_vectorized
+// attention mask).
+// CHECK-LABEL: func @elementwise_mask_not_vectorized
 // CHECK-NOT: vector.
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32xf32>)
 // CHECK: arith.select
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32xf32>)
-// CHECK: math.erf
 // CHECK-NOT: vector.
+// CHECK: return
 #id1 = affine_map<(d0) -> (d0)>
-func.func @elementwise_not_vectorized(%m: tensor<32xi1>, %x: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) attributes {kiln.dispatch} {
+func.func @elementwise_mask_not_vectorized(%m: tensor<32xi1>) -> tensor<32xf32> attributes {kiln.dispatch} {
   %e = tensor.empty() : tensor<32xf32>
   %a = arith.constant -1.0e9 : f32
   %z = arith.constant 0.0 : f32
@@ -298,10 +297,36 @@ func.func @elementwise_not_vectorized(%m: tensor<32xi1>, %x: tensor<32xf32>) -> 
     %v = arith.select %in, %a, %z : f32
     linalg.yield %v : f32
   } -> tensor<32xf32>
+  return %s : tensor<32xf32>
+}
+
+// -----
+
+// f32 erf (GELU), exp and tanh become polynomial approximations: vectorized
+// in elementwise ops, inline (no libm call) in the scalar code that is left,
+// such as a softmax's exp-and-sum reduction. f64 keeps math.exp (libm).
+// CHECK-LABEL: func @approximated_math
+// CHECK-NOT: math.erf
+// CHECK: math.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: math.erf
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK-NOT: math.exp {{.*}} : f32
+// CHECK: math.exp {{.*}} : f64
+#id1 = affine_map<(d0) -> (d0)>
+#sum = affine_map<(d0) -> ()>
+func.func @approximated_math(%x: tensor<32xf32>, %y: tensor<32xf32>, %acc: tensor<f32>, %d: f64) -> (tensor<32xf32>, tensor<f32>, f64) attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<32xf32>
   %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%x : tensor<32xf32>) outs(%e : tensor<32xf32>) {
   ^bb0(%in: f32, %out: f32):
     %v = math.erf %in : f32
     linalg.yield %v : f32
   } -> tensor<32xf32>
-  return %s, %r : tensor<32xf32>, tensor<32xf32>
+  %s = linalg.generic {indexing_maps = [#id1, #sum], iterator_types = ["reduction"]} ins(%y : tensor<32xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    %a = arith.addf %out, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  %de = math.exp %d : f64
+  return %r, %s, %de : tensor<32xf32>, tensor<f32>, f64
 }

@@ -168,6 +168,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     (`mr` x `nr` x `kc`), full tiles are
     peeled from partial ones and vectorized, the accumulator is hoisted out of
     the k loop, and `vector.contract` is lowered to outer products (FMAs).
+    Elementwise ops are tiled to rows of `nr` along their innermost output
+    dimension and vectorized (not those with i1 operands, stored a byte per
+    element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
+    polynomial approximations (vectorized or inline instead of libm calls).
   }];
   let options = [
     Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
