@@ -561,6 +561,11 @@ struct KilnCPUVectorizeGemmPass
                         });
           if (succeeded(dims) && !dims->n.empty() && !oneRow)
             keep.push_back(dims->n.back());
+          // Likewise a one-row tile (a batched vector-matrix product: the
+          // attention of one decoded token) keeps its row: 1 x n outer
+          // products (broadcast + FMA along n), not dot products along k.
+          if (succeeded(dims) && !dims->m.empty() && oneRow)
+            keep.push_back(dims->m.back());
         }
         SmallVector<unsigned> unitDims;
         for (auto [i, range] : llvm::enumerate(linalgOp.getStaticLoopRanges()))

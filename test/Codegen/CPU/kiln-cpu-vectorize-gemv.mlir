@@ -19,3 +19,27 @@ func.func @gemv(%a: tensor<1x64xf32>, %b: tensor<64x512xf32>, %init: tensor<1x51
   }
   return %r : tensor<1x512xf32>
 }
+
+// The attention of one decoded token: per head (batch), one query row times
+// the transposed keys ([1 x 8] x [8 x 32]). The unit row is kept through the
+// unit-dimension folding, so the tile is a 1 x 32 outer product per k step
+// (broadcast + FMA along the keys), not 32 dot products of length 4 reduced
+// with horizontal sums.
+// CHECK-LABEL: func @batched_one_row
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c4 iter_args({{.*}}) -> ({{.*}}vector<1x32xf32>)
+// CHECK-NOT: vector.reduction
+// CHECK-COUNT-4: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: vector.reduction
+#q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#k = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#s = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+func.func @batched_one_row(%q: tensor<1x8x1x8xf32>, %k: tensor<1x8x8x32xf32>, %init: tensor<1x8x1x32xf32>) -> tensor<1x8x1x32xf32> {
+  %r = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x8x1x8xf32>, tensor<1x8x8x32xf32>) outs(%init : tensor<1x8x1x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x1x32xf32>
+  return %r : tensor<1x8x1x32xf32>
+}
