@@ -137,6 +137,27 @@ struct KilnCPUConvToGemmPass
 // Register tiling and vectorization
 //===----------------------------------------------------------------------===//
 
+/// Tiles `op` by `tiles` (0 = not tiled) into scf.for loops in `interchange`
+/// order (none: loop order) and peels every loop, so that the main part has
+/// full (static) tiles.
+void tileAndPeel(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> tiles,
+                 ArrayRef<int64_t> interchange = {}) {
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tiles));
+  if (!interchange.empty())
+    options.setInterchange(interchange);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(rewriter, op, options);
+  if (failed(tiled))
+    return;
+  rewriter.replaceOp(op, tiled->replacements);
+  for (LoopLikeOpInterface loop : tiled->loops)
+    if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
+      scf::ForOp partial;
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+    }
+}
+
 /// A generic from a tiled depthwise convolution: one window tap (unit
 /// reduction loops) over a row segment.
 bool isDepthwiseTap(linalg::LinalgOp op) {
@@ -354,18 +375,7 @@ struct KilnCPUVectorizeGemmPass
       if (!dim)
         continue;
       tiles[dim.getPosition()] = nr;
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
-      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
-        continue;
-      rewriter.replaceOp(op, tiled->replacements);
-      for (LoopLikeOpInterface loop : tiled->loops)
-        if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
-          scf::ForOp partial;
-          (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-        }
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
     }
     SmallVector<linalg::DepthwiseConv2DNchwChwOp> tiledDepthwise;
     func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) { tiledDepthwise.push_back(op); });
@@ -413,18 +423,7 @@ struct KilnCPUVectorizeGemmPass
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<int64_t> tiles(ranges.size(), 1);
       tiles.back() = ranges.back() <= nr ? 0 : nr;
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
-      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
-        continue;
-      rewriter.replaceOp(op, tiled->replacements);
-      for (LoopLikeOpInterface loop : tiled->loops)
-        if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
-          scf::ForOp partial;
-          (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-        }
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
     }
 
     for (linalg::LinalgOp op : contractions) {
@@ -464,9 +463,6 @@ struct KilnCPUVectorizeGemmPass
         if (range != ShapedType::kDynamic && range <= tiles[i])
           tiles[i] = 0;
 
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
       // Loop order batch, n, m, k: a register-tile column block of the
       // right-hand side stays in L1 while the rows of the left-hand side
       // stream past it.
@@ -475,20 +471,9 @@ struct KilnCPUVectorizeGemmPass
       llvm::append_range(order, dims->n);
       llvm::append_range(order, dims->m);
       llvm::append_range(order, dims->k);
-      if (order.size() == op.getNumLoops())
-        options.setInterchange(order);
-      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
-        continue;
-      rewriter.replaceOp(op, tiled->replacements);
-      // Peel every loop so that the main part has full (static) tiles.
-      for (LoopLikeOpInterface loop : tiled->loops) {
-        auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
-        if (!forOp)
-          continue;
-        scf::ForOp partial;
-        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-      }
+      if (order.size() != op.getNumLoops())
+        order.clear();
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles, order);
     }
 
     // Canonicalize so that full tiles have static shapes, then vectorize.
