@@ -327,6 +327,57 @@ bool hasFloatResult(linalg::LinalgOp op) {
 }
 
 
+/// Canonicalizes the loops and slices of peeled tiles so that full tiles
+/// have static shapes, and gives each op the static operands that reach it
+/// through static -> dynamic casts, so that it vectorizes.
+LogicalResult makeTilesStatic(func::FuncOp func, RewriterBase &rewriter) {
+  MLIRContext *ctx = func.getContext();
+  {
+    RewritePatternSet patterns(ctx);
+    scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
+    affine::AffineMinOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return failure();
+  }
+  SmallVector<linalg::LinalgOp> casted;
+  func.walk([&](linalg::LinalgOp op) {
+    if (llvm::any_of(op->getOperands(), [](Value v) {
+          auto cast = v.getDefiningOp<tensor::CastOp>();
+          return cast && tensor::canFoldIntoConsumerOp(cast);
+        }))
+      casted.push_back(op);
+  });
+  for (linalg::LinalgOp op : casted) {
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      auto cast = v.getDefiningOp<tensor::CastOp>();
+      operands.push_back(cast && tensor::canFoldIntoConsumerOp(cast) ? cast.getSource() : v);
+    }
+    SmallVector<Type> resultTypes;
+    for (OpOperand &init : op.getDpsInitsMutable())
+      resultTypes.push_back(operands[init.getOperandNumber()].getType());
+    rewriter.setInsertionPoint(op);
+    Operation *folded = mlir::clone(rewriter, op.getOperation(), resultTypes, operands);
+    SmallVector<Value> replacements;
+    for (auto [old, now] : llvm::zip(op->getResults(), folded->getResults()))
+      replacements.push_back(
+          old.getType() == now.getType()
+              ? Value(now)
+              : Value(tensor::CastOp::create(rewriter, op.getLoc(), old.getType(), now)));
+    rewriter.replaceOp(op, replacements);
+  }
+  return success();
+}
+
+/// Marks the column tiles of a contraction whose right-hand panel was packed;
+/// their row and reduction loops are tiled once their shapes are static.
+constexpr StringLiteral kPackedTileAttr = "kiln.packed_tile";
+
 struct KilnCPUVectorizeGemmPass
     : kiln::impl::KilnCPUVectorizeGemmBase<KilnCPUVectorizeGemmPass> {
   using KilnCPUVectorizeGemmBase::KilnCPUVectorizeGemmBase;
@@ -463,6 +514,55 @@ struct KilnCPUVectorizeGemmPass
         if (range != ShapedType::kDynamic && range <= tiles[i])
           tiles[i] = 0;
 
+      // Panel packing: when several row tiles reuse a column block of the
+      // right-hand side (a weight matrix of a linear layer, the image of a 1x1
+      // convolution), the block (k x nr) is first copied into a contiguous
+      // panel: the register tiles then stream it row after row instead of
+      // reading nr floats from k rows a whole matrix row apart (32000 floats
+      // for an LLM head: a TLB miss per k step).
+      int64_t nDim = dims->n.back();
+      bool packPanel = packPanels && dims->n.size() == 1 && dims->k.size() == 1 &&
+                       tiles[nDim] == nr && rows != ShapedType::kDynamic &&
+                       rows >= 2 * mr && hasStaticShapes(op);
+      if (packPanel) {
+        SmallVector<int64_t> outer(op.getNumLoops(), 0);
+        for (unsigned d : dims->batch)
+          outer[d] = 1;
+        outer[nDim] = nr;
+        Block *parent = op->getBlock();
+        tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), outer);
+        SmallVector<linalg::LinalgOp> inner;
+        for (Operation &nested : *parent)
+          nested.walk([&](linalg::LinalgOp candidate) {
+            if (linalg::isaContractionOpInterface(candidate) && hasFloatResult(candidate))
+              inner.push_back(candidate);
+          });
+        SmallVector<int64_t> rest(tiles);
+        for (unsigned d : dims->batch)
+          rest[d] = 0;
+        rest[nDim] = 0;
+        for (linalg::LinalgOp tile : inner) {
+          for (OpOperand *input : tile.getDpsInputOperands()) {
+            AffineMap map = tile.getMatchingIndexingMap(input);
+            bool readsColumns = map.isFunctionOfDim(nDim) &&
+                                llvm::none_of(dims->m, [&](unsigned d) {
+                                  return map.isFunctionOfDim(d);
+                                });
+            if (!readsColumns)
+              continue;
+            rewriter.setInsertionPoint(tile);
+            Location loc = tile.getLoc();
+            Value panel = input->get();
+            Value empty = tensor::EmptyOp::create(
+                rewriter, loc, tensor::getMixedSizes(rewriter, loc, panel),
+                getElementTypeOrSelf(panel.getType()));
+            Value packed = linalg::CopyOp::create(rewriter, loc, panel, empty).getResult(0);
+            rewriter.modifyOpInPlace(tile, [&] { input->set(packed); });
+          }
+          tile->setAttr(kPackedTileAttr, rewriter.getDenseI64ArrayAttr(rest));
+        }
+        continue;
+      }
       // Loop order batch, n, m, k: a register-tile column block of the
       // right-hand side stays in L1 while the rows of the left-hand side
       // stream past it.
@@ -476,49 +576,42 @@ struct KilnCPUVectorizeGemmPass
       tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles, order);
     }
 
-    // Canonicalize so that full tiles have static shapes, then vectorize.
-    {
-      RewritePatternSet patterns(ctx);
-      scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
-      affine::AffineMinOp::getCanonicalizationPatterns(patterns, ctx);
-      tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
-      tensor::populateFoldTensorEmptyPatterns(patterns);
-      tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
-      linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    // Packed column tiles get static shapes first, then their row and
+    // reduction loops (a k loop over a static panel carries its accumulator
+    // in registers, like any full tile).
+    SmallVector<linalg::LinalgOp> packedTiles;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kPackedTileAttr))
+        packedTiles.push_back(op);
+    });
+    if (!packedTiles.empty()) {
+      if (failed(makeTilesStatic(func, rewriter)))
         return signalPassFailure();
-    }
-    // Peeled full tiles reach their op through static -> dynamic casts:
-    // give the op the static operands, so that it vectorizes.
-    {
-      SmallVector<linalg::LinalgOp> casted;
+      packedTiles.clear();
       func.walk([&](linalg::LinalgOp op) {
-        if (llvm::any_of(op->getOperands(), [](Value v) {
-              auto cast = v.getDefiningOp<tensor::CastOp>();
-              return cast && tensor::canFoldIntoConsumerOp(cast);
-            }))
-          casted.push_back(op);
+        if (op->hasAttr(kPackedTileAttr))
+          packedTiles.push_back(op);
       });
-      for (linalg::LinalgOp op : casted) {
-        SmallVector<Value> operands;
-        for (Value v : op->getOperands()) {
-          auto cast = v.getDefiningOp<tensor::CastOp>();
-          operands.push_back(cast && tensor::canFoldIntoConsumerOp(cast) ? cast.getSource() : v);
-        }
-        SmallVector<Type> resultTypes;
-        for (OpOperand &init : op.getDpsInitsMutable())
-          resultTypes.push_back(operands[init.getOperandNumber()].getType());
-        rewriter.setInsertionPoint(op);
-        Operation *folded = mlir::clone(rewriter, op.getOperation(), resultTypes, operands);
-        SmallVector<Value> replacements;
-        for (auto [old, now] : llvm::zip(op->getResults(), folded->getResults()))
-          replacements.push_back(
-              old.getType() == now.getType()
-                  ? Value(now)
-                  : Value(tensor::CastOp::create(rewriter, op.getLoc(), old.getType(), now)));
-        rewriter.replaceOp(op, replacements);
-      }
     }
+    for (linalg::LinalgOp op : packedTiles) {
+      SmallVector<int64_t> rest(op->getAttrOfType<DenseI64ArrayAttr>(kPackedTileAttr).asArrayRef());
+      op->removeAttr(kPackedTileAttr);
+      FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+      SmallVector<int64_t> order;
+      if (succeeded(dims)) {
+        llvm::append_range(order, dims->batch);
+        llvm::append_range(order, dims->n);
+        llvm::append_range(order, dims->m);
+        llvm::append_range(order, dims->k);
+      }
+      if (order.size() != op.getNumLoops())
+        order.clear();
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), rest, order);
+    }
+
+    // Canonicalize so that full tiles have static shapes, then vectorize.
+    if (failed(makeTilesStatic(func, rewriter)))
+      return signalPassFailure();
     // Register tiles are 2-d: drop the unit dimensions (batch, image rows)
     // so that contractions vectorize to plain (m, n, k) outer products.
     {

@@ -164,8 +164,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     Every contraction (matmul, batch_matmul, GEMM
     generic) with a reduction longer than `kc-cache` is first split into
     reduction blocks of at most that length (the outermost loop, so that a
-    block of each operand stays in cache), then tiled to a register tile
-    (`mr` x `nr` x `kc`), full tiles are
+    block of each operand stays in cache); when several row tiles read the
+    same `nr`-column block of the right-hand side, the block is copied into
+    a contiguous panel first (`pack-panels`); then each contraction is tiled
+    to a register tile (`mr` x `nr` x `kc`), full tiles are
     peeled from partial ones and vectorized, the accumulator is hoisted out of
     the k loop, and `vector.contract` is lowered to outer products (FMAs).
     Elementwise ops are tiled to rows of `nr` along their innermost output
@@ -178,7 +180,9 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     Option<"nr", "nr", "int64_t", "16", "columns of the register tile (vector width)">,
     Option<"kc", "kc", "int64_t", "4", "k step of the register tile">,
     Option<"kcCache", "kc-cache", "int64_t", "256",
-           "reduction block kept in cache (0: no cache blocking)">
+           "reduction block kept in cache (0: no cache blocking)">,
+    Option<"packPanels", "pack-panels", "bool", "true",
+           "copy a right-hand column block reused by several row tiles into a contiguous panel">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
 }

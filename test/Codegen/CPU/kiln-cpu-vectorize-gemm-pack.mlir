@@ -1,0 +1,37 @@
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="pack-panels=false" | FileCheck %s --check-prefix=NOPACK
+
+// Panel packing: the 64 rows of A make 4 row tiles of 16 that all read the
+// same 16-column block of B, so each column block (32 x 16) is first copied
+// into a contiguous panel, and the row tiles (16 x 16 accumulators carried
+// through the k loop) read the panel. Without the option, the tiles read B
+// in place (64 floats between consecutive k rows).
+// CHECK-LABEL: func @packed
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<32x16xf32>
+// CHECK: %[[PANEL:.*]] = linalg.copy ins(%{{.*}} : tensor<32x16xf32>) outs(%[[EMPTY]] : tensor<32x16xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// CHECK: tensor.extract_slice %[[PANEL]][%{{.*}}, 0] [4, 16] [1, 1]
+// CHECK-COUNT-64: vector.fma
+// NOPACK-LABEL: func @packed
+// NOPACK-NOT: linalg.copy
+// NOPACK: scf.for %{{.*}} = %c0 to %c32 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// NOPACK-NOT: linalg.copy
+func.func @packed(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// One row tile (16 rows) reads each column block once: nothing to gain from
+// a copy, so none is made.
+// CHECK-LABEL: func @single_row_tile
+// CHECK-NOT: linalg.copy
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// CHECK-NOT: linalg.copy
+func.func @single_row_tile(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
