@@ -158,6 +158,22 @@ void tileAndPeel(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> t
     }
 }
 
+/// The loop order of register tiling: batch, n, m, k, so that a register-tile
+/// column block of the right-hand side stays in L1 while the rows of the
+/// left-hand side stream past it (none when the dimensions do not cover
+/// every loop).
+SmallVector<int64_t> registerTileOrder(const linalg::ContractionDimensions &dims,
+                                       unsigned numLoops) {
+  SmallVector<int64_t> order;
+  llvm::append_range(order, dims.batch);
+  llvm::append_range(order, dims.n);
+  llvm::append_range(order, dims.m);
+  llvm::append_range(order, dims.k);
+  if (order.size() != numLoops)
+    order.clear();
+  return order;
+}
+
 /// A generic from a tiled depthwise convolution: one window tap (unit
 /// reduction loops) over a row segment.
 bool isDepthwiseTap(linalg::LinalgOp op) {
@@ -563,17 +579,8 @@ struct KilnCPUVectorizeGemmPass
         }
         continue;
       }
-      // Loop order batch, n, m, k: a register-tile column block of the
-      // right-hand side stays in L1 while the rows of the left-hand side
-      // stream past it.
-      SmallVector<int64_t> order;
-      llvm::append_range(order, dims->batch);
-      llvm::append_range(order, dims->n);
-      llvm::append_range(order, dims->m);
-      llvm::append_range(order, dims->k);
-      if (order.size() != op.getNumLoops())
-        order.clear();
-      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles, order);
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles,
+                  registerTileOrder(*dims, op.getNumLoops()));
     }
 
     // Packed column tiles get static shapes first, then their row and
@@ -597,16 +604,9 @@ struct KilnCPUVectorizeGemmPass
       SmallVector<int64_t> rest(op->getAttrOfType<DenseI64ArrayAttr>(kPackedTileAttr).asArrayRef());
       op->removeAttr(kPackedTileAttr);
       FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-      SmallVector<int64_t> order;
-      if (succeeded(dims)) {
-        llvm::append_range(order, dims->batch);
-        llvm::append_range(order, dims->n);
-        llvm::append_range(order, dims->m);
-        llvm::append_range(order, dims->k);
-      }
-      if (order.size() != op.getNumLoops())
-        order.clear();
-      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), rest, order);
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), rest,
+                  succeeded(dims) ? registerTileOrder(*dims, op.getNumLoops())
+                                  : SmallVector<int64_t>());
     }
 
     // Canonicalize so that full tiles have static shapes, then vectorize.
