@@ -390,8 +390,31 @@ LogicalResult makeTilesStatic(func::FuncOp func, RewriterBase &rewriter) {
   return success();
 }
 
-/// Marks the column tiles of a contraction whose right-hand panel was packed;
-/// their row and reduction loops are tiled once their shapes are static.
+/// Makes the column tile `tile` of a contraction read its right-hand block
+/// (the input indexed by n and not by m) from a contiguous copy.
+void packRightHandPanel(RewriterBase &rewriter, linalg::LinalgOp tile) {
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(tile);
+  if (failed(dims) || dims->n.empty())
+    return;
+  unsigned nDim = dims->n.back();
+  for (OpOperand *input : tile.getDpsInputOperands()) {
+    AffineMap map = tile.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(nDim) ||
+        llvm::any_of(dims->m, [&](unsigned d) { return map.isFunctionOfDim(d); }))
+      continue;
+    rewriter.setInsertionPoint(tile);
+    Location loc = tile.getLoc();
+    Value panel = input->get();
+    Value empty = tensor::EmptyOp::create(rewriter, loc,
+                                          tensor::getMixedSizes(rewriter, loc, panel),
+                                          getElementTypeOrSelf(panel.getType()));
+    Value packed = linalg::CopyOp::create(rewriter, loc, panel, empty).getResult(0);
+    rewriter.modifyOpInPlace(tile, [&] { input->set(packed); });
+  }
+}
+
+/// Marks the column tiles of a contraction whose right-hand panel is packed:
+/// the tiles of their remaining loops, applied once their shapes are static.
 constexpr StringLiteral kPackedTileAttr = "kiln.packed_tile";
 
 struct KilnCPUVectorizeGemmPass
@@ -541,56 +564,34 @@ struct KilnCPUVectorizeGemmPass
                        tiles[nDim] == nr && rows != ShapedType::kDynamic &&
                        rows >= 2 * mr && hasStaticShapes(op);
       if (packPanel) {
-        SmallVector<int64_t> outer(op.getNumLoops(), 0);
-        for (unsigned d : dims->batch)
+        // Column tiles first; the attribute (carried to every tile, peeled
+        // ones included) holds the tiles of the remaining loops.
+        SmallVector<int64_t> outer(op.getNumLoops(), 0), rest(tiles);
+        for (unsigned d : dims->batch) {
           outer[d] = 1;
-        outer[nDim] = nr;
-        Block *parent = op->getBlock();
-        tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), outer);
-        SmallVector<linalg::LinalgOp> inner;
-        for (Operation &nested : *parent)
-          nested.walk([&](linalg::LinalgOp candidate) {
-            if (linalg::isaContractionOpInterface(candidate) && hasFloatResult(candidate))
-              inner.push_back(candidate);
-          });
-        SmallVector<int64_t> rest(tiles);
-        for (unsigned d : dims->batch)
           rest[d] = 0;
-        rest[nDim] = 0;
-        for (linalg::LinalgOp tile : inner) {
-          for (OpOperand *input : tile.getDpsInputOperands()) {
-            AffineMap map = tile.getMatchingIndexingMap(input);
-            bool readsColumns = map.isFunctionOfDim(nDim) &&
-                                llvm::none_of(dims->m, [&](unsigned d) {
-                                  return map.isFunctionOfDim(d);
-                                });
-            if (!readsColumns)
-              continue;
-            rewriter.setInsertionPoint(tile);
-            Location loc = tile.getLoc();
-            Value panel = input->get();
-            Value empty = tensor::EmptyOp::create(
-                rewriter, loc, tensor::getMixedSizes(rewriter, loc, panel),
-                getElementTypeOrSelf(panel.getType()));
-            Value packed = linalg::CopyOp::create(rewriter, loc, panel, empty).getResult(0);
-            rewriter.modifyOpInPlace(tile, [&] { input->set(packed); });
-          }
-          tile->setAttr(kPackedTileAttr, rewriter.getDenseI64ArrayAttr(rest));
         }
+        outer[nDim] = nr;
+        rest[nDim] = 0;
+        op->setAttr(kPackedTileAttr, rewriter.getDenseI64ArrayAttr(rest));
+        tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), outer);
         continue;
       }
       tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles,
                   registerTileOrder(*dims, op.getNumLoops()));
     }
 
-    // Packed column tiles get static shapes first, then their row and
-    // reduction loops (a k loop over a static panel carries its accumulator
-    // in registers, like any full tile).
+    // Each column tile reads its right-hand block from a packed copy; the
+    // tiles get static shapes first, then their row and reduction loops (a
+    // k loop over a static panel carries its accumulator in registers, like
+    // any full tile).
     SmallVector<linalg::LinalgOp> packedTiles;
     func.walk([&](linalg::LinalgOp op) {
       if (op->hasAttr(kPackedTileAttr))
         packedTiles.push_back(op);
     });
+    for (linalg::LinalgOp tile : packedTiles)
+      packRightHandPanel(rewriter, tile);
     if (!packedTiles.empty()) {
       if (failed(makeTilesStatic(func, rewriter)))
         return signalPassFailure();
@@ -626,28 +627,23 @@ struct KilnCPUVectorizeGemmPass
             !(linalg::isaContractionOpInterface(linalgOp) || isDepthwiseTap(linalgOp) ||
               (generic && isVectorizableElementwise(generic))))
           return {};
-        // A one-column tile (the 49th pixel of a 7x7 image) keeps its
-        // column dimension: as a matrix-vector product it would vectorize
-        // along k into horizontal sums, which cost a third of the whole
-        // convolution; as a 16x1 tile it is 16 scalar FMA chains.
-        SmallVector<unsigned> keep;
-        if (linalg::isaContractionOpInterface(linalgOp)) {
-          FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(linalgOp);
-          SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
-          bool oneRow = succeeded(dims) && llvm::all_of(dims->m, [&](unsigned d) {
-                          return ranges[d] == 1;
-                        });
-          if (succeeded(dims) && !dims->n.empty() && !oneRow)
-            keep.push_back(dims->n.back());
-          // Likewise a one-row tile (a batched vector-matrix product: the
-          // attention of one decoded token) keeps its row: 1 x n outer
-          // products (broadcast + FMA along n), not dot products along k.
-          if (succeeded(dims) && !dims->m.empty() && oneRow)
-            keep.push_back(dims->m.back());
+        // A contraction tile keeps a unit row or column dimension, so that
+        // it stays an outer product (broadcast + FMA) instead of becoming a
+        // matrix-vector product vectorized along k into horizontal sums: a
+        // one-row tile (the attention of one decoded token) keeps its row, a
+        // one-column tile (the 49th pixel of a 7x7 image, where the sums
+        // cost a third of the convolution) its column.
+        SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+        std::optional<unsigned> keep;
+        FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(linalgOp);
+        if (linalg::isaContractionOpInterface(linalgOp) && succeeded(dims) &&
+            !dims->m.empty() && !dims->n.empty()) {
+          bool oneRow = llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; });
+          keep = oneRow ? dims->m.back() : dims->n.back();
         }
         SmallVector<unsigned> unitDims;
-        for (auto [i, range] : llvm::enumerate(linalgOp.getStaticLoopRanges()))
-          if (range == 1 && !llvm::is_contained(keep, i))
+        for (auto [i, range] : llvm::enumerate(ranges))
+          if (range == 1 && keep != i)
             unitDims.push_back(i);
         return unitDims;
       };

@@ -35,3 +35,23 @@ func.func @single_row_tile(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>, %c: ten
   %0 = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %0 : tensor<16x64xf32>
 }
+
+// -----
+
+// Two contractions in one block: each column tile of each is packed once.
+// (The first packing collected every contraction of the enclosing block,
+// so the first product's tiles were copied again and the second product's
+// whole right-hand side was copied before it was tiled.) The first product
+// has 4 column blocks of 16 over k = 32, the second 2 over k = 64.
+// CHECK-LABEL: func @two_products
+// CHECK-NOT: linalg.copy
+// CHECK: linalg.copy ins(%{{.*}} : tensor<32x16xf32>) outs(%{{.*}} : tensor<32x16xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: linalg.copy ins(%{{.*}} : tensor<64x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: return
+func.func @two_products(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>, %d: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = linalg.matmul ins(%0, %a : tensor<64x64xf32>, tensor<64x32xf32>) outs(%d : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %1 : tensor<64x32xf32>
+}
