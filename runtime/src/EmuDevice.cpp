@@ -101,6 +101,25 @@ void hookBarrier(KilnEmuLane *abi, uint32_t site) {
   fiberSwitch(lane.fiber, lane.group->scheduler);
 }
 
+/// The instruction `mnemonic` names on the workgroup's chip, or nullptr with
+/// the error recorded in the workgroup. A separate function so that its
+/// strings are destroyed before the failing lane switches away for good (the
+/// frames of an abandoned lane never unwind: whatever they own leaks).
+const MatrixInstruction *lookupInstruction(Lane &lane, const char *mnemonic) {
+  Workgroup &group = *lane.group;
+  std::string error = "a matrix instruction without a name";
+  const MatrixInstruction *inst =
+      mnemonic ? kiln::emu::findInstruction(*group.chip, mnemonic, error)
+               : nullptr;
+  if (!inst) {
+    uint32_t thread = lane.abi.threadId[0];
+    group.errorCode = KILN_STATUS_UNSUPPORTED;
+    group.error = strFormat("lane %u: ", thread) + error;
+    group.errorWave = int(thread / uint32_t(group.chip->waveSize));
+  }
+  return inst;
+}
+
 void hookMatrix(KilnEmuLane *abi, uint32_t site, const char *mnemonic,
                 uint32_t flags, const uint32_t *a, const uint32_t *b,
                 const void *c, void *d) {
@@ -108,13 +127,8 @@ void hookMatrix(KilnEmuLane *abi, uint32_t site, const char *mnemonic,
   Workgroup &group = *lane.group;
   const MatrixInstruction *inst = group.lastInst;
   if (!mnemonic || mnemonic != group.lastMnemonic) {
-    std::string error = "a matrix instruction without a name";
-    inst = mnemonic ? kiln::emu::findInstruction(*group.chip, mnemonic, error)
-                    : nullptr;
+    inst = lookupInstruction(lane, mnemonic);
     if (!inst) {
-      group.errorCode = KILN_STATUS_UNSUPPORTED;
-      group.error = strFormat("lane %u: ", abi->threadId[0]) + error;
-      group.errorWave = int(abi->threadId[0] / uint32_t(group.chip->waveSize));
       lane.status = LaneStatus::Finished;
       fiberSwitch(lane.fiber, group.scheduler);
       std::abort(); // never resumed
@@ -268,7 +282,7 @@ kiln_status_t Scheduler::prepare(const kiln::emu::Chip &chip,
     lane.group = &group_;
     lane.status = LaneStatus::Ready;
     lane.inst = nullptr;
-    fiberInit(lane.fiber, state_.stacks[t].top(), laneMain, &lane);
+    fiberInit(lane.fiber, state_.stacks[t], laneMain, &lane);
   }
   return nullptr;
 }

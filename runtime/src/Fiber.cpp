@@ -13,7 +13,9 @@
 //   sp + 56  return address
 //
 // fiberInit builds the same frame by hand on a fresh stack, with the return
-// address pointing at the trampoline, r12 = entry and r13 = arg.
+// address pointing at the trampoline, r12 = entry and r13 = arg. Under a
+// sanitizer r12 is sanitizedStart and r13 the Fiber, whose entry and arg
+// sanitizedStart calls once the sanitizer knows the switch is complete.
 //
 // The switch leaves through `pop` + `jmp` rather than `ret`: a `ret` to the
 // other fiber never matches the return stack buffer's prediction, and that
@@ -30,6 +32,14 @@
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#if KILN_FIBER_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if KILN_FIBER_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 using namespace kiln::rt;
 
@@ -104,8 +114,57 @@ kiln_rt_call_aligned:
   .popsection
 )");
 
-void kiln::rt::fiberInit(Fiber &fiber, void *stackTop, FiberEntry entry,
-                         void *arg) {
+#if KILN_FIBER_ASAN
+namespace {
+/// The context that is switching away on this thread: the one resumed next
+/// finishes the switch and records the stack ASan reports for it.
+thread_local Fiber *tlsSwitchingFrom = nullptr;
+
+/// The ASan half of a switch, after it: `fakeStack` is what the resumed
+/// context saved when it left (nullptr for a fresh fiber).
+void finishSwitch(void *fakeStack) {
+  const void *bottom = nullptr;
+  size_t size = 0;
+  __sanitizer_finish_switch_fiber(fakeStack, &bottom, &size);
+  if (Fiber *from = tlsSwitchingFrom) {
+    from->stackBottom = bottom;
+    from->stackSize = size;
+  }
+}
+} // namespace
+#endif
+
+#if KILN_FIBER_ASAN || KILN_FIBER_TSAN
+/// The entry of a fresh fiber under a sanitizer.
+static void sanitizedStart(void *arg) {
+  Fiber &fiber = *static_cast<Fiber *>(arg);
+#if KILN_FIBER_ASAN
+  finishSwitch(nullptr);
+#endif
+  fiber.entry(fiber.arg);
+}
+#endif
+
+void kiln::rt::fiberInit(Fiber &fiber, const FiberStack &stack,
+                         FiberEntry entry, void *arg) {
+  void *stackTop = stack.top();
+#if KILN_FIBER_ASAN || KILN_FIBER_TSAN
+  fiber.entry = entry;
+  fiber.arg = arg;
+  entry = sanitizedStart;
+  arg = &fiber;
+#endif
+#if KILN_FIBER_ASAN
+  // A context abandoned on this stack (an aborted workgroup) leaves its
+  // frames' redzones poisoned.
+  ASAN_UNPOISON_MEMORY_REGION(stack.bottom(), stack.usableSize());
+  fiber.stackBottom = stack.bottom();
+  fiber.stackSize = stack.usableSize();
+  fiber.fakeStack = nullptr;
+#endif
+#if KILN_FIBER_TSAN
+  fiber.tsanFiber = stack.tsanFiber();
+#endif
   uint32_t mxcsr = 0;
   uint16_t fpuControl = 0;
   asm volatile("stmxcsr %0" : "=m"(mxcsr));
@@ -132,7 +191,20 @@ void kiln::rt::fiberInit(Fiber &fiber, void *stackTop, FiberEntry entry,
 void kiln::rt::fiberSwitch(Fiber &from, Fiber &to) {
   void *target = to.sp;
   to.sp = nullptr;
+#if KILN_FIBER_TSAN
+  // The thread's own context gets the thread's TSan fiber.
+  from.tsanFiber = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(to.tsanFiber, 0);
+#endif
+#if KILN_FIBER_ASAN
+  tlsSwitchingFrom = &from;
+  __sanitizer_start_switch_fiber(&from.fakeStack, to.stackBottom,
+                                 to.stackSize);
+#endif
   kiln_rt_fiber_switch(&from.sp, target);
+#if KILN_FIBER_ASAN
+  finishSwitch(from.fakeStack);
+#endif
 }
 
 void kiln::rt::callAligned(void (*fn)(void *, void *), void *a, void *b) {
@@ -141,7 +213,9 @@ void kiln::rt::callAligned(void (*fn)(void *, void *), void *a, void *b) {
 
 #else // no fibers on this host
 
-void kiln::rt::fiberInit(Fiber &, void *, FiberEntry, void *) { std::abort(); }
+void kiln::rt::fiberInit(Fiber &, const FiberStack &, FiberEntry, void *) {
+  std::abort();
+}
 void kiln::rt::fiberSwitch(Fiber &, Fiber &) { std::abort(); }
 void kiln::rt::callAligned(void (*fn)(void *, void *), void *a, void *b) {
   fn(a, b);
@@ -157,6 +231,10 @@ FiberStack &FiberStack::operator=(FiberStack &&other) noexcept {
     guardSize_ = other.guardSize_;
     other.base_ = nullptr;
     other.mappedSize_ = other.guardSize_ = 0;
+#if KILN_FIBER_TSAN
+    tsanFiber_ = other.tsanFiber_;
+    other.tsanFiber_ = nullptr;
+#endif
   }
   return *this;
 }
@@ -186,10 +264,18 @@ bool FiberStack::allocate(size_t size, std::string &error) {
   base_ = mapping;
   mappedSize_ = total;
   guardSize_ = pageSize;
+#if KILN_FIBER_TSAN
+  tsanFiber_ = __tsan_create_fiber(0);
+#endif
   return true;
 }
 
 void FiberStack::release() {
+#if KILN_FIBER_TSAN
+  if (tsanFiber_)
+    __tsan_destroy_fiber(tsanFiber_);
+  tsanFiber_ = nullptr;
+#endif
   if (base_)
     munmap(base_, mappedSize_);
   base_ = nullptr;

@@ -16,6 +16,14 @@
 // functions exist but must not be called, and the emu device reports
 // KILN_STATUS_UNSUPPORTED.
 //
+// Sanitizers see the switch: under AddressSanitizer every switch is wrapped
+// in __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber (ASan
+// then knows which stack runs, so its stack checks and fake stacks stay
+// right), and a fresh fiber's stack is unpoisoned; under ThreadSanitizer each
+// FiberStack owns a TSan fiber (__tsan_create_fiber, __tsan_destroy_fiber)
+// and every switch calls __tsan_switch_to_fiber. Builds without sanitizers
+// compile none of it: Fiber is the saved stack pointer alone.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_RUNTIME_SRC_FIBER_H
@@ -25,6 +33,29 @@
 #include <string>
 
 namespace kiln::rt {
+
+// KILN_FIBER_ASAN / KILN_FIBER_TSAN: 1 when built with that sanitizer (GCC
+// defines __SANITIZE_*__, clang answers __has_feature).
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_FIBER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define KILN_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_FIBER_TSAN 1
+#endif
+#endif
+#ifndef KILN_FIBER_ASAN
+#define KILN_FIBER_ASAN 0
+#endif
+#ifndef KILN_FIBER_TSAN
+#define KILN_FIBER_TSAN 0
+#endif
 
 #if defined(__x86_64__) && defined(__ELF__)
 constexpr bool kFibersSupported = true;
@@ -36,6 +67,24 @@ constexpr bool kFibersSupported = false;
 /// under (nullptr while it runs or before fiberInit).
 struct Fiber {
   void *sp = nullptr;
+#if KILN_FIBER_ASAN || KILN_FIBER_TSAN
+  // The entry and argument of a fresh fiber: it starts in a function that
+  // tells the sanitizers first.
+  void (*entry)(void *) = nullptr;
+  void *arg = nullptr;
+#endif
+#if KILN_FIBER_ASAN
+  // The stack this fiber runs on, for __sanitizer_start_switch_fiber. A
+  // thread's own context (the emu scheduler) learns its stack from the
+  // first switch back to it.
+  const void *stackBottom = nullptr;
+  size_t stackSize = 0;
+  // ASan's fake stack of the suspended context.
+  void *fakeStack = nullptr;
+#endif
+#if KILN_FIBER_TSAN
+  void *tsanFiber = nullptr;
+#endif
 };
 
 /// An mmap'ed stack with a guard page below it. Movable, not copyable.
@@ -57,22 +106,33 @@ public:
 
   /// The highest address of the stack (16-byte aligned); stacks grow down.
   void *top() const { return static_cast<char *>(base_) + mappedSize_; }
+  /// The lowest usable address (just above the guard page).
+  void *bottom() const { return static_cast<char *>(base_) + guardSize_; }
   size_t usableSize() const {
     return mappedSize_ ? mappedSize_ - guardSize_ : 0;
   }
+
+#if KILN_FIBER_TSAN
+  /// The TSan fiber of the contexts that run on this stack.
+  void *tsanFiber() const { return tsanFiber_; }
+#endif
 
 private:
   void *base_ = nullptr; // the guard page
   size_t mappedSize_ = 0;
   size_t guardSize_ = 0;
+#if KILN_FIBER_TSAN
+  void *tsanFiber_ = nullptr;
+#endif
 };
 
 using FiberEntry = void (*)(void *arg);
 
-/// Prepares `fiber` so that the next switch to it runs `entry(arg)` on the
-/// stack that ends at `stackTop`. The fiber starts with the caller's MXCSR
-/// and x87 control word.
-void fiberInit(Fiber &fiber, void *stackTop, FiberEntry entry, void *arg);
+/// Prepares `fiber` so that the next switch to it runs `entry(arg)` on
+/// `stack` (whatever ran there before is abandoned). The fiber starts with
+/// the caller's MXCSR and x87 control word.
+void fiberInit(Fiber &fiber, const FiberStack &stack, FiberEntry entry,
+               void *arg);
 
 /// Saves the running context into `from` and resumes `to`; returns when
 /// something switches back to `from`.
