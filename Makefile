@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 MODELS ?= $(BUILD)/models
 
-.PHONY: setup configure build run test clean
+.PHONY: setup configure build run test fuzz sanitize clean
 
 setup:
 	scripts/setup.sh
@@ -32,6 +32,17 @@ run: build
 # The whole suite (lit + unit tests) through ctest.
 test: build
 	cd $(BUILD) && ctest --output-on-failure
+
+# libFuzzer targets (clang-22, build-fuzz), each run for FUZZ_SECONDS seconds
+# on seeds from the tests; see docs/testing.md.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) KILN_BUILD=$(BUILD) scripts/fuzz.sh
+
+# ASan+UBSan (build-asan) and TSan (build-tsan) builds of the runtime and the
+# unit tests, and their runs; see docs/testing.md.
+sanitize: setup
+	SANITIZE_JOBS=$(JOBS) scripts/sanitize.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -14,6 +14,8 @@ PACKAGES=(
   cmake ninja-build ccache g++ make git
   # LLVM/MLIR 22 (bookworm-security)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 liblld-22-dev clang-22
+  # libFuzzer and clang's sanitizer runtimes (make fuzz)
+  libfuzzer-22-dev libclang-rt-22-dev
   # ONNX, protobuf, FlatBuffers, GoogleTest
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler libgtest-dev

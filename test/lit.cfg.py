@@ -8,7 +8,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "Kiln"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+# Fuzz regression inputs are replayed by ctest (test/fuzz), not lit tests.
+config.excludes = ["Inputs", "regressions", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/artifact/ArtifactWriter.h"
+#include "artifact/ArtifactWriter.h"
 
 #include "ArtifactFormat.h"
 

@@ -1,10 +1,15 @@
 //===- Driver.cpp - the kiln-compile pipeline -----------------------------===//
 
-#include "compiler/driver/Driver.h"
-#include "compiler/artifact/ArtifactWriter.h"
-#include "compiler/codegen/emulator/EmulatorCodegen.h"
-#include "runtime/src/EmuAbi.h"
+#include "driver/Driver.h"
+#include "artifact/ArtifactWriter.h"
+#include "codegen/emulator/EmulatorCodegen.h"
+#include "kiln/emu_abi.h"
+#include "codegen/amdgpu/Passes.h"
 #include "kiln/Passes/Passes.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -253,7 +258,7 @@ namespace {
 
 /// Fills the target and code of an artifact code object from a host object.
 void setHostObject(artifact::CodeObjectDesc &object, std::string target, std::string format,
-                   cpu::HostObject &&code) {
+                   codegen::HostObject &&code) {
   object.target = std::move(target);
   object.triple = std::move(code.triple);
   object.cpu = std::move(code.cpu);
@@ -295,8 +300,8 @@ LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> 
     if (auto func = host->lookupSymbol<LLVM::LLVMFuncOp>(kernel.name))
       if (auto lds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
         kernel.ldsBytes = std::max(kernel.ldsBytes, lds.getInt());
-  cpu::HostObject code;
-  if (failed(emu::emitCodeObject(*host, options.cpu, names, code)))
+  codegen::HostObject code;
+  if (failed(emu::emitCodeObject(*host, options.cpu.cpu, options.cpu.features, names, code)))
     return failure();
   setHostObject(object, std::string(emu::kTargetPrefix) + target.name, emu::kCodeObjectFormat,
                 std::move(code));

@@ -8,8 +8,8 @@
 #ifndef KILN_DRIVER_DRIVER_H
 #define KILN_DRIVER_DRIVER_H
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
-#include "compiler/codegen/cpu/CPUCodegen.h"
+#include "codegen/amdgpu/GPUCodegen.h"
+#include "codegen/cpu/CPUCodegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

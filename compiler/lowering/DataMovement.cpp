@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/KilnToLinalg.h"
+#include "lowering/KilnToLinalg.h"
 
 using namespace mlir;
 using namespace kiln;

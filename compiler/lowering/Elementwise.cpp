@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/KilnToLinalg.h"
+#include "lowering/KilnToLinalg.h"
 
 #include <cmath>
 #include <limits>

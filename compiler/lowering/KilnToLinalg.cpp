@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/KilnToLinalg.h"
+#include "lowering/KilnToLinalg.h"
 #include "kiln/Passes/Passes.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -18,7 +19,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNLOWERTOLINALG
-#include "kiln/Passes/Passes.h.inc"
+#include "lowering/Passes.h.inc"
 } // namespace kiln
 
 namespace kiln::lowering {

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/KilnToLinalg.h"
+#include "lowering/KilnToLinalg.h"
 
 #include "mlir/IR/TypeUtilities.h"
 

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/KilnToLinalg.h"
+#include "lowering/KilnToLinalg.h"
 
 using namespace mlir;
 using namespace kiln;

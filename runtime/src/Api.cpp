@@ -8,10 +8,10 @@
 
 #include "kiln/runtime.h"
 
-#include "runtime/src/EmuAbi.h"
-#include "runtime/src/Fiber.h"
-#include "runtime/src/Handles.h"
-#include "runtime/src/Status.h"
+#include "kiln/emu_abi.h"
+#include "Fiber.h"
+#include "Handles.h"
+#include "Status.h"
 
 #include <cstring>
 #include <new>

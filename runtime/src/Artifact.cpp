@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Artifact.h"
+#include "kiln/artifact.hpp"
 
 #include "ArtifactFormat.h"
-#include "runtime/src/Status.h"
+#include "Status.h"
 
 #include <algorithm>
 #include <cerrno>

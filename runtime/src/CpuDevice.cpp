@@ -1,8 +1,8 @@
 //===- CpuDevice.cpp - Loading and calling cpu code objects ---------------===//
 
-#include "runtime/src/CpuDevice.h"
+#include "CpuDevice.h"
 
-#include "runtime/src/Status.h"
+#include "Status.h"
 
 #include <atomic>
 #include <cerrno>

@@ -12,8 +12,8 @@
 #ifndef KILN_RUNTIME_SRC_CPUDEVICE_H
 #define KILN_RUNTIME_SRC_CPUDEVICE_H
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/EmuAbi.h"
+#include "kiln/artifact.hpp"
+#include "kiln/emu_abi.h"
 
 #include <memory>
 #include <string>

@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/EmuDevice.h"
+#include "EmuDevice.h"
 
-#include "runtime/src/Fiber.h"
-#include "runtime/src/Status.h"
-#include "runtime/src/ThreadPool.h"
+#include "Fiber.h"
+#include "Status.h"
+#include "ThreadPool.h"
 
 #include <atomic>
 #include <cstdlib>

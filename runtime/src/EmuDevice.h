@@ -27,8 +27,8 @@
 #define KILN_RUNTIME_SRC_EMUDEVICE_H
 
 #include "kiln/runtime.h"
-#include "runtime/src/EmuAbi.h"
-#include "runtime/src/EmuMatrix.h"
+#include "kiln/emu_abi.h"
+#include "EmuMatrix.h"
 
 #include <cstdint>
 #include <string>

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/EmuMatrix.h"
+#include "EmuMatrix.h"
 
-#include "runtime/src/EmuAbi.h"
+#include "kiln/emu_abi.h"
 
 #include <cmath>
 #include <cstdio>

@@ -24,7 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Fiber.h"
+#include "Fiber.h"
 
 #include <cerrno>
 #include <cstdint>

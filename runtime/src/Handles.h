@@ -8,11 +8,11 @@
 #ifndef KILN_RUNTIME_SRC_HANDLES_H
 #define KILN_RUNTIME_SRC_HANDLES_H
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/EmuMatrix.h"
-#include "runtime/src/HipDevice.h"
-#include "runtime/src/Session.h"
-#include "runtime/src/ThreadPool.h"
+#include "kiln/artifact.hpp"
+#include "EmuMatrix.h"
+#include "HipDevice.h"
+#include "Session.h"
+#include "ThreadPool.h"
 
 #include <atomic>
 #include <memory>

@@ -1,8 +1,8 @@
 //===- HipApi.cpp - The HIP runtime, loaded with dlopen -------------------===//
 
-#include "runtime/src/HipApi.h"
+#include "HipApi.h"
 
-#include "runtime/src/Status.h"
+#include "Status.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -86,7 +86,7 @@ HipApi *load(std::string &reason) {
     void *symbol = resolve(#name, false);                                      \
     std::memcpy(&api->name, &symbol, sizeof(symbol));                          \
   }
-#include "runtime/src/HipSymbols.def"
+#include "HipSymbols.def"
   if (!missing.empty()) {
     reason = "the HIP runtime " + library + " lacks " + missing;
     return nullptr; // the handle stays open: HIP does not like dlclose

@@ -46,7 +46,7 @@ inline void *const kLaunchParamEnd = reinterpret_cast<void *>(3);
 /// be nullptr; required ones never are in a table from loadHipApi.
 struct HipApi {
 #define KILN_HIP_REQUIRED(ret, name, params) ret(*name) params = nullptr;
-#include "runtime/src/HipSymbols.def"
+#include "HipSymbols.def"
   /// The library the table came from ("libamdhip64.so.6"), for messages.
   std::string library;
 };

@@ -1,10 +1,10 @@
 //===- HipDevice.cpp - AMD GPUs through HIP -------------------------------===//
 
-#include "runtime/src/HipDevice.h"
+#include "HipDevice.h"
 
 #include "ArtifactFormat.h"
-#include "runtime/src/Handles.h"
-#include "runtime/src/Status.h"
+#include "Handles.h"
+#include "Status.h"
 
 #include <algorithm>
 #include <cstring>

@@ -13,8 +13,8 @@
 #ifndef KILN_RUNTIME_SRC_HIPDEVICE_H
 #define KILN_RUNTIME_SRC_HIPDEVICE_H
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/HipApi.h"
+#include "kiln/artifact.hpp"
+#include "HipApi.h"
 
 #include <memory>
 #include <string>

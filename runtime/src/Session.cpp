@@ -1,10 +1,10 @@
 //===- Session.cpp - One loaded program with its arena --------------------===//
 
-#include "runtime/src/Session.h"
+#include "Session.h"
 
 #include "ArtifactFormat.h"
-#include "runtime/src/Handles.h"
-#include "runtime/src/Status.h"
+#include "Handles.h"
+#include "Status.h"
 
 #include <chrono>
 #include <cstdlib>

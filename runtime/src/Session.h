@@ -11,10 +11,10 @@
 #ifndef KILN_RUNTIME_SRC_SESSION_H
 #define KILN_RUNTIME_SRC_SESSION_H
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/CpuDevice.h"
-#include "runtime/src/EmuDevice.h"
-#include "runtime/src/HipDevice.h"
+#include "kiln/artifact.hpp"
+#include "CpuDevice.h"
+#include "EmuDevice.h"
+#include "HipDevice.h"
 
 #include <memory>
 #include <mutex>

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Status.h"
+#include "Status.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -1,8 +1,8 @@
 //===- ThreadPool.cpp - Workgroup thread pool for the cpu device ----------===//
 
-#include "runtime/src/ThreadPool.h"
+#include "ThreadPool.h"
 
-#include "runtime/src/Status.h"
+#include "Status.h"
 
 #include <chrono>
 #include <cstring>

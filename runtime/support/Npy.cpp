@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/support/Npy.h"
+#include "kiln/support/Npy.h"
 
 #include <cerrno>
 #include <cstdint>

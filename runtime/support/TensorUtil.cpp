@@ -1,6 +1,6 @@
 //===- TensorUtil.cpp - Helpers for the runtime tools ---------------------===//
 
-#include "runtime/support/TensorUtil.h"
+#include "kiln/support/TensorUtil.h"
 
 #include <cerrno>
 #include <cmath>

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/TestArtifacts.h"
+#include "TestArtifacts.h"
 
 #include "ArtifactFormat.h"
-#include "runtime/src/Artifact.h"
+#include "kiln/artifact.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

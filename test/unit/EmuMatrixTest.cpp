@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/EmuMatrix.h"
-#include "runtime/src/EmuAbi.h"
+#include "EmuMatrix.h"
+#include "kiln/emu_abi.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/HipDevice.h"
-#include "test/unit/TestArtifacts.h"
+#include "HipDevice.h"
+#include "TestArtifacts.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -288,7 +288,7 @@ TEST(HipFakes, CoverTheWholeTable) {
   HipApi api = fakeApi();
 #define KILN_HIP_REQUIRED(ret, name, params)                                   \
   EXPECT_NE(api.name, nullptr) << #name;
-#include "runtime/src/HipSymbols.def"
+#include "HipSymbols.def"
 }
 
 //===----------------------------------------------------------------------===//

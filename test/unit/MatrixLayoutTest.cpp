@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
+#include "codegen/amdgpu/GPUCodegen.h"
 
 #include <gtest/gtest.h>
 

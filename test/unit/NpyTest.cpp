@@ -1,8 +1,8 @@
 //===- NpyTest.cpp - .npy I/O and the tools' tensor helpers ---------------===//
 
-#include "runtime/support/Npy.h"
-#include "runtime/support/TensorUtil.h"
-#include "test/unit/TestArtifacts.h"
+#include "kiln/support/Npy.h"
+#include "kiln/support/TensorUtil.h"
+#include "TestArtifacts.h"
 
 #include <cmath>
 #include <cstring>

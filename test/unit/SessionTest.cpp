@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/TestArtifacts.h"
+#include "TestArtifacts.h"
 
 #include <cstring>
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 //===- TestArtifacts.cpp - Building artifacts for runtime tests -----------===//
 
-#include "test/unit/TestArtifacts.h"
+#include "TestArtifacts.h"
 
 #include "ArtifactFormat.h"
 

@@ -9,7 +9,7 @@
 #ifndef KILN_TEST_UNIT_TESTARTIFACTS_H
 #define KILN_TEST_UNIT_TESTARTIFACTS_H
 
-#include "compiler/artifact/ArtifactWriter.h"
+#include "artifact/ArtifactWriter.h"
 #include "kiln/runtime.hpp"
 
 #include <cstdint>

@@ -3,11 +3,11 @@
 // Built as a shared library whose bytes the tests embed in artifacts as an
 // "emu:gfx942" code object, so sessions on the emu device can be tested
 // without the compiler. Each kernel has the emulated-kernel ABI of
-// runtime/src/EmuAbi.h and runs in workgroups of 64 lanes.
+// kiln/emu_abi.h and runs in workgroups of 64 lanes.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/EmuAbi.h"
+#include "kiln/emu_abi.h"
 
 extern "C" {
 

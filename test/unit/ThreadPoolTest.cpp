@@ -1,6 +1,6 @@
 //===- ThreadPoolTest.cpp - The cpu device's workgroup pool ---------------===//
 
-#include "runtime/src/ThreadPool.h"
+#include "ThreadPool.h"
 
 #include <atomic>
 #include <gtest/gtest.h>

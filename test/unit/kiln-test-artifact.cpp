@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/artifact/ArtifactWriter.h"
-#include "runtime/support/TensorUtil.h"
+#include "artifact/ArtifactWriter.h"
+#include "kiln/support/TensorUtil.h"
 
 #include <cstdio>
 #include <cstring>

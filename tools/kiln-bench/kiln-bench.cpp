@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.hpp"
-#include "runtime/support/TensorUtil.h"
+#include "kiln/support/TensorUtil.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/driver/Driver.h"
-#include "compiler/import/onnx/OnnxImporter.h"
+#include "driver/Driver.h"
+#include "import/onnx/OnnxImporter.h"
 #include "kiln/Dialect/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -35,7 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/kiln-inspect/GfxTargets.h"
+#include "GfxTargets.h"
 
 #include <algorithm>
 

@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Artifact.h"
-#include "runtime/support/TensorUtil.h"
-#include "tools/kiln-inspect/CodeObject.h"
-#include "tools/kiln-inspect/GfxTargets.h"
+#include "kiln/artifact.hpp"
+#include "kiln/support/TensorUtil.h"
+#include "CodeObject.h"
+#include "GfxTargets.h"
 
 #include "ArtifactFormat.h"
 

@@ -5,8 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/amdgpu/Passes.h"
+#include "codegen/common/Passes.h"
+#include "codegen/cpu/Passes.h"
+#include "codegen/emulator/Passes.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
+#include "lowering/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,7 +21,13 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  // One registration per layer, in pipeline order.
   kiln::registerKilnPasses();
+  kiln::registerKilnLoweringPasses();
+  kiln::registerKilnCodegenCommonPasses();
+  kiln::registerKilnCPUPasses();
+  kiln::registerKilnAMDGPUPasses();
+  kiln::registerKilnEmulatorPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.hpp"
-#include "runtime/support/Npy.h"
-#include "runtime/support/TensorUtil.h"
+#include "kiln/support/Npy.h"
+#include "kiln/support/TensorUtil.h"
 
 #include <cerrno>
 #include <cinttypes>

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Passes/Passes.h"
+#include "codegen/amdgpu/Passes.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -18,7 +18,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUDISTRIBUTE
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/amdgpu/Passes.h.inc"
 } // namespace kiln
 
 namespace {

@@ -1,8 +1,8 @@
 //===- GPUCodegen.cpp - dispatch functions -> AMDGPU HSACO ----------------===//
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
-#include "compiler/codegen/cpu/CPUCodegen.h"
-#include "kiln/Passes/Passes.h"
+#include "codegen/amdgpu/GPUCodegen.h"
+#include "codegen/amdgpu/Passes.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -122,9 +122,9 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  KilnCPUConvToGemmOptions convToGemm;
+  KilnConvToGemmOptions convToGemm;
   convToGemm.im2col = false;
-  pm.addNestedPass<func::FuncOp>(createKilnCPUConvToGemm(convToGemm));
+  pm.addNestedPass<func::FuncOp>(createKilnConvToGemm(convToGemm));
   pm.addPass(createCanonicalizerPass());
   KilnGPUBuildGemmsOptions gemms;
   gemms.chip = options.target->name;
@@ -141,9 +141,9 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
 }
 
 void buildGpuPipeline(OpPassManager &pm, const GfxOptions &options) {
-  cpu::buildBufferizePipeline(pm);
+  codegen::buildBufferizePipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnGPUMapToThreads());
-  pm.addNestedPass<func::FuncOp>(createKilnCPUCopiesToLinalg());
+  pm.addNestedPass<func::FuncOp>(createKilnCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createFoldMemRefAliasOpsPass());
   pm.addPass(createLowerAffinePass());
@@ -195,7 +195,7 @@ LogicalResult emitCodeObject(ModuleOp module, const GfxOptions &options,
   registerROCDLDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
 
-  cpu::attachLoopAnnotations(gpuModule);
+  codegen::attachLoopAnnotations(gpuModule);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(gpuModule, llvmContext, "kiln_kernels");
@@ -232,7 +232,7 @@ LogicalResult emitCodeObject(ModuleOp module, const GfxOptions &options,
   codeObject.cpu = chip;
   codeObject.features = "";
 
-  return cpu::emitAndLink(module, *machine, *llvmModule, codeObject.bytes, assembly);
+  return codegen::emitAndLink(module, *machine, *llvmModule, codeObject.bytes, assembly);
 }
 
 } // namespace kiln::gfx

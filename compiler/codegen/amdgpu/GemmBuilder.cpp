@@ -25,8 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
-#include "kiln/Passes/Passes.h"
+#include "codegen/amdgpu/GPUCodegen.h"
+#include "codegen/amdgpu/Passes.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -38,7 +38,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUBUILDGEMMS
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/amdgpu/Passes.h.inc"
 } // namespace kiln
 
 namespace {

@@ -1,6 +1,6 @@
 //===- LowerMath.cpp - math ops without an AMDGPU intrinsic -> polynomials ===//
 
-#include "kiln/Passes/Passes.h"
+#include "codegen/amdgpu/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -11,7 +11,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPULOWERMATH
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/amdgpu/Passes.h.inc"
 } // namespace kiln
 
 namespace {

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Passes/Passes.h"
+#include "codegen/amdgpu/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 
@@ -17,7 +17,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUMAPTOTHREADS
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/amdgpu/Passes.h.inc"
 } // namespace kiln
 
 namespace {
@@ -39,7 +39,7 @@ struct KilnGPUMapToThreadsPass
       return; // built by the GEMM builder: already thread-level code
     if (func.getNumResults() != 0) {
       func.emitError("expected a bufferized dispatch function without results "
-                     "(run kiln-cpu-destination-args first)");
+                     "(run kiln-destination-args first)");
       return signalPassFailure();
     }
     Block &entry = func.getBody().front();

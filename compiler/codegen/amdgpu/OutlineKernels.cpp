@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
-#include "kiln/Passes/Passes.h"
+#include "codegen/amdgpu/GPUCodegen.h"
+#include "codegen/amdgpu/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -17,7 +17,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUOUTLINEKERNELS
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/amdgpu/Passes.h.inc"
 } // namespace kiln
 
 namespace {

@@ -10,17 +10,9 @@
 #ifndef KILN_CODEGEN_CPU_CPUCODEGEN_H
 #define KILN_CODEGEN_CPU_CPUCODEGEN_H
 
+#include "codegen/common/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
-
-namespace llvm {
-class Function;
-class IRBuilderBase;
-class Module;
-class Type;
-class Value;
-class TargetMachine;
-} // namespace llvm
 
 #include <string>
 #include <vector>
@@ -46,15 +38,8 @@ void resolveTarget(CPUOptions &options);
 
 /// Dispatch functions in kiln -> linalg on tensors, tiled into workgroups.
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
-/// Dispatch functions on tensors -> memref arguments in, memref arguments
-/// out, bufferized (shared by the cpu and gfx pipelines).
-void buildBufferizePipeline(mlir::OpPassManager &pm);
 /// Linalg on tensors -> bufferized loops with the kernel ABI -> LLVM dialect.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
-/// Loops, vectors and memrefs -> the LLVM dialect for the host (memref
-/// arguments as bare pointers). The tail of buildLLVMPipeline; the gfx
-/// emulator lowers its host kernels with it too.
-void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
 
 struct Kernel {
   std::string name;
@@ -62,13 +47,7 @@ struct Kernel {
   int64_t workgroupCount = 1;
 };
 
-/// An x86-64 ELF shared object and what it was built for.
-struct HostObject {
-  std::string triple, cpu, features;
-  std::string bytes; // ELF shared object
-};
-
-struct CodeObject : HostObject {
+struct CodeObject : codegen::HostObject {
   std::vector<Kernel> kernels;
 };
 
@@ -80,41 +59,6 @@ mlir::LogicalResult emitCodeObject(mlir::ModuleOp module,
                                    const CPUOptions &options,
                                    CodeObject &codeObject,
                                    std::string *assembly = nullptr);
-
-/// Defines the code object entry `void name(ptr, second)` around the lowered
-/// kernel `inner` (renamed `name.body`, internal, always inlined): `arguments`
-/// emits, into the entry, the values to call `inner` with.
-void defineEntry(llvm::Module &module, llvm::Function *inner, const std::string &name,
-                 llvm::Type *second,
-                 llvm::function_ref<void(llvm::IRBuilderBase &, llvm::Function *entry,
-                                         llvm::SmallVectorImpl<llvm::Value *> &args)>
-                     arguments);
-
-/// Moves `llvm.loop_annotation` attributes that scf.for carried through the
-/// control-flow conversions as discardable attributes onto the loop
-/// annotation of the LLVM branch, the only place the translation reads them
-/// from (otherwise, e.g., a loop marked not to unroll gets unrolled).
-void attachLoopAnnotations(mlir::Operation *root);
-
-/// Translates `module` (LLVM dialect) to LLVM IR for the host CPU of
-/// `options`, lets `addEntries` add the entry points of the code object's
-/// ABI, optimizes at O3, emits and links a shared object into `object` (or
-/// its assembly into `*assembly`).
-mlir::LogicalResult
-emitHostObject(mlir::ModuleOp module, const CPUOptions &options,
-               llvm::function_ref<mlir::LogicalResult(llvm::Module &)> addEntries,
-               HostObject &object, std::string *assembly);
-
-/// Emits `llvmModule` for `machine`: its assembly into `*assembly` when
-/// given, else an object linked by linkSharedObject into `linked`.
-mlir::LogicalResult emitAndLink(mlir::ModuleOp module, llvm::TargetMachine &machine,
-                                llvm::Module &llvmModule, std::string &linked,
-                                std::string *assembly);
-
-/// Links a relocatable ELF object into a shared object with ld.lld (the one
-/// next to LLVM 22): x86-64 kernels, or an AMDGPU HSACO.
-mlir::LogicalResult linkSharedObject(mlir::ModuleOp module, llvm::StringRef object,
-                                     std::string &out);
 
 } // namespace kiln::cpu
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Passes/Passes.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -17,37 +17,8 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUDISTRIBUTE
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace kiln
-
-TilingInterface kiln::findDispatchConsumer(func::FuncOp func) {
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (ret.getNumOperands() != 1)
-    return nullptr;
-  Value value = ret.getOperand(0);
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
-      value = def->getOperand(0);
-      continue;
-    }
-    return dyn_cast<TilingInterface>(def);
-  }
-  return nullptr;
-}
-
-LogicalResult kiln::tileAndFuseIntoForall(TilingInterface consumer, ArrayRef<int64_t> tiles) {
-  IRRewriter rewriter(consumer);
-  scf::SCFTileAndFuseOptions options;
-  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(consumer->getContext(), tiles));
-  FailureOr<scf::SCFTileAndFuseResult> result =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
-  if (failed(result))
-    return failure();
-  for (OpResult res : consumer->getResults())
-    rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
-  return success();
-}
 
 namespace {
 using namespace kiln;

@@ -7,14 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Passes/Passes.h"
+#include "codegen/cpu/Passes.h"
 
 using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUWORKGROUPTOARGS
-#define GEN_PASS_DEF_KILNCPUCOPIESTOLINALG
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace kiln
 
 namespace {
@@ -28,7 +27,7 @@ struct KilnCPUWorkgroupToArgsPass
       return;
     if (func.getNumResults() != 0) {
       func.emitError("expected a bufferized dispatch function without results "
-                     "(run kiln-cpu-destination-args first)");
+                     "(run kiln-destination-args first)");
       return signalPassFailure();
     }
     Block &entry = func.getBody().front();
@@ -77,21 +76,6 @@ struct KilnCPUWorkgroupToArgsPass
     body->getTerminator()->erase();
     entry.getOperations().splice(Block::iterator(forall), body->getOperations());
     forall.erase();
-  }
-};
-} // namespace
-
-namespace {
-struct KilnCPUCopiesToLinalgPass
-    : kiln::impl::KilnCPUCopiesToLinalgBase<KilnCPUCopiesToLinalgPass> {
-  void runOnOperation() override {
-    SmallVector<memref::CopyOp> copies;
-    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
-    for (memref::CopyOp copy : copies) {
-      OpBuilder b(copy);
-      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
-      copy.erase();
-    }
   }
 };
 } // namespace

@@ -1,9 +1,10 @@
 //===- EmulatorCodegen.cpp - gfx kernels compiled for the host ------------===//
 
-#include "compiler/codegen/emulator/EmulatorCodegen.h"
+#include "codegen/emulator/EmulatorCodegen.h"
 
-#include "kiln/Passes/Passes.h"
-#include "runtime/src/EmuAbi.h"
+#include "codegen/amdgpu/Passes.h"
+#include "codegen/emulator/Passes.h"
+#include "kiln/emu_abi.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -16,7 +17,7 @@ void buildEmulatorPipeline(OpPassManager &pm, const gfx::Target &target) {
   KilnEmuLowerKernelsOptions options;
   options.chip = target.name;
   pm.addPass(createKilnEmuLowerKernels(options));
-  cpu::buildLoopsToLLVMPipeline(pm);
+  codegen::buildLoopsToLLVMPipeline(pm);
 }
 
 namespace {
@@ -25,7 +26,7 @@ namespace {
 /// kernel `inner(lane, lds, binding...)` with the LDS bytes of the lane.
 void addEntry(llvm::Module &module, llvm::Function *inner, const std::string &name) {
   auto *ptrTy = llvm::PointerType::get(module.getContext(), 0);
-  cpu::defineEntry(module, inner, name, ptrTy,
+  codegen::defineEntry(module, inner, name, ptrTy,
                    [&](llvm::IRBuilderBase &b, llvm::Function *entry,
                        llvm::SmallVectorImpl<llvm::Value *> &args) {
                      llvm::Value *lane = entry->getArg(0);
@@ -43,8 +44,8 @@ void addEntry(llvm::Module &module, llvm::Function *inner, const std::string &na
 
 } // namespace
 
-LogicalResult emitCodeObject(ModuleOp module, const cpu::CPUOptions &host,
-                             llvm::ArrayRef<std::string> kernels, cpu::HostObject &object,
+LogicalResult emitCodeObject(ModuleOp module, StringRef hostCPU, StringRef hostFeatures,
+                             llvm::ArrayRef<std::string> kernels, codegen::HostObject &object,
                              std::string *assembly) {
   auto addEntries = [&](llvm::Module &llvmModule) -> LogicalResult {
     for (const std::string &name : kernels) {
@@ -56,7 +57,7 @@ LogicalResult emitCodeObject(ModuleOp module, const cpu::CPUOptions &host,
     }
     return success();
   };
-  return cpu::emitHostObject(module, host, addEntries, object, assembly);
+  return codegen::emitHostObject(module, hostCPU, hostFeatures, addEntries, object, assembly);
 }
 
 } // namespace kiln::emu

@@ -2,7 +2,7 @@
 //
 // The emulation of the gfx kernels: the gpu.module of one gfx target, at the
 // last point before the ROCDL conversion, rewritten into host functions with
-// the ABI of runtime/src/EmuAbi.h and emitted as an x86-64 shared object that
+// the ABI of kiln/emu_abi.h and emitted as an x86-64 shared object that
 // the runtime's emu:<gfx> device runs one fiber per lane.
 //
 //===----------------------------------------------------------------------===//
@@ -10,8 +10,8 @@
 #ifndef KILN_CODEGEN_EMULATOR_EMULATORCODEGEN_H
 #define KILN_CODEGEN_EMULATOR_EMULATORCODEGEN_H
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
-#include "compiler/codegen/cpu/CPUCodegen.h"
+#include "codegen/amdgpu/GPUCodegen.h"
+#include "codegen/common/Passes.h"
 
 namespace kiln::emu {
 
@@ -19,12 +19,13 @@ namespace kiln::emu {
 void buildEmulatorPipeline(mlir::OpPassManager &pm, const gfx::Target &target);
 
 /// Emits the lowered kernels of `module` (in `kernels` order) as an x86-64
-/// shared object for `host`: one entry `void name(KilnEmuLane *, void *const
-/// *bindings)` per kernel. `assembly`, when non-null, receives the x86-64
-/// assembly instead.
-mlir::LogicalResult emitCodeObject(mlir::ModuleOp module, const cpu::CPUOptions &host,
+/// shared object for the CPU `hostCPU` with `hostFeatures`: one entry
+/// `void name(KilnEmuLane *, void *const *bindings)` per kernel. `assembly`,
+/// when non-null, receives the x86-64 assembly instead.
+mlir::LogicalResult emitCodeObject(mlir::ModuleOp module, llvm::StringRef hostCPU,
+                                   llvm::StringRef hostFeatures,
                                    llvm::ArrayRef<std::string> kernels,
-                                   cpu::HostObject &object, std::string *assembly = nullptr);
+                                   codegen::HostObject &object, std::string *assembly = nullptr);
 
 } // namespace kiln::emu
 

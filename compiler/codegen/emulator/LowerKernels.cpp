@@ -1,14 +1,15 @@
 //===- LowerKernels.cpp - gfx kernels -> host functions for emulation ------===//
 //
 // The one rewrite the emulation needs: each gpu.func of the gpu.module becomes
-// a func.func with the ABI of runtime/src/EmuAbi.h. Everything after it is the
+// a func.func with the ABI of runtime/include/kiln/emu_abi.h. Everything after it is the
 // host's upstream lowering. See the pass description in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/amdgpu/GPUCodegen.h"
-#include "kiln/Passes/Passes.h"
-#include "runtime/src/EmuAbi.h"
+#include "codegen/amdgpu/GPUCodegen.h"
+#include "codegen/amdgpu/Passes.h"
+#include "codegen/emulator/Passes.h"
+#include "kiln/emu_abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -16,7 +17,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNEMULOWERKERNELS
-#include "kiln/Passes/Passes.h.inc"
+#include "codegen/emulator/Passes.h.inc"
 } // namespace kiln
 
 namespace {

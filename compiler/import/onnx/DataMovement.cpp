@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/import/onnx/ImportPatterns.h"
+#include "import/onnx/ImportPatterns.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/TypeUtilities.h"

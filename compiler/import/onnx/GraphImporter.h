@@ -8,8 +8,8 @@
 #ifndef KILN_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H
 #define KILN_COMPILER_IMPORT_ONNX_GRAPHIMPORTER_H
 
-#include "compiler/import/onnx/ImportPatterns.h"
-#include "compiler/import/onnx/OnnxImporter.h"
+#include "import/onnx/ImportPatterns.h"
+#include "import/onnx/OnnxImporter.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/import/onnx/GraphImporter.h"
-#include "compiler/import/onnx/ImportPatterns.h"
+#include "import/onnx/GraphImporter.h"
+#include "import/onnx/ImportPatterns.h"
 
 #include "mlir/IR/Matchers.h"
 

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/import/onnx/OnnxImporter.h"
-#include "compiler/import/onnx/WireFormat.h"
-#include "compiler/import/onnx/GraphImporter.h"
-#include "compiler/import/onnx/OnnxLibrary.h"
+#include "import/onnx/OnnxImporter.h"
+#include "import/onnx/WireFormat.h"
+#include "import/onnx/GraphImporter.h"
+#include "import/onnx/OnnxLibrary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

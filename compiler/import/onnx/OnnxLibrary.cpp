@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/import/onnx/OnnxLibrary.h"
+#include "import/onnx/OnnxLibrary.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"

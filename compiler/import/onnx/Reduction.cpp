@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/import/onnx/ImportPatterns.h"
+#include "import/onnx/ImportPatterns.h"
 
 #include "llvm/ADT/Sequence.h"
 

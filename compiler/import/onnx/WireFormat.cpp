@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/import/onnx/WireFormat.h"
+#include "import/onnx/WireFormat.h"
 
 using namespace kiln::onnx_import;
 

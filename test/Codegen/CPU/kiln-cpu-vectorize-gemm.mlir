@@ -53,7 +53,7 @@ func.func @matmul_in_workgroup(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> 
 // -----
 
 // A convolution's GEMM generic (out[n, f, p] += w[f, c] * cols[n, c, p], as
-// kiln-cpu-conv-to-gemm makes it; F = 16, P = 32, C = 8): the unit batch
+// kiln-conv-to-gemm makes it; F = 16, P = 32, C = 8): the unit batch
 // dimension is dropped so that each register tile is a plain 2-d contraction,
 // and the same outer-product code results: row blocks of 4 and column blocks
 // of 16 (in either loop order), a k loop of two steps carrying the vector

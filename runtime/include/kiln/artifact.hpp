@@ -1,4 +1,4 @@
-//===- Artifact.h - .kiln reader and validator ------------------*- C++ -*-===//
+//===- artifact.hpp - .kiln reader and validator ----------------*- C++ -*-===//
 //
 // Maps a .kiln file and validates every byte the runtime will later use:
 // header, checksum, section table, the FlatBuffers manifest, every tensor,
@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_ARTIFACT_H
-#define KILN_RUNTIME_SRC_ARTIFACT_H
+#ifndef KILN_ARTIFACT_HPP
+#define KILN_ARTIFACT_HPP
 
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
@@ -103,4 +103,4 @@ const char *readElfHeader(const unsigned char *data, uint64_t size, uint16_t &ma
 
 } // namespace kiln::rt
 
-#endif // KILN_RUNTIME_SRC_ARTIFACT_H
+#endif // KILN_ARTIFACT_HPP

@@ -1,4 +1,4 @@
-//===- EmuAbi.h - The ABI of emulated gfx kernels ---------------*- C++ -*-===//
+//===- emu_abi.h - The ABI of emulated gfx kernels --------------*- C++ -*-===//
 //
 // An emulated gfx kernel is a gfx kernel (same tiling, LDS staging and
 // matrix-core instructions) compiled for the host instead of the GPU. The
@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_EMUABI_H
-#define KILN_RUNTIME_SRC_EMUABI_H
+#ifndef KILN_EMU_ABI_H
+#define KILN_EMU_ABI_H
 
 #include <cstddef>
 #include <cstdint>
@@ -83,4 +83,4 @@ static_assert(offsetof(KilnEmuLane, blockId) == kiln::emu::kLaneBlockIdOffset,
 static_assert(offsetof(KilnEmuHooks, matrix) ==
                   kiln::emu::kHooksMatrixIndex * sizeof(void *), "");
 
-#endif // KILN_RUNTIME_SRC_EMUABI_H
+#endif // KILN_EMU_ABI_H

@@ -7,13 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Passes.h"
 #include "kiln/Passes/Passes.h"
 
 using namespace mlir;
 
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUDESTINATIONARGS
-#include "kiln/Passes/Passes.h.inc"
+#define GEN_PASS_DEF_KILNDESTINATIONARGS
+#include "codegen/common/Passes.h.inc"
 } // namespace kiln
 
 namespace {
@@ -24,8 +25,8 @@ MemRefType memrefFor(Type type) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
-struct KilnCPUDestinationArgsPass
-    : kiln::impl::KilnCPUDestinationArgsBase<KilnCPUDestinationArgsPass> {
+struct KilnDestinationArgsPass
+    : kiln::impl::KilnDestinationArgsBase<KilnDestinationArgsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kDispatchAttr))

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-cpu-copies-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-copies-to-linalg | FileCheck %s
 
 // Every memref.copy becomes a linalg.copy with the same source and target
 // (strided views included), in any function, nested or not, so that no copy

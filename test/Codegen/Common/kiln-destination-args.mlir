@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file --kiln-cpu-destination-args | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-destination-args | FileCheck %s
 
 // Tensor arguments become memrefs read through `to_tensor restrict`; the
 // result is materialized into a new trailing memref argument and the

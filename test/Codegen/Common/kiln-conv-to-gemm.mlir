@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file --kiln-cpu-conv-to-gemm | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-conv-to-gemm | FileCheck %s
 
 // 1x1, stride 1: no gather. The image is flattened to [N, C, H*W], the
 // filter to [F, C], and one contraction computes out[n, f, p] +=

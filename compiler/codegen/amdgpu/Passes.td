@@ -1,0 +1,114 @@
+//===- Passes.td -------------------------------------------*- tablegen -*-===//
+//
+// AMD gfx code generation (compiler/codegen/amdgpu/).
+// Each pass is a kiln-opt flag with a lit test named after that flag.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_AMDGPU_PASSES_TD
+#define KILN_CODEGEN_AMDGPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
+  let summary = "rebuild contraction dispatches as matrix-core GEMM kernels";
+  let description = [{
+    A dispatch function (linalg on tensors) whose work is one contraction
+    with one m, one n and one k loop (matmul, batched matmul, 1x1
+    convolution) or one `linalg.conv_2d_nchw_fchw` (an implicit GEMM: m =
+    output channel, n = output pixel, k = input channel and window; a zero
+    `tensor.pad` of the image becomes bounds checks), starting from zero or
+    from an elementwise function of the arguments (a bias, added after the
+    K loop), followed by elementwise ops, is replaced by a matrix-core
+    kernel on memrefs: 4 waves per workgroup, a 64 x 64 output tile, A and
+    B panels staged in double-buffered LDS (one barrier per K step), operand
+    fragments read in the lane layout of the target's MFMA or WMMA
+    instruction, and the elementwise epilogue applied in registers. The
+    operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
+    `precision` f16/bf16 (converted while staging; accumulation in f32).
+    Anything else is left to the generic path. Sets `kiln.workgroup_count`,
+    `kiln.workgroup_size`, `kiln.lds_bytes` and `kiln.matrix_instruction`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"gfx942\"", "gfx target or chip name">,
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "f32 (no matrix cores for f32 operands), f16 or bf16">,
+    Option<"testFault", "test-fault", "std::string", "\"\"",
+           "testing only: build a wrong kernel on purpose (swap-operands: A and "
+           "B exchanged; shift-lanes: each lane reads the A row of the next lane), "
+           "to prove the emulation catches such wiring bugs">
+  ];
+  let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
+                           "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect", "mlir::scf::SCFDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
+def KilnGPUDistribute : Pass<"kiln-gpu-distribute", "mlir::func::FuncOp"> {
+  let summary = "tile a dispatch function into one fused tile per gfx thread";
+  let description = [{
+    The generic gfx path. On a dispatch function in linalg-on-tensors form,
+    tiles the last op into per-thread tiles (an `scf.forall` with one
+    iteration per thread) and fuses every producer into the tile, so each
+    thread computes its slice of the whole fused chain with no
+    synchronization. Tiles: 4 output channels of one pixel behind a
+    convolution, 4 x 4 outputs behind a contraction, one row where a fused
+    producer reduces the last dimension, one point per reduced row when the
+    last op reduces, 4 elements of the last dimension otherwise. The threads are grouped into workgroups of
+    `workgroup-size`; the pass records `kiln.workgroup_count` and
+    `kiln.workgroup_size`.
+  }];
+  let options = [
+    Option<"workgroupSize", "workgroup-size", "int64_t", "256",
+           "threads per workgroup">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KilnGPULowerMath : Pass<"kiln-gpu-lower-math"> {
+  let summary = "rewrite math ops with no LLVM intrinsic for gfx kernels";
+  let description = [{
+    `convert-gpu-to-rocdl` would turn math ops into calls to ROCm's device
+    libraries (`__ocml_*`), which Debian does not ship for these chips. This
+    pass rewrites the ops LLVM has no AMDGPU intrinsic for (tanh, erf, erfc,
+    atan, ..., powf) into polynomials and `exp`/`log`, so that what remains
+    (`exp`, `log`, `sqrt`, `fma`, ...) becomes LLVM intrinsics the AMDGPU
+    backend expands itself, called as `llvm.call_intrinsic` (the matching
+    `llvm.intr.*` ops are also turned into device-library calls).
+  }];
+  let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];
+}
+
+def KilnGPUMapToThreads : Pass<"kiln-gpu-map-to-threads", "mlir::func::FuncOp"> {
+  let summary = "map the per-thread scf.forall to gfx thread ids";
+  let description = [{
+    After bufferization: the `scf.forall` of `kiln-gpu-distribute` becomes
+    its body, guarded by `id < tiles` and indexed by the global thread id
+    `gpu.block_id x * workgroup_size + gpu.thread_id x` (grid and block
+    sizes are compile-time constants: no `gpu.block_dim` / `gpu.grid_dim`,
+    which would call into ROCm's device libraries). Temporary buffers
+    (`memref.alloc`) become private-memory `memref.alloca`s at the function
+    entry; their deallocations are dropped.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::affine::AffineDialect", "mlir::scf::SCFDialect"];
+}
+
+def KilnGPUOutlineKernels : Pass<"kiln-gpu-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "move dispatch functions into a gpu.module of gfx kernels";
+  let description = [{
+    Each bufferized dispatch function becomes a `gpu.func` kernel (with its
+    known block and grid sizes) in one `gpu.module @kernels` targeting
+    `#rocdl.target<chip = ..., abi = "500">` (code object v5, which loads on
+    ROCm 5 and 6). Kernel arguments are placed in the global address space,
+    `memref.alloca`s in the private one, workgroup buffers
+    (`kiln.workgroup_memory`) in LDS.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"gfx942\"", "gfx target">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::ROCDL::ROCDLDialect"];
+}
+
+#endif // KILN_CODEGEN_AMDGPU_PASSES_TD

@@ -1,0 +1,73 @@
+//===- Passes.td -------------------------------------------*- tablegen -*-===//
+//
+// x86-64 code generation (compiler/codegen/cpu/).
+// Each pass is a kiln-opt flag with a lit test named after that flag.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CPU_PASSES_TD
+#define KILN_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
+  let summary = "tile a dispatch function into workgroups and fuse its ops";
+  let description = [{
+    On a dispatch function in linalg-on-tensors form, tiles the last op along
+    its outer parallel dimensions into an `scf.forall` (one iteration per
+    workgroup) and fuses every producer into the tile, so each workgroup
+    computes its part of the whole fused chain. Records the workgroup count
+    as `kiln.workgroup_count`.
+  }];
+  let options = [
+    Option<"targetWorkgroups", "target-workgroups", "int64_t", "64",
+           "workgroups to aim for (more than threads, for load balance)">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp"> {
+  let summary = "register-tile and vectorize the contractions of a dispatch";
+  let description = [{
+    Inside each workgroup, im2col gathers (tagged `kiln.im2col` with their
+    window by kiln-conv-to-gemm) become loops that copy one output row
+    at a time, and depthwise convolutions are tiled to one window tap
+    over `nr` output pixels (unit stride) or `nr` channels (strided windows),
+    each tap vectorized as a multiply-add of a row segment and a weight.
+    Every contraction (matmul, batch_matmul, GEMM
+    generic) with a reduction longer than `kc-cache` is first split into
+    reduction blocks of at most that length (the outermost loop, so that a
+    block of each operand stays in cache); when several row tiles read the
+    same `nr`-column block of the right-hand side, the block is copied into
+    a contiguous panel first (`pack-panels`); then each contraction is tiled
+    to a register tile (`mr` x `nr` x `kc`), full tiles are
+    peeled from partial ones and vectorized, the accumulator is hoisted out of
+    the k loop, and `vector.contract` is lowered to outer products (FMAs).
+    Elementwise ops are tiled to rows of `nr` along their innermost output
+    dimension and vectorized (not those with i1 operands, stored a byte per
+    element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
+    polynomial approximations (vectorized or inline instead of libm calls).
+  }];
+  let options = [
+    Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
+    Option<"nr", "nr", "int64_t", "16", "columns of the register tile (vector width)">,
+    Option<"kc", "kc", "int64_t", "4", "k step of the register tile">,
+    Option<"kcCache", "kc-cache", "int64_t", "256",
+           "reduction block kept in cache (0: no cache blocking)">,
+    Option<"packPanels", "pack-panels", "bool", "true",
+           "copy a right-hand column block reused by several row tiles into a contiguous panel">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
+}
+
+def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::FuncOp"> {
+  let summary = "replace the workgroup scf.forall by the workgroup id argument";
+  let description = [{
+    After bufferization: the `scf.forall` that `kiln-cpu-distribute` created
+    becomes straight-line code indexed by a new trailing `i64` argument, the
+    workgroup id the runtime passes to each call.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
+}
+
+#endif // KILN_CODEGEN_CPU_PASSES_TD

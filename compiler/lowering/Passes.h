@@ -1,0 +1,29 @@
+//===- Passes.h - The kiln -> linalg lowering pass --------------*- C++ -*-===//
+//
+// Declarations of the lowering pass (generated from Passes.td next to this
+// file). The patterns it applies are in KilnToLinalg.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LOWERING_PASSES_H
+#define KILN_LOWERING_PASSES_H
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/Passes.h.inc"
+
+} // namespace kiln
+
+#endif // KILN_LOWERING_PASSES_H
