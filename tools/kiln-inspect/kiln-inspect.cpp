@@ -13,7 +13,8 @@
 #include "kiln/artifact.hpp"
 #include "kiln/support/TensorUtil.h"
 #include "CodeObject.h"
-#include "GfxTargets.h"
+#include "targets/GfxTargets.h"
+#include "targets/Occupancy.h"
 
 #include "ArtifactFormat.h"
 
@@ -30,6 +31,9 @@
 
 using namespace kiln;
 using namespace kiln::inspect;
+using GfxTarget = kiln::gfx::Target;
+using kiln::gfx::computeOccupancy;
+using kiln::gfx::Occupancy;
 namespace fb = kiln::artifact;
 using llvm::outs;
 using llvm::StringRef;
@@ -178,7 +182,7 @@ std::vector<ObjectView> loadCodeObjects(const rt::Artifact &artifact) {
       if (llvm::Error e =
               view.file->readAmdgpuMetadata(view.metadata, view.metadataTarget))
         fatal(where + ": " + llvm::toString(std::move(e)));
-      view.gfxTarget = lookupGfxTarget(view.target);
+      view.gfxTarget = kiln::gfx::lookupTarget(view.target);
     }
     for (size_t k = 0; k < kernelCount; ++k) {
       KernelView kv;
@@ -229,7 +233,7 @@ std::vector<ObjectView> loadCodeObjects(const rt::Artifact &artifact) {
             kv.gfx->sgprs, kv.ldsBytes, kv.workgroupSize);
       } else {
         kv.occupancy.note = "occupancy is not modeled for " + view.target +
-                            " (modeled: " + knownGfxTargets() + ")";
+                            " (modeled: " + kiln::gfx::knownTargetNames() + ")";
       }
       view.kernels.push_back(std::move(kv));
     }

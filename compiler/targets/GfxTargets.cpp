@@ -1,0 +1,255 @@
+//===- GfxTargets.cpp - The gfx targets Kiln compiles for -----------------===//
+//
+// The table, and where each number in it comes from.
+//
+// Occupancy facts. The model is the one LLVM's AMDGPU backend uses for the
+// "; Occupancy: N" it prints with each kernel, plus the LDS allocation
+// granule (see Occupancy.cpp). Sources:
+// [BaseInfo] llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp (IsaInfo):
+//   getTotalNumVGPRs (512 with gfx90a insts; 1536/768 in wave32/64 with the
+//   1.5x VGPR feature of gfx11/gfx12; 1024/512 otherwise on gfx10+),
+//   getVGPRAllocGranule (8 with gfx90a insts; 24/12 with 1.5x VGPRs),
+//   getMaxWavesPerEU (8 on gfx90a+, 16 on gfx10.3+), getEUsPerCU (4; 2 in CU
+//   mode), getLocalMemorySize (doubled in WGP mode), getMaxWorkGroupsPerCU
+//   (16 barriers, 32 in WGP mode), getOccupancyWithNumSGPRs (gfx8/9:
+//   10/9/8/7 waves at <=80/<=88/<=100/more SGPRs; gfx10+ unlimited).
+// [td] llvm/lib/Target/AMDGPU/AMDGPU.td: the addressable local memory size
+//   features, 65536 (gfx942, gfx11, gfx12), 163840 (gfx950) and 327680
+//   (gfx1250); Feature1024AddressableVGPRs (gfx1250). LLVM 22's llc rejects
+//   more LDS per workgroup than these.
+// [Usage] llvm/docs/AMDGPUUsage.rst, COMPUTE_PGM_RSRC2 LDS_SIZE granularity:
+//   128 dwords (512 B), 320 dwords (1280 B) on GFX950, 512 dwords (2048 B) on
+//   GFX125* (llvm-project PR #167614); wavefront sizes in the processor
+//   table.
+// [probe] Checked on this toolchain (LLVM 22.1): llc's "; Occupancy:" for
+//   VGPR counts 1-256 and for LDS of 4-64 KiB at workgroup sizes 64/256/1024
+//   on every target below matches this model without the LDS granule, and
+//   the COMPUTE_PGM_RSRC2.LDS_SIZE llc writes (amdpal, for 513 and 2049
+//   bytes) shows the granules: 512 B on gfx942, gfx1100 and gfx1201, 1280 B
+//   on gfx950, 2048 B on gfx1250.
+// gfx1250 (1024 VGPRs, granule 16, 320 KiB LDS per CU, no WGP mode) has no
+// public ISA guide yet: its numbers are LLVM 22's model only, so they are
+// marked provisional and kiln-inspect says so.
+//
+// Matrix instructions. Shapes and per-lane element counts: m*k / wave (A),
+// m*n / wave (C/D); RDNA3's WMMA duplicates A and B across the two
+// half-waves, so each lane holds all 16 of its row's k elements. Mnemonics
+// as LLVM 22 prints them. The lane layouts of gfx942, gfx1100 and gfx1201
+// are checked element by element against AMD's matrix instruction
+// calculator tables (test/unit/GfxTargetsTest.cpp, data in
+// test/unit/Inputs/matrix-layouts); the same test checks every instruction
+// of every chip against the emulator's independent table
+// (runtime/src/EmuMatrix.cpp). gfx950 and gfx1250 are not in AMD's tables:
+// - gfx950: the gfx942 instructions, plus the double-K ones, where lane
+//   group g holds k = 8g.. (16-bit) or 16g.. (8-bit), contiguous, as for
+//   gfx942 with K doubled per lane group (composable_kernel's
+//   xdlops_gemm.hpp: k_per_blk 8 / 16);
+// - gfx1250: RDNA4's split, where lane group g holds the blocks g, g + 2,
+//   ... of K, in blocks of K / 4 elements (AMD's rocjitsu mma_layout.h for
+//   gfx1250 wave32, citing the CDNA5 ISA guide section 7.12.2: for 16 x K
+//   with K >= 32, blocks of (K / 2) / 2 consecutive K alternating between
+//   the half-waves): 8 for f16 / bf16 (K 32), 16 for iu8 (K 64).
+// RDNA4's 16-bit layout is such a split (lane group g: k = 4g..4g+3 and
+// 8+4g..8+4g+3); the table test caught a contiguous guess here once, and
+// the emulator comparison caught 8-element iu8 blocks on gfx1250.
+//
+// Products (roofline figures): vendor peaks, dense (no sparsity).
+// [MI300X] AMD Instinct MI300X data sheet / product page: 304 CUs, 2100 MHz
+//   peak engine clock, 1307.4 TFLOP/s dense f16 and bf16, 2614.9 TOPS dense
+//   int8, 192 GB HBM3 at 5.3 TB/s, 750 W OAM board power (also reported by
+//   Tom's Hardware, 2023-06). The clock agrees with the rate: 304 CUs x 2048
+//   f16 flop/clock x 2.1 GHz = 1307.4 TFLOP/s. In practice hipBLASLt reaches
+//   ~654 TFLOP/s f16 (clocks drop to ~1.1-1.2 GHz under matrix load) and
+//   ~4 TB/s of HBM bandwidth (DESIGN.md "More facts").
+// [MI325X] AMD Instinct MI325X data sheet: the MI300X's compute (304 CUs,
+//   same peaks), 256 GB HBM3E at 6 TB/s, 1000 W.
+// [MI355X] AMD Instinct MI350 series launch (2025-06; The Register, Tom's
+//   Hardware): 256 CUs, 288 GB HBM3E at 8 TB/s, 1400 W (MI350X: 1000 W);
+//   ~2.5 PFLOP/s dense f16/bf16 (AMD lists 2.5 PF). The 2400 MHz peak clock
+//   is AMD's figure and agrees with ISSCC 2026 (8192 fp8 flop/clock per CU:
+//   256 x 8192 x 2.4 GHz = 5.0 PF fp8). Dense int8 is not in the sources
+//   Kiln keeps: unknown.
+// [MI455X] AMD's announcement (third-party notes tie it to gfx1250): 432 GB
+//   HBM4 at ~19.6 TB/s; the rest unknown.
+// [W7900] AMD Radeon PRO W7900 specifications: 96 CUs, 48 GB GDDR6 at
+//   864 GB/s, 295 W; ~123 TFLOP/s f16 and ~123 TOPS int8 (DESIGN.md "More
+//   facts"). Clock and bf16 unknown here.
+// [R9700] AMD Radeon AI PRO R9700: 64 CUs, 32 GB; the rest unknown here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "targets/GfxTargets.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kiln::gfx {
+
+int bitsOf(MatrixInput input) {
+  switch (input) {
+  case MatrixInput::F16:
+  case MatrixInput::BF16:
+    return 16;
+  case MatrixInput::I8:
+    return 8;
+  case MatrixInput::I4:
+    return 4;
+  }
+  return 0;
+}
+
+const MatrixInstruction *Target::gemmInstruction(MatrixInput input) const {
+  const MatrixInstruction *best = nullptr;
+  for (const MatrixInstruction &inst : matrix)
+    if (inst.input == input && inst.m == 16 && inst.n == 16 && (!best || inst.k > best->k))
+      best = &inst;
+  return best;
+}
+
+const MatrixInstruction *Target::instruction(std::string_view mnemonic) const {
+  for (const MatrixInstruction &inst : matrix)
+    if (mnemonic == inst.mnemonic)
+      return &inst;
+  return nullptr;
+}
+
+namespace {
+constexpr std::nullopt_t unknown = std::nullopt;
+constexpr MatrixInput F16 = MatrixInput::F16;
+constexpr MatrixInput BF16 = MatrixInput::BF16;
+constexpr MatrixInput I8 = MatrixInput::I8;
+constexpr MatrixInput I4 = MatrixInput::I4;
+
+// CDNA3's MFMA instructions (gfx950 has them too).
+// Columns: input, wmma, m, n, k, A/B per lane, C/D per lane, mnemonic,
+// kChunk, kGroupStride, kBlockStride, dChunk, dGroupStride, dBlockStride.
+// clang-format off
+#define KILN_CDNA3_MFMA                                                                            \
+  {F16,  false, 16, 16, 16, 4, 4,  "v_mfma_f32_16x16x16_f16",  4, 4, 16, 4, 4, 16},                 \
+  {BF16, false, 16, 16, 16, 4, 4,  "v_mfma_f32_16x16x16_bf16", 4, 4, 16, 4, 4, 16},                 \
+  {I8,   false, 16, 16, 32, 8, 4,  "v_mfma_i32_16x16x32_i8",   8, 8, 32, 4, 4, 16},                 \
+  {F16,  false, 32, 32, 8,  4, 16, "v_mfma_f32_32x32x8_f16",   4, 4, 8,  4, 4, 8},                  \
+  {BF16, false, 32, 32, 8,  4, 16, "v_mfma_f32_32x32x8_bf16",  4, 4, 8,  4, 4, 8},                  \
+  {I8,   false, 32, 32, 16, 8, 16, "v_mfma_i32_32x32x16_i8",   8, 8, 16, 4, 4, 8}
+// clang-format on
+
+// The GEMM builder's tiling on every target: 2 x 2 waves of 2 x 2
+// instruction tiles, two instructions deep per K step (a 64 x 64 output
+// tile with 16 x 16 instructions; what DESIGN.md's probe compiled without
+// spills on gfx942 and gfx1100).
+constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
+} // namespace
+
+const std::vector<Target> &allTargets() {
+  // Occupancy columns: max waves per SIMD, VGPR file, VGPR granule, wave64
+  // halves the file, AGPRs in the VGPR count, SGPRs limit, LDS block, SIMDs
+  // per block, LDS per block, LDS per workgroup, LDS granule, workgroups per
+  // block, provisional.
+  // Then the instructions, the GEMM tiling, and the products with their
+  // columns: name, CUs, peak clock (MHz), f16, bf16 (TFLOP/s), int8
+  // (TOPS), memory (GB), bandwidth (GB/s), board power (W).
+  // clang-format off
+  static const std::vector<Target> targets = {
+      // CDNA3. VGPRs and AGPRs share 512 registers per lane [BaseInfo];
+      // 64 KiB LDS per CU [td]; 512 B LDS granule [Usage].
+      {"gfx942", "CDNA3", "MI300X, MI325X (CDNA3)",
+       {"mi300x", "mi300a", "mi300", "mi325x"},
+       64,
+       8, 512, 8, false, true, true, "CU", 4, 65536, 65536, 512, 16, false,
+       {KILN_CDNA3_MFMA},
+       kTiling,
+       {{"MI300X", 304, 2100, 1307.4, 1307.4, 2614.9, 192, 5300, 750},
+        {"MI325X", 304, 2100, 1307.4, 1307.4, 2614.9, 256, 6000, 1000}}},
+      // CDNA4: as gfx942 with 160 KiB LDS [td] allocated in 1280 B blocks
+      // [Usage].
+      {"gfx950", "CDNA4", "MI350X, MI355X (CDNA4)",
+       {"mi350x", "mi355x", "mi350", "mi355"},
+       64,
+       8, 512, 8, false, true, true, "CU", 4, 163840, 163840, 1280, 16, false,
+       {KILN_CDNA3_MFMA,
+        {F16,  false, 16, 16, 32, 8,  4,  "v_mfma_f32_16x16x32_f16",  8,  8,  32, 4, 4, 16},
+        {BF16, false, 16, 16, 32, 8,  4,  "v_mfma_f32_16x16x32_bf16", 8,  8,  32, 4, 4, 16},
+        {I8,   false, 16, 16, 64, 16, 4,  "v_mfma_i32_16x16x64_i8",   16, 16, 64, 4, 4, 16},
+        {F16,  false, 32, 32, 16, 8,  16, "v_mfma_f32_32x32x16_f16",  8,  8,  16, 4, 4, 8},
+        {BF16, false, 32, 32, 16, 8,  16, "v_mfma_f32_32x32x16_bf16", 8,  8,  16, 4, 4, 8},
+        {I8,   false, 32, 32, 32, 16, 16, "v_mfma_i32_32x32x32_i8",   16, 16, 32, 4, 4, 8}},
+       kTiling,
+       {{"MI350X", 256, unknown, unknown, unknown, unknown, 288, 8000, 1000},
+        {"MI355X", 256, 2400, 2500, 2500, unknown, 288, 8000, 1400}}},
+      // MI400 series: 1024 VGPRs, granule 16, 16 waves per SIMD, 320 KiB
+      // LDS per CU in 2048 B blocks, 4 SIMDs and 16 workgroups per CU
+      // (LLVM 22's model [probe], [td], [Usage]; provisional).
+      {"gfx1250", "gfx12.5", "MI400 series: MI450, MI455X",
+       {"mi450", "mi450x", "mi455x", "mi400"},
+       32,
+       16, 1024, 16, false, false, false, "CU", 4, 327680, 327680, 2048, 16, true,
+       {{F16,  true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_f16",  8,  8,  16, 8, 8, 16},
+        {BF16, true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_bf16", 8,  8,  16, 8, 8, 16},
+        {I8,   true, 16, 16, 64, 32, 8, "v_wmma_i32_16x16x64_iu8",  16, 16, 32, 8, 8, 16}},
+       kTiling,
+       {{"MI455X", unknown, unknown, unknown, unknown, unknown, 432, 19600, unknown}}},
+      // RDNA3: 1536 VGPRs per lane in wave32, granule 24 [BaseInfo]; 64 KiB
+      // per workgroup [td], 128 KiB per WGP (4 SIMDs, 32 workgroups) in the
+      // default WGP mode [BaseInfo].
+      {"gfx1100", "RDNA3", "RDNA3: Radeon PRO W7900, RX 7900 XTX",
+       {"w7900", "rx7900xtx", "7900xtx", "rdna3"},
+       32,
+       16, 1536, 24, true, false, false, "WGP", 4, 131072, 65536, 512, 32, false,
+       {{F16,  true, 16, 16, 16, 16, 8, "v_wmma_f32_16x16x16_f16",  16, 0, 16, 1, 1, 2},
+        {BF16, true, 16, 16, 16, 16, 8, "v_wmma_f32_16x16x16_bf16", 16, 0, 16, 1, 1, 2},
+        {I8,   true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu8",  16, 0, 16, 1, 1, 2},
+        {I4,   true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu4",  16, 0, 16, 1, 1, 2}},
+       kTiling,
+       {{"W7900", 96, unknown, 123, unknown, 123, 48, 864, 295}}},
+      // RDNA4: the same occupancy figures as gfx1100.
+      {"gfx1201", "RDNA4", "RDNA4: Radeon AI PRO R9700, RX 9070 XT",
+       {"r9700", "rx9070xt", "9070xt", "rdna4"},
+       32,
+       16, 1536, 24, true, false, false, "WGP", 4, 131072, 65536, 512, 32, false,
+       {{F16,  true, 16, 16, 16, 8,  8, "v_wmma_f32_16x16x16_f16",  4,  4,  8,  8, 8, 16},
+        {BF16, true, 16, 16, 16, 8,  8, "v_wmma_f32_16x16x16_bf16", 4,  4,  8,  8, 8, 16},
+        {I8,   true, 16, 16, 16, 8,  8, "v_wmma_i32_16x16x16_iu8",  8,  8,  16, 8, 8, 16},
+        {I4,   true, 16, 16, 16, 8,  8, "v_wmma_i32_16x16x16_iu4",  8,  8,  16, 8, 8, 16},
+        {I4,   true, 16, 16, 32, 16, 8, "v_wmma_i32_16x16x32_iu4",  16, 16, 32, 8, 8, 16}},
+       kTiling,
+       {{"R9700", 64, unknown, unknown, unknown, unknown, 32, unknown, unknown}}},
+  };
+  // clang-format on
+  return targets;
+}
+
+const Target *lookupTarget(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  for (const Target &target : allTargets()) {
+    if (lower == target.name)
+      return &target;
+    for (const char *chip : target.chips)
+      if (lower == chip)
+        return &target;
+  }
+  return nullptr;
+}
+
+std::string knownTargets() {
+  std::string out;
+  for (const Target &target : allTargets()) {
+    if (!out.empty())
+      out += ", ";
+    out += std::string(target.name) + " (";
+    for (size_t i = 0; i < target.chips.size(); ++i)
+      out += (i ? ", " : "") + std::string(target.chips[i]);
+    out += ")";
+  }
+  return out;
+}
+
+std::string knownTargetNames() {
+  std::string out;
+  for (const Target &target : allTargets())
+    out += (out.empty() ? "" : ", ") + std::string(target.name);
+  return out;
+}
+
+} // namespace kiln::gfx

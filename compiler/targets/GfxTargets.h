@@ -1,0 +1,145 @@
+//===- GfxTargets.h - The gfx targets Kiln compiles for ---------*- C++ -*-===//
+//
+// One table of the AMD gfx targets, read by the compiler (the GEMM builder
+// takes its instruction, tile shapes and LDS limit from it) and by
+// kiln-inspect (the occupancy model). Per target: its names, wave size, the
+// resources that limit occupancy (VGPR file, LDS per workgroup and per
+// CU/WGP with their allocation granules, workgroup slots), the matrix-core
+// instructions with their shapes and lane layouts, and the products built on
+// it with the figures a roofline needs (CUs, clock, peak dense rates,
+// memory bandwidth, board power). Where every number comes from is written
+// next to it in GfxTargets.cpp; a figure without a public source is left
+// unknown (std::nullopt).
+//
+// No MLIR and no LLVM here: kiln-inspect links this library without MLIR.
+// The runtime's emulator keeps its own instruction table on purpose
+// (runtime/src/EmuMatrix.cpp, an independent oracle); GfxTargetsTest checks
+// the two tables and AMD's reference layouts agree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_TARGETS_GFXTARGETS_H
+#define KILN_COMPILER_TARGETS_GFXTARGETS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::gfx {
+
+/// Element types a matrix-core instruction multiplies.
+enum class MatrixInput { F16, BF16, I8, I4 };
+
+/// Bits of one element of `input`.
+int bitsOf(MatrixInput input);
+
+/// One matrix-core instruction as the amdgpu dialect spells it: D (m x n) +=
+/// A (m x k) * B (k x n), each lane holding `perLane` elements of A and of
+/// B and `accPerLane` of C/D.
+///
+/// Lane layout. With g = lane / m (the lane group) and lane % m giving the
+/// row of A, the column of B and the column of D:
+///   element i of A in lane l is A[l % m][kOf(l, i)], of B B[kOf(l, i)][l % m],
+///     kOf(l, i) = (i / kChunk) * kBlockStride + g * kGroupStride + i % kChunk;
+///   element r of C/D in lane l is D[dRow(l, r)][l % m],
+///     dRow(l, r) = (r / dChunk) * dBlockStride + g * dGroupStride + r % dChunk.
+/// kGroupStride 0: RDNA3 keeps a full copy of A and B in each half-wave.
+/// Element i of an operand vector sits in register i / (32 / bits), bits
+/// (i % (32 / bits)) * bits and up, as the amdgpu dialect packs it.
+struct MatrixInstruction {
+  MatrixInput input;
+  bool wmma; // amdgpu.wmma (RDNA, gfx1250), else amdgpu.mfma
+  int64_t m, n, k;
+  int64_t perLane;      // A (and B) elements per lane
+  int64_t accPerLane;   // C/D elements per lane
+  const char *mnemonic; // the ISA instruction it becomes (as LLVM 22 prints it)
+  int64_t kChunk, kGroupStride, kBlockStride;
+  int64_t dChunk, dGroupStride, dBlockStride;
+
+  int64_t group(int64_t lane) const { return lane / m; }
+  int64_t kOf(int64_t lane, int64_t i) const {
+    return (i / kChunk) * kBlockStride + group(lane) * kGroupStride + i % kChunk;
+  }
+  /// The row of D element `r` in lane group 0 (dRow adds the group's part).
+  int64_t dRowOffset(int64_t r) const { return (r / dChunk) * dBlockStride + r % dChunk; }
+  int64_t dRow(int64_t lane, int64_t r) const { return dRowOffset(r) + group(lane) * dGroupStride; }
+};
+
+/// How the GEMM builder tiles a workgroup's output: wavesM x wavesN waves,
+/// each computing waveTilesM x waveTilesN instruction tiles, and K steps of
+/// `stepInstructions` instructions (the LDS panels hold one step).
+struct GemmTiling {
+  int64_t wavesM, wavesN;
+  int64_t waveTilesM, waveTilesN;
+  int64_t stepInstructions;
+};
+
+/// A product built on a target, with the figures of a roofline model. Each
+/// is the vendor's peak (dense, no sparsity) or unknown.
+struct Product {
+  const char *name; // "MI300X"
+  std::optional<int64_t> computeUnits;
+  std::optional<int64_t> peakClockMHz;
+  std::optional<double> f16Tflops, bf16Tflops; // dense matrix peak
+  std::optional<double> int8Tops;              // dense matrix peak
+  std::optional<double> memoryGB;
+  std::optional<double> memoryBandwidthGBs;
+  std::optional<int64_t> boardPowerW;
+};
+
+struct Target {
+  const char *name;                // gfx942
+  const char *family;              // CDNA3
+  const char *description;         // MI300X, MI325X (CDNA3)
+  std::vector<const char *> chips; // accepted aliases: mi300x, ...
+  int64_t waveSize;                // the native (default) wavefront size
+
+  // Occupancy (see Occupancy.h).
+  int64_t maxWavesPerSimd;
+  /// VGPRs per lane one SIMD holds for waves of `waveSize`, and the
+  /// allocation granule (on CDNA3/4 VGPRs and AGPRs share this file).
+  int64_t vgprFile, vgprGranule;
+  /// A kernel compiled for wave64 on this wave32 target gets half the file
+  /// at half the granule (RDNA3/4); false when wave64 is not modeled.
+  bool wave64HalvesFile;
+  /// VGPRs and AGPRs share `vgprFile`, and .vgpr_count includes the AGPRs.
+  bool agprsInVgprs;
+  /// gfx9 limits waves by SGPRs (LLVM's getOccupancyWithNumSGPRs table).
+  bool sgprsLimit;
+  /// The block whose SIMDs share LDS and workgroup slots: a CU, or a WGP
+  /// (two CUs) in the WGP mode RDNA kernels are compiled for by default.
+  const char *ldsBlock;
+  int64_t simdsPerBlock;
+  int64_t ldsPerBlock;        // bytes the block's workgroups share
+  int64_t ldsPerWorkgroup;    // the most one workgroup may allocate
+  int64_t ldsGranule;         // allocation granule in bytes
+  int64_t workgroupsPerBlock; // barrier-limited workgroup slots
+  /// Figures not yet backed by a public ISA guide (LLVM's model only).
+  bool provisional;
+
+  std::vector<MatrixInstruction> matrix;
+  GemmTiling gemm;
+  std::vector<Product> products;
+
+  /// The instruction the GEMM builder uses for `input`: the 16 x 16 one
+  /// with the largest K, or null when the target has none.
+  const MatrixInstruction *gemmInstruction(MatrixInput input) const;
+  /// The instruction named `mnemonic`, or null.
+  const MatrixInstruction *instruction(std::string_view mnemonic) const;
+};
+
+/// Every gfx target, in the order diagnostics list them.
+const std::vector<Target> &allTargets();
+/// The gfx target named by a gfx name or a chip alias (case-insensitive),
+/// or null.
+const Target *lookupTarget(std::string_view name);
+/// "gfx942 (mi300x, mi300a, ...), gfx950 (...), ..." for diagnostics.
+std::string knownTargets();
+/// "gfx942, gfx950, ..." for messages.
+std::string knownTargetNames();
+
+} // namespace kiln::gfx
+
+#endif // KILN_COMPILER_TARGETS_GFXTARGETS_H
