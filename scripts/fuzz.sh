@@ -86,8 +86,13 @@ PY
     kiln-fuzz-artifact)
       "$BUILD/bin/kiln-test-artifact" "$dir/add.kiln"
       "$BUILD/bin/kiln-test-artifact" "$dir/symbol.kiln" --symbol=missing_kernel
+      # A stand-in gfx code object: an AMDGPU ELF header (64-bit LE, HSA
+      # OS ABI, ET_DYN, EM_AMDGPU, e_flags mach gfx942), all the reader checks.
+      /usr/bin/python3 -c 'import struct, sys; sys.stdout.buffer.write(
+          b"\x7fELF\x02\x01\x01\x40" + bytes(8) + struct.pack("<HHI", 3, 224, 1) + bytes(24) + struct.pack("<I", 0x4c) + bytes(12))' \
+        > "$SEEDS/fake.hsaco"
       "$BUILD/bin/kiln-test-artifact" "$dir/gfx.kiln" \
-        --gfx=gfx942="$BUILD/bin/kiln-test-artifact" \
+        --gfx=gfx942="$SEEDS/fake.hsaco" \
         --gfx-kernel=dispatch_0_add=add_f32_gfx:64:1024 2>/dev/null ||
         rm -f "$dir/gfx.kiln"
       if [ -x "$KILN_BUILD/bin/kiln-compile" ]; then

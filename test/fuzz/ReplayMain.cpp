@@ -13,7 +13,8 @@
 //
 // --expect-crash is for the inputs of bugs not fixed yet
 // (regressions/<target>/open/): each input runs in a child process, and the
-// run succeeds only if every child crashes (dies by a signal). An input that
+// run succeeds only if every child crashes (dies by a signal or exits
+// non-zero, as after a sanitizer's report). An input that
 // no longer crashes is reported, to be moved up to regressions/<target>/.
 //
 //===----------------------------------------------------------------------===//
@@ -40,7 +41,9 @@ static bool isDirectory(const std::string &path, bool &exists) {
   return exists && S_ISDIR(st.st_mode);
 }
 
-/// Runs the target on `bytes` in a child; true if the child died by a signal.
+/// Runs the target on `bytes` in a child; true if the child crashed: died by
+/// a signal, or exited non-zero (a sanitizer's report ends in exit(1); the
+/// body itself always returns, and the child then exits 0).
 static bool crashesInChild(const std::vector<uint8_t> &bytes) {
   std::fflush(nullptr);
   pid_t child = fork();
@@ -51,7 +54,7 @@ static bool crashesInChild(const std::vector<uint8_t> &bytes) {
   int status = 0;
   if (child < 0 || waitpid(child, &status, 0) != child)
     return false;
-  return WIFSIGNALED(status);
+  return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status));
 }
 
 int main(int argc, char **argv) {
