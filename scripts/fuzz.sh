@@ -4,8 +4,9 @@
 # targets linked with -fsanitize=fuzzer; Debian's libMLIR.so is not
 # instrumented), makes the seed corpora in build-fuzz/corpus/<target> from the
 # test inputs of the tree, and runs each target for FUZZ_SECONDS seconds
-# (default 60), one after the other, each with one job. Prints executions and
-# executions per second per target; crash inputs land in
+# (default 60), one after the other, each with one fuzzing process. Prints
+# executions, executions per second and new crash inputs per target (exit
+# status 1 if any target crashed); crash inputs land in
 # build-fuzz/crashes/<target>/ (copy the small ones to
 # test/fuzz/regressions/<target>/). Needs clang-22 and libfuzzer-22-dev
 # (scripts/setup.sh).
@@ -152,6 +153,7 @@ for target in "${TARGETS[@]}"; do
   log="$BUILD/logs/$target.log"
   echo "fuzz: $target for ${FUZZ_SECONDS}s on $(ls "$CORPUS/$target" | wc -l) seeds"
   start=$(date +%s)
+  touch "$BUILD/logs/$target.start"
   set +e
   # One fuzzing process at a time (-fork=1: a child that crashes is replaced
   # and fuzzing goes on, so one run finds more than its first crash).
@@ -167,8 +169,10 @@ for target in "${TARGETS[@]}"; do
   execs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -1)
   execs=${execs:-0}
   speed=$(( execs / (seconds > 0 ? seconds : 1) ))
-  crashes=$(ls "$BUILD/crashes/$target" | wc -l)
-  line="$target: $execs executions in ${seconds}s ($speed/s), $crashes crash inputs, exit $rc"
+  # New crash, timeout and out-of-memory inputs of this run (the folder keeps
+  # those of earlier runs too).
+  crashes=$(find "$BUILD/crashes/$target" -type f -newer "$BUILD/logs/$target.start" | wc -l)
+  line="$target: $execs executions in ${seconds}s ($speed/s), $crashes new crash inputs, exit $rc"
   echo "fuzz: $line"
   echo "$line" >> "$REPORT"
   if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then status=1; fi
