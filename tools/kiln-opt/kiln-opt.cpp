@@ -28,6 +28,8 @@ int main(int argc, char **argv) {
   kiln::registerKilnCPUPasses();
   kiln::registerKilnAMDGPUPasses();
   kiln::registerKilnEmulatorPasses();
+  kiln::gfx::registerGfxPipelines();
+  kiln::emu::registerEmulatorPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

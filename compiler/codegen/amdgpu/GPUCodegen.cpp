@@ -15,6 +15,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
@@ -26,97 +27,6 @@
 using namespace mlir;
 
 namespace kiln::gfx {
-
-const MatrixInstruction *Target::instruction(MatrixInput input) const {
-  for (const MatrixInstruction &inst : matrix)
-    if (inst.input == input)
-      return &inst;
-  return nullptr;
-}
-
-// Instruction shapes and per-lane element counts: m*k / wave (A), m*n / wave
-// (C/D); RDNA3's WMMA duplicates A and B across the two half-waves, so each
-// lane holds all 16 of its row's k elements. Mnemonics as LLVM 22 prints them.
-// Lane layouts (the last five numbers, see MatrixInstruction): gfx942,
-// gfx1100 and gfx1201 are checked element by element against AMD's matrix
-// instruction calculator tables (test/unit/MatrixLayoutTest.cpp, data in
-// test/unit/Inputs/matrix-layouts). gfx950 and gfx1250 are not in those
-// tables: their layouts follow the pattern of their predecessors with K
-// doubled per lane group (gfx950: lane group g holds k = 8g.. (16-bit) or
-// 16g.. (8-bit), contiguous; gfx1250: RDNA4's split, where lane group g
-// holds the chunks g, g + 2, ... of K), to be proven by the emulator's checks.
-// RDNA4's 16-bit layout is such a split (lane group g: k = 4g..4g+3 and
-// 8+4g..8+4g+3); the table test caught a contiguous guess here.
-const std::vector<Target> &allTargets() {
-  using MI = MatrixInput;
-  static const std::vector<Target> targets = {
-      {"gfx942",
-       "MI300X, MI325X (CDNA3)",
-       {"mi300x", "mi300a", "mi300", "mi325x"},
-       64,
-       65536,
-       {{MI::F16, false, 16, 16, 16, 4, 4, "v_mfma_f32_16x16x16_f16", 4, 4, 0, 4, 1},
-        {MI::BF16, false, 16, 16, 16, 4, 4, "v_mfma_f32_16x16x16_bf16", 4, 4, 0, 4, 1},
-        {MI::I8, false, 16, 16, 32, 8, 4, "v_mfma_i32_16x16x32_i8", 8, 8, 0, 4, 1}}},
-      {"gfx950",
-       "MI350X, MI355X (CDNA4)",
-       {"mi350x", "mi355x", "mi350", "mi355"},
-       64,
-       163840,
-       {{MI::F16, false, 16, 16, 32, 8, 4, "v_mfma_f32_16x16x32_f16", 8, 8, 0, 4, 1},
-        {MI::BF16, false, 16, 16, 32, 8, 4, "v_mfma_f32_16x16x32_bf16", 8, 8, 0, 4, 1},
-        {MI::I8, false, 16, 16, 64, 16, 4, "v_mfma_i32_16x16x64_i8", 16, 16, 0, 4, 1}}},
-      {"gfx1250",
-       "MI400 series: MI450, MI455X",
-       {"mi450", "mi450x", "mi455x", "mi400"},
-       32,
-       65536,
-       {{MI::F16, true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_f16", 8, 8, 16, 8, 1},
-        {MI::BF16, true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_bf16", 8, 8, 16, 8, 1},
-        {MI::I8, true, 16, 16, 64, 32, 8, "v_wmma_i32_16x16x64_iu8", 8, 8, 16, 8, 1}}},
-      {"gfx1100",
-       "RDNA3: Radeon PRO W7900, RX 7900 XTX",
-       {"w7900", "rx7900xtx", "7900xtx", "rdna3"},
-       32,
-       65536,
-       {{MI::F16, true, 16, 16, 16, 16, 8, "v_wmma_f32_16x16x16_f16", 0, 16, 0, 1, 2},
-        {MI::BF16, true, 16, 16, 16, 16, 8, "v_wmma_f32_16x16x16_bf16", 0, 16, 0, 1, 2},
-        {MI::I8, true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu8", 0, 16, 0, 1, 2},
-        {MI::I4, true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu4", 0, 16, 0, 1, 2}}},
-      {"gfx1201",
-       "RDNA4: Radeon AI PRO R9700, RX 9070 XT",
-       {"r9700", "rx9070xt", "9070xt", "rdna4"},
-       32,
-       65536,
-       {{MI::F16, true, 16, 16, 16, 8, 8, "v_wmma_f32_16x16x16_f16", 4, 4, 8, 8, 1},
-        {MI::BF16, true, 16, 16, 16, 8, 8, "v_wmma_f32_16x16x16_bf16", 4, 4, 8, 8, 1},
-        {MI::I8, true, 16, 16, 16, 8, 8, "v_wmma_i32_16x16x16_iu8", 8, 8, 0, 8, 1},
-        {MI::I4, true, 16, 16, 32, 16, 8, "v_wmma_i32_16x16x32_iu4", 16, 16, 0, 8, 1}}},
-  };
-  return targets;
-}
-
-const Target *lookupTarget(llvm::StringRef name) {
-  std::string lower = name.lower();
-  for (const Target &target : allTargets()) {
-    if (lower == target.name)
-      return &target;
-    for (const char *chip : target.chips)
-      if (lower == chip)
-        return &target;
-  }
-  return nullptr;
-}
-
-std::string knownTargets() {
-  std::string out;
-  for (const Target &target : allTargets()) {
-    if (!out.empty())
-      out += ", ";
-    out += std::string(target.name) + " (" + llvm::join(target.chips, ", ") + ")";
-  }
-  return out;
-}
 
 void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
@@ -169,6 +79,77 @@ void buildLLVMPipeline(OpPassManager &pm, const GfxOptions &options) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+namespace {
+/// The options of the registered gfx pipelines.
+struct GfxPipelineOptions : PassPipelineOptions<GfxPipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("gfx target or chip name"),
+                           llvm::cl::init("gfx942")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("f32 (no matrix cores for f32 operands), f16 or bf16"),
+      llvm::cl::init("f32")};
+  Option<int64_t> workgroupSize{*this, "workgroup-size",
+                                llvm::cl::desc("threads per workgroup of the generic path"),
+                                llvm::cl::init(256)};
+};
+
+/// Registers `arg` building its passes with `build` from the parsed options;
+/// an unknown chip or precision is an option error (the reason for calling
+/// registerPassPipeline, which PassPipelineRegistration wraps, directly).
+void registerGfxPipeline(StringRef arg, StringRef description,
+                         std::function<void(OpPassManager &, const GfxOptions &)> build) {
+  registerPassPipeline(
+      arg, description,
+      [build](OpPassManager &pm, StringRef text,
+              function_ref<LogicalResult(const Twine &)> errorHandler) -> LogicalResult {
+        GfxPipelineOptions parsed;
+        if (failed(parsed.parseFromString(text)))
+          return failure();
+        GfxOptions options;
+        options.target = lookupTarget(parsed.chip.getValue());
+        if (!options.target)
+          return errorHandler("unknown gfx target '" + parsed.chip.getValue() +
+                              "' (known: " + knownTargets() + ")");
+        std::string precision = parsed.precision.getValue();
+        if (precision == "f32")
+          options.precision = Precision::F32;
+        else if (precision == "f16")
+          options.precision = Precision::F16;
+        else if (precision == "bf16")
+          options.precision = Precision::BF16;
+        else
+          return errorHandler("unknown precision '" + precision + "' (known: f32, f16, bf16)");
+        options.workgroupSize = parsed.workgroupSize;
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(GfxPipelineOptions());
+      });
+}
+} // namespace
+
+void registerGfxPipelines() {
+  registerGfxPipeline("kiln-gfx-linalg-pipeline",
+                      "dispatch functions in kiln -> linalg on tensors for a gfx target: "
+                      "matrix-core GEMMs built, the rest tiled into per-thread tiles",
+                      buildLinalgPipeline);
+  registerGfxPipeline("kiln-gfx-gpu-pipeline",
+                      "linalg on tensors -> bufferized gfx kernels in a gpu.module",
+                      buildGpuPipeline);
+  registerGfxPipeline("kiln-gfx-llvm-pipeline",
+                      "a gpu.module of gfx kernels -> the ROCDL and LLVM dialects",
+                      buildLLVMPipeline);
+  registerGfxPipeline("kiln-gfx-pipeline",
+                      "dispatch functions in kiln -> gfx kernels in the ROCDL and LLVM "
+                      "dialects (the linalg, gpu and llvm pipelines in a row)",
+                      [](OpPassManager &pm, const GfxOptions &options) {
+                        buildLinalgPipeline(pm, options);
+                        buildGpuPipeline(pm, options);
+                        buildLLVMPipeline(pm, options);
+                      });
 }
 
 namespace {

@@ -6,7 +6,8 @@
 // directly in gpu/memref/vector/scf/arith/amdgpu ops:
 //
 // - a workgroup of 4 waves computes a 64 x 64 tile of the output; each wave
-//   a 32 x 32 quarter as 2 x 2 tiles of 16 x 16 MFMA/WMMA instructions;
+//   a 32 x 32 quarter as 2 x 2 tiles of 16 x 16 MFMA/WMMA instructions
+//   (the target table's tiling and instruction shape give these numbers);
 // - each K step (two instructions deep) the workgroup stages its A panel
 //   (64 x KT) and B panel (stored as 64 x KT, k fastest) in LDS, loading
 //   from global memory in 16-byte vectors along the contiguous dimension
@@ -21,7 +22,9 @@
 //   applied to each accumulator element in registers and stored once.
 //
 // One parameterized builder serves every target: the instruction, its shape
-// and its lane layout come from the table in GPUCodegen.cpp.
+// and lane layout, the tiling and the LDS limit come from the gfx target
+// table (targets/GfxTargets.cpp). A kernel whose panels need more LDS than
+// a workgroup may allocate on the chip is an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,10 +48,6 @@ namespace {
 using namespace kiln;
 using gfx::MatrixInput;
 using gfx::MatrixInstruction;
-
-constexpr int64_t kWaves = 4;        // 2 x 2 waves per workgroup
-constexpr int64_t kWaveTiles = 2;    // 2 x 2 instruction tiles per wave
-constexpr int64_t kTile = 2 * kWaveTiles * 16; // 64 x 64 per workgroup
 
 /// A contraction operand: a function argument seen through reshapes.
 struct Source {
@@ -316,7 +315,7 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
   std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
   if (!input)
     return std::nullopt;
-  plan.inst = target.instruction(*input);
+  plan.inst = target.gemmInstruction(*input);
   if (!plan.inst)
     return std::nullopt;
   // MFMA multiplies signed bytes only.
@@ -389,12 +388,39 @@ Value reshapeMemref(OpBuilder &b, Location loc, Value memref, ArrayRef<Operation
 /// emulation catches them (never used outside tests).
 enum class Fault { None, SwapOperands, ShiftLanes };
 
+/// The shape of one kernel: the workgroup's waves and tiles, from the target
+/// table's tiling and its instruction's m, n and k.
+struct KernelShape {
+  int64_t wavesM, wavesN, waveTilesM, waveTilesN;
+  int64_t threads;      // waves * wave size
+  int64_t waveM, waveN; // output rows / columns per wave
+  int64_t tileM, tileN; // output rows / columns per workgroup
+  int64_t kt;           // K per step: the instructions of a step
+  int64_t ldsBytes;     // two pairs of A and B panels
+
+  KernelShape(const gfx::Target &target, const gfx::GemmTiling &tiling,
+              const MatrixInstruction &inst, Type computeType)
+      : wavesM(tiling.wavesM), wavesN(tiling.wavesN), waveTilesM(tiling.waveTilesM),
+        waveTilesN(tiling.waveTilesN), threads(wavesM * wavesN * target.waveSize),
+        waveM(waveTilesM * inst.m), waveN(waveTilesN * inst.n), tileM(wavesM * waveM),
+        tileN(wavesN * waveN), kt(tiling.stepInstructions * inst.k),
+        ldsBytes(2 * (tileM + tileN) * kt * (computeType.getIntOrFloatBitWidth() / 8)) {}
+};
+
+/// Builds the matrix-core kernel of a GemmPlan into a function body on
+/// memrefs: `plan` (set-up), then `prologue`, `mainLoop` (its `loadStep`,
+/// `multiplyStep` and `storeStep`) and `epilogue`.
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, int64_t waveSize,
-                Fault fault)
-      : b(b), loc(loc), plan(plan), inst(*plan.inst), waveSize(waveSize), fault(fault) {}
+  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, const gfx::Target &target,
+                const KernelShape &shape, Fault fault)
+      : b(b), loc(loc), plan(plan), inst(*plan.inst), shape(shape), waveSize(target.waveSize),
+        fault(fault) {}
 
+  /// Builds the kernel; `workgroups` receives its workgroup count.
+  void build(ArrayRef<Value> args, Value output, int64_t &workgroups);
+
+private:
   Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value apply(AffineExpr e, ValueRange operands) {
     return affine::AffineApplyOp::create(b, loc, AffineMap::get(operands.size(), 0, e),
@@ -413,6 +439,17 @@ public:
   }
   Value cmpLt(Value x, int64_t bound) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(bound));
+  }
+  /// The loop values of the contraction at (m, n, k) in this workgroup's
+  /// batch (null = 0).
+  SmallVector<Value> loopValues(Value m, Value n, Value k) {
+    SmallVector<Value> loops(plan.bounds.size());
+    for (auto [d, v] : llvm::zip(plan.batchDims, batchIdx))
+      loops[d] = v;
+    loops[plan.mDim] = m;
+    loops[plan.nDim] = n;
+    loops[plan.kDim] = k;
+    return loops;
   }
 
   /// Vector width along the operand's contiguous dimension `dim` (a loop
@@ -485,15 +522,15 @@ public:
     return value;
   }
 
-  /// One lane's operand fragment from an LDS panel [64][KT]: row `row`,
+  /// One lane's operand fragment from an LDS panel [rows][KT]: row `row`,
   /// k offset `k0` + the layout's k of each element.
-  Value fragment(Value lds, Value row, Value k0, Value group) {
+  Value fragment(Value lds, Value row, Value k0) {
     SmallVector<Value> chunks;
     int64_t chunks_n = inst.perLane / inst.kChunk;
     auto chunkType = VectorType::get({inst.kChunk}, plan.computeType);
     for (int64_t ch = 0; ch < chunks_n; ++ch) {
       Value k = apply(b.getAffineDimExpr(0) + b.getAffineDimExpr(1) * inst.kGroupStride +
-                          ch * inst.kChunkStride,
+                          ch * inst.kBlockStride,
                       {k0, group});
       chunks.push_back(vector::LoadOp::create(b, loc, chunkType, lds, ValueRange{row, k}));
     }
@@ -550,103 +587,127 @@ public:
                                   /*blocks=*/1, a, bv, acc);
   }
 
-  LogicalResult build(func::FuncOp func, ArrayRef<Value> args, Value output,
-                      int64_t &workgroups, int64_t &ldsBytes);
+  // The steps of `build`, in order.
+  void createPanels(ArrayRef<Value> args);
+  void createIds();
+  void planStaging();
+  SmallVector<Value> loadStep(Value k0);
+  void storeStep(ArrayRef<Value> values, int buffer);
+  void prologue();
+  scf::ForOp mainLoop();
+  void multiplyStep(int buffer, MutableArrayRef<Value> acc);
+  void epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output);
+  Value evaluate(linalg::GenericOp generic, Value carried, ArrayRef<Value> outIdx,
+                 ArrayRef<Value> args);
 
-private:
   OpBuilder &b;
   Location loc;
   const GemmPlan &plan;
   const MatrixInstruction &inst;
+  const KernelShape &shape;
   int64_t waveSize;
   Fault fault;
+
+  int64_t M = 0, N = 0, K = 0;
+  int64_t batches = 1, tilesM = 0, tilesN = 0;
+  /// The operands as memrefs; two pairs of LDS panels, k fastest: A
+  /// [tileM][KT], B [tileN][KT].
+  Value aMem, bMem, aLds[2], bLds[2];
+  /// This workgroup's batch indices and the origin of its output tile; this
+  /// thread's wave position and lane within the wave.
+  SmallVector<Value> batchIdx;
+  Value tid, m0, n0, waveM, waveN, laneInGroup, group;
+
+  /// Staging: one K step's A and B chunks, loaded from global memory (zeros
+  /// past the edges), then stored to a pair of panels. This thread's chunks
+  /// depend on its id only: computed once, used by every step.
+  struct Chunk {
+    Value chunk, row, col; // row/col in the panel (B: k/n when along n)
+  };
+  int64_t va = 1, vb = 1;
+  bool bAlongN = false;
+  int64_t aChunks = 0, bChunks = 0, aPerThread = 0, bPerThread = 0;
+  SmallVector<Chunk> aChunkAt, bChunkAt;
 };
 
-LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Value output,
-                                   int64_t &workgroups, int64_t &ldsBytes) {
-  const int64_t threads = kWaves * waveSize;
-  const int64_t kt = 2 * inst.k;
-  const int64_t M = plan.bounds[plan.mDim], N = plan.bounds[plan.nDim], K = plan.bounds[plan.kDim];
-  unsigned numLoops = plan.bounds.size();
-  int64_t batches = 1;
+void KernelBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups) {
+  M = plan.bounds[plan.mDim];
+  N = plan.bounds[plan.nDim];
+  K = plan.bounds[plan.kDim];
   for (unsigned d : plan.batchDims)
     batches *= plan.bounds[d];
-  int64_t tilesM = llvm::divideCeil(M, kTile), tilesN = llvm::divideCeil(N, kTile);
+  tilesM = llvm::divideCeil(M, shape.tileM);
+  tilesN = llvm::divideCeil(N, shape.tileN);
   workgroups = batches * tilesM * tilesN;
 
+  createPanels(args);
+  createIds();
+  planStaging();
+  scf::ForOp loop = mainLoop();
+  epilogue(loop, args, output);
+}
+
+void KernelBuilder::createPanels(ArrayRef<Value> args) {
   auto operandMemref = [&](const Source &src) {
     Value mem = reshapeMemref(b, loc, args[src.arg.getArgNumber()], src.reshapes);
     if (!src.collapse.empty())
       mem = memref::CollapseShapeOp::create(b, loc, mem, src.collapse);
     return mem;
   };
-  Value aMem = operandMemref(plan.a);
-  Value bMem = operandMemref(plan.b);
-
-  // LDS panels, k fastest: A [64][KT], B [64][KT].
-  auto ldsType = MemRefType::get({kTile, kt}, plan.computeType);
-  auto newLds = [&]() {
-    auto alloca = memref::AllocaOp::create(b, loc, ldsType);
+  aMem = operandMemref(plan.a);
+  bMem = operandMemref(plan.b);
+  auto newLds = [&](int64_t rows) {
+    auto alloca = memref::AllocaOp::create(b, loc, MemRefType::get({rows, shape.kt},
+                                                                   plan.computeType));
     alloca->setAttr(kWorkgroupMemoryAttr, b.getUnitAttr());
     return alloca.getResult();
   };
   // Two pairs of panels: while the waves multiply from one pair, the next K
   // step's global loads are in flight and then land in the other.
-  Value aLds[2] = {newLds(), newLds()}, bLds[2] = {newLds(), newLds()};
-  ldsBytes = 4 * kTile * kt * (plan.computeType.getIntOrFloatBitWidth() / 8);
+  aLds[0] = newLds(shape.tileM);
+  aLds[1] = newLds(shape.tileM);
+  bLds[0] = newLds(shape.tileN);
+  bLds[1] = newLds(shape.tileN);
+}
 
+void KernelBuilder::createIds() {
   // Workgroup -> (batch, tile row, tile column); thread -> (wave, lane).
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto wg = affine::AffineDelinearizeIndexOp::create(b, loc, block,
                                                      ArrayRef<int64_t>{batches, tilesM, tilesN});
   SmallVector<int64_t> batchBounds;
   for (unsigned d : plan.batchDims)
     batchBounds.push_back(plan.bounds[d]);
-  SmallVector<Value> batchIdx;
   if (!batchBounds.empty()) {
     auto del = affine::AffineDelinearizeIndexOp::create(b, loc, wg.getResult(0), batchBounds);
     batchIdx.assign(del.getResults().begin(), del.getResults().end());
   }
-  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
-  Value m0 = apply(d0 * kTile, {wg.getResult(1)});
-  Value n0 = apply(d0 * kTile, {wg.getResult(2)});
+  AffineExpr d0 = b.getAffineDimExpr(0);
+  m0 = apply(d0 * shape.tileM, {wg.getResult(1)});
+  n0 = apply(d0 * shape.tileN, {wg.getResult(2)});
   Value wave = apply(d0.floorDiv(waveSize), {tid});
   Value lane = apply(d0 % waveSize, {tid});
-  Value waveM = apply(d0.floorDiv(2), {wave});
-  Value waveN = apply(d0 % 2, {wave});
-  Value lane16 = apply(d0 % 16, {lane});
-  Value group = apply(d0.floorDiv(16), {lane});
+  waveM = apply(d0.floorDiv(shape.wavesN), {wave});
+  waveN = apply(d0 % shape.wavesN, {wave});
+  laneInGroup = apply(d0 % inst.m, {lane});
+  group = apply(d0.floorDiv(inst.m), {lane});
+}
 
-  auto loopValues = [&](Value m, Value n, Value k) {
-    SmallVector<Value> loops(numLoops);
-    for (auto [d, v] : llvm::zip(plan.batchDims, batchIdx))
-      loops[d] = v;
-    loops[plan.mDim] = m;
-    loops[plan.nDim] = n;
-    loops[plan.kDim] = k;
-    return loops;
-  };
-
-  // Global -> LDS staging of one K step.
+void KernelBuilder::planStaging() {
   Type aElem = cast<MemRefType>(aMem.getType()).getElementType();
   Type bElem = cast<MemRefType>(bMem.getType()).getElementType();
-  int64_t va = vectorWidth(plan.a, plan.kDim, aElem, kt);
-  int64_t vbN = vectorWidth(plan.b, plan.nDim, bElem, kTile);
+  const int64_t kt = shape.kt, threads = shape.threads;
+  va = vectorWidth(plan.a, plan.kDim, aElem, kt);
+  int64_t vbN = vectorWidth(plan.b, plan.nDim, bElem, shape.tileN);
   int64_t vbK = vectorWidth(plan.b, plan.kDim, bElem, kt);
-  // One K step's chunks of A and B, loaded from global memory (zeros past
-  // the edges), then stored to a pair of panels.
-  bool bAlongN = vbN > 1 || vbK == 1;
-  int64_t vb = bAlongN ? vbN : vbK;
-  int64_t aChunks = kTile * kt / va, bChunks = kTile * kt / vb;
-  int64_t aPerThread = llvm::divideCeil(aChunks, threads);
-  int64_t bPerThread = llvm::divideCeil(bChunks, threads);
-  struct Chunk {
-    Value chunk, row, col; // row/col in the panel (B: k/n when along n)
-  };
-  // This thread's chunks depend on its id only: computed once, used by every
-  // step's loads and stores.
-  SmallVector<Chunk> aChunkAt, bChunkAt;
+  bAlongN = vbN > 1 || vbK == 1;
+  vb = bAlongN ? vbN : vbK;
+  aChunks = shape.tileM * kt / va;
+  bChunks = shape.tileN * kt / vb;
+  aPerThread = llvm::divideCeil(aChunks, threads);
+  bPerThread = llvm::divideCeil(bChunks, threads);
+  AffineExpr d0 = b.getAffineDimExpr(0);
   for (int64_t j = 0; j < aPerThread; ++j) {
     Value chunk = apply(d0 + j * threads, {tid});
     aChunkAt.push_back(
@@ -654,78 +715,86 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     Value chunk = apply(d0 + j * threads, {tid});
-    int64_t perRow = (bAlongN ? kTile : kt) / vb;
+    int64_t perRow = (bAlongN ? shape.tileN : kt) / vb;
     bChunkAt.push_back(
         {chunk, apply(d0.floorDiv(perRow), {chunk}), apply((d0 % perRow) * vb, {chunk})});
   }
-  auto aChunk = [&](int64_t j) { return aChunkAt[j]; };
-  auto bChunk = [&](int64_t j) { return bChunkAt[j]; };
-  auto loadStep = [&](Value k0) {
-    SmallVector<Value> values;
-    for (int64_t j = 0; j < aPerThread; ++j) {
-      Chunk ch = aChunk(j);
-      Value m = apply(d0 + d1, {m0, ch.row});
-      Value k = apply(d0 + d1, {k0, ch.col});
-      Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(k, K));
-      if (aChunks % threads != 0)
-        ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, aChunks));
-      values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va));
-    }
-    for (int64_t j = 0; j < bPerThread; ++j) {
-      Chunk ch = bChunk(j);
-      Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
-      Value n = apply(d0 + d1, {n0, nLocal});
-      Value k = apply(d0 + d1, {k0, kLocal});
-      Value ok = arith::AndIOp::create(b, loc, cmpLt(n, N), cmpLt(k, K));
-      if (bChunks % threads != 0)
-        ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, bChunks));
-      values.push_back(loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb));
-    }
-    return values;
-  };
-  auto storeStep = [&](ArrayRef<Value> values, int buffer) {
-    for (int64_t j = 0; j < aPerThread; ++j) {
-      Chunk ch = aChunk(j);
-      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      vector::StoreOp::create(b, loc, values[j], aLds[buffer], ValueRange{ch.row, ch.col});
-    }
-    for (int64_t j = 0; j < bPerThread; ++j) {
-      Chunk ch = bChunk(j);
-      Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
-      Value value = values[aPerThread + j];
-      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      if (!bAlongN) {
-        vector::StoreOp::create(b, loc, value, bLds[buffer], ValueRange{nLocal, kLocal});
-      } else {
-        for (int64_t i = 0; i < vb; ++i) {
-          Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
-          memref::StoreOp::create(b, loc, e, bLds[buffer],
-                                  ValueRange{apply(d0 + i, {nLocal}), kLocal});
-        }
+}
+
+SmallVector<Value> KernelBuilder::loadStep(Value k0) {
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  SmallVector<Value> values;
+  for (int64_t j = 0; j < aPerThread; ++j) {
+    const Chunk &ch = aChunkAt[j];
+    Value m = apply(d0 + d1, {m0, ch.row});
+    Value k = apply(d0 + d1, {k0, ch.col});
+    Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(k, K));
+    if (aChunks % shape.threads != 0)
+      ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, aChunks));
+    values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va));
+  }
+  for (int64_t j = 0; j < bPerThread; ++j) {
+    const Chunk &ch = bChunkAt[j];
+    Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
+    Value n = apply(d0 + d1, {n0, nLocal});
+    Value k = apply(d0 + d1, {k0, kLocal});
+    Value ok = arith::AndIOp::create(b, loc, cmpLt(n, N), cmpLt(k, K));
+    if (bChunks % shape.threads != 0)
+      ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, bChunks));
+    values.push_back(loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb));
+  }
+  return values;
+}
+
+void KernelBuilder::storeStep(ArrayRef<Value> values, int buffer) {
+  AffineExpr d0 = b.getAffineDimExpr(0);
+  for (int64_t j = 0; j < aPerThread; ++j) {
+    const Chunk &ch = aChunkAt[j];
+    auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    vector::StoreOp::create(b, loc, values[j], aLds[buffer], ValueRange{ch.row, ch.col});
+  }
+  for (int64_t j = 0; j < bPerThread; ++j) {
+    const Chunk &ch = bChunkAt[j];
+    Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
+    Value value = values[aPerThread + j];
+    auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    if (!bAlongN) {
+      vector::StoreOp::create(b, loc, value, bLds[buffer], ValueRange{nLocal, kLocal});
+    } else {
+      for (int64_t i = 0; i < vb; ++i) {
+        Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
+        memref::StoreOp::create(b, loc, e, bLds[buffer],
+                                ValueRange{apply(d0 + i, {nLocal}), kLocal});
       }
     }
-  };
+  }
+}
 
-  // The main loop: accumulators of the wave's 2 x 2 instruction tiles. It
-  // takes two K steps per iteration, one from each pair of panels, with one
-  // barrier per step:
-  //   prologue:  stage step 0 into panels 0; barrier
-  //   iteration: load step s+1 | multiply from panels 0 | store it to panels 1
-  //              barrier
-  //              load step s+2 | multiply from panels 1 | store it to panels 0
-  //              barrier
-  // A wave stores into a pair only after the barrier that follows every
-  // wave's reads of it. Steps past K load zeros and add nothing.
-  auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
-  Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
-  SmallVector<Value> init(kWaveTiles * kWaveTiles, zero);
+// The main loop: accumulators of the wave's instruction tiles. It takes two
+// K steps per iteration, one from each pair of panels, with one barrier per
+// step:
+//   prologue:  stage step 0 into panels 0; barrier
+//   iteration: load step s+1 | multiply from panels 0 | store it to panels 1
+//              barrier
+//              load step s+2 | multiply from panels 1 | store it to panels 0
+//              barrier
+// A wave stores into a pair only after the barrier that follows every wave's
+// reads of it. Steps past K load zeros and add nothing.
+void KernelBuilder::prologue() {
   storeStep(loadStep(c(0)), 0);
   gpu::BarrierOp::create(b, loc);
-  auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(2 * kt), init);
+}
+
+scf::ForOp KernelBuilder::mainLoop() {
+  auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
+  Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
+  SmallVector<Value> init(shape.waveTilesM * shape.waveTilesN, zero);
+  prologue();
+  auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(2 * shape.kt), init);
   // Fully unrolling a short main loop hoists every step's LDS reads and
   // spills (seen on gfx1100): keep the loop.
   MLIRContext *mctx = b.getContext();
@@ -733,102 +802,113 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
   loop->setAttr("llvm.loop_annotation",
                 LLVM::LoopAnnotationAttr::get(mctx, {}, {}, {}, noUnroll, {}, {}, {}, {}, {},
                                               {}, {}, {}, {}, {}, {}));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value k0 = loop.getInductionVar();
-    SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    auto multiplyStep = [&](int buffer) {
-      for (int64_t kk = 0; kk < kt; kk += inst.k) {
-        SmallVector<Value> aFrag, bFrag;
-        for (int64_t t = 0; t < kWaveTiles; ++t) {
-          AffineExpr aLane = fault == Fault::ShiftLanes ? (d1 + 1) % 16 : d1;
-          Value aRow = apply(d0 * (kWaveTiles * 16) + t * 16 + aLane, {waveM, lane16});
-          Value bRow = apply(d0 * (kWaveTiles * 16) + t * 16 + d1, {waveN, lane16});
-          aFrag.push_back(fragment(aLds[buffer], aRow, c(kk), group));
-          bFrag.push_back(fragment(bLds[buffer], bRow, c(kk), group));
-        }
-        for (int64_t tm = 0; tm < kWaveTiles; ++tm)
-          for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
-            Value &a = acc[tm * kWaveTiles + tn];
-            a = multiply(aFrag[tm], bFrag[tn], a);
-          }
-      }
-    };
-    for (int buffer = 0; buffer < 2; ++buffer) {
-      SmallVector<Value> next = loadStep(apply(d0 + (buffer + 1) * kt, {k0}));
-      multiplyStep(buffer);
-      storeStep(next, 1 - buffer);
-      gpu::BarrierOp::create(b, loc);
-    }
-    scf::YieldOp::create(b, loc, acc);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value k0 = loop.getInductionVar();
+  SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+  for (int buffer = 0; buffer < 2; ++buffer) {
+    SmallVector<Value> next = loadStep(apply(b.getAffineDimExpr(0) + (buffer + 1) * shape.kt, {k0}));
+    multiplyStep(buffer, acc);
+    storeStep(next, 1 - buffer);
+    gpu::BarrierOp::create(b, loc);
   }
+  scf::YieldOp::create(b, loc, acc);
+  return loop;
+}
 
-  // Epilogue: each accumulator element, through the dispatch's elementwise
-  // ops, to the output.
-  Type resultElem = getElementTypeOrSelf(plan.contraction->getResult(0).getType());
+void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc) {
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  for (int64_t kk = 0; kk < shape.kt; kk += inst.k) {
+    SmallVector<Value> aFrag, bFrag;
+    for (int64_t t = 0; t < std::max(shape.waveTilesM, shape.waveTilesN); ++t) {
+      AffineExpr aLane = fault == Fault::ShiftLanes ? (d1 + 1) % inst.m : d1;
+      Value aRow, bRow;
+      if (t < shape.waveTilesM)
+        aRow = apply(d0 * shape.waveM + t * inst.m + aLane, {waveM, laneInGroup});
+      if (t < shape.waveTilesN)
+        bRow = apply(d0 * shape.waveN + t * inst.n + d1, {waveN, laneInGroup});
+      if (aRow)
+        aFrag.push_back(fragment(aLds[buffer], aRow, c(kk)));
+      if (bRow)
+        bFrag.push_back(fragment(bLds[buffer], bRow, c(kk)));
+    }
+    for (int64_t tm = 0; tm < shape.waveTilesM; ++tm)
+      for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
+        Value &a = acc[tm * shape.waveTilesN + tn];
+        a = multiply(aFrag[tm], bFrag[tn], a);
+      }
+  }
+}
+
+/// An elementwise generic of the dispatch at output element `outIdx`: its
+/// inputs loaded from the arguments, `carried` (the value so far) for the
+/// one that takes the contraction's result.
+Value KernelBuilder::evaluate(linalg::GenericOp generic, Value carried, ArrayRef<Value> outIdx,
+                              ArrayRef<Value> args) {
+  IRMapping map;
+  Block *body = generic.getBody();
   linalg::LinalgOp contraction = plan.contraction;
-  AffineMap outMap = plan.outMap;
-  for (int64_t tm = 0; tm < kWaveTiles; ++tm) {
-    for (int64_t tn = 0; tn < kWaveTiles; ++tn) {
-      Value acc = loop.getResult(tm * kWaveTiles + tn);
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    BlockArgument arg = generic.getMatchingBlockArgument(input);
+    Operation *def = input->get().getDefiningOp();
+    if (carried && (def == contraction.getOperation() ||
+                    llvm::any_of(plan.epilogue, [&](linalg::GenericOp g) {
+                      return g.getOperation() == def;
+                    }))) {
+      map.map(arg, carried);
+      continue;
+    }
+    Value mem;
+    if (auto cst = input->get().getDefiningOp<arith::ConstantOp>()) {
+      // A small constant the dispatch holds (a bias): bufferized into a
+      // global later.
+      auto type = cast<RankedTensorType>(cst.getType());
+      mem = bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+          b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
+    } else {
+      std::optional<Source> src = traceSource(input->get());
+      mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+    }
+    SmallVector<Value> idx = indices(generic.getMatchingIndexingMap(input), outIdx);
+    map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
+  }
+  for (Operation &op : body->without_terminator()) {
+    for (Value operand : op.getOperands())
+      if (!map.contains(operand))
+        if (auto cst = operand.getDefiningOp<arith::ConstantOp>();
+            cst && !body->getParent()->isAncestor(cst->getParentRegion()))
+          map.map(operand, b.clone(*cst)->getResult(0));
+    b.clone(op, map);
+  }
+  return map.lookup(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
+}
+
+// Epilogue: each accumulator element, through the dispatch's elementwise
+// ops, to the output.
+void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output) {
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
+             d2 = b.getAffineDimExpr(2);
+  linalg::LinalgOp contraction = plan.contraction;
+  Type resultElem = getElementTypeOrSelf(contraction->getResult(0).getType());
+  for (int64_t tm = 0; tm < shape.waveTilesM; ++tm) {
+    for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
+      Value acc = loop.getResult(tm * shape.waveTilesN + tn);
       for (int64_t r = 0; r < inst.accPerLane; ++r) {
-        Value m = apply(d0 + d1 * (kWaveTiles * 16) + tm * 16 +
-                            b.getAffineDimExpr(2) * inst.dGroupStride + r * inst.dElemStride,
+        Value m = apply(d0 + d1 * shape.waveM + tm * inst.m + d2 * inst.dGroupStride +
+                            inst.dRowOffset(r),
                         {m0, waveM, group});
-        Value n = apply(d0 + d1 * (kWaveTiles * 16) + tn * 16 + b.getAffineDimExpr(2),
-                        {n0, waveN, lane16});
+        Value n = apply(d0 + d1 * shape.waveN + tn * inst.n + d2, {n0, waveN, laneInGroup});
         Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(n, N));
         auto guard = scf::IfOp::create(b, loc, ok, false);
         OpBuilder::InsertionGuard ig(b);
         b.setInsertionPointToStart(guard.thenBlock());
         Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
-        SmallVector<Value> outIdx = indices(outMap, loopValues(m, n, nullptr));
-        // An elementwise generic at this output element: its inputs loaded
-        // from the arguments, `carried` (the value so far) for the one that
-        // takes the contraction's result.
-        auto evaluate = [&](linalg::GenericOp generic, Value carried) {
-          IRMapping map;
-          Block *body = generic.getBody();
-          for (OpOperand *input : generic.getDpsInputOperands()) {
-            BlockArgument arg = generic.getMatchingBlockArgument(input);
-            Operation *def = input->get().getDefiningOp();
-            if (carried && (def == contraction.getOperation() ||
-                            llvm::any_of(plan.epilogue, [&](linalg::GenericOp g) {
-                              return g.getOperation() == def;
-                            }))) {
-              map.map(arg, carried);
-              continue;
-            }
-            Value mem;
-            if (auto cst = input->get().getDefiningOp<arith::ConstantOp>()) {
-              // A small constant the dispatch holds (a bias): bufferized
-              // into a global later.
-              auto type = cast<RankedTensorType>(cst.getType());
-              mem = bufferization::ToBufferOp::create(
-                  b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-                  b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
-            } else {
-              std::optional<Source> src = traceSource(input->get());
-              mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
-            }
-            SmallVector<Value> idx = indices(generic.getMatchingIndexingMap(input), outIdx);
-            map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
-          }
-          for (Operation &op : body->without_terminator()) {
-            for (Value operand : op.getOperands())
-              if (!map.contains(operand))
-                if (auto cst = operand.getDefiningOp<arith::ConstantOp>();
-                    cst && !body->getParent()->isAncestor(cst->getParentRegion()))
-                  map.map(operand, b.clone(*cst)->getResult(0));
-            b.clone(op, map);
-          }
-          return map.lookup(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
-        };
+        SmallVector<Value> outIdx = indices(plan.outMap, loopValues(m, n, nullptr));
         if (plan.init) {
           // The contraction accumulated from its init: add it, in the
           // accumulator's type.
-          Value start = evaluate(plan.init, nullptr);
+          Value start = evaluate(plan.init, nullptr, outIdx, args);
           if (isa<FloatType>(plan.accType)) {
             if (start.getType() != plan.accType)
               start = arith::ExtFOp::create(b, loc, plan.accType, start);
@@ -840,12 +920,11 @@ LogicalResult KernelBuilder::build(func::FuncOp func, ArrayRef<Value> args, Valu
         if (value.getType() != resultElem)
           value = arith::TruncFOp::create(b, loc, resultElem, value);
         for (linalg::GenericOp generic : plan.epilogue)
-          value = evaluate(generic, value);
+          value = evaluate(generic, value, outIdx, args);
         memref::StoreOp::create(b, loc, value, output, outIdx);
       }
     }
   }
-  return success();
 }
 
 struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGemmsPass> {
@@ -866,6 +945,25 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     std::optional<GemmPlan> plan = matchGemm(func, *target, prec);
     if (!plan)
       return;
+    Fault fault = testFault == "swap-operands" ? Fault::SwapOperands
+                  : testFault == "shift-lanes" ? Fault::ShiftLanes
+                                               : Fault::None;
+    if (fault == Fault::None && !testFault.empty()) {
+      func.emitError("unknown test fault '") << testFault
+                                              << "' (known: swap-operands, shift-lanes)";
+      return signalPassFailure();
+    }
+    gfx::GemmTiling tiling = target->gemm;
+    if (testWaveTiles > 0)
+      tiling.waveTilesM = tiling.waveTilesN = testWaveTiles;
+    KernelShape shape(*target, tiling, *plan->inst, plan->computeType);
+    if (shape.ldsBytes > target->ldsPerWorkgroup) {
+      func.emitError() << "the " << shape.tileM << " x " << shape.tileN << " GEMM tile needs "
+                       << shape.ldsBytes << " bytes of LDS, more than the "
+                       << target->ldsPerWorkgroup << " a workgroup can allocate on "
+                       << target->name;
+      return signalPassFailure();
+    }
 
     // The kernel takes memrefs: the inputs, then the output.
     Block &entry = func.getBody().front();
@@ -899,18 +997,8 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
                                                collapse.getReassociationIndices());
       }
     }
-    Fault fault = testFault == "swap-operands" ? Fault::SwapOperands
-                  : testFault == "shift-lanes" ? Fault::ShiftLanes
-                                               : Fault::None;
-    if (fault == Fault::None && !testFault.empty()) {
-      func.emitError("unknown test fault '") << testFault
-                                              << "' (known: swap-operands, shift-lanes)";
-      return signalPassFailure();
-    }
-    KernelBuilder builder(b, func.getLoc(), *plan, target->waveSize, fault);
-    int64_t workgroups = 0, lds = 0;
-    if (failed(builder.build(func, args, output, workgroups, lds)))
-      return signalPassFailure();
+    int64_t workgroups = 0;
+    KernelBuilder(b, func.getLoc(), *plan, *target, shape, fault).build(args, output, workgroups);
     func::ReturnOp::create(b, func.getLoc());
 
     // Swap the bodies.
@@ -919,8 +1007,8 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     entry.erase();
     func.setType(b.getFunctionType(argTypes, {}));
     func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(workgroups));
-    func->setAttr(kWorkgroupSizeAttr, b.getI64IntegerAttr(kWaves * target->waveSize));
-    func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(lds));
+    func->setAttr(kWorkgroupSizeAttr, b.getI64IntegerAttr(shape.threads));
+    func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(shape.ldsBytes));
     func->setAttr(kMatrixInstructionAttr, b.getStringAttr(plan->inst->mnemonic));
   }
 };

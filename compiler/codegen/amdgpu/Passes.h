@@ -39,6 +39,16 @@ inline constexpr llvm::StringLiteral kMatrixInstructionAttr = "kiln.matrix_instr
 /// Marks a memref.alloca that is workgroup memory (LDS) of a gfx kernel.
 inline constexpr llvm::StringLiteral kWorkgroupMemoryAttr = "kiln.workgroup_memory";
 
+namespace gfx {
+/// Registers the gfx pipelines of GPUCodegen.h for kiln-opt:
+/// --kiln-gfx-linalg-pipeline, --kiln-gfx-gpu-pipeline,
+/// --kiln-gfx-llvm-pipeline and --kiln-gfx-pipeline (the three in a row),
+/// each taking chip=<gfx target or chip name> (gfx942),
+/// precision=f32|f16|bf16 (f32) and workgroup-size=<threads of the generic
+/// path> (256).
+void registerGfxPipelines();
+} // namespace gfx
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_AMDGPU_PASSES_H

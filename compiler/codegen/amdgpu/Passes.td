@@ -23,7 +23,10 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     kernel on memrefs: 4 waves per workgroup, a 64 x 64 output tile, A and
     B panels staged in double-buffered LDS (one barrier per K step), operand
     fragments read in the lane layout of the target's MFMA or WMMA
-    instruction, and the elementwise epilogue applied in registers. The
+    instruction, and the elementwise epilogue applied in registers (the
+    tiling, the instruction and its layout come from the gfx target table).
+    A kernel whose panels need more LDS than a workgroup may allocate on the
+    chip is an error. The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
     `precision` f16/bf16 (converted while staging; accumulation in f32).
     Anything else is left to the generic path. Sets `kiln.workgroup_count`,
@@ -36,7 +39,10 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     Option<"testFault", "test-fault", "std::string", "\"\"",
            "testing only: build a wrong kernel on purpose (swap-operands: A and "
            "B exchanged; shift-lanes: each lane reads the A row of the next lane), "
-           "to prove the emulation catches such wiring bugs">
+           "to prove the emulation catches such wiring bugs">,
+    Option<"testWaveTiles", "test-wave-tiles", "int64_t", "0",
+           "testing only: N x N instruction tiles per wave instead of the target "
+           "table's (0), to exercise the LDS limit">
   ];
   let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
                            "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",

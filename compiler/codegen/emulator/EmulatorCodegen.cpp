@@ -6,6 +6,8 @@
 #include "codegen/emulator/Passes.h"
 #include "kiln/emu_abi.h"
 
+#include "mlir/Pass/PassRegistry.h"
+
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -13,11 +15,41 @@ using namespace mlir;
 
 namespace kiln::emu {
 
+namespace {
+/// The options of --kiln-emu-pipeline.
+struct EmulatorPipelineOptions : PassPipelineOptions<EmulatorPipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("gfx target or chip name"),
+                           llvm::cl::init("gfx942")};
+};
+} // namespace
+
 void buildEmulatorPipeline(OpPassManager &pm, const gfx::Target &target) {
   KilnEmuLowerKernelsOptions options;
   options.chip = target.name;
   pm.addPass(createKilnEmuLowerKernels(options));
   codegen::buildLoopsToLLVMPipeline(pm);
+}
+
+void registerEmulatorPipelines() {
+  registerPassPipeline(
+      "kiln-emu-pipeline",
+      "the gfx kernels of a gpu.module (the gpu stage) -> host functions in the LLVM "
+      "dialect for the emu:<gfx> device",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) -> LogicalResult {
+        EmulatorPipelineOptions parsed;
+        if (failed(parsed.parseFromString(text)))
+          return failure();
+        const gfx::Target *target = gfx::lookupTarget(parsed.chip.getValue());
+        if (!target)
+          return errorHandler("unknown gfx target '" + parsed.chip.getValue() +
+                              "' (known: " + gfx::knownTargets() + ")");
+        buildEmulatorPipeline(pm, *target);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(EmulatorPipelineOptions());
+      });
 }
 
 namespace {

@@ -23,6 +23,12 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "codegen/emulator/Passes.h.inc"
 
+namespace emu {
+/// Registers --kiln-emu-pipeline='chip=<gfx target or chip name>' (gfx942),
+/// buildEmulatorPipeline of EmulatorCodegen.h, for kiln-opt.
+void registerEmulatorPipelines();
+} // namespace emu
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_EMULATOR_PASSES_H

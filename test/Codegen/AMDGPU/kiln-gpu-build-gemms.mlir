@@ -1,0 +1,125 @@
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms --canonicalize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=mi355x --canonicalize | FileCheck %s --check-prefix=GFX950
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx1100 --canonicalize | FileCheck %s --check-prefix=GFX1100
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=precision=f16 --canonicalize | FileCheck %s --check-prefix=F16
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-wave-tiles=4 --canonicalize | FileCheck %s --check-prefix=TILES4
+// RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx999 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-fault=nonsense 2>&1 | FileCheck %s --check-prefix=BADFAULT
+//
+// A dispatch that is one contraction (plus elementwise ops) becomes a
+// matrix-core kernel on memrefs whose shape comes from the gfx target
+// table: the instruction for the operand type, its m/n/k, the tiling (2 x 2
+// waves of 2 x 2 instruction tiles, K steps of two instructions) and the LDS
+// limit. The pipeline canonicalizes afterwards; so does this test.
+
+// gfx942, f16: v_mfma_f32_16x16x16_f16, a 64 x 64 tile per workgroup of 4
+// waves (256 threads), 2 x 2 = 4 workgroups for 128 x 128; KT = 32, four
+// panels of 64 x 32 f16 = 16 KiB of LDS. The main loop takes two K steps per
+// iteration (step 64 over K = 256): it multiplies from panels 0 while the
+// next step goes to panels 1, then the other way, a barrier after each.
+// CHECK-LABEL: func @matmul_f16
+// CHECK-SAME: (%[[A:.*]]: memref<128x256xf16>, %[[B:.*]]: memref<256x128xf16>, %[[C:.*]]: memref<128x128xf16>)
+// CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 256 : i64
+// CHECK: %[[A0:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// CHECK: %[[A1:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// CHECK: %[[B0:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// CHECK: %[[B1:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// CHECK: gpu.block_id x
+// CHECK: gpu.thread_id x
+// CHECK: affine.delinearize_index %{{.*}} into (2, 2)
+// The prologue stages step 0 into panels 0.
+// CHECK: vector.load %[[A]]
+// CHECK: vector.load %[[B]]
+// CHECK: vector.store %{{.*}}, %[[A0]]
+// CHECK: memref.store %{{.*}}, %[[B0]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: vector.load %[[A]]
+// CHECK: vector.load %[[A0]]
+// CHECK: vector.load %[[B0]]
+// CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK: vector.store %{{.*}}, %[[A1]]
+// CHECK: memref.store %{{.*}}, %[[B1]]
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[A1]]
+// CHECK: vector.load %[[B1]]
+// CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK: vector.store %{{.*}}, %[[A0]]
+// CHECK: memref.store %{{.*}}, %[[B0]]
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK-NEXT: } {llvm.loop_annotation = #{{.*}}}
+// CHECK-NOT: amdgpu.mfma
+// The epilogue: each of the 4 x 4 accumulator elements of a lane, in f16.
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[C]]
+// CHECK-NOT: memref.store
+// CHECK: return
+// gfx950: the double-K instruction, KT = 64, 32 KiB of LDS.
+// GFX950-LABEL: func @matmul_f16
+// GFX950-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x32_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 256 : i64
+// GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
+// GFX950: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c128
+// GFX950: amdgpu.mfma 16x16x32
+// gfx1100: WMMA, wave32: 4 waves are 128 threads; 8 accumulators per lane.
+// GFX1100-LABEL: func @matmul_f16
+// GFX1100-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_wmma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 128 : i64
+// GFX1100: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// GFX1100: amdgpu.wmma 16x16x16
+// GFX1100-NOT: amdgpu.mfma
+// 4 x 4 instruction tiles per wave (a test option): a 128 x 128 tile, one
+// workgroup, panels of 128 x 32, 16 accumulators.
+// TILES4-LABEL: func @matmul_f16
+// TILES4-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64, kiln.workgroup_size = 256 : i64
+// TILES4-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
+// TILES4: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// BADCHIP: error: unknown gfx target 'gfx999'
+// BADFAULT: error: unknown test fault 'nonsense' (known: swap-operands, shift-lanes)
+func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x128xf16> attributes {kiln.dispatch} {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<128x128xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<128x128xf16>) -> tensor<128x128xf16>
+  %0 = linalg.matmul ins(%a, %b : tensor<128x256xf16>, tensor<256x128xf16>) outs(%f : tensor<128x128xf16>) -> tensor<128x128xf16>
+  return %0 : tensor<128x128xf16>
+}
+
+// -----
+
+// f32 operands use the matrix cores only with precision=f16 (or bf16):
+// converted while staging, accumulated in f32; else left to the generic
+// path.
+// CHECK-LABEL: func @matmul_f32
+// CHECK-SAME: (%{{.*}}: tensor<64x64xf32>, %{{.*}}: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.dispatch}
+// CHECK-NOT: kiln.workgroup_count
+// CHECK: linalg.matmul
+// F16-LABEL: func @matmul_f32
+// F16-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
+// F16-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64
+// F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// F16: %[[V:.*]] = scf.if {{.*}} -> (vector<4xf32>)
+// F16: vector.load %[[A]]
+// F16: arith.truncf %[[V]] : vector<4xf32> to vector<4xf16>
+// F16: amdgpu.mfma 16x16x16
+// F16: memref.store %{{.*}}, %[[C]]{{.*}} : memref<64x64xf32>
+func.func @matmul_f32(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.dispatch} {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// Not a contraction (or not a dispatch): left alone.
+// CHECK-LABEL: func @elementwise
+// CHECK-NOT: kiln.workgroup_count
+// CHECK: linalg.generic
+func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<64xf16>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<64xf16>) outs(%e : tensor<64xf16>) {
+  ^bb0(%x: f16, %o: f16):
+    %s = arith.addf %x, %x : f16
+    linalg.yield %s : f16
+  } -> tensor<64xf16>
+  return %0 : tensor<64xf16>
+}

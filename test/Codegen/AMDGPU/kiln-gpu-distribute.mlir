@@ -1,0 +1,106 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-gpu-distribute --canonicalize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-gpu-distribute=workgroup-size=64 --canonicalize | FileCheck %s --check-prefix=WG64
+//
+// The generic gfx path: the last op of a dispatch is tiled into one fused
+// tile per thread (an scf.forall with one iteration per thread), and the
+// thread count and workgroups are recorded. The pipeline canonicalizes
+// afterwards (the untiled originals are then dead); so does this test.
+
+// Elementwise, 16 x 64: tiles of 4 along the last dimension, 16 * 16 = 256
+// threads, one workgroup of 256 (four of 64).
+// CHECK-LABEL: func @elementwise
+// CHECK-SAME: kiln.thread_tiles = 256 : i64, kiln.workgroup_count = 1 : i64, kiln.workgroup_size = 256 : i64
+// CHECK: %[[R:.*]] = scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (16, 64) step (1, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK-DAG: tensor.extract_slice %arg0[%[[I]], %[[J]]] [1, 4] [1, 1]
+// CHECK-DAG: tensor.extract_slice %arg1[%[[I]], %[[J]]] [1, 4] [1, 1]
+// CHECK: %[[ADD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.parallel_insert_slice %[[ADD]] into %[[OUT]][%[[I]], %[[J]]] [1, 4] [1, 1]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+// WG64-LABEL: func @elementwise
+// WG64-SAME: kiln.thread_tiles = 256 : i64, kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 64 : i64
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%a: tensor<16x64xf32>, %b: tensor<16x64xf32>) -> tensor<16x64xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<16x64xf32>
+  %0 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<16x64xf32>, tensor<16x64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// -----
+
+// A matmul with a ReLU: 4 x 4 outputs per thread behind a contraction, the
+// fill and the matmul fused into the ReLU's tile (whole K per thread).
+// 64 x 128 / 16 = 512 threads, two workgroups.
+// CHECK-LABEL: func @matmul_relu
+// CHECK-SAME: kiln.thread_tiles = 512 : i64, kiln.workgroup_count = 2 : i64
+// CHECK: scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (64, 128) step (4, 4)
+// CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], 0] [4, 32] [1, 1]
+// CHECK: %[[B:.*]] = tensor.extract_slice %arg1[0, %[[J]]] [32, 4] [1, 1]
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<4x4xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x32xf32>, tensor<32x4xf32>) outs(%[[F]] : tensor<4x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[M]] : tensor<4x4xf32>)
+// CHECK: arith.maximumf
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+// WG64-LABEL: func @matmul_relu
+// WG64-SAME: kiln.thread_tiles = 512 : i64, kiln.workgroup_count = 8 : i64
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @matmul_relu(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>) -> tensor<64x128xf32> attributes {kiln.dispatch} {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<64x128xf32>
+  return %1 : tensor<64x128xf32>
+}
+
+// -----
+
+// Not a dispatch, or already given its workgroups (by the GEMM builder):
+// left alone.
+// CHECK-LABEL: func @not_a_dispatch
+// CHECK-NOT: scf.forall
+// CHECK-NOT: kiln.thread_tiles
+// CHECK: math.exp
+func.func @not_a_dispatch(%a: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = math.exp %a : tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+// CHECK-LABEL: func @already_distributed
+// CHECK-SAME: attributes {kiln.dispatch, kiln.workgroup_count = 3 : i64}
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+func.func @already_distributed(%a: tensor<16xf32>) -> tensor<16xf32> attributes {kiln.dispatch, kiln.workgroup_count = 3 : i64} {
+  %e = tensor.empty() : tensor<16xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = math.exp %x : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{dynamic iteration domain in a dispatch}}
+func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %a, %c0 : tensor<?xf32>
+  %e = tensor.empty(%d) : tensor<?xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = math.exp %x : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
