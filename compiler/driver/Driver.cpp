@@ -2,6 +2,7 @@
 
 #include "driver/Driver.h"
 #include "artifact/ArtifactWriter.h"
+#include "artifact/TranslateToArtifact.h"
 #include "codegen/emulator/EmulatorCodegen.h"
 #include "kiln/emu_abi.h"
 #include "codegen/amdgpu/Passes.h"
@@ -13,6 +14,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -39,7 +41,7 @@ LogicalResult runPasses(ModuleOp module, llvm::function_ref<void(OpPassManager &
   return pm.run(module);
 }
 
-void buildGraphPipeline(OpPassManager &pm) {
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
@@ -47,247 +49,111 @@ void buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnPlanMemory());
-}
-
-std::optional<artifact::DType> dtypeOf(Type type) {
-  using artifact::DType;
-  if (type.isF32()) return DType::F32;
-  if (type.isF16()) return DType::F16;
-  if (type.isBF16()) return DType::BF16;
-  if (type.isF64()) return DType::F64;
-  if (type.isInteger(1)) return DType::Bool;
-  if (type.isUnsignedInteger(8)) return DType::U8;
-  if (type.isInteger(8)) return DType::I8;
-  if (type.isInteger(16)) return DType::I16;
-  if (type.isInteger(32)) return DType::I32;
-  if (type.isInteger(64)) return DType::I64;
-  return std::nullopt;
-}
-
-/// The ONNX node names a location carries (fused locations list several).
-void collectNames(Location loc, std::vector<std::string> &names) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    names.push_back(name.getName().str());
-  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location inner : fused.getLocations())
-      collectNames(inner, names);
-  } else if (auto callsite = dyn_cast<CallSiteLoc>(loc)) {
-    collectNames(callsite.getCallee(), names);
-  }
-}
-
-/// Estimated flops of a dispatch: the iteration space of each linalg op,
-/// times two for contractions (multiply and add).
-uint64_t estimateFlops(func::FuncOp func) {
-  uint64_t flops = 0;
-  func.walk([&](linalg::LinalgOp op) {
-    uint64_t points = 1;
-    for (int64_t bound : op.getStaticLoopRanges())
-      points *= bound > 0 ? static_cast<uint64_t>(bound) : 1;
-    flops += op.getNumReductionLoops() ? 2 * points : points;
-  });
-  return flops;
-}
-
-/// Builds the artifact from the program (@main with its memory plan), the
-/// dispatch functions (for names, in kernel order) and the code object of
-/// every target.
-LogicalResult writeArtifact(ModuleOp module, func::FuncOp main,
-                            std::vector<artifact::CodeObjectDesc> codeObjects,
-                            const llvm::StringMap<unsigned> &kernelIndex,
-                            const llvm::StringMap<uint64_t> &flopsOf,
-                            const CompileOptions &options, const std::string &path) {
-  artifact::ArtifactWriter writer;
-  writer.setProducer("kiln-compile 0.1");
-  writer.setOptions(options.commandLine);
-  writer.setModel(llvm::sys::path::filename(options.modelPath).str());
-
-  auto tensorDesc = [&](Type type, StringRef name, Location loc) -> FailureOr<artifact::TensorDesc> {
-    auto tensor = cast<RankedTensorType>(type);
-    auto dtype = dtypeOf(tensor.getElementType());
-    if (!dtype)
-      return emitError(loc) << "tensor '" << name << "' has element type "
-                            << tensor.getElementType() << ", which artifacts cannot carry";
-    return artifact::TensorDesc{name.str(), *dtype, std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())};
-  };
-  for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, kOnnxNameAttr);
-    auto desc = tensorDesc(type, name ? name.getValue() : "input" + std::to_string(i), main.getLoc());
-    if (failed(desc))
-      return failure();
-    writer.addInput(*desc);
-  }
-  for (auto [i, type] : llvm::enumerate(main.getResultTypes())) {
-    auto name = main.getResultAttrOfType<StringAttr>(i, kOnnxNameAttr);
-    auto desc = tensorDesc(type, name ? name.getValue() : "output" + std::to_string(i), main.getLoc());
-    if (failed(desc))
-      return failure();
-    writer.addOutput(*desc);
-  }
-
-  // Constants: each kiln.constant the program binds, stored once.
-  std::vector<std::string> expanded; // storage for splat / non-raw constants
-  llvm::DenseMap<Operation *, uint64_t> constantOffset;
-  auto constantBinding = [&](ConstantOp cst) -> FailureOr<artifact::BindingDesc> {
-    auto type = cast<RankedTensorType>(cst.getType());
-    uint64_t size = storageBytes(type);
-    auto it = constantOffset.find(cst);
-    if (it != constantOffset.end())
-      return artifact::BindingDesc{artifact::BindingDesc::Constant, it->second, size};
-    uint64_t offset;
-    if (std::optional<ArrayRef<char>> raw = rawConstantBytes(cst.getValue())) {
-      // In place: the blob or attribute lives as long as the context.
-      if (raw->size() != size)
-        return cst.emitOpError("constant data has ") << raw->size()
-               << " bytes, its type needs " << size;
-      offset = writer.addConstant(raw->data(), size);
-    } else if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-      // Splats and booleans are stored compactly by MLIR: expand them.
-      std::string bytes;
-      bytes.reserve(size);
-      if (type.getElementType().isInteger(1)) {
-        for (bool v : dense.getValues<bool>())
-          bytes.push_back(v ? 1 : 0);
-      } else {
-        ArrayRef<char> one = dense.getRawData();
-        for (int64_t i = 0; i < type.getNumElements(); ++i)
-          bytes.append(one.data(), one.size());
-      }
-      offset = writer.addConstantCopy(bytes.data(), bytes.size());
-    } else {
-      return cst.emitOpError("weight blob is missing, or the constant kind cannot "
-                             "be stored in an artifact");
-    }
-    constantOffset[cst] = offset;
-    return artifact::BindingDesc{artifact::BindingDesc::Constant, offset, size};
-  };
-
-  auto inputOffsets = main->getAttrOfType<ArrayAttr>(kInputOffsetsAttr);
-  auto arenaSize = main->getAttrOfType<IntegerAttr>(kArenaSizeAttr);
-  if (!inputOffsets || !arenaSize)
-    return main.emitError("program has no memory plan");
-
-  // Where a value of the program lives.
-  std::function<FailureOr<artifact::BindingDesc>(Value)> bindingOf =
-      [&](Value value) -> FailureOr<artifact::BindingDesc> {
-    auto type = cast<RankedTensorType>(value.getType());
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      uint64_t offset = cast<IntegerAttr>(inputOffsets[arg.getArgNumber()]).getInt();
-      return artifact::BindingDesc{artifact::BindingDesc::Arena, offset, storageBytes(type)};
-    }
-    Operation *def = value.getDefiningOp();
-    if (auto cst = dyn_cast<ConstantOp>(def))
-      return constantBinding(cst);
-    if (auto reshape = dyn_cast<ReshapeOp>(def)) {
-      auto source = bindingOf(reshape.getInput());
-      if (failed(source))
-        return failure();
-      source->size = storageBytes(type);
-      return source;
-    }
-    auto offset = def->getAttrOfType<IntegerAttr>(kArenaOffsetAttr);
-    if (!offset)
-      return def->emitOpError("has no arena offset");
-    return artifact::BindingDesc{artifact::BindingDesc::Arena,
-                                 static_cast<uint64_t>(offset.getInt()), storageBytes(type)};
-  };
-
-  artifact::ProgramDesc program;
-  program.name = "main";
-  program.arenaSize = arenaSize.getInt();
-  for (BlockArgument arg : main.getArguments()) {
-    auto b = bindingOf(arg);
-    if (failed(b))
-      return failure();
-    program.inputs.push_back(*b);
-  }
-  for (Operation &op : main.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands()) {
-        auto b = bindingOf(v);
-        if (failed(b))
-          return failure();
-        program.outputs.push_back(*b);
-      }
-      continue;
-    }
-    auto call = dyn_cast<func::CallOp>(op);
-    if (!call)
-      continue;
-    artifact::DispatchDesc dispatch;
-    auto kernel = kernelIndex.find(call.getCallee());
-    if (kernel == kernelIndex.end())
-      return call.emitOpError("calls a function that is not a compiled kernel");
-    dispatch.kernel = kernel->second;
-    for (Value v : call.getOperands()) {
-      auto b = bindingOf(v);
-      if (failed(b))
-        return failure();
-      dispatch.bindings.push_back(*b);
-      dispatch.bytes += b->size;
-    }
-    for (Value v : call.getResults()) {
-      auto b = bindingOf(v);
-      if (failed(b))
-        return failure();
-      dispatch.bindings.push_back(*b);
-      dispatch.bytes += b->size;
-    }
-    dispatch.flops = flopsOf.lookup(call.getCallee());
-    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-    std::vector<std::string> names;
-    if (callee)
-      collectNames(callee.getLoc(), names);
-    dispatch.ops = llvm::join(names, ",");
-    program.dispatches.push_back(std::move(dispatch));
-  }
-  writer.addProgram(std::move(program));
-
-  for (artifact::CodeObjectDesc &object : codeObjects)
-    writer.addCodeObject(std::move(object));
-
-  std::string error;
-  if (!writer.writeFile(path, error))
-    return emitError(module.getLoc()) << error;
-  return success();
+  KilnMaterializeExecutablesOptions executables;
+  for (const TargetSpec &target : options.targets)
+    executables.targets.push_back(target.name);
+  if (executables.targets.empty()) // --emit=dispatch without --target
+    executables.targets.push_back("cpu");
+  executables.precision = options.gfx.precision == gfx::Precision::F16    ? "f16"
+                          : options.gfx.precision == gfx::Precision::BF16 ? "bf16"
+                                                                          : "f32";
+  pm.addPass(createKilnMaterializeExecutables(executables));
 }
 
 } // namespace
 
 namespace {
 
-/// Fills the target and code of an artifact code object from a host object.
-void setHostObject(artifact::CodeObjectDesc &object, std::string target, std::string format,
+/// What one target's code generation emitted, to become a kiln.binary.
+struct Binary {
+  std::string target, format, triple, cpu, features;
+  std::string bytes;
+  std::vector<std::string> symbols; // one per executable, in module order
+  std::vector<int64_t> lds;         // LDS bytes of each kernel in this object
+};
+
+void setHostObject(Binary &binary, std::string target, std::string format,
                    codegen::HostObject &&code) {
-  object.target = std::move(target);
-  object.triple = std::move(code.triple);
-  object.cpu = std::move(code.cpu);
-  object.features = std::move(code.features);
-  object.format = std::move(format);
-  object.bytes = std::move(code.bytes);
+  binary.target = std::move(target);
+  binary.format = std::move(format);
+  binary.triple = std::move(code.triple);
+  binary.cpu = std::move(code.cpu);
+  binary.features = std::move(code.features);
+  binary.bytes = std::move(code.bytes);
 }
 
-/// The kernel table of a gfx code object (the emulated one has the same).
-std::vector<artifact::KernelDesc> gfxKernelTable(const std::vector<gfx::Kernel> &kernels) {
-  std::vector<artifact::KernelDesc> table;
-  for (const gfx::Kernel &k : kernels) {
-    artifact::KernelDesc desc;
-    desc.name = k.name;
-    desc.symbol = k.name;
-    desc.workgroupCount = k.workgroupCount;
-    desc.workgroupSize = {static_cast<uint32_t>(k.workgroupSize), 1, 1};
-    desc.ldsBytes = static_cast<uint32_t>(k.ldsBytes);
-    table.push_back(std::move(desc));
+/// Appends `binary` to the module as a kiln.binary whose bytes are a
+/// dense_resource blob (owned by the context, never printed in full).
+void addBinary(ModuleOp module, const Binary &binary) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto type = RankedTensorType::get({static_cast<int64_t>(binary.bytes.size())},
+                                    IntegerType::get(ctx, 8));
+  std::string symbol = "code_object_" + binary.target;
+  std::replace(symbol.begin(), symbol.end(), ':', '_');
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(binary.bytes.data(), binary.bytes.size()), 64);
+  auto data = DenseResourceElementsAttr::get(type, symbol, std::move(blob));
+  BinaryOp::create(b, module.getLoc(), symbol, TargetAttr::get(ctx, binary.target, nullptr),
+                   binary.format, binary.triple, binary.cpu, binary.features,
+                   b.getStrArrayAttr(llvm::to_vector_of<StringRef>(binary.symbols)),
+                   b.getDenseI64ArrayAttr(binary.lds), data);
+}
+
+/// The exports of every executable's variant for `target`, in module order.
+FailureOr<std::vector<ExportOp>> exportsFor(ModuleOp module, StringRef target) {
+  std::vector<ExportOp> exports;
+  for (auto executable : module.getOps<ExecutableOp>()) {
+    VariantOp variant = executable.lookupVariant(target);
+    if (!variant)
+      return executable.emitOpError() << "has no variant for target '" << target << "'";
+    exports.push_back(variant.getExport());
   }
-  return table;
+  return exports;
+}
+
+/// One module holding a copy of the kernel function of every executable's
+/// variant for `target`: the input of that target's pipelines, which build
+/// one code object for all of them.
+OwningOpRef<ModuleOp> gatherVariants(ModuleOp module, StringRef target) {
+  OwningOpRef<ModuleOp> kernels(ModuleOp::create(module.getLoc()));
+  for (auto executable : module.getOps<ExecutableOp>())
+    if (VariantOp variant = executable.lookupVariant(target))
+      for (Operation &op : variant.getInnerModule().getBody()->getOperations())
+        kernels->getBody()->push_back(op.clone());
+  return kernels;
+}
+
+/// Copies what the target's linalg stage decided about each kernel (marks
+/// on the functions of `kernels`) into the variants' exports.
+LogicalResult updateExports(ModuleOp module, StringRef target, ModuleOp kernels) {
+  FailureOr<std::vector<ExportOp>> exports = exportsFor(module, target);
+  if (failed(exports))
+    return failure();
+  Builder b(module.getContext());
+  for (ExportOp exp : *exports) {
+    auto func = kernels.lookupSymbol<func::FuncOp>(exp.getKernel());
+    if (!func)
+      return exp.emitOpError() << "names kernel '" << exp.getKernel()
+                               << "', which the " << target << " pipeline did not keep";
+    auto get = [&](StringRef name) { return func->getAttrOfType<IntegerAttr>(name); };
+    if (IntegerAttr count = get(kWorkgroupCountAttr))
+      exp.setWorkgroupsAttr(b.getI64IntegerAttr(std::max<int64_t>(1, count.getInt())));
+    if (IntegerAttr size = get(kWorkgroupSizeAttr))
+      exp.setWorkgroupSizeAttr(b.getI64IntegerAttr(size.getInt()));
+    if (IntegerAttr lds = get(kLdsBytesAttr))
+      exp.setLdsAttr(b.getI64IntegerAttr(lds.getInt()));
+    if (IntegerAttr flops = get(kFlopsAttr))
+      exp.setFlopsAttr(b.getI64IntegerAttr(flops.getInt()));
+  }
+  return success();
 }
 
 /// The emulated code object of one gfx target: the kernels of the gpu stage
 /// `kernels`, rewritten for the host (see compiler/codegen/emulator).
 LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> &names,
                                const gfx::Target &target, const CompileOptions &options,
-                               std::vector<gfx::Kernel> table,
-                               artifact::CodeObjectDesc &object) {
+                               std::vector<int64_t> lds, Binary &binary) {
   OwningOpRef<ModuleOp> host(cast<ModuleOp>(kernels->clone()));
   if (failed(runPasses(*host, [&](OpPassManager &pm) {
         emu::buildEmulatorPipeline(pm, target);
@@ -296,125 +162,104 @@ LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> 
   if (options.dumpStage)
     options.dumpStage(std::string("emu-") + target.name, *host);
   // The host kernels lay out their LDS themselves.
-  for (gfx::Kernel &kernel : table)
-    if (auto func = host->lookupSymbol<LLVM::LLVMFuncOp>(kernel.name))
-      if (auto lds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
-        kernel.ldsBytes = std::max(kernel.ldsBytes, lds.getInt());
+  for (auto [name, bytes] : llvm::zip(names, lds))
+    if (auto func = host->lookupSymbol<LLVM::LLVMFuncOp>(name))
+      if (auto hostLds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
+        bytes = std::max(bytes, hostLds.getInt());
   codegen::HostObject code;
   if (failed(emu::emitCodeObject(*host, options.cpu.cpu, options.cpu.features, names, code)))
     return failure();
-  setHostObject(object, std::string(emu::kTargetPrefix) + target.name, emu::kCodeObjectFormat,
+  setHostObject(binary, std::string(emu::kTargetPrefix) + target.name, emu::kCodeObjectFormat,
                 std::move(code));
-  object.kernels = gfxKernelTable(table);
+  binary.symbols = names;
+  binary.lds = std::move(lds);
   return success();
 }
 
-/// A copy of `module` with its dispatch functions only (no program).
-OwningOpRef<ModuleOp> kernelsOnly(ModuleOp module) {
-  OwningOpRef<ModuleOp> kernels(cast<ModuleOp>(module->clone()));
-  for (auto func : llvm::make_early_inc_range(kernels->getOps<func::FuncOp>()))
-    if (!func->hasAttr(kDispatchAttr))
-      func.erase();
-  return kernels;
-}
-
-/// The x86-64 code object of the kernels (dispatch functions of `linalg`, in
-/// `names` order), or the stage the options stop at.
-LogicalResult compileCPU(ModuleOp linalg, const std::vector<std::string> &names,
-                         const CompileOptions &options, StageOutput &out,
-                         artifact::CodeObjectDesc &object) {
-  OwningOpRef<ModuleOp> kernels = kernelsOnly(linalg);
+/// The x86-64 code object of the kernels (the cpu variants' functions in
+/// `kernels`, after the linalg stage), or the stage the options stop at.
+LogicalResult compileCPU(ModuleOp kernels, const std::vector<std::string> &names,
+                         llvm::ArrayRef<ExportOp> exports, const CompileOptions &options,
+                         StageOutput &out, Binary &binary) {
   cpu::CodeObject code;
-  for (const std::string &name : names) {
-    auto func = kernels->lookupSymbol<func::FuncOp>(name);
-    auto count = func ? func->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr) : nullptr;
-    code.kernels.push_back({name, "", count ? count.getInt() : 1});
-  }
-  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+  for (auto [name, constExp] : llvm::zip(names, exports))
+    code.kernels.push_back({name, "", ExportOp(constExp).getWorkgroups()});
+  if (failed(runPasses(kernels, [&](OpPassManager &pm) {
         cpu::buildLLVMPipeline(pm, options.cpu);
       })))
     return failure();
   if (options.dumpStage)
-    options.dumpStage("llvm-cpu", *kernels);
+    options.dumpStage("llvm-cpu", kernels);
   if (options.stopAfter == Stage::LLVM) {
-    out.module = std::move(kernels);
+    out.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(kernels->clone()));
     return success();
   }
-  if (failed(cpu::emitCodeObject(*kernels, options.cpu, code,
+  if (failed(cpu::emitCodeObject(kernels, options.cpu, code,
                                  options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
     return failure();
-  setHostObject(object, "cpu", "elf-shared-object", std::move(code));
-  for (const cpu::Kernel &k : code.kernels) {
-    artifact::KernelDesc desc;
-    desc.name = k.name;
-    desc.symbol = k.symbol;
-    desc.workgroupCount = k.workgroupCount;
-    object.kernels.push_back(std::move(desc));
-  }
+  for (const cpu::Kernel &k : code.kernels)
+    binary.symbols.push_back(k.symbol);
+  binary.lds.assign(code.kernels.size(), 0);
+  setHostObject(binary, "cpu", "elf-shared-object", std::move(code));
   return success();
 }
 
-/// The HSACO of one gfx target, or the stage the options stop at.
-/// With options.emulation, `objects` also receives the emulated code object.
-LogicalResult compileGfx(ModuleOp linalg, const std::vector<std::string> &names,
-                         const gfx::Target &target, const CompileOptions &options,
-                         StageOutput &out, std::vector<artifact::CodeObjectDesc> &objects) {
+/// The HSACO of one gfx target, or the stage the options stop at. With
+/// options.emulation, `binaries` also receives the emulated code object.
+LogicalResult compileGfx(ModuleOp kernels, const std::vector<std::string> &names,
+                         llvm::ArrayRef<ExportOp> exports, const gfx::Target &target,
+                         const CompileOptions &options, StageOutput &out,
+                         std::vector<Binary> &binaries) {
   gfx::GfxOptions gfxOptions = options.gfx;
   gfxOptions.target = &target;
-  OwningOpRef<ModuleOp> kernels = kernelsOnly(linalg);
   gfx::CodeObject code;
-  for (const std::string &name : names) {
-    auto func = kernels->lookupSymbol<func::FuncOp>(name);
-    gfx::Kernel kernel{name};
-    if (func) {
-      if (auto count = func->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr))
-        kernel.workgroupCount = count.getInt();
-      if (auto size = func->getAttrOfType<IntegerAttr>(kWorkgroupSizeAttr))
-        kernel.workgroupSize = size.getInt();
-      if (auto lds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
-        kernel.ldsBytes = lds.getInt();
-    }
-    code.kernels.push_back(kernel);
+  std::vector<int64_t> lds;
+  for (auto [name, constExp] : llvm::zip(names, exports)) {
+    ExportOp exp = constExp;
+    code.kernels.push_back({name, exp.getWorkgroups(), exp.getWorkgroupSize(), exp.getLds()});
+    lds.push_back(exp.getLds());
   }
   std::string suffix = std::string("-") + target.name;
-  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+  if (failed(runPasses(kernels, [&](OpPassManager &pm) {
         gfx::buildGpuPipeline(pm, gfxOptions);
       })))
     return failure();
   if (options.dumpStage)
-    options.dumpStage("gpu" + suffix, *kernels);
+    options.dumpStage("gpu" + suffix, kernels);
   if (options.stopAfter == Stage::Gpu) {
-    out.module = std::move(kernels);
+    out.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(kernels->clone()));
     return success();
   }
-  artifact::CodeObjectDesc emulated;
+  Binary emulated;
   if (options.emulation && options.stopAfter == Stage::Artifact &&
-      failed(compileEmulation(*kernels, names, target, options, code.kernels, emulated)))
+      failed(compileEmulation(kernels, names, target, options, lds, emulated)))
     return failure();
-  if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+  if (failed(runPasses(kernels, [&](OpPassManager &pm) {
         gfx::buildLLVMPipeline(pm, gfxOptions);
       })))
     return failure();
   if (options.dumpStage)
-    options.dumpStage("llvm" + suffix, *kernels);
+    options.dumpStage("llvm" + suffix, kernels);
   if (options.stopAfter == Stage::LLVM) {
-    out.module = std::move(kernels);
+    out.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(kernels->clone()));
     return success();
   }
-  if (failed(gfx::emitCodeObject(*kernels, gfxOptions, code,
+  if (failed(gfx::emitCodeObject(kernels, gfxOptions, code,
                                  options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
     return failure();
-  artifact::CodeObjectDesc object;
-  object.target = code.target;
-  object.triple = code.triple;
-  object.cpu = code.cpu;
-  object.features = code.features;
-  object.format = "hsaco";
-  object.bytes = std::move(code.bytes);
-  object.kernels = gfxKernelTable(code.kernels);
-  objects.push_back(std::move(object));
-  if (options.emulation)
-    objects.push_back(std::move(emulated));
+  Binary binary;
+  binary.target = code.target;
+  binary.triple = code.triple;
+  binary.cpu = code.cpu;
+  binary.features = code.features;
+  binary.format = "hsaco";
+  binary.bytes = std::move(code.bytes);
+  binary.symbols = names;
+  for (const gfx::Kernel &k : code.kernels)
+    binary.lds.push_back(k.ldsBytes);
+  binaries.push_back(std::move(binary));
+  if (options.emulation && options.stopAfter == Stage::Artifact)
+    binaries.push_back(std::move(emulated));
   return success();
 }
 
@@ -461,53 +306,22 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
   if (options.stopAfter == Stage::Kiln)
     return success();
 
-  if (failed(runPasses(*module, buildGraphPipeline)))
+  if (failed(runPasses(*module, [&](OpPassManager &pm) { buildGraphPipeline(pm, options); })))
     return failure();
   dump("dispatch", *module);
   if (options.stopAfter == Stage::Dispatch)
     return success();
 
-  // The program and the kernels' order come from the dispatch stage; every
-  // target lowers its own copy of the dispatch functions.
-  func::FuncOp main;
+  // The kernels' order is the executables' order; every target lowers its
+  // own variants, gathered into one module per target (one code object).
   std::vector<std::string> names;
-  llvm::StringMap<unsigned> kernelIndex;
-  for (auto func : module->getOps<func::FuncOp>()) {
-    if (func->hasAttr("kiln.program")) {
-      main = func;
-      continue;
-    }
-    if (!func->hasAttr(kDispatchAttr))
-      continue;
-    kernelIndex[func.getName()] = names.size();
-    names.push_back(func.getName().str());
-  }
-  if (!main)
-    return emitError(module->getLoc()) << "no program function after dispatch formation";
-
-  // Flops per dispatch, from its untiled linalg form (every target's own
-  // linalg stage is already tiled into workgroups or threads).
-  llvm::StringMap<uint64_t> flopsOf;
-  if (options.stopAfter == Stage::Artifact) {
-    OwningOpRef<ModuleOp> untiled(cast<ModuleOp>((*module)->clone()));
-    if (failed(runPasses(*untiled, [&](OpPassManager &pm) {
-          pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
-        })))
-      return failure();
-    for (auto func : untiled->getOps<func::FuncOp>())
-      if (func->hasAttr(kDispatchAttr))
-        flopsOf[func.getName()] = estimateFlops(func);
-  }
-  std::vector<artifact::CodeObjectDesc> codeObjects;
+  for (auto executable : module->getOps<ExecutableOp>())
+    names.push_back(executable.getSymName().str());
   for (const TargetSpec &target : options.targets) {
     StageOutput out;
     out.target = target.name;
-    // gfx kernels change signature when the GEMM builder takes them (memref
-    // arguments): they go on without the program.
-    OwningOpRef<ModuleOp> linalg = target.gfx
-                                       ? kernelsOnly(*module)
-                                       : OwningOpRef<ModuleOp>(cast<ModuleOp>((*module)->clone()));
-    if (failed(runPasses(*linalg, [&](OpPassManager &pm) {
+    OwningOpRef<ModuleOp> kernels = gatherVariants(*module, target.name);
+    if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
           if (target.gfx) {
             gfx::GfxOptions gfxOptions = options.gfx;
             gfxOptions.target = target.gfx;
@@ -517,30 +331,40 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
           }
         })))
       return failure();
-    dump("linalg-" + target.name, *linalg);
+    dump("linalg-" + target.name, *kernels);
+    if (failed(updateExports(*module, target.name, *kernels)))
+      return failure();
     if (options.stopAfter == Stage::Linalg) {
-      out.module = std::move(linalg);
+      out.module = std::move(kernels);
       outputs.push_back(std::move(out));
       continue;
     }
     if (options.stopAfter == Stage::Gpu && !target.gfx)
       continue; // the cpu target has no gpu stage
-    std::vector<artifact::CodeObjectDesc> objects(target.gfx ? 0 : 1);
+    FailureOr<std::vector<ExportOp>> exports = exportsFor(*module, target.name);
+    if (failed(exports))
+      return failure();
+    std::vector<Binary> binaries(target.gfx ? 0 : 1);
     LogicalResult result =
-        target.gfx ? compileGfx(*linalg, names, *target.gfx, options, out, objects)
-                   : compileCPU(*linalg, names, options, out, objects.front());
+        target.gfx ? compileGfx(*kernels, names, *exports, *target.gfx, options, out, binaries)
+                   : compileCPU(*kernels, names, *exports, options, out, binaries.front());
     if (failed(result))
       return failure();
     if (options.stopAfter != Stage::Artifact)
       outputs.push_back(std::move(out));
     else
-      for (artifact::CodeObjectDesc &object : objects)
-        codeObjects.push_back(std::move(object));
+      for (const Binary &binary : binaries)
+        addBinary(*module, binary);
   }
   if (options.stopAfter != Stage::Artifact)
     return success();
-  return writeArtifact(*module, main, std::move(codeObjects), kernelIndex, flopsOf, options,
-                       outputPath);
+  if (failed(verify(*module)))
+    return failure();
+  dump("artifact", *module);
+  artifact::TranslateOptions translate;
+  translate.commandLine = options.commandLine;
+  translate.model = llvm::sys::path::filename(options.modelPath).str();
+  return artifact::translateToArtifact(*module, translate, outputPath);
 }
 
 } // namespace kiln::driver

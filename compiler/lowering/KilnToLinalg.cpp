@@ -329,13 +329,10 @@ struct ReshapeLowering : OpRewritePattern<kiln::ReshapeOp> {
   }
 };
 
-/// Functions that orchestrate dispatches (`@main` after outlining) keep their
-/// reshapes and constants: those are views and bindings, not computation.
+/// Programs (`@main` after outlining) keep their reshapes and constants:
+/// those are views and bindings, not computation.
 bool isProgramLevel(Operation *op) {
-  if (op->getParentOfType<DispatchOp>())
-    return false;
-  auto func = op->getParentOfType<func::FuncOp>();
-  return func && func->hasAttr("kiln.program");
+  return isa_and_nonnull<ProgramOp>(op->getParentOp());
 }
 
 struct KilnLowerToLinalgPass

@@ -13,14 +13,6 @@
 
 using namespace mlir;
 
-uint64_t kiln::storageBytes(RankedTensorType type) {
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  // i1 and sub-byte integers (i4) take one byte each, as the code generators
-  // store them.
-  uint64_t elementBytes = (bits + 7) / 8;
-  return elementBytes * static_cast<uint64_t>(type.getNumElements());
-}
-
 std::optional<ArrayRef<char>> kiln::rawConstantBytes(ElementsAttr value) {
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())

@@ -1,8 +1,9 @@
 //===- OutlineDispatches.cpp - kiln.dispatch regions -> functions ---------===//
 //
 // Each dispatch region becomes a function of its own (the kernel's body, to
-// be lowered and compiled per target) and its place in @main becomes a call.
-// @main is then the program: calls, constants and reshapes only.
+// be lowered and compiled per target) and its place in @main a kiln.launch;
+// @main becomes a kiln.program (launches, constants and reshapes only),
+// still without a memory plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,11 +21,33 @@ namespace kiln {
 namespace {
 using namespace kiln;
 
+/// `func` (the model entry, its dispatches outlined) as a kiln.program with
+/// the same name, signature and argument/result attributes.
+void convertToProgram(func::FuncOp func) {
+  OpBuilder builder(func);
+  auto program = ProgramOp::create(builder, func.getLoc(), func.getSymName(),
+                                   func.getFunctionType(), func.getArgAttrsAttr(),
+                                   func.getResAttrsAttr(), /*arena_size=*/nullptr,
+                                   /*input_bindings=*/nullptr, /*output_bindings=*/nullptr);
+  program.getBody().takeBody(func.getBody());
+  Block &block = program.getBody().front();
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  builder.setInsertionPoint(ret);
+  ReturnOp::create(builder, ret.getLoc(), ret.getOperands());
+  ret.erase();
+  func.erase();
+}
+
 struct KilnOutlineDispatchesPass
     : kiln::impl::KilnOutlineDispatchesBase<KilnOutlineDispatchesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    // The model entries (every function the importer made: @main).
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func->hasAttr(kDispatchAttr) && !func.isExternal())
+        entries.push_back(func);
     SmallVector<DispatchOp> dispatches;
     module.walk([&](DispatchOp op) { dispatches.push_back(op); });
 
@@ -45,17 +68,16 @@ struct KilnOutlineDispatchesPass
       StringAttr name = symbols.insert(func);
 
       builder.setInsertionPoint(dispatch);
-      auto call = func::CallOp::create(builder, dispatch.getLoc(), func.getFunctionType().getResults(),
-                                       FlatSymbolRefAttr::get(name), dispatch.getInputs());
-      dispatch.replaceAllUsesWith(call.getResults());
+      auto launch = LaunchOp::create(builder, dispatch.getLoc(), func.getFunctionType().getResults(),
+                                     FlatSymbolRefAttr::get(name), dispatch.getInputs(),
+                                     /*operand_bindings=*/nullptr, /*result_bindings=*/nullptr);
+      dispatch.replaceAllUsesWith(launch.getResults());
       dispatch.erase();
-      parent->setAttr("kiln.program", builder.getUnitAttr());
     }
-    // A model of views only (reshapes of its inputs, constants) has no
-    // dispatch; its entry is still the program.
-    if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-      if (!main->hasAttr(kDispatchAttr))
-        main->setAttr("kiln.program", UnitAttr::get(module.getContext()));
+    // The entries become programs (a model of views only, reshapes of its
+    // inputs and constants, is a program without launches).
+    for (func::FuncOp entry : entries)
+      convertToProgram(entry);
   }
 };
 } // namespace

@@ -1,8 +1,9 @@
 //===- PlanMemory.cpp - one arena per program, offsets from liveness ------===//
 //
-// Every tensor the program (@main after outlining) holds at run time gets a
-// 64-byte aligned offset in one arena: the model inputs and the result of
-// every dispatch call. A reshape aliases its operand's bytes. Buffers are
+// Every tensor a kiln.program holds at run time gets a 64-byte aligned
+// offset in one arena: the model inputs and the result of every launch; its
+// constants get places in the program's constant pool. The plan is written
+// as #kiln.binding attributes on the program and its launches. A reshape aliases its operand's bytes. Buffers are
 // placed largest first at the lowest offset that does not overlap a buffer
 // whose live range intersects (live from definition to last use; inputs
 // from the start, outputs to the end).
@@ -36,14 +37,13 @@ struct Buffer {
 
 struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func->hasAttr("kiln.program"))
-        if (failed(plan(func)))
-          return signalPassFailure();
+    for (auto program : getOperation().getOps<ProgramOp>())
+      if (failed(plan(program)))
+        return signalPassFailure();
   }
 
-  LogicalResult plan(func::FuncOp func) {
-    Block &block = func.getBody().front();
+  LogicalResult plan(ProgramOp program) {
+    Block &block = program.getBody().front();
     // Buffer of every value held in the arena (aliases map to their source).
     llvm::DenseMap<Value, unsigned> bufferOf;
     SmallVector<Buffer> buffers;
@@ -56,6 +56,10 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
       if (it != bufferOf.end())
         buffers[it->second].end = std::max(buffers[it->second].end, at);
     };
+    // Constants: one place each in the program's constant pool, in the order
+    // the program first uses them (the artifact stores them in that order).
+    llvm::DenseMap<Operation *, uint64_t> constantOffset;
+    uint64_t poolSize = 0;
 
     for (BlockArgument arg : block.getArguments())
       addBuffer(arg, 0);
@@ -67,17 +71,22 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
         auto it = bufferOf.find(reshape.getInput());
         if (it != bufferOf.end())
           bufferOf[reshape.getResult()] = it->second;
-      } else if (isa<func::CallOp>(op)) {
+      } else if (isa<LaunchOp>(op)) {
         for (Value result : op.getResults())
           addBuffer(result, index);
-      } else if (!isa<ConstantOp, func::ReturnOp>(op)) {
+      } else if (auto cst = dyn_cast<ConstantOp>(op)) {
+        uint64_t offset = alignUp(poolSize);
+        constantOffset[cst] = offset;
+        poolSize = offset + storageBytes(cast<RankedTensorType>(cst.getType()));
+      } else if (!isa<ReturnOp>(op)) {
         return op.emitOpError("cannot be placed in the program's arena; "
-                              "expected only dispatch calls, constants and reshapes");
+                              "expected only launches, constants and reshapes");
       }
       ++index;
     }
     // Outputs stay live to the end, inputs from the start.
-    for (Value result : block.getTerminator()->getOperands())
+    auto ret = cast<ReturnOp>(block.getTerminator());
+    for (Value result : ret.getOperands())
       use(result, index);
 
     SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));
@@ -107,26 +116,44 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
       placed.push_back(i);
     }
 
-    OpBuilder b(func);
-    auto i64 = b.getI64Type();
-    SmallVector<Attribute> inputOffsets;
-    for (BlockArgument arg : block.getArguments())
-      inputOffsets.push_back(b.getIntegerAttr(i64, buffers[bufferOf[arg]].offset));
-    func->setAttr(kInputOffsetsAttr, b.getArrayAttr(inputOffsets));
-    func->setAttr(kArenaSizeAttr, b.getIntegerAttr(i64, arenaSize));
-    for (Operation &op : block) {
-      if (!isa<func::CallOp, ReshapeOp>(op))
-        continue;
-      SmallVector<Attribute> offsets;
-      for (Value result : op.getResults()) {
-        auto it = bufferOf.find(result);
-        if (it == bufferOf.end())
-          continue;
-        offsets.push_back(b.getIntegerAttr(i64, buffers[it->second].offset));
+    // Bindings: where each value lives, by what it is.
+    llvm::DenseSet<Value> outputs(ret.getOperands().begin(), ret.getOperands().end());
+    MLIRContext *ctx = program.getContext();
+    std::function<BindingAttr(Value)> bindingOf = [&](Value value) -> BindingAttr {
+      uint64_t size = storageBytes(cast<RankedTensorType>(value.getType()));
+      if (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+        BindingAttr source = bindingOf(reshape.getInput());
+        BindingKind kind = source.getKind();
+        if (kind == BindingKind::Arena && outputs.contains(value))
+          kind = BindingKind::Output;
+        return BindingAttr::get(ctx, kind, source.getOffset(), size);
       }
-      if (!offsets.empty())
-        op.setAttr(kArenaOffsetAttr, offsets.size() == 1 ? offsets.front()
-                                                         : b.getArrayAttr(offsets));
+      if (auto cst = value.getDefiningOp<ConstantOp>())
+        return BindingAttr::get(ctx, BindingKind::Constant, constantOffset.lookup(cst), size);
+      uint64_t offset = buffers[bufferOf.lookup(value)].offset;
+      if (isa<BlockArgument>(value))
+        return BindingAttr::get(ctx, BindingKind::Input, offset, size);
+      // A launch result: output when the program returns it (or a view of it).
+      bool returned = outputs.contains(value) ||
+                      llvm::any_of(value.getUsers(), [&](Operation *user) {
+                        return isa<ReshapeOp>(user) && outputs.contains(user->getResult(0));
+                      });
+      return BindingAttr::get(ctx, returned ? BindingKind::Output : BindingKind::Arena, offset,
+                              size);
+    };
+    auto bindingsOf = [&](ValueRange values) {
+      SmallVector<Attribute> attrs;
+      for (Value v : values)
+        attrs.push_back(bindingOf(v));
+      return ArrayAttr::get(ctx, attrs);
+    };
+    OpBuilder b(program);
+    program.setArenaSizeAttr(b.getI64IntegerAttr(arenaSize));
+    program.setInputBindingsAttr(bindingsOf(block.getArguments()));
+    program.setOutputBindingsAttr(bindingsOf(ret.getOperands()));
+    for (auto launch : block.getOps<LaunchOp>()) {
+      launch.setOperandBindingsAttr(bindingsOf(launch.getOperands()));
+      launch.setResultBindingsAttr(bindingsOf(launch.getResults()));
     }
     return success();
   }

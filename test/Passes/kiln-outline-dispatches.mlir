@@ -15,13 +15,13 @@
 // CHECK-SAME: (%{{.*}}: tensor<64xf32>) -> tensor<64xf32> attributes {kiln.dispatch}
 // CHECK-NEXT: kiln.softmax
 // CHECK-NEXT: return
-// CHECK-LABEL: func.func @main
-// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>) -> tensor<64xf32> attributes {kiln.program}
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>) -> tensor<64xf32> {
 // CHECK-NEXT: %[[W:.*]] = kiln.constant dense_resource<w>
-// CHECK-NEXT: %[[C0:.*]] = call @dispatch_0_matmul(%[[X]], %[[W]]) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT: %[[C0:.*]] = kiln.launch @dispatch_0_matmul(%[[X]], %[[W]]) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT: %[[V:.*]] = kiln.reshape %[[C0]] : tensor<4x16xf32> -> tensor<64xf32>
-// CHECK-NEXT: %[[C1:.*]] = call @dispatch_1_softmax(%[[V]]) : (tensor<64xf32>) -> tensor<64xf32>
-// CHECK-NEXT: return %[[C1]]
+// CHECK-NEXT: %[[C1:.*]] = kiln.launch @dispatch_1_softmax(%[[V]]) : (tensor<64xf32>) -> tensor<64xf32>
+// CHECK-NEXT: kiln.return %[[C1]]
 // CHECK-NOT: kiln.dispatch "
 // CHECK-NOT: kiln.yield
 func.func @main(%x: tensor<4x8xf32>) -> tensor<64xf32> {
@@ -52,19 +52,17 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<64xf32> {
 // -----
 
 // A dispatch whose name is already a symbol of the module: the function is
-// renamed and the call refers to the new name. The existing function is left
-// alone. A dispatch with two results becomes a function with two results.
+// renamed and the launch refers to the new name. The existing function is
+// left alone. A dispatch with two results becomes a function with two results.
 // CHECK-LABEL: func.func private @dispatch_0_relu(tensor<8xf32>) -> tensor<8xf32>
 // CHECK-LABEL: func.func @dispatch_0_relu_0(
 // CHECK-SAME: -> (tensor<8xf32>, tensor<8xf32>) attributes {kiln.dispatch}
 // CHECK-NEXT: kiln.relu
 // CHECK-NEXT: kiln.neg
 // CHECK-NEXT: return %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>
-// CHECK-LABEL: func.func @main
-// CHECK-SAME: attributes {kiln.program}
-// CHECK-NEXT: %[[C:.*]]:2 = call @dispatch_0_relu_0(%arg0) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
-// CHECK-NEXT: %[[O:.*]] = call @dispatch_0_relu(%[[C]]#1)
-// CHECK-NEXT: return %[[C]]#0, %[[O]]
+// CHECK-LABEL: kiln.program @main
+// CHECK-NEXT: %[[C:.*]]:2 = kiln.launch @dispatch_0_relu_0(%arg0) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+// CHECK-NEXT: kiln.return %[[C]]#1, %[[C]]#0
 // CHECK-NOT: kiln.dispatch
 func.func private @dispatch_0_relu(tensor<8xf32>) -> tensor<8xf32>
 func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
@@ -74,28 +72,25 @@ func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
     %n = kiln.neg %r : tensor<8xf32>
     kiln.yield %r, %n : tensor<8xf32>, tensor<8xf32>
   }
-  %1 = func.call @dispatch_0_relu(%0#1) : (tensor<8xf32>) -> tensor<8xf32>
-  return %0#0, %1 : tensor<8xf32>, tensor<8xf32>
+  return %0#1, %0#0 : tensor<8xf32>, tensor<8xf32>
 }
 
 // Formation and outlining together, on the formation test's functions: only
-// calls, constants and reshapes are left in the program.
+// launches, constants and reshapes are left in the programs.
 // PIPE-LABEL: func.func @dispatch_0_conv(
 // PIPE-SAME: attributes {kiln.dispatch}
 // PIPE: kiln.conv
 // PIPE: kiln.relu
 // PIPE: kiln.add
-// PIPE-LABEL: func.func @conv_bias_relu_residual
-// PIPE-SAME: attributes {kiln.program}
-// PIPE-NEXT: call @dispatch_0_conv(%arg0, %arg1, %arg2, %arg3)
-// PIPE-NEXT: return
-// PIPE-LABEL: func.func @constants_and_reshapes
-// PIPE-SAME: attributes {kiln.program}
+// PIPE-LABEL: kiln.program @conv_bias_relu_residual
+// PIPE-NEXT: kiln.launch @dispatch_0_conv(%arg0, %arg1, %arg2, %arg3)
+// PIPE-NEXT: kiln.return
+// PIPE-LABEL: kiln.program @constants_and_reshapes
 // PIPE-NOT: kiln.matmul
 // PIPE-NOT: kiln.relu
 // PIPE-NOT: kiln.add
-// PIPE: %[[D0:.*]] = call @dispatch_0_matmul(
+// PIPE: %[[D0:.*]] = kiln.launch @dispatch_0_matmul(
 // PIPE-NEXT: %[[RS:.*]] = kiln.reshape %[[D0]]
-// PIPE-NEXT: %[[D1:.*]] = call @dispatch_1_relu(%[[RS]])
-// PIPE-NEXT: %[[D2:.*]] = call @dispatch_2_add(
-// PIPE-NEXT: return %[[D1]], %[[D2]]
+// PIPE-NEXT: %[[D1:.*]] = kiln.launch @dispatch_1_relu(%[[RS]])
+// PIPE-NEXT: %[[D2:.*]] = kiln.launch @dispatch_2_add(
+// PIPE-NEXT: kiln.return %[[D1]], %[[D2]]

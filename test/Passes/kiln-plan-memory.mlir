@@ -1,11 +1,13 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-plan-memory | FileCheck %s
 
-// The planner's rule: every buffer (model input or call result) takes
+// The planner's rule: every buffer (model input or launch result) takes
 // align64(bytes) and is live from its definition to its last use (inputs from
-// the start, @main's results to the end; a reshape is an alias, so its uses
-// extend its operand's buffer). Buffers are placed largest first (ties in
+// the start, the program's results to the end; a reshape is an alias, so its
+// uses extend its operand's buffer). Buffers are placed largest first (ties in
 // order of definition) at the lowest offset that does not overlap a placed
-// buffer whose live range intersects.
+// buffer whose live range intersects. The plan is written as #kiln.binding
+// attributes: `input` for model inputs, `output` for what the program returns
+// (also seen through a reshape), `arena` for the rest.
 //
 // Op indices: the arguments are defined at 0, the ops of @main count from 1,
 // the return is 6 and the results stay live to 7.
@@ -22,26 +24,29 @@
 //   %x -> 192  (live with %a [0,128) and %c [0,192))
 //   %b -> 256  (live with %a, %c and %x)
 //   %d -> 320  (live with %c, %x and %b; not %a)
-// Arena: 384 bytes. The reshape has its operand's offset.
-// CHECK-LABEL: func.func @main
-// CHECK-SAME: attributes {kiln.arena_size = 384 : i64, kiln.input_offsets = [192], kiln.program}
-// CHECK-NEXT: call @f(%arg0) {kiln.arena_offset = 0 : i64}
-// CHECK-NEXT: call @g(%{{.*}}) {kiln.arena_offset = 256 : i64}
-// CHECK-NEXT: kiln.reshape %{{.*}} {kiln.arena_offset = 256 : i64}
-// CHECK-NEXT: call @h(%{{.*}}) {kiln.arena_offset = 0 : i64}
-// CHECK-NEXT: call @k(%{{.*}}, %arg0) {kiln.arena_offset = 320 : i64}
-// CHECK-NEXT: return
+// Arena: 384 bytes. The reshape has its operand's offset; sizes are the
+// tensors' own bytes (40, not the aligned 64).
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: arena_size = 384 : i64
+// CHECK-SAME: input_bindings = [#kiln.binding<input, 192, 64>]
+// CHECK-SAME: output_bindings = [#kiln.binding<output, 320, 32>, #kiln.binding<output, 256, 40>]
+// CHECK-NEXT: kiln.launch @f(%arg0) bindings([#kiln.binding<input, 192, 64>], [#kiln.binding<arena, 0, 128>])
+// CHECK-NEXT: kiln.launch @g(%{{.*}}) bindings([#kiln.binding<arena, 0, 128>], [#kiln.binding<output, 256, 40>])
+// CHECK-NEXT: kiln.reshape
+// CHECK-NEXT: kiln.launch @h(%{{.*}}) bindings([#kiln.binding<output, 256, 40>], [#kiln.binding<arena, 0, 192>])
+// CHECK-NEXT: kiln.launch @k(%{{.*}}, %arg0) bindings([#kiln.binding<arena, 0, 192>, #kiln.binding<input, 192, 64>], [#kiln.binding<output, 320, 32>])
+// CHECK-NEXT: kiln.return
 func.func private @f(tensor<16xf32>) -> tensor<32xf32>
 func.func private @g(tensor<32xf32>) -> tensor<10xf32>
 func.func private @h(tensor<2x5xf32>) -> tensor<48xf32>
 func.func private @k(tensor<48xf32>, tensor<16xf32>) -> tensor<8xf32>
-func.func @main(%x: tensor<16xf32>) -> (tensor<8xf32>, tensor<2x5xf32>) attributes {kiln.program} {
-  %a = call @f(%x) : (tensor<16xf32>) -> tensor<32xf32>
-  %b = call @g(%a) : (tensor<32xf32>) -> tensor<10xf32>
+kiln.program @main(%x: tensor<16xf32>) -> (tensor<8xf32>, tensor<2x5xf32>) {
+  %a = kiln.launch @f(%x) : (tensor<16xf32>) -> tensor<32xf32>
+  %b = kiln.launch @g(%a) : (tensor<32xf32>) -> tensor<10xf32>
   %r = kiln.reshape %b : tensor<10xf32> -> tensor<2x5xf32>
-  %c = call @h(%r) : (tensor<2x5xf32>) -> tensor<48xf32>
-  %d = call @k(%c, %x) : (tensor<48xf32>, tensor<16xf32>) -> tensor<8xf32>
-  return %d, %r : tensor<8xf32>, tensor<2x5xf32>
+  %c = kiln.launch @h(%r) : (tensor<2x5xf32>) -> tensor<48xf32>
+  %d = kiln.launch @k(%c, %x) : (tensor<48xf32>, tensor<16xf32>) -> tensor<8xf32>
+  kiln.return %d, %r : tensor<8xf32>, tensor<2x5xf32>
 }
 
 // -----
@@ -56,36 +61,40 @@ func.func @main(%x: tensor<16xf32>) -> (tensor<8xf32>, tensor<2x5xf32>) attribut
 //   %p -> 0; %x -> 128 (live with %p); %q -> 128 (live with %p, not %x);
 //   %r -> 0 (live only with %q at [128, 192): the gap below it fits).
 // Arena: 192 bytes.
-// A constant is not in the arena and gets no offset; a function that is not
-// the program is not planned.
+// Constants are not in the arena: each takes the next 64-byte place of the
+// program's constant pool (%w at 0, %v at 64 after %w's 16 bytes). A function
+// is not planned.
 // CHECK-LABEL: func.func @helper
-// CHECK-NOT: kiln.arena
-// CHECK-LABEL: func.func @main
-// CHECK-SAME: attributes {kiln.arena_size = 192 : i64, kiln.input_offsets = [128], kiln.program}
+// CHECK-NOT: binding
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: arena_size = 192 : i64
+// CHECK-SAME: input_bindings = [#kiln.binding<input, 128, 32>]
 // CHECK-NEXT: kiln.constant dense<1.000000e+00> : tensor<4xf32>{{$}}
-// CHECK-NEXT: call @f(%arg0) {kiln.arena_offset = 0 : i64}
-// CHECK-NEXT: call @g(%{{.*}}) {kiln.arena_offset = 128 : i64}
-// CHECK-NEXT: call @h(%{{.*}}, %{{.*}}) {kiln.arena_offset = 0 : i64}
+// CHECK-NEXT: kiln.constant dense<2.000000e+00> : tensor<4xf32>{{$}}
+// CHECK-NEXT: kiln.launch @f(%arg0) bindings([#kiln.binding<input, 128, 32>], [#kiln.binding<arena, 0, 128>])
+// CHECK-NEXT: kiln.launch @g(%{{.*}}) bindings([#kiln.binding<arena, 0, 128>], [#kiln.binding<arena, 128, 64>])
+// CHECK-NEXT: kiln.launch @h(%{{.*}}, %{{.*}}, %{{.*}}) bindings([#kiln.binding<arena, 128, 64>, #kiln.binding<constant, 0, 16>, #kiln.binding<constant, 64, 16>], [#kiln.binding<output, 0, 64>])
 func.func private @f(tensor<8xf32>) -> tensor<32xf32>
 func.func private @g(tensor<32xf32>) -> tensor<16xf32>
-func.func private @h(tensor<16xf32>, tensor<4xf32>) -> tensor<16xf32>
+func.func private @h(tensor<16xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<16xf32>
 func.func @helper(%x: tensor<8xf32>) -> tensor<32xf32> {
   %0 = call @f(%x) : (tensor<8xf32>) -> tensor<32xf32>
   return %0 : tensor<32xf32>
 }
-func.func @main(%x: tensor<8xf32>) -> tensor<16xf32> attributes {kiln.program} {
+kiln.program @main(%x: tensor<8xf32>) -> tensor<16xf32> {
   %w = kiln.constant dense<1.0> : tensor<4xf32>
-  %p = call @f(%x) : (tensor<8xf32>) -> tensor<32xf32>
-  %q = call @g(%p) : (tensor<32xf32>) -> tensor<16xf32>
-  %r = call @h(%q, %w) : (tensor<16xf32>, tensor<4xf32>) -> tensor<16xf32>
-  return %r : tensor<16xf32>
+  %v = kiln.constant dense<2.0> : tensor<4xf32>
+  %p = kiln.launch @f(%x) : (tensor<8xf32>) -> tensor<32xf32>
+  %q = kiln.launch @g(%p) : (tensor<32xf32>) -> tensor<16xf32>
+  %r = kiln.launch @h(%q, %w, %v) : (tensor<16xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<16xf32>
+  kiln.return %r : tensor<16xf32>
 }
 
 // -----
 
 // Several inputs are all live from the start, so they never share bytes even
-// when one is read only once; a call with two results gets an array of
-// offsets; a result nobody reads is live only at its call; i1 takes a byte
+// when one is read only once; a launch with two results gets a binding per
+// result; a result nobody reads is live only at its launch; i1 takes a byte
 // per element.
 //   %x  input   64xf32 = 256 B        live [0, 1]
 //   %y  input    4xf32 =  16 B -> 64  live [0, 2]
@@ -96,40 +105,39 @@ func.func @main(%x: tensor<8xf32>) -> tensor<16xf32> attributes {kiln.program} {
 //   %x -> 0; %m -> 256; %y -> 384; %n -> 448 (live with all three);
 //   %o -> 0 (%x and %n are dead; live with %m and %y).
 // Arena: 512 bytes.
-// CHECK-LABEL: func.func @main
-// CHECK-SAME: attributes {kiln.arena_size = 512 : i64, kiln.input_offsets = [0, 384], kiln.program}
-// CHECK-NEXT: call @f(%arg0) {kiln.arena_offset = [256, 448]}
-// CHECK-NEXT: call @g(%arg1) {kiln.arena_offset = 0 : i64}
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: arena_size = 512 : i64
+// CHECK-SAME: input_bindings = [#kiln.binding<input, 0, 256>, #kiln.binding<input, 384, 16>]
+// CHECK-SAME: output_bindings = [#kiln.binding<output, 256, 100>, #kiln.binding<output, 0, 32>]
+// CHECK-NEXT: kiln.launch @f(%arg0) bindings([#kiln.binding<input, 0, 256>], [#kiln.binding<output, 256, 100>, #kiln.binding<arena, 448, 64>])
+// CHECK-NEXT: kiln.launch @g(%arg1) bindings([#kiln.binding<input, 384, 16>], [#kiln.binding<output, 0, 32>])
 func.func private @f(tensor<64xf32>) -> (tensor<100xi1>, tensor<16xf32>)
 func.func private @g(tensor<4xf32>) -> tensor<8xf32>
-func.func @main(%x: tensor<64xf32>, %y: tensor<4xf32>) -> (tensor<100xi1>, tensor<8xf32>) attributes {kiln.program} {
-  %m, %n = call @f(%x) : (tensor<64xf32>) -> (tensor<100xi1>, tensor<16xf32>)
-  %o = call @g(%y) : (tensor<4xf32>) -> tensor<8xf32>
-  return %m, %o : tensor<100xi1>, tensor<8xf32>
-}
-
-// -----
-
-// Only dispatch calls, constants and reshapes can be placed.
-func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attributes {kiln.program} {
-  // expected-error @+1 {{'kiln.relu' op cannot be placed in the program's arena; expected only dispatch calls, constants and reshapes}}
-  %0 = kiln.relu %x : tensor<8xf32>
-  return %0 : tensor<8xf32>
+kiln.program @main(%x: tensor<64xf32>, %y: tensor<4xf32>) -> (tensor<100xi1>, tensor<8xf32>) {
+  %m, %n = kiln.launch @f(%x) : (tensor<64xf32>) -> (tensor<100xi1>, tensor<16xf32>)
+  %o = kiln.launch @g(%y) : (tensor<4xf32>) -> tensor<8xf32>
+  kiln.return %m, %o : tensor<100xi1>, tensor<8xf32>
 }
 
 // -----
 
 // Sub-byte tensors take one byte per element (as the code generators store
 // them): two live 128 x i4 buffers need 128 B each, not 64 B or nothing.
-// CHECK-LABEL: func.func @sub_byte
-// CHECK-SAME: kiln.arena_size = 384 : i64
-// CHECK-NEXT: call @to_i4(%arg0) {kiln.arena_offset = 128 : i64}
-// CHECK-NEXT: call @to_i4(%arg0) {kiln.arena_offset = 256 : i64}
+// Several programs in one module are planned each on its own.
+// CHECK-LABEL: kiln.program @sub_byte
+// CHECK-SAME: arena_size = 384 : i64
+// CHECK-NEXT: kiln.launch @to_i4(%arg0) bindings([#kiln.binding<input, 0, 128>], [#kiln.binding<arena, 128, 128>])
+// CHECK-NEXT: kiln.launch @to_i4(%arg0) bindings([#kiln.binding<input, 0, 128>], [#kiln.binding<arena, 256, 128>])
+// CHECK-LABEL: kiln.program @second
+// CHECK-SAME: arena_size = 64 : i64
 func.func private @to_i4(tensor<128xi8>) -> tensor<128xi4>
 func.func private @use(tensor<128xi4>, tensor<128xi4>) -> tensor<4xi32>
-func.func @sub_byte(%x: tensor<128xi8>) -> tensor<4xi32> attributes {kiln.program} {
-  %a = call @to_i4(%x) : (tensor<128xi8>) -> tensor<128xi4>
-  %b = call @to_i4(%x) : (tensor<128xi8>) -> tensor<128xi4>
-  %c = call @use(%a, %b) : (tensor<128xi4>, tensor<128xi4>) -> tensor<4xi32>
-  return %c : tensor<4xi32>
+kiln.program @sub_byte(%x: tensor<128xi8>) -> tensor<4xi32> {
+  %a = kiln.launch @to_i4(%x) : (tensor<128xi8>) -> tensor<128xi4>
+  %b = kiln.launch @to_i4(%x) : (tensor<128xi8>) -> tensor<128xi4>
+  %c = kiln.launch @use(%a, %b) : (tensor<128xi4>, tensor<128xi4>) -> tensor<4xi32>
+  kiln.return %c : tensor<4xi32>
+}
+kiln.program @second(%x: tensor<4xi32>) -> tensor<4xi32> {
+  kiln.return %x : tensor<4xi32>
 }

@@ -26,18 +26,27 @@ Steps (files under BUILD/e2e/NAME/):
   6. compare kiln/ with ort/: the same set of files, and per output the same
      dtype and shape, and the values within tolerance (below).
 
-Comparison of a float output (got vs reference ref, computed in float64):
-  max_abs = max |got - ref|
+Comparison of a float output (got vs reference ref, computed in float64),
+element by element (numpy.allclose-style, with the absolute part scaled to
+the output's range because the error of a long sum grows with its terms, not
+with its result):
   scale   = max |ref|          (1 when ref is all zeros)
-  rel_err = max_abs / scale    (the worst error relative to the output's range)
-  cos     = <got, ref> / (|got| |ref|)   (1 when both are all zeros)
-  PASS if rel_err <= 1e-3 OR cos >= 0.99999 (--rel-tol, --min-cos), and
-  non-finite values (NaN, +-Inf) sit at the same places in both.
+  PASS element i if |got[i] - ref[i]| <= atol * scale + rtol * |ref[i]|
+  and the output passes when every element does, non-finite values (NaN,
+  +-Inf) sit at the same places in both, AND (an additional check, never an
+  alternative) cos = <got, ref> / (|got| |ref|) >= min_cos.
+Tolerances by the precision the model computes in (--precision of the gfx
+matrix cores; f32 otherwise), overridable with --rtol, --atol and --min-cos:
+  f32   rtol 1e-3  atol 1e-3  min_cos 0.99999
+  f16   rtol 1e-2  atol 1e-2  min_cos 0.9999
+  bf16  rtol 3e-2  atol 3e-2  min_cos 0.999
+Reported per output: elements outside the tolerance, the worst element
+(index, got, ref), rel_err = max|got - ref| / scale and cos.
 Integer and bool outputs must be equal.
 
-ORT vs PyTorch uses the same figures; it fails only when the reference is
-way off (rel_err > 1e-2 AND cos < 0.9999), and warns between that and the
-kiln tolerance.
+ORT vs PyTorch uses the same figures (f32 tolerance); it fails only when the
+reference is way off (rel_err > 1e-2 AND cos < 0.9999), and warns between
+that and the kiln tolerance.
 
 --skip-kiln stops after step 3 (checks the reference alone).
 Exit status: 0 pass, 1 fail, 2 usage or set-up error.
@@ -121,7 +130,15 @@ def run(cmd: list[str], what: str, timeout: float, **kwargs) -> tuple[subprocess
 # Comparison
 # ---------------------------------------------------------------------------
 
-def compare(got: np.ndarray, ref: np.ndarray, rel_tol: float, min_cos: float) -> dict:
+# Tolerances by compute precision; see the module docstring.
+TOLERANCES = {
+    "f32": {"rtol": 1e-3, "atol": 1e-3, "min_cos": 0.99999},
+    "f16": {"rtol": 1e-2, "atol": 1e-2, "min_cos": 0.9999},
+    "bf16": {"rtol": 3e-2, "atol": 3e-2, "min_cos": 0.999},
+}
+
+
+def compare(got: np.ndarray, ref: np.ndarray, tol: dict) -> dict:
     """Figures for one output; see the module docstring for the definitions."""
     r = {"dtype_ok": got.dtype == ref.dtype, "shape_ok": got.shape == ref.shape}
     if not (r["dtype_ok"] and r["shape_ok"]):
@@ -138,10 +155,16 @@ def compare(got: np.ndarray, ref: np.ndarray, rel_tol: float, min_cos: float) ->
     nonfinite_ok = bool(np.array_equal(g_fin, f_fin)
                         and np.array_equal(g[~g_fin], f[~f_fin], equal_nan=True))
     both = g_fin & f_fin
+    index = np.flatnonzero(both)
     g, f = g[both], f[both]
-    max_abs = float(np.max(np.abs(g - f))) if g.size else 0.0
+    err = np.abs(g - f)
+    max_abs = float(np.max(err)) if g.size else 0.0
     scale = float(np.max(np.abs(f))) if f.size else 0.0
-    rel = max_abs / (scale if scale > 0 else 1.0)
+    scale = scale if scale > 0 else 1.0
+    rel = max_abs / scale
+    bound = tol["atol"] * scale + tol["rtol"] * np.abs(f)
+    outside = err > bound
+    bad = int(np.count_nonzero(outside))
     ng, nf = float(np.linalg.norm(g)), float(np.linalg.norm(f))
     if ng == 0.0 and nf == 0.0:
         cos = 1.0
@@ -149,10 +172,16 @@ def compare(got: np.ndarray, ref: np.ndarray, rel_tol: float, min_cos: float) ->
         cos = 0.0
     else:
         cos = float(np.dot(g, f) / (ng * nf))
-    r.update(kind="float", max_abs=max_abs, scale=scale, rel_err=rel, cos=cos,
-             nonfinite_ok=nonfinite_ok, nonfinite=int(np.count_nonzero(~f_fin)),
+    worst = None
+    if g.size:
+        # The element furthest outside (or, when all pass, closest to) its bound.
+        k = int(np.argmax(err - bound))
+        worst = (np.unravel_index(int(index[k]), ref.shape), float(g[k]), float(f[k]))
+    r.update(kind="float", max_abs=max_abs, scale=scale, rel_err=rel, cos=cos, outside=bad,
+             elements=int(g.size), worst=worst, nonfinite_ok=nonfinite_ok,
+             nonfinite=int(np.count_nonzero(~f_fin)),
              nonfinite_got=int(np.count_nonzero(~g_fin)))
-    r["pass"] = nonfinite_ok and (rel <= rel_tol or cos >= min_cos)
+    r["pass"] = nonfinite_ok and bad == 0 and cos >= tol["min_cos"]
     return r
 
 
@@ -164,7 +193,11 @@ def describe(name: str, arr: np.ndarray | None, r: dict) -> str:
     if r.get("kind") == "exact":
         return f"{name}: {dtype} {shape} mismatches={r['mismatches']}"
     text = (f"{name}: {dtype} {shape} max|ref|={r['scale']:.4g} max_abs_err={r['max_abs']:.3g} "
-            f"rel_err={r['rel_err']:.3g} cos={r['cos']:.8f}")
+            f"rel_err={r['rel_err']:.3g} cos={r['cos']:.8f} "
+            f"outside_tolerance={r['outside']}/{r['elements']}")
+    if r["worst"] is not None:
+        at, got_v, ref_v = r["worst"]
+        text += f" worst@{list(map(int, at))}: got {got_v:.6g} ref {ref_v:.6g}"
     if r["nonfinite"] or not r["nonfinite_ok"]:
         text += (f" non-finite: got {r['nonfinite_got']} ref {r['nonfinite']}"
                  + ("" if r["nonfinite_ok"] else " (at different places)"))
@@ -172,7 +205,7 @@ def describe(name: str, arr: np.ndarray | None, r: dict) -> str:
 
 
 def compare_dirs(label: str, got_arrays: dict[str, np.ndarray | None],
-                 ref_arrays: dict[str, np.ndarray], rel_tol: float, min_cos: float) -> list[dict]:
+                 ref_arrays: dict[str, np.ndarray], tol: dict) -> list[dict]:
     """Compares output by output (keys are output names); logs one line each."""
     results = []
     for name, ref in ref_arrays.items():
@@ -180,7 +213,7 @@ def compare_dirs(label: str, got_arrays: dict[str, np.ndarray | None],
         if got is None:
             r = {"pass": False, "dtype_ok": False, "shape_ok": False, "detail": "MISSING"}
         else:
-            r = compare(got, ref, rel_tol, min_cos)
+            r = compare(got, ref, tol)
             if not (r["dtype_ok"] and r["shape_ok"]):
                 r["detail"] = (f"got {got.dtype} {list(got.shape)}, "
                                f"want {ref.dtype} {list(ref.shape)}")
@@ -300,8 +333,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--precision", choices=["f32", "f16", "bf16"], default=None,
                         help="kiln-compile --precision for the gfx targets (their matmuls and "
                              "convolutions on the matrix cores)")
-    parser.add_argument("--rel-tol", type=float, default=1e-3)
-    parser.add_argument("--min-cos", type=float, default=0.99999)
+    parser.add_argument("--rtol", type=float, default=None,
+                        help="per-element relative tolerance (default: by precision)")
+    parser.add_argument("--atol", type=float, default=None,
+                        help="per-element absolute tolerance, as a fraction of max|ref| "
+                             "(default: by precision)")
+    parser.add_argument("--min-cos", type=float, default=None,
+                        help="least cosine similarity, checked in addition (default: by precision)")
     parser.add_argument("--skip-kiln", action="store_true",
                         help="only export and check the ORT reference against PyTorch")
     parser.add_argument("--timeout", type=float, default=3600,
@@ -326,8 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     bin_dir = build / "bin"
     threads = args.threads or 1
     log(f"e2e {name}: build {build}, work folder {work}")
-    log(f"criterion: rel_err = max|got-ref| / max|ref| <= {args.rel_tol:g} "
-        f"OR cos(got, ref) >= {args.min_cos}; dtypes, shapes and names must match")
+    tol = dict(TOLERANCES[args.precision or "f32"])
+    for key in ("rtol", "atol", "min_cos"):
+        if getattr(args, key) is not None:
+            tol[key] = getattr(args, key)
+    log(f"criterion ({args.precision or 'f32'}): every element |got-ref| <= "
+        f"{tol['atol']:g}*max|ref| + {tol['rtol']:g}*|ref|, AND cos(got, ref) >= "
+        f"{tol['min_cos']}; dtypes, shapes and names must match")
 
     try:
         # 1-2. model, inputs
@@ -359,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             return "FAIL" if way_off else "WARN"
 
         torch_results = compare_dirs("ort vs torch", ort_arrays, torch_arrays,
-                                     args.rel_tol, args.min_cos)
+                                     TOLERANCES["f32"])
         torch_ok = report("ort vs torch", torch_results, [], ok_word="OK", judge=judge_torch)
         if not torch_ok:
             log(f"e2e {name}: FAIL (the ONNX Runtime reference disagrees with PyTorch)")
@@ -413,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
 
             label = "kiln vs ort" if device == "cpu" else f"kiln {device} vs ort"
             kiln_arrays, kiln_extra = load_outputs(kiln_dir, output_names)
-            results = compare_dirs(label, kiln_arrays, ort_arrays, args.rel_tol, args.min_cos)
+            results = compare_dirs(label, kiln_arrays, ort_arrays, tol)
             ok = report(label, results, kiln_extra)
             passed = sum(r["pass"] for r in results)
             log(f"e2e {name} on {device}: {'PASS' if ok else 'FAIL'} ({passed}/{len(results)} "

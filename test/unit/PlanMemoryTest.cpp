@@ -1,9 +1,10 @@
 //===- PlanMemoryTest.cpp - property test of the arena planner -----------===//
 //
-// Random programs (chains of dispatch calls reading earlier values, some of
-// them reshaped, some returned) go through kiln-plan-memory; the offsets it
-// records must be 64-byte aligned, inside the arena, and never overlap for
-// two buffers that are live at the same time. Live ranges are recomputed
+// Random programs (chains of launches reading earlier values, some of them
+// reshaped, some returned) go through kiln-plan-memory; the bindings it
+// writes must be 64-byte aligned, inside the arena, alias through reshapes,
+// and never overlap for two buffers that are live at the same time (the
+// dialect's verifier checks their sizes and kinds on top). Live ranges are recomputed
 // here from the program, independently of the pass.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
@@ -45,9 +47,11 @@ void runRandomProgram(unsigned seed) {
   SmallVector<Type> inputTypes;
   for (unsigned i = 0; i < numInputs; ++i)
     inputTypes.push_back(tensorOf(uniform(1, 5000)));
-  auto main = func::FuncOp::create(b, loc, "main", b.getFunctionType(inputTypes, {}));
-  main->setAttr("kiln.program", b.getUnitAttr());
-  Block *entry = main.addEntryBlock();
+  auto main = kiln::ProgramOp::create(b, loc, "main", b.getFunctionType(inputTypes, {}),
+                                      nullptr, nullptr, nullptr, nullptr, nullptr);
+  Block *entry = &main.getBody().emplaceBlock();
+  for (Type type : inputTypes)
+    entry->addArgument(type, loc);
 
   // Values and the buffer each lives in (a reshape shares its operand's).
   SmallVector<Value> values(entry->getArguments().begin(), entry->getArguments().end());
@@ -87,7 +91,9 @@ void runRandomProgram(unsigned seed) {
     auto callee = func::FuncOp::create(top, loc, name,
                                        b.getFunctionType(TypeRange(ValueRange(operands)), {tensorOf(size)}));
     callee.setPrivate();
-    auto call = func::CallOp::create(body, loc, callee, operands);
+    auto call = kiln::LaunchOp::create(body, loc, TypeRange{tensorOf(size)},
+                                       FlatSymbolRefAttr::get(callee.getSymNameAttr()), operands,
+                                       nullptr, nullptr);
     bufferOf[call.getResult(0)] = buffers.size();
     buffers.push_back({size, -1, index, index});
     values.push_back(call.getResult(0));
@@ -99,38 +105,37 @@ void runRandomProgram(unsigned seed) {
   for (Value v : results)
     use(v, index);
   OpBuilder end = OpBuilder::atBlockEnd(entry);
-  func::ReturnOp::create(end, loc, results);
-  main.setType(b.getFunctionType(inputTypes, TypeRange(ValueRange(results))));
+  kiln::ReturnOp::create(end, loc, results);
+  main.setFunctionType(b.getFunctionType(inputTypes, TypeRange(ValueRange(results))));
 
   PassManager pm(&ctx);
   pm.addPass(kiln::createKilnPlanMemory());
   ASSERT_TRUE(succeeded(pm.run(module))) << "seed " << seed;
 
-  auto inputOffsets = main->getAttrOfType<ArrayAttr>(kiln::kInputOffsetsAttr);
-  auto arenaSize = main->getAttrOfType<IntegerAttr>(kiln::kArenaSizeAttr);
-  ASSERT_TRUE(inputOffsets && arenaSize) << "seed " << seed;
-  for (auto [i, attr] : llvm::enumerate(inputOffsets))
-    buffers[bufferOf[entry->getArgument(i)]].offset = cast<IntegerAttr>(attr).getInt();
-  for (Operation &op : *entry) {
-    auto offset = op.getAttrOfType<IntegerAttr>(kiln::kArenaOffsetAttr);
-    if (!offset || op.getNumResults() != 1)
-      continue;
-    Buffer &buf = buffers[bufferOf[op.getResult(0)]];
-    if (isa<kiln::ReshapeOp>(op)) {
-      EXPECT_EQ(buf.offset, offset.getInt()) << "seed " << seed << ": a reshape must alias";
-      continue;
-    }
-    buf.offset = offset.getInt();
+  ASSERT_TRUE(succeeded(verify(module))) << "seed " << seed;
+  ASSERT_TRUE(main.isPlanned()) << "seed " << seed;
+  int64_t arenaSize = *main.getArenaSize();
+  for (auto [i, attr] : llvm::enumerate(main.getInputBindingsAttr()))
+    buffers[bufferOf[entry->getArgument(i)]].offset = cast<kiln::BindingAttr>(attr).getOffset();
+  for (auto launch : entry->getOps<kiln::LaunchOp>()) {
+    buffers[bufferOf[launch.getResult(0)]].offset =
+        cast<kiln::BindingAttr>((launch.getResultBindingsAttr())[0]).getOffset();
   }
+  // Every operand is bound where its buffer is (reshapes alias).
+  for (auto launch : entry->getOps<kiln::LaunchOp>())
+    for (auto [value, attr] : llvm::zip(launch.getOperands(), launch.getOperandBindingsAttr()))
+      EXPECT_EQ(buffers[bufferOf[value]].offset,
+                static_cast<int64_t>(cast<kiln::BindingAttr>(attr).getOffset()))
+          << "seed " << seed << ": an operand is not bound where its buffer lives";
 
   int64_t total = 0;
   for (const Buffer &buf : buffers) {
     ASSERT_GE(buf.offset, 0) << "seed " << seed << ": a buffer has no offset";
     EXPECT_EQ(buf.offset % 64, 0) << "seed " << seed;
-    EXPECT_LE(buf.offset + buf.size, arenaSize.getInt()) << "seed " << seed;
+    EXPECT_LE(buf.offset + buf.size, arenaSize) << "seed " << seed;
     total += (buf.size + 63) / 64 * 64;
   }
-  EXPECT_LE(arenaSize.getInt(), total) << "seed " << seed << ": no reuse at all would be smaller";
+  EXPECT_LE(arenaSize, total) << "seed " << seed << ": no reuse at all would be smaller";
   for (size_t i = 0; i < buffers.size(); ++i)
     for (size_t j = i + 1; j < buffers.size(); ++j) {
       const Buffer &x = buffers[i], &y = buffers[j];

@@ -30,6 +30,7 @@ namespace kiln::gfx {
 
 void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
+  pm.addNestedPass<func::FuncOp>(createKilnCountFlops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   KilnConvToGemmOptions convToGemm;

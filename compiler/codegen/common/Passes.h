@@ -37,6 +37,8 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "codegen/common/Passes.h.inc"
 
+/// FLOPs of a dispatch function, counted by kiln-count-flops (i64).
+inline constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
 /// Workgroup count of a distributed dispatch function (i64).
 inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count";
 

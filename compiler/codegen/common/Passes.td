@@ -29,6 +29,18 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnCountFlops : Pass<"kiln-count-flops", "mlir::func::FuncOp"> {
+  let summary = "count the arithmetic of a dispatch function on its linalg form";
+  let description = [{
+    Run right after `kiln-lower-to-linalg`, before any tiling: sums, over the
+    linalg ops of a dispatch function, the points of each op's iteration
+    space (twice for ops with a reduction: a multiply and an add) into the
+    function's `kiln.flops` (i64), which the driver copies into the
+    variant's `kiln.export`. Functions not marked `kiln.dispatch` are left
+    alone.
+  }];
+}
+
 def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::func::FuncOp"> {
   let summary = "turn memref.copy into linalg.copy";
   let description = [{

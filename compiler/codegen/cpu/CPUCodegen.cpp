@@ -27,6 +27,7 @@ void resolveTarget(CPUOptions &options) {
 
 void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
+  pm.addNestedPass<func::FuncOp>(createKilnCountFlops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createKilnConvToGemm());

@@ -16,6 +16,7 @@ void KilnDialect::initialize() {
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 Operation *KilnDialect::materializeConstant(OpBuilder &builder,

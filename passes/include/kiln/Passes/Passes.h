@@ -25,14 +25,6 @@ namespace kiln {
 
 /// Attribute on functions outlined from kiln.dispatch regions.
 inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
-/// Arena offset of the value an op of @main produces (i64).
-inline constexpr llvm::StringLiteral kArenaOffsetAttr = "kiln.arena_offset";
-/// Arena offsets of @main's arguments (array of i64), and the arena size.
-inline constexpr llvm::StringLiteral kInputOffsetsAttr = "kiln.input_offsets";
-inline constexpr llvm::StringLiteral kArenaSizeAttr = "kiln.arena_size";
-/// Bytes of a tensor at run time (row-major, one byte per i1).
-uint64_t storageBytes(mlir::RankedTensorType type);
-
 /// A constant's row-major bytes where they can be read in place (weight
 /// blobs, non-splat dense attributes of byte-sized elements), else nullopt.
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::ElementsAttr value);

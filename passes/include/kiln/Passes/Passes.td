@@ -36,23 +36,49 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnMaterializeExecutables : Pass<"kiln-materialize-executables", "mlir::ModuleOp"> {
+  let summary = "wrap each dispatch function in a kiln.executable with one variant per target";
+  let description = [{
+    Each dispatch function becomes a `kiln.executable` of the same name (so
+    the program's launches now name executables) holding one `kiln.variant`
+    per target of `targets`, each with its own copy of the function in a
+    `builtin.module` and a `kiln.export` naming it. The export starts with
+    the bytes the dispatch reads and writes (from its signature), one
+    workgroup of one thread, no LDS and no FLOPs; each target's pipeline
+    fills in what it decides. gfx variants carry `precision` in their
+    `#kiln.target` options unless it is f32.
+  }];
+  let options = [
+    ListOption<"targets", "targets", "std::string", "targets to compile for: cpu, gfx942, ...">,
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "matrix-core precision of the gfx targets: f32, f16 or bf16">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def KilnOutlineDispatches : Pass<"kiln-outline-dispatches", "mlir::ModuleOp"> {
-  let summary = "turn each kiln.dispatch into a function called from @main";
+  let summary = "turn each kiln.dispatch into a function and @main into a kiln.program";
   let description = [{
     Each `kiln.dispatch` region becomes a `func.func` named after it (marked
-    `kiln.dispatch`), and the region is replaced by a `func.call`.
+    `kiln.dispatch`), and the region is replaced by a `kiln.launch` of it.
+    The model entry then becomes a `kiln.program` of launches, constants and
+    reshapes, without a memory plan yet.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
 def KilnPlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
-  let summary = "place every intermediate tensor of @main in one arena";
+  let summary = "place every tensor of each kiln.program in one arena";
   let description = [{
-    Assigns each tensor that `@main` computes (and each model input) a
-    64-byte aligned offset in one arena, reusing bytes whose tensor is no
-    longer live (best fit by liveness over the call order). Reshapes alias
-    their operand. Records `kiln.arena_offset` on every value-producing op,
-    `kiln.input_offsets` and `kiln.arena_size` on `@main`.
+    Assigns each tensor that a `kiln.program` computes (and each model
+    input) a 64-byte aligned offset in one arena, reusing bytes whose tensor
+    is no longer live (best fit by liveness over the launch order), and each
+    constant a place in the program's constant pool (in first-use order).
+    Reshapes alias their operand. Writes the plan as `#kiln.binding`s: the
+    program's `arena_size`, `input_bindings` and `output_bindings`, and every
+    launch's `operand_bindings` and `result_bindings` (`input`, `constant`,
+    `arena`, or `output` for a tensor the program returns), which the
+    dialect verifies against the tensor types.
   }];
 }
 

@@ -14,11 +14,18 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "kiln/Dialect/KilnOpsDialect.h.inc"
+#include "kiln/Dialect/KilnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KilnAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnOps.h.inc"
@@ -37,6 +44,10 @@ inline constexpr int64_t kMaxFoldElements = 1 << 16;
 /// dimensions is neither equal nor 1.
 llvm::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Bytes of a tensor at run time: row-major, one byte per element of i1 and
+/// of sub-byte integers (as the code generators store them).
+uint64_t storageBytes(mlir::RankedTensorType type);
 
 /// Output length of one pooled or convolved spatial dimension.
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,

@@ -26,7 +26,11 @@ def Kiln_Dialect : Dialect {
     carry the ONNX names in the `kiln.name` attribute.
   }];
   let hasConstantMaterializer = 1;
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 #endif // KILN_DIALECT_KILNDIALECT_TD

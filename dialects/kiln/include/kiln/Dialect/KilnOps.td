@@ -624,4 +624,6 @@ def Kiln_YieldOp : Kiln_Op<"yield",
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
+include "kiln/Dialect/KilnProgramOps.td"
+
 #endif // KILN_DIALECT_KILNOPS_TD

@@ -1,0 +1,347 @@
+//===- KilnProgram.cpp - the compiled program's ops and attributes --------===//
+//
+// Verifiers of kiln.program, kiln.launch, kiln.executable, kiln.variant,
+// kiln.export and of the #kiln.binding / #kiln.target attributes: the
+// contract between memory planning, code generation and the artifact is
+// checked wherever the IR is verified, not when the artifact is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#include "kiln/Dialect/KilnEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KilnAttrs.cpp.inc"
+
+uint64_t kiln::storageBytes(RankedTensorType type) {
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  uint64_t elementBytes = (bits + 7) / 8;
+  return elementBytes * static_cast<uint64_t>(type.getNumElements());
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult BindingAttr::verify(function_ref<InFlightDiagnostic()> emitError, BindingKind kind,
+                                  uint64_t offset, uint64_t size) {
+  if (kind != BindingKind::Constant && offset % 64 != 0)
+    return emitError() << "binding offset " << offset << " is not 64-byte aligned";
+  if (offset + size < offset)
+    return emitError() << "binding [" << offset << ", +" << size << ") wraps around";
+  return success();
+}
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                                 DictionaryAttr options) {
+  StringRef chip = name;
+  chip.consume_front("emu:");
+  if (name == "cpu")
+    return success();
+  if (chip.size() > 3 && chip.starts_with("gfx") &&
+      llvm::all_of(chip.drop_front(3), [](char c) { return llvm::isAlnum(c); }))
+    return success();
+  return emitError() << "target '" << name << "' is neither cpu, a gfx target (gfx942) "
+                        "nor an emulated one (emu:gfx942)";
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.program
+//===----------------------------------------------------------------------===//
+
+ParseResult ProgramOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return b.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void ProgramOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
+                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
+                                           getResAttrsAttrName());
+}
+
+namespace {
+
+/// Checks `bindings` against the tensors they place: one each, the sizes of
+/// the types, inside the arena.
+LogicalResult verifyBindings(Operation *op, StringRef what, ArrayAttr bindings, TypeRange types,
+                             uint64_t arenaSize) {
+  if (bindings.size() != types.size())
+    return op->emitOpError() << "has " << bindings.size() << " " << what << " bindings for "
+                             << types.size() << " " << what << "s";
+  for (auto [i, attr, type] : llvm::enumerate(bindings, types)) {
+    auto binding = cast<BindingAttr>(attr);
+    uint64_t bytes = storageBytes(cast<RankedTensorType>(type));
+    if (binding.getSize() != bytes)
+      return op->emitOpError() << what << " " << i << " is bound to " << binding.getSize()
+                               << " bytes, its type " << type << " needs " << bytes;
+    if (binding.getKind() != BindingKind::Constant && binding.getEnd() > arenaSize)
+      return op->emitOpError() << what << " " << i << " is bound past the end of the arena ("
+                               << binding.getEnd() << " > " << arenaSize << ")";
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult ProgramOp::verify() {
+  for (Type type : llvm::concat<const Type>(getArgumentTypes(), getResultTypes()))
+    if (!isa<RankedTensorType>(type) || !cast<RankedTensorType>(type).hasStaticShape())
+      return emitOpError() << "inputs and outputs must be statically shaped tensors, not " << type;
+  if (!isPlanned()) {
+    if (getInputBindings() || getOutputBindings())
+      return emitOpError("has bindings but no arena size");
+    return success();
+  }
+  if (*getArenaSize() < 0)
+    return emitOpError("has a negative arena size");
+  if (!getInputBindings() || !getOutputBindings())
+    return emitOpError("has an arena but no input or output bindings");
+  uint64_t arena = *getArenaSize();
+  if (failed(verifyBindings(*this, "input", getInputBindingsAttr(), getArgumentTypes(), arena)) ||
+      failed(verifyBindings(*this, "output", getOutputBindingsAttr(), getResultTypes(), arena)))
+    return failure();
+  for (auto [i, attr] : llvm::enumerate(getInputBindingsAttr()))
+    if (cast<BindingAttr>(attr).getKind() != BindingKind::Input)
+      return emitOpError() << "input " << i << " must have an input binding";
+  for (auto [i, attr] : llvm::enumerate(getOutputBindingsAttr()))
+    if (cast<BindingAttr>(attr).getKind() == BindingKind::Arena)
+      return emitOpError() << "output " << i
+                           << " must have an output, input or constant binding, not arena";
+  return success();
+}
+
+LogicalResult ProgramOp::verifyRegions() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getArgumentTypes().size())
+    return emitOpError("entry block must have one argument per input");
+  for (Operation &op : block)
+    if (!isa<LaunchOp, ReturnOp, ConstantOp, ReshapeOp>(op))
+      return op.emitOpError("cannot be part of a program; expected kiln.launch, kiln.constant, "
+                            "kiln.reshape or kiln.return");
+  return success();
+}
+
+LogicalResult ReturnOp::verify() {
+  auto program = cast<ProgramOp>((*this)->getParentOp());
+  if (TypeRange(getValues().getTypes()) != TypeRange(program.getResultTypes()))
+    return emitOpError("returns ") << getValues().getTypes() << ", the program's outputs are "
+                                   << program.getResultTypes();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.launch
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The kind of binding the program gives `value`: input for its arguments,
+/// constant for constants (seen through reshapes), else arena or output.
+std::optional<BindingKind> requiredKind(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  if (isa<BlockArgument>(value))
+    return BindingKind::Input;
+  if (value.getDefiningOp<ConstantOp>())
+    return BindingKind::Constant;
+  return std::nullopt;
+}
+
+} // namespace
+
+LogicalResult LaunchOp::verify() {
+  auto program = cast<ProgramOp>((*this)->getParentOp());
+  if (!program.isPlanned()) {
+    if (getOperandBindings() || getResultBindings())
+      return emitOpError("has bindings in a program without a memory plan");
+    return success();
+  }
+  if (!getOperandBindings() || !getResultBindings())
+    return emitOpError("has no bindings in a program with a memory plan");
+  uint64_t arena = *program.getArenaSize();
+  if (failed(verifyBindings(*this, "operand", getOperandBindingsAttr(), getOperands().getTypes(),
+                            arena)) ||
+      failed(verifyBindings(*this, "result", getResultBindingsAttr(), getResultTypes(), arena)))
+    return failure();
+  for (auto [i, value, attr] : llvm::enumerate(getOperands(), getOperandBindingsAttr())) {
+    BindingKind kind = cast<BindingAttr>(attr).getKind();
+    std::optional<BindingKind> required = requiredKind(value);
+    if (required ? kind != *required
+                 : kind != BindingKind::Arena && kind != BindingKind::Output)
+      return emitOpError() << "operand " << i << " has a " << stringifyBindingKind(kind)
+                           << " binding; its value needs "
+                           << (required ? stringifyBindingKind(*required) : "arena or output");
+  }
+  for (auto [i, attr] : llvm::enumerate(getResultBindingsAttr())) {
+    BindingKind kind = cast<BindingAttr>(attr).getKind();
+    if (kind != BindingKind::Arena && kind != BindingKind::Output)
+      return emitOpError() << "result " << i << " has a " << stringifyBindingKind(kind)
+                           << " binding; results live in the arena (arena or output)";
+  }
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Operation *callee = symbols.lookupNearestSymbolFrom(*this, getCalleeAttr());
+  if (auto executable = dyn_cast_or_null<ExecutableOp>(callee))
+    return success();
+  auto func = dyn_cast_or_null<func::FuncOp>(callee);
+  if (!func)
+    return emitOpError() << "launches '" << getCallee()
+                         << "', which is neither a kiln.executable nor a dispatch function";
+  if (TypeRange(func.getFunctionType().getInputs()) != TypeRange(getOperands().getTypes()) ||
+      TypeRange(func.getFunctionType().getResults()) != TypeRange(getResultTypes()))
+    return emitOpError() << "operand or result types do not match the dispatch function "
+                         << func.getFunctionType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.executable, kiln.variant, kiln.export
+//===----------------------------------------------------------------------===//
+
+VariantOp ExecutableOp::lookupVariant(StringRef target) {
+  for (auto variant : getBlock().getOps<VariantOp>())
+    if (variant.getTarget().getName() == target)
+      return variant;
+  return nullptr;
+}
+
+LogicalResult ExecutableOp::verifyRegions() {
+  llvm::StringSet<llvm::MallocAllocator> targets;
+  for (Operation &op : getBlock()) {
+    if (auto variant = dyn_cast<VariantOp>(op)) {
+      if (!targets.insert(variant.getTarget().getName()).second)
+        return variant.emitOpError() << "is the second variant for target '"
+                                     << variant.getTarget().getName() << "'";
+      continue;
+    }
+    return op.emitOpError("cannot be part of a kiln.executable; expected kiln.variant");
+  }
+  return success();
+}
+
+ExportOp VariantOp::getExport() {
+  auto exports = getBlock().getOps<ExportOp>();
+  return exports.empty() ? nullptr : *exports.begin();
+}
+
+ModuleOp VariantOp::getInnerModule() {
+  auto modules = getBlock().getOps<ModuleOp>();
+  return modules.empty() ? nullptr : *modules.begin();
+}
+
+LogicalResult VariantOp::verifyRegions() {
+  unsigned exports = 0, modules = 0;
+  for (Operation &op : getBlock()) {
+    if (isa<ExportOp>(op))
+      ++exports;
+    else if (isa<ModuleOp>(op))
+      ++modules;
+    else
+      return op.emitOpError("cannot be part of a kiln.variant; expected kiln.export and "
+                            "builtin.module");
+  }
+  if (exports != 1 || modules != 1)
+    return emitOpError() << "must hold one kiln.export and one builtin.module, not " << exports
+                         << " and " << modules;
+  return success();
+}
+
+LogicalResult ExportOp::verify() {
+  auto variant = cast<VariantOp>((*this)->getParentOp());
+  ModuleOp module = variant.getInnerModule();
+  if (module && !SymbolTable::lookupSymbolIn(module, getKernelAttr()))
+    return emitOpError() << "names kernel '" << getKernel() << "', which the variant's module "
+                         << "does not define";
+  if (variant.getTarget().isCpu() && getWorkgroupSize() != 1)
+    return emitOpError() << "has " << getWorkgroupSize()
+                         << " threads per workgroup; cpu workgroups run on one thread";
+  return success();
+}
+
+LogicalResult BinaryOp::verify() {
+  if (getKernels().size() != getKernelLds().size())
+    return emitOpError() << "has " << getKernels().size() << " kernels but "
+                         << getKernelLds().size() << " LDS sizes";
+  auto data = dyn_cast<ShapedType>(getData().getType());
+  if (!data || data.getRank() != 1 || !data.getElementType().isInteger(8))
+    return emitOpError("data must be a 1-d tensor of i8");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable kiln.* attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto isI64 = [](Attribute a) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    return i && i.getType().isInteger(64);
+  };
+  // The marks the code generators leave for each other, by kind of value.
+  if (name == "kiln.dispatch") {
+    if (!isa<UnitAttr>(value) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'kiln.dispatch' must be a unit attribute on a function";
+    return success();
+  }
+  if (name == "kiln.workgroup_count" || name == "kiln.workgroup_size" ||
+      name == "kiln.thread_tiles" || name == "kiln.lds_bytes" || name == "kiln.flops") {
+    if (!isI64(value) || cast<IntegerAttr>(value).getInt() < 0)
+      return op->emitError() << "'" << name << "' must be a non-negative i64, not " << value;
+    return success();
+  }
+  if (name == "kiln.matrix_instruction") {
+    if (!isa<StringAttr>(value))
+      return op->emitError() << "'" << name << "' must be a string, not " << value;
+    return success();
+  }
+  if (name == "kiln.packed_tile") {
+    if (!isa<DenseI64ArrayAttr>(value))
+      return op->emitError() << "'" << name << "' must be an array<i64>, not " << value;
+    return success();
+  }
+  if (name == "kiln.workgroup_memory" || name == "kiln.emu_kernel") {
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    return success();
+  }
+  if (name == "kiln.im2col") {
+    auto window = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!window || window.size() != 7)
+      return op->emitError() << "'" << name << "' must be array<i64: OW, KH, KW, SH, SW, DH, DW>";
+    return success();
+  }
+  if (name == "kiln.name") {
+    if (!isa<StringAttr>(value))
+      return op->emitError() << "'" << name << "' must be a string, not " << value;
+    return success();
+  }
+  return op->emitError() << "unknown kiln attribute '" << name << "'";
+}
+
+void KilnDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/KilnAttrs.cpp.inc"
+      >();
+}
