@@ -7,6 +7,7 @@
 
 #include "codegen/amdgpu/Passes.h"
 #include "codegen/common/Passes.h"
+#include "codegen/cpu/CPUCodegen.h"
 #include "codegen/cpu/Passes.h"
 #include "codegen/emulator/Passes.h"
 #include "kiln/Dialect/KilnDialect.h"
@@ -28,6 +29,8 @@ int main(int argc, char **argv) {
   kiln::registerKilnCPUPasses();
   kiln::registerKilnAMDGPUPasses();
   kiln::registerKilnEmulatorPasses();
+  // The target pipelines, so that any stage runs from a .mlir file.
+  kiln::cpu::registerCPUPipelines();
   kiln::gfx::registerGfxPipelines();
   kiln::emu::registerEmulatorPipelines();
   mlir::DialectRegistry registry;

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -43,6 +44,56 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnCPUVectorizeGemm(vectorize));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+namespace {
+
+/// The options of the registered cpu pipelines (kiln-opt): the LLVM CPU and
+/// features the register tile is chosen for, and the workgroups to aim for.
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  Option<std::string> cpu{*this, "cpu",
+                          llvm::cl::desc("LLVM CPU name, or host (the compiling machine's)"),
+                          llvm::cl::init("host")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("LLVM features, e.g. +avx2,+fma (with a cpu)"),
+                               llvm::cl::init("")};
+  Option<int64_t> workgroups{*this, "workgroups",
+                             llvm::cl::desc("workgroups to aim for per dispatch"),
+                             llvm::cl::init(64)};
+
+  CPUOptions resolved() const {
+    CPUOptions options;
+    options.cpu = cpu;
+    options.features = features;
+    options.workgroups = workgroups;
+    resolveTarget(options);
+    return options;
+  }
+};
+
+} // namespace
+
+void registerCPUPipelines() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "kiln-cpu-linalg-pipeline",
+      "dispatch functions in kiln -> linalg on tensors for the cpu: lowered, FLOPs "
+      "counted, convolutions as GEMMs, tiled into workgroups, register tiles vectorized",
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildLinalgPipeline(pm, options.resolved());
+      });
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "kiln-cpu-llvm-pipeline",
+      "cpu dispatch functions on tensors -> the LLVM dialect with the workgroup ABI",
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildLLVMPipeline(pm, options.resolved());
+      });
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "kiln-cpu-pipeline", "dispatch functions in kiln -> the LLVM dialect for the cpu",
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        CPUOptions resolved = options.resolved();
+        buildLinalgPipeline(pm, resolved);
+        buildLLVMPipeline(pm, resolved);
+      });
 }
 
 void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {

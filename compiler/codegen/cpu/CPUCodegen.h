@@ -40,6 +40,9 @@ void resolveTarget(CPUOptions &options);
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
 /// Linalg on tensors -> bufferized loops with the kernel ABI -> LLVM dialect.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CPUOptions &options);
+/// Registers kiln-cpu-linalg-pipeline, kiln-cpu-llvm-pipeline and
+/// kiln-cpu-pipeline (both) with options cpu, features and workgroups.
+void registerCPUPipelines();
 
 struct Kernel {
   std::string name;

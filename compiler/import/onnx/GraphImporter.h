@@ -67,6 +67,7 @@ public:
   mlir::InFlightDiagnostic error();
 
 private:
+  friend class NodeContext;
   mlir::LogicalResult checkStructure(const onnx::GraphProto &graph,
                                      std::vector<int> &order);
   mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);

@@ -8,6 +8,8 @@
 #include "import/onnx/GraphImporter.h"
 #include "import/onnx/ImportPatterns.h"
 
+#include "mlir/IR/Verifier.h"
+
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -192,6 +194,62 @@ FailureOr<Type> NodeContext::dataType(int64_t dataType, StringRef what) {
 void NodeContext::setOutput(unsigned i, Value value) {
   if (hasOutput(i))
     graph.define(node.output(i), value);
+}
+
+Value NodeContext::inferenceFailed(StringRef opName, ValueRange operands, StringRef why) {
+  if (!graph.failedConversion && !opName.empty()) {
+    InFlightDiagnostic diag = emitError();
+    if (!why.empty()) {
+      diag << why;
+    } else {
+      diag << "its operands (";
+      llvm::interleaveComma(operands.getTypes(), diag);
+      diag << ") are not valid for " << opName;
+    }
+    graph.failedConversion = true;
+  }
+  // A zero of the first tensor operand's type (or a scalar f32) keeps the
+  // rest of the pattern well-typed; the module is discarded.
+  RankedTensorType type = RankedTensorType::get({}, b.getF32Type());
+  for (Value operand : operands)
+    if (auto tensor = llvm::dyn_cast<RankedTensorType>(operand.getType());
+        tensor && tensor.hasStaticShape() && tensor.getElementType().isIntOrFloat()) {
+      type = tensor;
+      break;
+    }
+  return ConstantOp::create(b, location, llvm::cast<ElementsAttr>(b.getZeroAttr(type)));
+}
+
+Value NodeContext::buildAndFold(const OperationState &state) {
+  Operation *op = b.create(state);
+  SmallVector<Value, 1> folded;
+  if (succeeded(b.tryFold(op, folded)) && !folded.empty()) {
+    op->erase();
+    return folded.front();
+  }
+  return checked(op->getResult(0));
+}
+
+Value NodeContext::checked(Value result) {
+  Operation *op = result ? result.getDefiningOp() : nullptr;
+  if (!op || isa<ConstantOp>(op) || graph.failedConversion)
+    return result;
+  std::string message;
+  {
+    ScopedDiagnosticHandler capture(b.getContext(), [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    if (succeeded(mlir::verify(op, /*verifyRecursively=*/false)))
+      return result;
+  }
+  // The op's own words name the kiln op; say which node and inputs.
+  SmallVector<Value> operands(op->getOperands());
+  emitError() << "cannot be imported with these inputs (" << message << ")";
+  graph.failedConversion = true;
+  op->erase();
+  return inferenceFailed("", operands);
 }
 
 InFlightDiagnostic NodeContext::emitError() {

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -90,10 +91,42 @@ public:
   /// fails when it is out of range.
   mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
-  /// Builds `OpTy` and folds it when its operands are constants.
+  /// Builds `OpTy` and folds it when its operands are constants. For ops
+  /// that infer their result type, the inference runs first, at the node's
+  /// location: when it fails (operands whose shapes or types the op does not
+  /// accept) the node gets a diagnostic, the import is marked failed, and a
+  /// stand-in value (a zero of the first operand's type) lets the pattern
+  /// finish without building anything invalid. (The ODS builders would abort
+  /// the process instead.)
   template <typename OpTy, typename... Args>
   mlir::Value create(Args &&...args) {
-    return b.createOrFold<OpTy>(location, std::forward<Args>(args)...);
+    if constexpr (OpTy::template hasTrait<mlir::InferTypeOpInterface::Trait>() &&
+                  OpTy::template hasTrait<mlir::OpTrait::OneResult>()) {
+      mlir::OperationState state(location, OpTy::getOperationName());
+      // The builder with an explicit result type does not infer; the
+      // placeholder is replaced by the inferred type below.
+      OpTy::build(b, state, b.getNoneType(), std::forward<Args>(args)...);
+      llvm::SmallVector<mlir::Type, 1> inferred;
+      std::string why; // the inference's own diagnostic, reported at the node
+      mlir::LogicalResult ok = mlir::failure();
+      {
+        mlir::ScopedDiagnosticHandler capture(b.getContext(), [&](mlir::Diagnostic &diag) {
+          if (why.empty())
+            why = diag.str();
+          return mlir::success();
+        });
+        ok = OpTy::inferReturnTypes(b.getContext(), location, state.operands,
+                                    state.attributes.getDictionary(b.getContext()),
+                                    state.getRawProperties(), state.regions, inferred);
+      }
+      if (mlir::failed(ok))
+        return inferenceFailed(OpTy::getOperationName(), state.operands, why);
+      state.types.assign(inferred.begin(), inferred.end());
+      return buildAndFold(state);
+    } else {
+      mlir::Value result = b.createOrFold<OpTy>(location, std::forward<Args>(args)...);
+      return checked(result);
+    }
   }
 
   /// A splat constant of `type` (a scalar when `type` has rank 0).
@@ -106,6 +139,17 @@ public:
   mlir::Value cast(mlir::Value value, mlir::Type elementType);
 
 private:
+  /// Reports a failed type inference of `opName` on `operands` (once per
+  /// node) and returns the stand-in value.
+  mlir::Value inferenceFailed(llvm::StringRef opName, mlir::ValueRange operands,
+                              llvm::StringRef why = "");
+  /// Creates the op `state` describes, folds it and checks it.
+  mlir::Value buildAndFold(const mlir::OperationState &state);
+  /// Verifies the op defining `result` (when it was not folded away): an op
+  /// whose operand types it does not accept (an integer tensor given to a
+  /// float-only op) becomes this node's diagnostic and a stand-in value.
+  mlir::Value checked(mlir::Value result);
+
   GraphImporter &graph;
   const onnx::NodeProto &node;
   int64_t opsetVersion;

@@ -542,6 +542,13 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
       if (!in.empty() && !lookup(in))
         return nullptr;
     NodeContext context(*this, node, opset, loc, builder);
+    // Patterns read their required inputs without checking: a node that
+    // lacks one is stopped here, against libonnx's schema of the op.
+    std::string arity = checkNodeInputs(node, opset);
+    if (!arity.empty()) {
+      context.emitError() << arity;
+      return nullptr;
+    }
     const PatternFn *pattern = registry.lookup(node.op_type(), opset);
     if (failed((*pattern)(context)) || failedConversion)
       return nullptr;

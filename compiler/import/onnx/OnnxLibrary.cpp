@@ -59,3 +59,36 @@ std::string kiln::onnx_import::checkModelWithLibOnnx(const onnx::ModelProto &mod
   }
   return "";
 }
+
+std::string kiln::onnx_import::checkNodeInputs(const onnx::NodeProto &node, int64_t opset) {
+  try {
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+        node.op_type(), static_cast<int>(std::min<int64_t>(opset, kLibOnnxMaxOpset)),
+        node.domain());
+    if (!schema)
+      return "";
+    const auto &formals = schema->inputs();
+    int count = node.input_size();
+    if (count < schema->min_input())
+      return "needs at least " + std::to_string(schema->min_input()) + " inputs, has " +
+             std::to_string(count);
+    if (opset <= kLibOnnxMaxOpset && count > schema->max_input())
+      return "takes at most " + std::to_string(schema->max_input()) + " inputs, has " +
+             std::to_string(count);
+    for (int i = 0; i < count && !formals.empty(); ++i) {
+      size_t formalIndex = std::min<size_t>(i, formals.size() - 1);
+      const auto &formal = formals[formalIndex];
+      bool variadicTail = static_cast<size_t>(i) >= formals.size() - 1 &&
+                          formal.GetOption() == onnx::OpSchema::Variadic;
+      bool required = static_cast<size_t>(i) < formals.size()
+                          ? formal.GetOption() == onnx::OpSchema::Single || variadicTail
+                          : variadicTail;
+      if (node.input(i).empty() && required)
+        return "input " + std::to_string(i) + " ('" + formal.GetName() +
+               "') is required but not given";
+    }
+    return "";
+  } catch (...) {
+    return "";
+  }
+}

@@ -15,6 +15,7 @@
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 } // namespace onnx
 
 namespace kiln::onnx_import {
@@ -27,6 +28,12 @@ inline constexpr int64_t kLibOnnxMaxOpset = 17;
 std::string parseModelBytes(llvm::StringRef bytes, onnx::ModelProto &model);
 /// Parses ONNX text syntax with onnx::OnnxParser; returns a message or "".
 std::string parseModelText(llvm::StringRef text, onnx::ModelProto &model);
+/// Checks `node`'s inputs against libonnx's schema of its op at `opset` (the
+/// newest it knows, for opsets past kLibOnnxMaxOpset): required inputs present
+/// and named, at least the minimum count and, where the schema is current,
+/// at most the maximum. Returns the complaint, or "" (also for ops libonnx
+/// does not know).
+std::string checkNodeInputs(const onnx::NodeProto &node, int64_t opset);
 /// Runs onnx::checker::check_model; returns its complaint or "".
 std::string checkModelWithLibOnnx(const onnx::ModelProto &model);
 
