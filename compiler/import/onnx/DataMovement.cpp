@@ -304,6 +304,11 @@ static LogicalResult convertSplit(NodeContext &node) {
     int64_t parts = node.opset() >= 18 && node.hasAttr("num_outputs")
                         ? node.intAttr("num_outputs", outputs)
                         : outputs;
+    if (parts != outputs || parts < 1) {
+      node.emitError() << "num_outputs " << parts << " must be the number of outputs, "
+                       << outputs;
+      return failure();
+    }
     int64_t chunk = llvm::divideCeil(dim, parts);
     if (node.opset() < 18 && dim % parts != 0) {
       node.emitError() << "dimension " << dim << " does not split into "
@@ -481,6 +486,13 @@ static LogicalResult convertTrilu(NodeContext &node) {
   bool upper = node.intAttr("upper", 1) != 0;
   int64_t rows = type.getShape()[type.getRank() - 2];
   int64_t cols = type.getShape().back();
+  // The mask is a constant of rows x cols booleans, built here.
+  constexpr int64_t kMaxMask = int64_t(1) << 26;
+  if (rows > kMaxMask / std::max<int64_t>(cols, 1)) {
+    node.emitError() << "a " << rows << " x " << cols << " matrix needs a mask of more than "
+                     << kMaxMask << " elements, which Kiln does not build";
+    return failure();
+  }
   SmallVector<bool> mask;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)

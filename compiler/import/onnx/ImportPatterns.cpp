@@ -220,6 +220,21 @@ Value NodeContext::inferenceFailed(StringRef opName, ValueRange operands, String
   return ConstantOp::create(b, location, llvm::cast<ElementsAttr>(b.getZeroAttr(type)));
 }
 
+bool NodeContext::withinSizeLimit(TypeRange types) {
+  for (Type type : types) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tensor || isWithinSizeLimit(tensor.getShape()))
+      continue;
+    if (!graph.failedConversion) {
+      emitError() << "its result would be " << tensor << ", more than the "
+                  << kMaxTensorElements << " elements Kiln supports";
+      graph.failedConversion = true;
+    }
+    return false;
+  }
+  return true;
+}
+
 Value NodeContext::buildAndFold(const OperationState &state) {
   Operation *op = b.create(state);
   SmallVector<Value, 1> folded;
@@ -234,6 +249,11 @@ Value NodeContext::checked(Value result) {
   Operation *op = result ? result.getDefiningOp() : nullptr;
   if (!op || isa<ConstantOp>(op) || graph.failedConversion)
     return result;
+  if (!withinSizeLimit(op->getResultTypes())) {
+    SmallVector<Value> operands(op->getOperands());
+    op->erase();
+    return inferenceFailed("", operands);
+  }
   std::string message;
   {
     ScopedDiagnosticHandler capture(b.getContext(), [&](Diagnostic &diag) {

@@ -121,6 +121,8 @@ public:
       }
       if (mlir::failed(ok))
         return inferenceFailed(OpTy::getOperationName(), state.operands, why);
+      if (!withinSizeLimit(inferred))
+        return inferenceFailed("", state.operands);
       state.types.assign(inferred.begin(), inferred.end());
       return buildAndFold(state);
     } else {
@@ -143,6 +145,9 @@ private:
   /// node) and returns the stand-in value.
   mlir::Value inferenceFailed(llvm::StringRef opName, mlir::ValueRange operands,
                               llvm::StringRef why = "");
+  /// False, after a diagnostic at the node, when one of `types` is a tensor
+  /// with more than kMaxTensorElements elements.
+  bool withinSizeLimit(mlir::TypeRange types);
   /// Creates the op `state` describes, folds it and checks it.
   mlir::Value buildAndFold(const mlir::OperationState &state);
   /// Verifies the op defining `result` (when it was not folded away): an op

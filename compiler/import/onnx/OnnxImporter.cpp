@@ -391,6 +391,14 @@ InFlightDiagnostic GraphImporter::error() {
   return mlir::emitError(fileLoc) << "";
 }
 
+/// "[1, 3, 224, 224]".
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  return text + "]";
+}
+
 FailureOr<RankedTensorType>
 GraphImporter::inputType(const onnx::ValueInfoProto &info) {
   const std::string &name = info.name();
@@ -442,6 +450,11 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
       return failure();
     }
     shape.push_back(dims[d].dim_value());
+  }
+  if (!isWithinSizeLimit(shape)) {
+    error() << "graph input '" << name << "' has shape " << shapeString(shape)
+            << ", more than the " << kMaxTensorElements << " elements Kiln supports";
+    return failure();
   }
   return RankedTensorType::get(shape, *element);
 }

@@ -14,6 +14,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -29,19 +31,36 @@ FailureOr<SmallVector<int64_t>> kiln::broadcastShapes(ArrayRef<int64_t> lhs,
   return result;
 }
 
+bool kiln::isWithinSizeLimit(ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      continue;
+    if (d < 0 || d > kMaxTensorElements)
+      return false;
+    elements *= d; // both factors <= 2^40 and the product checked: no overflow
+    if (elements > kMaxTensorElements)
+      return false;
+  }
+  return true;
+}
+
 int64_t kiln::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                                int64_t dilation, int64_t padBegin,
                                int64_t padEnd, bool ceilMode) {
   if (ShapedType::isDynamic(in))
     return ShapedType::kDynamic;
-  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
-  if (span < 0)
+  // In 128 bits: every operand comes from the model and may be near 2^63.
+  using Wide = __int128;
+  Wide span = Wide(in) + padBegin + padEnd - Wide(dilation) * (Wide(kernel) - 1) - 1;
+  if (span < 0 || stride < 1)
     return 0;
-  int64_t out = ceilMode ? llvm::divideCeil(span, stride) + 1 : span / stride + 1;
+  Wide out = ceilMode ? (span + stride - 1) / stride + 1 : span / stride + 1;
   // A window that would start entirely in the end padding is dropped.
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
+  if (ceilMode && (out - 1) * stride >= Wide(in) + padBegin)
     --out;
-  return out;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  return out > kMax ? kMax : static_cast<int64_t>(out);
 }
 
 static RankedTensorType rankedType(Value value) {

@@ -49,7 +49,18 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// of sub-byte integers (as the code generators store them).
 uint64_t storageBytes(mlir::RankedTensorType type);
 
-/// Output length of one pooled or convolved spatial dimension.
+/// The most elements a tensor may have: 2^40 (4 TiB of f32, beyond any
+/// device's memory). Shapes past it are refused at import, so that shape
+/// arithmetic (products, window sizes) never overflows int64.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// Whether the static dimensions of `shape` multiply to at most
+/// kMaxTensorElements (dynamic dimensions are not counted).
+bool isWithinSizeLimit(llvm::ArrayRef<int64_t> shape);
+
+/// Output length of one pooled or convolved spatial dimension (0 when the
+/// window does not fit; computed without overflow for any inputs, saturating
+/// at INT64_MAX, which the size limit then refuses).
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);
