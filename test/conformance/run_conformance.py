@@ -1,0 +1,507 @@
+#!/usr/bin/python3
+"""The ONNX backend test suite (Debian's libonnx-testdata) through Kiln.
+
+  /usr/bin/python3 test/conformance/run_conformance.py --build BUILD
+      [--targets cpu,emu:gfx942,...] [--suites node,simple,...]
+      [--jobs N] [--shard I/N] [--filter REGEX]
+      [--check DIR] [--write-expected DIR] [--results FILE.json]
+      [--report FILE.md --from-results A.json,B.json,...]
+
+Every test of a suite (/usr/share/libonnx-testdata/data/SUITE/TEST: a
+model.onnx and test_data_set_*/{input,output}_*.pb) is compiled once with
+BUILD/bin/kiln-compile for all the targets asked for (cpu and the gfx chips of
+the emu:<gfx> devices, with --emulation); when that fails, once per target,
+so that each target gets its own verdict. Every data set is then run with
+BUILD/bin/kiln-run on every device and each output compared with the
+expected one:
+  float outputs: |got - want| <= atol + rtol * |want| per element (the ONNX
+      backend's defaults, rtol 1e-3, atol 1e-7), NaN where NaN is expected,
+      infinities equal;
+  integer and bool outputs: equal;
+  dtype and shape: equal.
+
+A test passes on a device when it compiles and every output of every data set
+matches. A failure gets a category (the first word of its reason):
+  unsupported-op, opset, dtype, shape-input, control-flow, sequence,
+  compile-error, run-error, timeout, mismatch, crash
+
+--check DIR compares the verdicts with the expected-failure lists
+DIR/<device>.txt (one `TEST  CATEGORY: reason` per line, `#` comments): it
+fails when a test not on the list fails (a regression) and when a listed test
+passes (take it off the list), naming each. --write-expected DIR writes the
+lists from this run instead. --results writes the verdicts as JSON; --report
+renders docs/conformance.md from one or more such files.
+
+Exit status: 0 ok, 1 check failed, 2 usage or set-up error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = Path("/usr/share/libonnx-testdata/data")
+SUITES = ["node", "simple", "pytorch-converted", "pytorch-operator"]
+DEVICES = ["cpu", "emu:gfx942", "emu:gfx950", "emu:gfx1250", "emu:gfx1100", "emu:gfx1201"]
+RTOL, ATOL = 1e-3, 1e-7
+COMPILE_TIMEOUT, RUN_TIMEOUT = 600, 300
+
+
+def fail_setup(message: str) -> None:
+    print(f"run_conformance: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+except ImportError as e:  # pragma: no cover
+    fail_setup(f"needs python3-onnx and python3-numpy ({e}); run scripts/setup.sh")
+
+
+def sanitize(name: str) -> str:
+    """kiln-run's file name for an output (see tools/kiln-run)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "output"
+
+
+def categorize(stage: str, message: str) -> str:
+    """A failure's category, from the stage and Kiln's own diagnostic."""
+    m = message.lower()
+    if stage == "compile":
+        if m.startswith("unsupported "):
+            return "unsupported-op"
+        if "opset" in m and ("supports opsets" in m or "opset version" in m):
+            return "opset"
+        if re.search(r"\b(if|loop|scan)\b.*(subgraph|control flow)", m) or "subgraph" in m:
+            return "control-flow"
+        if "sequence" in m or "optional" in m:
+            return "sequence"
+        if "element type" in m or "data type" in m or "dtype" in m or "unsigned" in m:
+            return "dtype"
+        if "known at compile time" in m or "is not a constant" in m or "not constant" in m \
+                or "--input-shape" in m or "--input-value" in m:
+            return "shape-input"
+        if "internal error" in m or "stack dump" in m or "signal" in m:
+            return "crash"
+        return "compile-error"
+    if stage == "run":
+        if "signal" in m or "stack dump" in m:
+            return "crash"
+        return "run-error"
+    return stage
+
+
+def first_error(text: str) -> str:
+    """The first diagnostic line of a tool's output, without the file path."""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if "error:" in line:
+            message = line.split("error:", 1)[1].strip()
+            if "unsupported ONNX operator" in message:
+                # The operators follow, one node per line: name them.
+                ops = []
+                for node in lines[n + 1:]:
+                    if not node.startswith("  "):
+                        break
+                    op = node.split()[0]
+                    if op not in ops:
+                        ops.append(op)
+                message = "unsupported " + ", ".join(ops)
+            return message
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[0].strip() if lines else "no output"
+
+
+class Test:
+    def __init__(self, suite: str, path: Path):
+        self.suite = suite
+        self.path = path
+        self.name = path.name
+        self.key = f"{suite}/{path.name}"
+
+    def load(self):
+        """Graph inputs, outputs and op types, and the data sets' files."""
+        model = onnx.load(str(self.path / "model.onnx"), load_external_data=False)
+        init = {t.name for t in model.graph.initializer}
+        self.inputs = [i.name for i in model.graph.input if i.name not in init]
+        self.outputs = [o.name for o in model.graph.output]
+        ops = set()
+
+        def walk(graph):
+            for node in graph.node:
+                ops.add(node.op_type if node.domain in ("", "ai.onnx")
+                        else f"{node.domain}.{node.op_type}")
+                for attr in node.attribute:
+                    if attr.type == onnx.AttributeProto.GRAPH:
+                        walk(attr.g)
+                    for g in attr.graphs:
+                        walk(g)
+        walk(model.graph)
+        self.ops = sorted(ops)
+        self.datasets = sorted(p for p in self.path.glob("test_data_set_*") if p.is_dir())
+
+
+def read_tensor(path: Path):
+    """A TensorProto .pb file as (name, ndarray), or (name, None) when it is
+    not a plain tensor (a sequence or optional)."""
+    data = path.read_bytes()
+    tensor = onnx.TensorProto()
+    try:
+        tensor.ParseFromString(data)
+        if tensor.data_type == 0:
+            raise ValueError("not a tensor")
+        return tensor.name, numpy_helper.to_array(tensor), tensor.data_type
+    except Exception:
+        return "", None, 0
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           errors="replace")
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout} s"
+
+
+def compare(got: np.ndarray, want: np.ndarray, dtype: int) -> str | None:
+    """None when got matches want, else why not."""
+    if dtype == onnx.TensorProto.BFLOAT16:
+        # numpy_helper gives bfloat16 as its raw uint16 bits (or ml_dtypes);
+        # kiln-run writes bfloat16 outputs as exact float32.
+        bits = np.asarray(want).view(np.uint16).astype(np.uint32) << 16
+        want = bits.view(np.float32)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype != got.dtype and dtype != onnx.TensorProto.BFLOAT16:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if want.dtype.kind in "fc" or dtype == onnx.TensorProto.BFLOAT16:
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        gnan, wnan = np.isnan(g), np.isnan(w)
+        if (gnan != wnan).any():
+            i = int(np.argmax((gnan != wnan).ravel()))
+            return f"NaN mismatch at element {i}: got {g.ravel()[i]}, expected {w.ravel()[i]}"
+        finite = ~wnan
+        ginf, winf = np.isinf(g) & finite, np.isinf(w) & finite
+        if (ginf != winf).any() or (g[winf] != w[winf]).any():
+            return "infinities differ"
+        ok = ~(finite & ~winf) | (np.abs(g - w) <= ATOL + RTOL * np.abs(w))
+        if not ok.all():
+            bad = int((~ok).sum())
+            i = int(np.argmax((~ok).ravel()))
+            return (f"{bad} of {w.size} elements off (rtol {RTOL}, atol {ATOL}); "
+                    f"element {i}: got {g.ravel()[i]!r}, expected {w.ravel()[i]!r}")
+        return None
+    if not np.array_equal(got, want):
+        bad = int((got != want).sum())
+        i = int(np.argmax((got != want).ravel()))
+        return f"{bad} of {want.size} elements differ; element {i}: got {got.ravel()[i]}, expected {want.ravel()[i]}"
+    return None
+
+
+def chip(device: str) -> str:
+    return "cpu" if device == "cpu" else device.split(":", 1)[1]
+
+
+def compile_model(build: Path, test: Test, devices, out: Path):
+    cmd = [str(build / "bin" / "kiln-compile"), str(test.path / "model.onnx"),
+           "--target=" + ",".join(chip(d) for d in devices), "-o", str(out)]
+    if any(d.startswith("emu:") for d in devices):
+        cmd.append("--emulation")
+    return run(cmd, COMPILE_TIMEOUT)
+
+
+def run_test(build: Path, test: Test, devices, work: Path) -> dict:
+    """The verdict of `test` on every device: {device: {status, category, reason}}."""
+    verdicts = {}
+    wdir = work / test.suite / test.name
+    shutil.rmtree(wdir, ignore_errors=True)
+    wdir.mkdir(parents=True)
+    try:
+        test.load()
+    except Exception as e:
+        return {d: {"status": "fail", "category": "compile-error",
+                    "reason": f"model does not load: {e}"} for d in devices}
+    # Inputs and expected outputs of every data set, as .npy.
+    sets = []
+    for ds in test.datasets:
+        inputs, outputs = [], []
+        bad = None
+        for kind, names, dest in (("input", test.inputs, inputs), ("output", test.outputs, outputs)):
+            files = sorted(ds.glob(f"{kind}_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+            for i, f in enumerate(files):
+                name, array, dtype = read_tensor(f)
+                if array is None:
+                    bad = f"{ds.name}/{f.name} is a sequence or optional, which kiln-run cannot pass"
+                    break
+                if not name:
+                    name = names[i] if i < len(names) else f"{kind}_{i}"
+                dest.append((name, array, dtype))
+        if bad:
+            return {d: {"status": "fail", "category": "sequence", "reason": bad} for d in devices}
+        sdir = wdir / ds.name
+        sdir.mkdir()
+        for name, array, dtype in inputs:
+            if dtype == onnx.TensorProto.BFLOAT16:
+                return {d: {"status": "fail", "category": "dtype",
+                            "reason": "bfloat16 input: .npy has no bfloat16"} for d in devices}
+            np.save(sdir / (sanitize(name) + ".in.npy"), array)
+        sets.append((sdir, inputs, outputs))
+
+    # One compile for all devices; per device when that fails.
+    artifacts = {}
+    code, text = compile_model(build, test, devices, wdir / "model.kiln")
+    if code == 0:
+        artifacts = {d: wdir / "model.kiln" for d in devices}
+    elif len(devices) == 1:
+        stage_fail = ("timeout", text) if code is None else ("compile", text)
+        verdicts[devices[0]] = {"status": "fail",
+                                "category": categorize(*stage_fail) if code is not None else "timeout",
+                                "reason": first_error(text)}
+    else:
+        for d in devices:
+            path = wdir / f"model.{sanitize(d)}.kiln"
+            c, t = compile_model(build, test, [d], path)
+            if c == 0:
+                artifacts[d] = path
+            else:
+                verdicts[d] = {"status": "fail",
+                               "category": "timeout" if c is None else categorize("compile", t),
+                               "reason": first_error(t)}
+    for d, artifact in artifacts.items():
+        verdict = {"status": "pass"}
+        for sdir, inputs, outputs in sets:
+            odir = sdir / ("out." + sanitize(d))
+            cmd = [str(build / "bin" / "kiln-run"), str(artifact), f"--device={d}",
+                   f"--output-dir={odir}"]
+            cmd += [f"--input={name}=@{sdir / (sanitize(name) + '.in.npy')}" for name, _, _ in inputs]
+            c, t = run(cmd, RUN_TIMEOUT)
+            if c != 0:
+                verdict = {"status": "fail",
+                           "category": "timeout" if c is None else
+                           ("crash" if c < 0 else categorize("run", t)),
+                           "reason": first_error(t) if c is not None else t}
+                break
+            why = None
+            for name, want, dtype in outputs:
+                f = odir / (sanitize(name) + ".npy")
+                if not f.exists():
+                    why = f"output '{name}' missing"
+                    break
+                why = compare(np.load(f), want, dtype)
+                if why:
+                    why = f"{sdir.name} output '{name}': {why}"
+                    break
+            if why:
+                verdict = {"status": "fail", "category": "mismatch", "reason": why}
+                break
+        verdicts[d] = verdict
+    if all(v["status"] == "pass" for v in verdicts.values()):
+        shutil.rmtree(wdir, ignore_errors=True)
+    return verdicts
+
+
+def discover(suites, pattern):
+    tests = []
+    for suite in suites:
+        root = DATA / suite
+        if not root.is_dir():
+            fail_setup(f"{root} not found: install libonnx-testdata (scripts/setup.sh)")
+        for p in sorted(root.iterdir()):
+            if (p / "model.onnx").exists() and (not pattern or re.search(pattern, f"{suite}/{p.name}")):
+                tests.append(Test(suite, p))
+    return tests
+
+
+def read_expected(path: Path) -> dict:
+    expected = {}
+    if not path.exists():
+        return expected
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split(None, 1)
+        expected[parts[0]] = parts[1] if len(parts) > 1 else ""
+    return expected
+
+
+def write_expected(path: Path, device: str, results: dict) -> None:
+    lines = [f"# Expected failures of the ONNX backend suite on {device}: one test per line,",
+             "# `SUITE/TEST  CATEGORY: reason`. Regenerate with",
+             "#   make conformance-expected",
+             "# A listed test that passes fails ctest's conformance run: take it off."]
+    for key in sorted(results):
+        v = results[key].get(device)
+        if v and v["status"] != "pass":
+            reason = v["reason"].replace("\n", " ")
+            if len(reason) > 160:
+                reason = reason[:157] + "..."
+            lines.append(f"{key}  {v['category']}: {reason}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def render_report(results: dict, devices, out: Path, meta: dict) -> None:
+    """docs/conformance.md from the verdicts (never edited by hand)."""
+    suites = [s for s in SUITES if any(k.startswith(s + "/") for k in results)]
+    lines = ["# ONNX backend conformance", "",
+             "Generated by `make conformance` (test/conformance/run_conformance.py);",
+             "do not edit. The tests are Debian's libonnx-testdata "
+             f"({meta.get('tests', len(results))} tests: model, inputs and expected outputs), each",
+             "compiled by kiln-compile and run by kiln-run on every device, every output",
+             f"compared per element (rtol {RTOL}, atol {ATOL}; integers and bools equal).",
+             f"Run on {meta.get('date', '')}, {meta.get('seconds', 0):.0f} s on {os.cpu_count()} cores.",
+             "", "## Pass rate", "",
+             "| suite | tests | " + " | ".join(devices) + " |",
+             "|---|---:|" + "---:|" * len(devices)]
+
+    def rate(keys, d):
+        passed = sum(1 for k in keys if results[k].get(d, {}).get("status") == "pass")
+        return f"{passed} ({100.0 * passed / max(1, len(keys)):.1f}%)"
+    for s in suites + ["all"]:
+        keys = [k for k in results if s == "all" or k.startswith(s + "/")]
+        lines.append(f"| {s} | {len(keys)} | " + " | ".join(rate(keys, d) for d in devices) + " |")
+    lines += ["", "## Failures by category", "",
+              "| category | " + " | ".join(devices) + " |", "|---|" + "---:|" * len(devices)]
+    cats = sorted({v["category"] for r in results.values() for v in r.values() if v["status"] != "pass"})
+    for c in cats:
+        lines.append(f"| {c} | " + " | ".join(
+            str(sum(1 for r in results.values() if r.get(d, {}).get("status") == "fail"
+                    and r[d]["category"] == c)) for d in devices) + " |")
+    lines += ["", "Out of scope: string tensors; the ai.onnx.preview.training ops (Gradient,",
+              "Adagrad, Adam, Momentum).", "",
+              "## Operators", "",
+              "A test counts for every operator its graph holds; passed/total per device.", "",
+              "| operator | " + " | ".join(devices) + " |", "|---|" + "---:|" * len(devices)]
+    ops = {}
+    for k, r in results.items():
+        for op in meta["ops"].get(k, []):
+            ops.setdefault(op, []).append(k)
+    for op in sorted(ops):
+        keys = ops[op]
+        lines.append(f"| {op} | " + " | ".join(
+            f"{sum(1 for k in keys if results[k].get(d, {}).get('status') == 'pass')}/{len(keys)}"
+            for d in devices) + " |")
+    out.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", type=Path, required=False)
+    ap.add_argument("--targets", default="cpu")
+    ap.add_argument("--suites", default=",".join(SUITES))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--shard", default="0/1")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--check", type=Path)
+    ap.add_argument("--write-expected", type=Path)
+    ap.add_argument("--results", type=Path)
+    ap.add_argument("--report", type=Path)
+    ap.add_argument("--from-results", default="")
+    ap.add_argument("--work", type=Path)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    devices = [d.strip() for d in args.targets.split(",") if d.strip()]
+    for d in devices:
+        if d not in DEVICES:
+            fail_setup(f"unknown device '{d}' (known: {', '.join(DEVICES)})")
+
+    if args.from_results:
+        results, meta = {}, {"ops": {}, "seconds": 0.0}
+        for f in args.from_results.split(","):
+            data = json.loads(Path(f).read_text())
+            for k, v in data["results"].items():
+                results.setdefault(k, {}).update(v)
+            meta["ops"].update(data["ops"])
+            meta["seconds"] += data["seconds"]
+            meta["date"] = data["date"]
+        meta["tests"] = len(results)
+        render_report(results, devices, args.report, meta)
+        print(f"wrote {args.report}")
+        return 0
+
+    if not args.build:
+        fail_setup("--build is required")
+    build = args.build.resolve()
+    for tool in ("kiln-compile", "kiln-run"):
+        if not (build / "bin" / tool).exists():
+            fail_setup(f"{build / 'bin' / tool} not built")
+    shard, shards = (int(x) for x in args.shard.split("/"))
+    tests = discover([s for s in args.suites.split(",") if s], args.filter)
+    tests = [t for i, t in enumerate(tests) if i % shards == shard]
+    work = (args.work or build / "conformance" / f"shard{shard}").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+
+    start = time.time()
+    results, ops = {}, {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_test, build, t, devices, work): t for t in tests}
+        for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            t = futures[fut]
+            results[t.key] = fut.result()
+            ops[t.key] = getattr(t, "ops", [])
+            if args.verbose:
+                summary = " ".join(f"{d}={v['status']}" for d, v in results[t.key].items())
+                print(f"[{n}/{len(tests)}] {t.key}: {summary}", flush=True)
+    seconds = time.time() - start
+
+    for s in SUITES:
+        keys = [k for k in results if k.startswith(s + "/")]
+        if not keys:
+            continue
+        for d in devices:
+            passed = sum(1 for k in keys if results[k][d]["status"] == "pass")
+            print(f"{d:12} {s:18} {passed} passed, {len(keys) - passed} failed")
+    print(f"{len(tests)} tests on {len(devices)} devices in {seconds:.0f} s")
+
+    if args.results:
+        args.results.write_text(json.dumps({
+            "date": datetime.date.today().isoformat(), "seconds": seconds,
+            "devices": devices, "results": results, "ops": ops}, indent=1, sort_keys=True))
+    if args.write_expected:
+        args.write_expected.mkdir(parents=True, exist_ok=True)
+        for d in devices:
+            path = args.write_expected / (sanitize(d) + ".txt")
+            # Keep the entries of tests this run did not cover (other shards).
+            old = read_expected(path)
+            merged = {k: {d: {"status": "fail", "category": v.split(":", 1)[0],
+                              "reason": v.split(":", 1)[1].strip() if ":" in v else ""}}
+                      for k, v in old.items() if k not in results}
+            merged.update(results)
+            write_expected(path, d, merged)
+        print(f"wrote expected-failure lists to {args.write_expected}")
+    if args.check:
+        problems = []
+        for d in devices:
+            expected = read_expected(args.check / (sanitize(d) + ".txt"))
+            for k in sorted(results):
+                v = results[k][d]
+                if v["status"] != "pass" and k not in expected:
+                    problems.append(f"{d}: {k} fails and is not on the list "
+                                    f"({v['category']}: {v['reason']})")
+                elif v["status"] == "pass" and k in expected:
+                    problems.append(f"{d}: {k} passes now: take it off "
+                                    f"{args.check / (sanitize(d) + '.txt')}")
+        for p in problems:
+            print(p)
+        if problems:
+            print(f"{len(problems)} differences from the expected-failure lists")
+            return 1
+        print("as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
