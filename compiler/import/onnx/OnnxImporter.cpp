@@ -490,8 +490,9 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     return nullptr;
   }
   if (opset < kMinOpset || opset > kMaxOpset) {
-    error() << "the model uses opset " << opset << "; Kiln supports opsets "
-            << kMinOpset << " to " << kMaxOpset;
+    // Opsets 1 to kMinOpset - 1 arrive here converted (upgradeOldOpset).
+    error() << "the model uses opset " << opset << "; Kiln supports opsets 1 to "
+            << kMaxOpset << " (1 to " << kMinOpset - 1 << " converted to " << kMinOpset << ")";
     return nullptr;
   }
   const onnx::GraphProto &graph = model.graph();
@@ -624,6 +625,35 @@ onnx::ModelProto GraphImporter::withoutMappedData(const onnx::ModelProto &model)
   return copy;
 }
 
+/// Models older than kMinOpset are converted to it with libonnx's version
+/// converter first (then imported as usual). The converter copies the model,
+/// so initializer payloads left in the mapped file are copied in first.
+static LogicalResult upgradeOldOpset(Location fileLoc, ModelStorage &storage) {
+  int64_t opset = -1;
+  for (const auto &entry : storage.model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset < 1 || opset >= kMinOpset)
+    return success(); // run() reports a missing or too new opset
+  auto *graph = storage.model.mutable_graph();
+  for (int i = 0; i < graph->initializer_size(); ++i) {
+    onnx::TensorProto *tensor = graph->mutable_initializer(i);
+    auto mapped = storage.mappedData.find(tensor);
+    if (mapped != storage.mappedData.end())
+      tensor->set_raw_data(mapped->second.data(), mapped->second.size());
+  }
+  storage.mappedData.clear();
+  std::string message = convertOpset(storage.model, kMinOpset);
+  if (!message.empty()) {
+    mlir::emitError(fileLoc) << "the model uses opset " << opset
+                             << ", which Kiln imports by converting it to opset "
+                             << kMinOpset << " with ONNX's version converter, and the "
+                             << "conversion failed: " << message;
+    return failure();
+  }
+  return success();
+}
+
 /// Initializer payloads of at least this many bytes stay in the mapped file
 /// (smaller ones, shapes and scalars, are parsed as usual).
 static constexpr uint64_t kMappedDataBytes = 4096;
@@ -685,6 +715,8 @@ onnx_import::importOnnxFile(MLIRContext &context, StringRef path,
     mlir::emitError(fileLoc) << message;
     return nullptr;
   }
+  if (failed(upgradeOldOpset(fileLoc, *storage)))
+    return nullptr;
   GraphImporter importer(context, fileLoc, options, storage);
   return importer.run(storage->model);
 }

@@ -10,6 +10,7 @@
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/version_converter/convert.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -90,5 +91,21 @@ std::string kiln::onnx_import::checkNodeInputs(const onnx::NodeProto &node, int6
     return "";
   } catch (...) {
     return "";
+  }
+}
+
+std::string kiln::onnx_import::convertOpset(onnx::ModelProto &model, int64_t target) {
+  try {
+    onnx::ModelProto converted =
+        onnx::version_conversion::ConvertVersion(model, static_cast<int>(target));
+    model = std::move(converted);
+    return "";
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    // libonnx prefixes its messages with "[ONNXRuntimeError]"-like tags and
+    // may span lines: keep the first line.
+    return what.substr(0, what.find('\n'));
+  } catch (...) {
+    return "the version converter failed";
   }
 }

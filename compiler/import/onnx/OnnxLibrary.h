@@ -34,6 +34,10 @@ std::string parseModelText(llvm::StringRef text, onnx::ModelProto &model);
 /// at most the maximum. Returns the complaint, or "" (also for ops libonnx
 /// does not know).
 std::string checkNodeInputs(const onnx::NodeProto &node, int64_t opset);
+/// Converts `model` in place to opset `target` of the default domain with
+/// libonnx's version converter (the way models older than Kiln's first
+/// opset are imported); returns the converter's complaint or "".
+std::string convertOpset(onnx::ModelProto &model, int64_t target);
 /// Runs onnx::checker::check_model; returns its complaint or "".
 std::string checkModelWithLibOnnx(const onnx::ModelProto &model);
 
