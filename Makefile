@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 MODELS ?= $(BUILD)/models
 
-.PHONY: setup configure build run test fuzz sanitize clean
+.PHONY: setup configure build run test conformance conformance-expected fuzz sanitize clean
 
 setup:
 	scripts/setup.sh
@@ -29,9 +29,25 @@ run: build
 	$(BUILD)/bin/kiln-run $(BUILD)/tiny_cnn.kiln --device=emu:gfx942 --input=image=random \
 	  --output-dir=$(BUILD)/tiny_cnn.emu-gfx942.out
 
-# The whole suite (lit + unit tests) through ctest.
+# The whole suite (lit, unit, fuzz regressions, e2e, ONNX backend
+# conformance against its expected-failure lists) through ctest, JOBS at once.
 test: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The ONNX backend suite on cpu and every emulated gfx target: prints
+# "N passed, M failed" per target and suite and regenerates docs/conformance.md.
+CONFORMANCE_DEVICES ?= cpu,emu:gfx942,emu:gfx950,emu:gfx1250,emu:gfx1100,emu:gfx1201
+conformance: build
+	/usr/bin/python3 test/conformance/run_conformance.py --build $(BUILD) \
+	  --targets $(CONFORMANCE_DEVICES) --jobs $(JOBS) --results $(BUILD)/conformance.json
+	/usr/bin/python3 test/conformance/run_conformance.py --targets $(CONFORMANCE_DEVICES) \
+	  --from-results $(BUILD)/conformance.json --report docs/conformance.md
+
+# Rewrites the expected-failure lists ctest checks (test/conformance/*.txt)
+# from a run on the devices ctest covers.
+conformance-expected: build
+	/usr/bin/python3 test/conformance/run_conformance.py --build $(BUILD) \
+	  --targets cpu,emu:gfx942,emu:gfx1100 --jobs $(JOBS) --write-expected test/conformance
 
 # libFuzzer targets (clang-22, build-fuzz), each run for FUZZ_SECONDS seconds
 # on seeds from the tests; see docs/testing.md.

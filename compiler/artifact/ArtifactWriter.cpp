@@ -259,9 +259,13 @@ std::string ArtifactWriter::buildManifest(int32_t constantsSection) const {
   auto model = fbb.CreateString(model_);
   auto codeObjectVector = fbb.CreateVector(codeObjects);
   auto programVector = fbb.CreateVector(programs);
+  std::vector<flatbuffers::Offset<PinnedInput>> pinned;
+  for (const auto &[name, value] : pinnedInputs_)
+    pinned.push_back(CreatePinnedInput(fbb, fbb.CreateString(name), fbb.CreateString(value)));
+  auto pinnedVector = fbb.CreateVector(pinned);
   FinishManifestBuffer(fbb, CreateManifest(fbb, producer, options, model,
                                            inputs, outputs, constantsSection,
-                                           codeObjectVector, programVector));
+                                           codeObjectVector, programVector, pinnedVector));
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());
 }

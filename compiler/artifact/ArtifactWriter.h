@@ -103,6 +103,10 @@ public:
   void setProducer(std::string producer) { producer_ = std::move(producer); }
   void setOptions(std::string options) { options_ = std::move(options); }
   void setModel(std::string model) { model_ = std::move(model); }
+  /// A graph input folded to a constant at compile time (--input-value).
+  void addPinnedInput(std::string name, std::string value) {
+    pinnedInputs_.emplace_back(std::move(name), std::move(value));
+  }
 
   void addInput(TensorDesc input) { inputs_.push_back(std::move(input)); }
   void addOutput(TensorDesc output) { outputs_.push_back(std::move(output)); }
@@ -135,6 +139,7 @@ private:
   std::string buildManifest(int32_t constantsSection) const;
 
   std::string producer_, options_, model_;
+  std::vector<std::pair<std::string, std::string>> pinnedInputs_;
   std::vector<TensorDesc> inputs_, outputs_;
   std::vector<CodeObjectDesc> codeObjects_;
   std::vector<ProgramDesc> programs_;

@@ -67,6 +67,10 @@ public:
     writer.setProducer(options.producer);
     writer.setOptions(options.commandLine);
     writer.setModel(options.model);
+    if (auto pinned = module->getAttrOfType<DictionaryAttr>(kPinnedInputsAttr))
+      for (NamedAttribute entry : pinned)
+        writer.addPinnedInput(entry.getName().str(),
+                              cast<StringAttr>(entry.getValue()).str());
   }
 
   LogicalResult run(const std::string &path) {

@@ -33,6 +33,63 @@ void registerCompilerDialects(DialectRegistry &registry) {
 
 namespace {
 
+/// The ONNX node a location names (the importer gives each op its node's
+/// name; fusion and outlining keep it inside fused and call-site locations).
+std::string nodeName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// While active, turns the first error of a stage into the one-line internal
+/// error (see compile()) and drops the rest, notes (IR dumps) included.
+class InternalErrors {
+public:
+  InternalErrors(MLIRContext *ctx, std::string model)
+      : model(std::move(model)), handler(ctx, [this](Diagnostic &diag) { return handle(diag); }) {}
+  std::string stage;
+  bool active = true;
+
+private:
+  LogicalResult handle(Diagnostic &diag) {
+    if (!active)
+      return failure(); // to the tool's own handler
+    if (diag.getSeverity() != DiagnosticSeverity::Error || reported)
+      return success();
+    reported = true;
+    std::string message = diag.str();
+    message = message.substr(0, message.find('\n'));
+    llvm::errs() << model << ": error: internal error in " << stage;
+    if (std::string node = nodeName(diag.getLocation()); !node.empty())
+      llvm::errs() << " at node " << node;
+    llvm::errs() << ": " << message << "\n";
+    return success();
+  }
+  std::string model;
+  bool reported = false;
+  ScopedDiagnosticHandler handler;
+};
+
+/// --test-internal-error: fails on the first function, as a buggy pass would.
+struct TestInternalErrorPass
+    : public PassWrapper<TestInternalErrorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestInternalErrorPass)
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      func.emitOpError("fails on purpose (--test-internal-error)")
+              .attachNote(func.getLoc())
+          << "an IR dump would follow here";
+      return signalPassFailure();
+    }
+  }
+};
+
 LogicalResult runPasses(ModuleOp module, llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
@@ -306,6 +363,8 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
   if (options.stopAfter == Stage::Kiln)
     return success();
 
+  InternalErrors internal(module->getContext(), options.modelPath);
+  internal.stage = "graph passes";
   if (failed(runPasses(*module, [&](OpPassManager &pm) { buildGraphPipeline(pm, options); })))
     return failure();
   dump("dispatch", *module);
@@ -321,7 +380,10 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
     StageOutput out;
     out.target = target.name;
     OwningOpRef<ModuleOp> kernels = gatherVariants(*module, target.name);
+    internal.stage = "code generation for " + target.name;
     if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+          if (options.testInternalError)
+            pm.addPass(std::make_unique<TestInternalErrorPass>());
           if (target.gfx) {
             gfx::GfxOptions gfxOptions = options.gfx;
             gfxOptions.target = target.gfx;
@@ -358,8 +420,10 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
   }
   if (options.stopAfter != Stage::Artifact)
     return success();
+  internal.stage = "artifact";
   if (failed(verify(*module)))
     return failure();
+  internal.active = false; // writing the file: errors name the path
   dump("artifact", *module);
   artifact::TranslateOptions translate;
   translate.commandLine = options.commandLine;

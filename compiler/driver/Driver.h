@@ -48,6 +48,9 @@ struct CompileOptions {
   bool emulation = false;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact
+  /// Testing only: the first stage after dispatch formation fails on the
+  /// first kernel, as a pass with a bug would.
+  bool testInternalError = false;
   /// Called after every stage with the stage name and the IR (for
   /// --dump-ir); may be empty.
   std::function<void(llvm::StringRef stage, mlir::Operation *ir)> dumpStage;
@@ -57,6 +60,9 @@ struct CompileOptions {
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
 /// Runs the pipeline on an imported module up to `options.stopAfter`.
+/// The import has checked the model, so a diagnostic from a later stage is a
+/// compiler bug: it is printed as one line, "MODEL: error: internal error in
+/// STAGE at node NODE: MESSAGE" (never an IR dump), and compile fails.
 /// For Stage::Kiln and Dispatch, `module` holds the IR of that stage on
 /// return; for the later stages, `outputs` holds one entry per target (the
 /// cpu target has no Gpu stage). For Artifact, the artifact with a code

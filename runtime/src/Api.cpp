@@ -114,6 +114,28 @@ const char *kiln_artifact_model(const kiln_artifact_t *artifact) {
   return artifact ? Artifact::str(artifact->artifact->manifest().model()) : "";
 }
 
+size_t kiln_artifact_pinned_input_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->artifact->pinnedInputs().size() : 0;
+}
+kiln_status_t kiln_artifact_pinned_input(const kiln_artifact_t *artifact, size_t index,
+                                         const char **out_name, const char **out_value) {
+  const char *function = "kiln_artifact_pinned_input";
+  if (!artifact)
+    return nullArgument(function, "artifact");
+  if (!out_name)
+    return nullArgument(function, "out_name");
+  if (!out_value)
+    return nullArgument(function, "out_value");
+  const auto &pinned = artifact->artifact->pinnedInputs();
+  if (index >= pinned.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("%s: index %zu is out of range (%zu pinned inputs)", function,
+                                index, pinned.size()));
+  *out_name = pinned[index].first.c_str();
+  *out_value = pinned[index].second.c_str();
+  return nullptr;
+}
+
 size_t kiln_artifact_input_count(const kiln_artifact_t *artifact) {
   return artifact ? artifact->artifact->inputs().size() : 0;
 }

@@ -307,6 +307,18 @@ kiln_status_t Artifact::validateManifest() {
 
   KILN_RETURN_IF_ERROR(validateTensors(false));
   KILN_RETURN_IF_ERROR(validateTensors(true));
+  if (auto *pinned = manifest_->pinned_inputs()) {
+    for (size_t i = 0; i < pinned->size(); ++i) {
+      const fb::PinnedInput *entry = pinned->Get(i);
+      std::string name = str(entry->name());
+      if (name.empty() || !entry->value() || entry->value()->size() == 0)
+        return invalid(strFormat("pinned input %zu: no name or no value", i));
+      for (const TensorInfo &input : inputs_)
+        if (input.name == name)
+          return invalid(strFormat("pinned input '%s' is also a model input", name.c_str()));
+      pinned_.emplace_back(std::move(name), str(entry->value()));
+    }
+  }
   size_t kernelCount = 0;
   KILN_RETURN_IF_ERROR(validateCodeObjects(kernelCount));
   auto *programs = manifest_->programs();

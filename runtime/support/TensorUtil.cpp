@@ -247,6 +247,35 @@ bool support::parseDouble(const std::string &text, double &out) {
   return true;
 }
 
+bool support::equalsValueList(const Tensor &tensor, const std::string &list) {
+  std::vector<double> values;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos
+                                                                      : comma - start);
+    double value;
+    if (item == "true" || item == "false")
+      value = item == "true";
+    else if (!parseDouble(item, value))
+      return false;
+    values.push_back(value);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (values.size() != tensor.elementCount())
+    return false;
+  for (uint64_t i = 0; i < tensor.elementCount(); ++i) {
+    double want = values[i];
+    if (tensor.dtype == KILN_DTYPE_F32)
+      want = double(float(want));
+    if (elementAsDouble(tensor, i) != want)
+      return false;
+  }
+  return true;
+}
+
 std::string support::jsonString(const std::string &text) {
   std::string out = "\"";
   for (unsigned char c : text) {

@@ -21,7 +21,11 @@ expected one:
   dtype and shape: equal.
 
 A test passes on a device when it compiles and every output of every data set
-matches. A failure gets a category (the first word of its reason):
+matches. When kiln-compile says an operand must be known at compile time and
+names the graph input it comes from (a shape or axes given as an input), the
+test is compiled again with --input-value pinning that input to the value all
+its data sets give, as a user compiling ahead of time would; such passes are
+counted and reported as pinned. A failure gets a category (the first word of its reason):
   unsupported-op, opset, dtype, shape-input, control-flow, sequence,
   compile-error, run-error, timeout, mismatch, crash
 
@@ -214,12 +218,46 @@ def chip(device: str) -> str:
     return "cpu" if device == "cpu" else device.split(":", 1)[1]
 
 
-def compile_model(build: Path, test: Test, devices, out: Path):
+def value_text(array: np.ndarray) -> str:
+    """An array as kiln-compile --input-value writes it: V1,V2,... row-major."""
+    flat = np.asarray(array).ravel()
+    if flat.dtype == np.bool_:
+        return ",".join("true" if v else "false" for v in flat)
+    if flat.dtype.kind in "iu":
+        return ",".join(str(int(v)) for v in flat)
+    return ",".join(repr(float(v)) for v in flat)
+
+
+def pins_asked_for(text: str):
+    """The graph inputs a kiln-compile diagnostic asks to pin with --input-value."""
+    m = re.search(r"it is graph input '([^']*)': pin it with --input-value", text)
+    if m:
+        return [m.group(1)]
+    m = re.search(r"it is computed from graph inputs? ((?:'[^']*'(?:, )?)+): pin", text)
+    return re.findall(r"'([^']*)'", m.group(1)) if m else []
+
+
+def compile_model(build: Path, test: Test, devices, out: Path, pins=None):
+    """kiln-compile for `devices`. Inputs that must be known at compile time
+    (a shape given as an input) are pinned with --input-value to the data
+    sets' value when every data set gives the same one, as a user compiling
+    the model ahead of time would; `pins` receives their names."""
     cmd = [str(build / "bin" / "kiln-compile"), str(test.path / "model.onnx"),
            "--target=" + ",".join(chip(d) for d in devices), "-o", str(out)]
     if any(d.startswith("emu:") for d in devices):
         cmd.append("--emulation")
-    return run(cmd, COMPILE_TIMEOUT)
+    pinned = {}
+    while True:
+        code, text = run(cmd + [f"--input-value={n}={v}" for n, v in pinned.items()],
+                         COMPILE_TIMEOUT)
+        asked = [n for n in pins_asked_for(text) if n not in pinned] if code else []
+        values = {n: test.values.get(n) for n in asked}
+        if not asked or any(v is None for v in values.values()):
+            break
+        pinned.update(values)
+    if pins is not None:
+        pins.extend(pinned)
+    return code, text
 
 
 def run_test(build: Path, test: Test, devices, work: Path) -> dict:
@@ -259,9 +297,19 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
             np.save(sdir / (sanitize(name) + ".in.npy"), array)
         sets.append((sdir, inputs, outputs))
 
+    # Inputs whose value is the same in every data set can be pinned.
+    test.values = {}
+    for name in test.inputs:
+        texts = set()
+        for _, inputs, _ in sets:
+            texts.update(value_text(a) for n, a, _ in inputs if n == name)
+        if len(texts) == 1 and len(sets) > 0:
+            test.values[name] = texts.pop()
+
     # One compile for all devices; per device when that fails.
     artifacts = {}
-    code, text = compile_model(build, test, devices, wdir / "model.kiln")
+    pins = []
+    code, text = compile_model(build, test, devices, wdir / "model.kiln", pins)
     if code == 0:
         artifacts = {d: wdir / "model.kiln" for d in devices}
     elif len(devices) == 1:
@@ -272,7 +320,7 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
     else:
         for d in devices:
             path = wdir / f"model.{sanitize(d)}.kiln"
-            c, t = compile_model(build, test, [d], path)
+            c, t = compile_model(build, test, [d], path, pins)
             if c == 0:
                 artifacts[d] = path
             else:
@@ -306,6 +354,8 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
             if why:
                 verdict = {"status": "fail", "category": "mismatch", "reason": why}
                 break
+        if pins and verdict["status"] == "pass":
+            verdict["pinned"] = sorted(set(pins))
         verdicts[d] = verdict
     if all(v["status"] == "pass" for v in verdicts.values()):
         shutil.rmtree(wdir, ignore_errors=True)
@@ -372,6 +422,11 @@ def render_report(results: dict, devices, out: Path, meta: dict) -> None:
     for s in suites + ["all"]:
         keys = [k for k in results if s == "all" or k.startswith(s + "/")]
         lines.append(f"| {s} | {len(keys)} | " + " | ".join(rate(keys, d) for d in devices) + " |")
+    pinned = {d: sum(1 for r in results.values() if r.get(d, {}).get("pinned")) for d in devices}
+    lines += ["", "Of the passes, these compiled with inputs pinned by `--input-value` (a shape,",
+              "axes or count given as a graph input, pinned to the value every data set gives,",
+              "as a user compiling the model ahead of time would): " +
+              ", ".join(f"{d} {n}" for d, n in pinned.items()) + "."]
     lines += ["", "## Failures by category", "",
               "| category | " + " | ".join(devices) + " |", "|---|" + "---:|" * len(devices)]
     cats = sorted({v["category"] for r in results.values() for v in r.values() if v["status"] != "pass"})

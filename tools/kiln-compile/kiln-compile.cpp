@@ -81,6 +81,11 @@ static cl::opt<std::string> testFault(
     cl::desc("Testing only: make the gfx GEMM builder wire its kernels wrongly on purpose "
              "(swap-operands, shift-lanes), to prove --device=emu:<gfx> catches it"),
     cl::Hidden, cl::cat(kilnCategory));
+static cl::opt<bool> testInternalError(
+    "test-internal-error",
+    cl::desc("Testing only: make code generation fail as a compiler bug would, to prove "
+             "the error reaches the user as one line"),
+    cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<std::string> cpuName(
     "cpu", cl::desc("x86-64 CPU to compile for: host (default), x86-64-v3, "
                     "x86-64-v4, znver4, ..."),
@@ -96,6 +101,13 @@ static cl::list<std::string>
                 cl::desc("Static shape of a graph input, e.g. "
                          "--input-shape=input=1x3x224x224 (repeatable)"),
                 cl::value_desc("NAME=DIMS"), cl::cat(kilnCategory));
+static cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("Pin a graph input to a constant, so that what depends on it (shapes, "
+             "branches) folds at compile time, e.g. --input-value=sample_rate=16000 or "
+             "--input-value=shape=1,3,224,224 (repeatable; the artifact records it, and the "
+             "input is no longer given at run time)"),
+    cl::value_desc("NAME=V[,V...]"), cl::cat(kilnCategory));
 static cl::opt<bool> elideWeights(
     "elide-weights",
     cl::desc("Print weight blobs as __elided__ (default: on for stdout, off "
@@ -119,6 +131,14 @@ int main(int argc, char **argv) {
     std::string message = kiln::onnx_import::parseInputShape(spec, options);
     if (!message.empty()) {
       llvm::errs() << "kiln-compile: error: --input-shape: " << message << "\n";
+      return 1;
+    }
+  }
+
+  for (const std::string &spec : inputValues) {
+    std::string message = kiln::onnx_import::parseInputValue(spec, options);
+    if (!message.empty()) {
+      llvm::errs() << "kiln-compile: error: --input-value: " << message << "\n";
       return 1;
     }
   }
@@ -193,6 +213,7 @@ int main(int argc, char **argv) {
   compileOptions.gfx.precision = precision;
   compileOptions.emulation = emulation;
   compileOptions.gfx.testFault = testFault;
+  compileOptions.testInternalError = testInternalError;
   for (int i = 1; i < argc; ++i)
     compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);
   if (!dumpDir.empty()) {

@@ -393,6 +393,8 @@ void printSummaryText(const rt::Artifact &artifact,
   };
   outs() << "\n";
   printTensors("inputs", artifact.inputs());
+  for (const auto &[name, value] : artifact.pinnedInputs())
+    outs() << "  pinned input " << name << " = " << value << " (folded at compile time)\n";
   printTensors("outputs", artifact.outputs());
 
   auto *programs = m.programs();
@@ -573,6 +575,10 @@ void printSummaryJson(const rt::Artifact &artifact,
       });
     };
     tensors("inputs", artifact.inputs());
+    j.attributeObject("pinned_inputs", [&] {
+      for (const auto &[name, value] : artifact.pinnedInputs())
+        j.attribute(name, value);
+    });
     tensors("outputs", artifact.outputs());
     j.attributeArray("programs", [&] {
       auto *programs = m.programs();

@@ -12,6 +12,7 @@
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -196,9 +197,23 @@ int main(int argc, char **argv) {
   // Inputs: from files or random; names, dtypes and shapes are checked by
   // the session (random ones take the model's dtype and shape).
   std::vector<kiln_tensor_info_t> modelInputs = artifact.inputs();
+  std::vector<std::pair<std::string, std::string>> pinned = artifact.pinnedInputs();
   std::vector<Tensor> inputs;
   for (const InputSpec &spec : options.inputs) {
     Tensor tensor;
+    auto pin = std::find_if(pinned.begin(), pinned.end(),
+                            [&](const auto &p) { return p.first == spec.name; });
+    if (pin != pinned.end()) {
+      // Folded into the code at compile time: only that very value may be given.
+      std::string error;
+      if (spec.random || !npy::read(spec.path, tensor, error) ||
+          !support::equalsValueList(tensor, pin->second))
+        fatal("input '" + spec.name + "' was pinned to " + pin->second +
+              " at compile time (kiln-compile --input-value); this artifact cannot take " +
+              (spec.random ? "random values" : error.empty() ? "another value" : error) +
+              ": leave the input out, or compile again");
+      continue;
+    }
     if (spec.random) {
       const kiln_tensor_info_t *info = nullptr;
       std::string names;

@@ -73,6 +73,9 @@ private:
   mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);
   mlir::FailureOr<mlir::RankedTensorType>
   inputType(const onnx::ValueInfoProto &info);
+  /// The constant a graph input pinned with --input-value becomes.
+  mlir::FailureOr<mlir::DenseElementsAttr>
+  pinnedValue(const onnx::ValueInfoProto &info, llvm::ArrayRef<std::string> values);
   mlir::FailureOr<llvm::ArrayRef<char>>
   externalData(const onnx::TensorProto &tensor, llvm::StringRef what,
                int64_t bytes);

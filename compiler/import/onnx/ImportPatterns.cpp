@@ -8,7 +8,9 @@
 #include "import/onnx/GraphImporter.h"
 #include "import/onnx/ImportPatterns.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -101,12 +103,55 @@ DenseElementsAttr NodeContext::constantInput(unsigned i) {
   return nullptr;
 }
 
+/// The graph inputs (ONNX names) `value` is computed from, walking its
+/// defining ops back to @main's arguments.
+static SmallVector<std::string> graphInputsOf(Value value) {
+  SmallVector<std::string> names;
+  SmallVector<Value> work = {value};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty() && names.size() < 4) {
+    Value v = work.pop_back_val();
+    if (!v || !seen.insert(v).second)
+      continue;
+    if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+      if (auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+        if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kOnnxNameAttr))
+          names.push_back(name.str());
+      continue;
+    }
+    for (Value operand : v.getDefiningOp()->getOperands())
+      work.push_back(operand);
+  }
+  return names;
+}
+
+void NodeContext::notConstant(unsigned i, StringRef what, StringRef kind) {
+  InFlightDiagnostic diag = emitError();
+  diag << "input " << i << " ('" << what << "') must be " << kind
+       << " known at compile time";
+  Value v = input(i);
+  SmallVector<std::string> from = v ? graphInputsOf(v) : SmallVector<std::string>();
+  if (from.empty())
+    return;
+  if (llvm::isa<BlockArgument>(v)) {
+    diag << "; it is graph input '" << from.front() << "': pin it with --input-value="
+         << from.front() << "=VALUES";
+    return;
+  }
+  diag << "; it is computed from graph input";
+  if (from.size() > 1)
+    diag << "s";
+  for (auto [n, name] : llvm::enumerate(from))
+    diag << (n ? ", '" : " '") << name << "'";
+  diag << ": pin " << (from.size() > 1 ? "them" : "it") << " with --input-value=NAME=VALUES"
+       << " (or its shape with --input-shape, when only the shape is read)";
+}
+
 FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
                                                          StringRef what) {
   DenseElementsAttr attr = constantInput(i);
   if (!attr || !isa<IntegerType>(attr.getElementType())) {
-    emitError() << "input " << i << " ('" << what
-                << "') must be an integer constant known at compile time";
+    notConstant(i, what, "an integer constant");
     return failure();
   }
   SmallVector<int64_t> result;
@@ -129,8 +174,7 @@ FailureOr<SmallVector<double>> NodeContext::constantFloats(unsigned i,
       result.push_back((double)v.getSExtValue());
     return result;
   }
-  emitError() << "input " << i << " ('" << what
-              << "') must be a constant known at compile time";
+  notConstant(i, what, "a constant");
   return failure();
 }
 

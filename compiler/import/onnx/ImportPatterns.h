@@ -66,6 +66,11 @@ public:
   mlir::FailureOr<llvm::SmallVector<double>>
   constantFloats(unsigned i, llvm::StringRef what);
 
+  /// Reports that input `i` ('what') must be `kind` ("an integer
+  /// constant") known at compile time, naming the graph inputs it comes from
+  /// and the --input-value / --input-shape that would fix it.
+  void notConstant(unsigned i, llvm::StringRef what, llvm::StringRef kind);
+
   bool hasAttr(llvm::StringRef name) const;
   int64_t intAttr(llvm::StringRef name, int64_t defaultValue) const;
   double floatAttr(llvm::StringRef name, double defaultValue) const;

@@ -13,6 +13,7 @@
 #include "import/onnx/WireFormat.h"
 #include "import/onnx/GraphImporter.h"
 #include "import/onnx/OnnxLibrary.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -44,16 +45,35 @@ std::string onnx_import::parseInputShape(StringRef spec,
         .str();
   SmallVector<int64_t> shape;
   SmallVector<StringRef> parts;
-  dims.split(parts, 'x');
+  if (dims != "scalar") // rank 0: no dimensions
+    dims.split(parts, 'x');
   for (StringRef part : parts) {
     int64_t d;
     if (part.getAsInteger(10, d) || d < 0)
       return ("bad dimension '" + part + "' in '" + spec + "'").str();
     shape.push_back(d);
   }
-  if (dims == "scalar")
-    shape.clear();
   options.inputShapes[name] = shape;
+  return "";
+}
+
+std::string onnx_import::parseInputValue(StringRef spec, ImportOptions &options) {
+  auto [name, text] = spec.split('=');
+  if (name.empty() || text.empty() || !spec.contains('='))
+    return ("expected NAME=VALUE or NAME=V1,V2,... (e.g. sample_rate=16000), got '" + spec +
+            "'")
+        .str();
+  SmallVector<std::string> values;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  for (StringRef part : parts) {
+    part = part.trim();
+    double number;
+    if (part.getAsDouble(number) && part != "true" && part != "false")
+      return ("bad value '" + part + "' in '" + spec + "' (numbers, true or false)").str();
+    values.push_back(part.str());
+  }
+  options.inputValues[name] = std::move(values);
   return "";
 }
 
@@ -459,6 +479,85 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
   return RankedTensorType::get(shape, *element);
 }
 
+FailureOr<DenseElementsAttr>
+GraphImporter::pinnedValue(const onnx::ValueInfoProto &info, ArrayRef<std::string> values) {
+  const std::string &name = info.name();
+  if (!info.type().has_tensor_type()) {
+    error() << "graph input '" << name << "' is not a tensor";
+    return failure();
+  }
+  const auto &tensorType = info.type().tensor_type();
+  FailureOr<Type> element =
+      convertElementType(tensorType.elem_type(), "graph input '" + name + "'");
+  if (failed(element))
+    return failure();
+  int64_t count = static_cast<int64_t>(values.size());
+  // The shape: --input-shape's, else the model's when static; a 1-D input
+  // takes the number of values, and one without a shape is a scalar (one
+  // value) or 1-D.
+  SmallVector<int64_t> shape;
+  auto pinned = options.inputShapes.find(name);
+  if (pinned != options.inputShapes.end()) {
+    shape = pinned->second;
+  } else if (!tensorType.has_shape()) {
+    if (count != 1)
+      shape.push_back(count);
+  } else {
+    bool known = true;
+    for (const auto &dim : tensorType.shape().dim()) {
+      known &= dim.has_dim_value() && dim.dim_value() >= 0;
+      shape.push_back(dim.has_dim_value() ? dim.dim_value() : ShapedType::kDynamic);
+    }
+    if (!known && shape.size() == 1) {
+      shape = {count};
+    } else if (!known) {
+      error() << "graph input '" << name << "' has dynamic dimensions; give its shape with "
+              << "--input-shape=" << name << "=DIMS as well as --input-value";
+      return failure();
+    }
+  }
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  if (elements != count) {
+    error() << "--input-value for '" << name << "' gives " << count << " value"
+            << (count == 1 ? "" : "s") << ", but the input has shape " << shapeString(shape)
+            << " (" << elements << " element" << (elements == 1 ? "" : "s") << ")";
+    return failure();
+  }
+  auto type = RankedTensorType::get(shape, *element);
+  SmallVector<Attribute> attrs;
+  for (StringRef text : values) {
+    if (auto integer = llvm::dyn_cast<IntegerType>(*element)) {
+      int64_t v;
+      bool ok = !text.getAsInteger(10, v);
+      if (text == "true" || text == "false") {
+        ok = true;
+        v = text == "true";
+      }
+      if (!ok || (integer.getWidth() == 1 && v != 0 && v != 1)) {
+        error() << "--input-value for '" << name << "': '" << text << "' is not a value of "
+                << "its element type " << *element;
+        return failure();
+      }
+      attrs.push_back(IntegerAttr::get(integer, APInt(integer.getWidth(), v, /*isSigned=*/true,
+                                                       /*implicitTrunc=*/true)));
+    } else if (auto real = llvm::dyn_cast<FloatType>(*element)) {
+      double v;
+      if (text.getAsDouble(v)) {
+        error() << "--input-value for '" << name << "': '" << text << "' is not a number";
+        return failure();
+      }
+      attrs.push_back(FloatAttr::get(real, v));
+    } else {
+      error() << "--input-value for '" << name << "': inputs of type " << *element
+              << " cannot be pinned";
+      return failure();
+    }
+  }
+  return DenseElementsAttr::get(type, attrs);
+}
+
 Value GraphImporter::lookup(StringRef name) {
   auto it = values.find(name);
   if (it != values.end())
@@ -514,26 +613,42 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
 
   // Signature: inputs that are not initializers, outputs as listed.
   SmallVector<Type> argTypes;
-  SmallVector<std::string> argNames;
+  SmallVector<std::string> argNames, graphInputs;
+  SmallVector<std::pair<std::string, DenseElementsAttr>> pinnedValues;
   for (const auto &input : graph.input()) {
     if (initializers.count(input.name()))
       continue;
+    graphInputs.push_back(input.name());
+    if (auto pinned = options.inputValues.find(input.name());
+        pinned != options.inputValues.end()) {
+      FailureOr<DenseElementsAttr> value = pinnedValue(input, pinned->second);
+      if (failed(value))
+        return nullptr;
+      pinnedValues.emplace_back(input.name(), *value);
+      continue;
+    }
     FailureOr<RankedTensorType> type = inputType(input);
     if (failed(type))
       return nullptr;
     argTypes.push_back(*type);
     argNames.push_back(input.name());
   }
-  for (const auto &entry : options.inputShapes) {
-    if (!llvm::is_contained(argNames, entry.getKey().str())) {
+  auto checkNames = [&](auto &pinned, StringRef option) {
+    for (const auto &entry : pinned) {
+      if (llvm::is_contained(graphInputs, entry.getKey().str()))
+        continue;
       std::string names;
-      for (auto &n : argNames)
+      for (auto &n : graphInputs)
         names += (names.empty() ? "'" : ", '") + n + "'";
-      error() << "--input-shape names '" << entry.getKey()
+      error() << option << " names '" << entry.getKey()
               << "', which is not a graph input (inputs: " << names << ")";
-      return nullptr;
+      return false;
     }
-  }
+    return true;
+  };
+  if (!checkNames(options.inputShapes, "--input-shape") ||
+      !checkNames(options.inputValues, "--input-value"))
+    return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
@@ -545,6 +660,15 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     values[name] = entry->getArgument(i);
   }
   builder.setInsertionPointToEnd(entry);
+  SmallVector<NamedAttribute> pinnedText;
+  for (auto &[name, value] : pinnedValues) {
+    values[name] = ConstantOp::create(builder, NameLoc::get(builder.getStringAttr(name)),
+                                      llvm::cast<ElementsAttr>(value));
+    pinnedText.emplace_back(builder.getStringAttr(name),
+                            builder.getStringAttr(llvm::join(options.inputValues.lookup(name), ",")));
+  }
+  if (!pinnedText.empty())
+    (*module)->setAttr(kPinnedInputsAttr, builder.getDictionaryAttr(pinnedText));
 
   const PatternRegistry &registry = getPatternRegistry();
   for (int index : order) {

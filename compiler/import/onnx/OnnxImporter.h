@@ -24,6 +24,11 @@ struct ImportOptions {
   /// Static shapes for graph inputs, by ONNX name (from --input-shape). They
   /// pin dynamic dimensions; static dimensions must agree.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Values pinned to graph inputs, by ONNX name (from --input-value): the
+  /// input becomes a constant of its type (a scalar for one value, else the
+  /// input's shape, or 1-D when it has none), so what depends on it folds.
+  /// The numbers as written, in row-major order.
+  llvm::StringMap<llvm::SmallVector<std::string>> inputValues;
   /// Run libonnx's checker on models whose opset it knows (<= 17).
   bool runChecker = true;
 };
@@ -31,6 +36,10 @@ struct ImportOptions {
 /// Parses "NAME=1x3x224x224" into `options`; returns an error message on bad
 /// syntax, or an empty string.
 std::string parseInputShape(llvm::StringRef spec, ImportOptions &options);
+
+/// Parses "NAME=16000" or "NAME=1,3,224,224" into `options`; returns an
+/// error message on bad syntax, or an empty string.
+std::string parseInputValue(llvm::StringRef spec, ImportOptions &options);
 
 /// Imports the model at `path`. Every problem is reported through the
 /// context's diagnostic engine (one error naming the node, op type and opset

@@ -336,6 +336,14 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << name << "' must be a string, not " << value;
     return success();
   }
+  if (name == kPinnedInputsAttr) {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    if (!dict || !isa<ModuleOp>(op) ||
+        llvm::any_of(dict, [](NamedAttribute e) { return !isa<StringAttr>(e.getValue()); }))
+      return op->emitError() << "'" << name
+                             << "' must be a dictionary of strings on a module, not " << value;
+    return success();
+  }
   return op->emitError() << "unknown kiln attribute '" << name << "'";
 }
 

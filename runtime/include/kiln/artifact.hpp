@@ -52,6 +52,11 @@ public:
   const std::vector<TensorInfo> &inputs() const { return inputs_; }
   const std::vector<TensorInfo> &outputs() const { return outputs_; }
   const std::vector<SectionEntry> &sections() const { return sections_; }
+  /// Graph inputs folded to constants at compile time (--input-value): name
+  /// and value as written; they are no model inputs.
+  const std::vector<std::pair<std::string, std::string>> &pinnedInputs() const {
+    return pinned_;
+  }
 
   /// Base of the constants section (nullptr without one) and its size.
   const unsigned char *constants() const;
@@ -92,6 +97,7 @@ private:
   uint32_t manifestSection_ = 0;
   const kiln::artifact::Manifest *manifest_ = nullptr;
   std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<std::pair<std::string, std::string>> pinned_;
   int constantsSection_ = -1;
 };
 

@@ -121,6 +121,15 @@ const char *kiln_artifact_producer(const kiln_artifact_t *artifact);
 const char *kiln_artifact_options(const kiln_artifact_t *artifact);
 const char *kiln_artifact_model(const kiln_artifact_t *artifact);
 
+/* Graph inputs folded to constants at compile time (kiln-compile
+   --input-value): they are no model inputs. `out_name` and `out_value` (the
+   value as written, "16000" or "1,3,224,224") stay valid while the artifact
+   lives; an index out of range is KILN_STATUS_INVALID_ARGUMENT. */
+size_t kiln_artifact_pinned_input_count(const kiln_artifact_t *artifact);
+kiln_status_t kiln_artifact_pinned_input(const kiln_artifact_t *artifact,
+                                         size_t index, const char **out_name,
+                                         const char **out_value);
+
 size_t kiln_artifact_input_count(const kiln_artifact_t *artifact);
 size_t kiln_artifact_output_count(const kiln_artifact_t *artifact);
 /* The pointers in `out_info` stay valid while the artifact lives. */

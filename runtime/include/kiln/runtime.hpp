@@ -137,6 +137,16 @@ public:
   std::vector<kiln_tensor_info_t> outputs() const {
     return infos(kiln_artifact_output_count(get()), kiln_artifact_output_info);
   }
+  /// Graph inputs folded to constants at compile time: (name, value as written).
+  std::vector<std::pair<std::string, std::string>> pinnedInputs() const {
+    std::vector<std::pair<std::string, std::string>> result;
+    for (size_t i = 0; i < kiln_artifact_pinned_input_count(get()); ++i) {
+      const char *name = nullptr, *value = nullptr;
+      if (kiln_artifact_pinned_input(get(), i, &name, &value) == nullptr)
+        result.emplace_back(name, value);
+    }
+    return result;
+  }
   std::vector<std::string> targets() const {
     std::vector<std::string> result;
     for (size_t i = 0; i < kiln_artifact_target_count(get()); ++i)

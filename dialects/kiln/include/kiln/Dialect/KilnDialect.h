@@ -34,6 +34,10 @@ namespace kiln {
 
 /// Attribute name carrying the ONNX name of a `@main` argument or result.
 inline constexpr llvm::StringLiteral kOnnxNameAttr = "kiln.name";
+/// On the module: the graph inputs pinned to constants at import
+/// (--input-value), each ONNX name -> its values as written ("16000",
+/// "1,3,224,224"). The artifact records them; they are no program inputs.
+inline constexpr llvm::StringLiteral kPinnedInputsAttr = "kiln.pinned_inputs";
 
 /// Largest number of elements a folder materializes. Folding exists for the
 /// shape computations exported models carry (Shape -> Gather -> Concat ->

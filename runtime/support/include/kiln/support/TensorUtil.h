@@ -52,6 +52,11 @@ bool parseUint64(const std::string &text, uint64_t &out);
 /// When `arg` starts with `flag` (e.g. "--seed="), stores the rest in `into`.
 bool flagValue(const std::string &arg, const char *flag, std::string &into);
 bool parseDouble(const std::string &text, double &out);
+/// Whether `tensor` holds exactly the values of `list` ("16000",
+/// "1,3,224,224", "true"), element by element in row-major order, compared as
+/// the tensor's element type would store them (a float32 tensor's 0.1 equals
+/// the list's 0.1).
+bool equalsValueList(const Tensor &tensor, const std::string &list);
 
 /// `text` as a JSON string literal, quotes included.
 std::string jsonString(const std::string &text);
