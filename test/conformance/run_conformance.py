@@ -221,6 +221,8 @@ def chip(device: str) -> str:
 def value_text(array: np.ndarray) -> str:
     """An array as kiln-compile --input-value writes it: V1,V2,... row-major."""
     flat = np.asarray(array).ravel()
+    if flat.dtype.kind not in "biuf":
+        return None  # strings: nothing to pin
     if flat.dtype == np.bool_:
         return ",".join("true" if v else "false" for v in flat)
     if flat.dtype.kind in "iu":
@@ -303,7 +305,7 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
         texts = set()
         for _, inputs, _ in sets:
             texts.update(value_text(a) for n, a, _ in inputs if n == name)
-        if len(texts) == 1 and len(sets) > 0:
+        if len(texts) == 1 and len(sets) > 0 and None not in texts:
             test.values[name] = texts.pop()
 
     # One compile for all devices; per device when that fails.

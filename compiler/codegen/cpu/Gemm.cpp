@@ -315,6 +315,340 @@ void packRightHandPanel(RewriterBase &rewriter, linalg::LinalgOp tile) {
 /// the tiles of their remaining loops, applied once their shapes are static.
 constexpr StringLiteral kPackedTileAttr = "kiln.packed_tile";
 
+/// The register tile of the pass: its options.
+struct RegisterTile {
+  int64_t mr, nr, kc, kcCache;
+  bool packPanels;
+};
+
+/// The float contractions of `func` (not the im2col gathers).
+static SmallVector<linalg::LinalgOp> floatContractions(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> contractions;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op))
+      return;
+    if (!isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+      return;
+    contractions.push_back(op);
+  });
+  return contractions;
+}
+
+static void rewriteIm2ColGathers(func::FuncOp func, IRRewriter &rewriter) {
+  // im2col gathers (tiled into workgroups by now) become row copies.
+  SmallVector<linalg::GenericOp> gathers;
+  func.walk([&](linalg::GenericOp op) {
+    if (op->hasAttr(kIm2ColAttr))
+      gathers.push_back(op);
+  });
+  for (linalg::GenericOp gather : gathers)
+    (void)rewriteIm2ColAsRowCopies(rewriter, gather);
+}
+
+static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t nr) {
+  // Depthwise convolutions: one output row segment of `nr` pixels per
+  // window tap, so that each tap is a vector FMA of a broadcast weight and
+  // an input row segment (after the unit dimensions are dropped below).
+  SmallVector<linalg::DepthwiseConv2DNchwChwOp> depthwise;
+  func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) {
+    if (op->getParentOfType<scf::ForallOp>() &&
+        isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+      depthwise.push_back(op);
+  });
+  for (linalg::DepthwiseConv2DNchwChwOp op : depthwise) {
+    // Every loop by 1 but one, by nr: the output width when the window
+    // moves by 1 (contiguous input segments), else the channels (measured
+    // faster for strided windows, whose row segments are gathers).
+    SmallVector<int64_t> tiles(op.getNumLoops(), 1);
+    AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
+    bool unitStride = llvm::all_of(op.getStrides().getValues<int64_t>(),
+                                   [](int64_t v) { return v == 1; });
+    auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(unitStride ? 3 : 1));
+    if (!dim)
+      continue;
+    tiles[dim.getPosition()] = nr;
+    tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
+  }
+  SmallVector<linalg::DepthwiseConv2DNchwChwOp> tiledDepthwise;
+  func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) { tiledDepthwise.push_back(op); });
+  for (linalg::DepthwiseConv2DNchwChwOp op : tiledDepthwise) {
+    rewriter.setInsertionPoint(op);
+    (void)linalg::generalizeNamedOp(rewriter, op);
+  }
+}
+
+static void blockReductions(SmallVectorImpl<linalg::LinalgOp> &contractions,
+                            IRRewriter &rewriter, const RegisterTile &t) {
+  MLIRContext *ctx = rewriter.getContext();
+  // Cache blocking: a long reduction is split into blocks of `kcCache`,
+  // the outermost loop, so that the left-hand block of a workgroup (its
+  // rows x kcCache) stays in L2 and a register-tile column of the
+  // right-hand block (kcCache x nr) in L1 while the tiles below walk
+  // them; without it every column tile streams all the workgroup's
+  // weights again (ResNet-50's layer4: 2.4 MB per tile, 4 tiles).
+  for (linalg::LinalgOp &op : contractions) {
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+    if (failed(dims) || dims->k.size() != 1)
+      continue;
+    unsigned kDim = dims->k.front();
+    int64_t kRange = op.getStaticLoopRanges()[kDim];
+    int64_t block = chooseCacheBlock(kRange, t.kcCache, t.kc);
+    if (!block)
+      continue;
+    SmallVector<int64_t> tiles(op.getNumLoops(), 0);
+    tiles[kDim] = block;
+    rewriter.setInsertionPoint(op);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+    auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled) || tiled->tiledOps.size() != 1)
+      continue;
+    rewriter.replaceOp(op, tiled->replacements);
+    op = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  }
+}
+
+static void tileElementwiseRows(func::FuncOp func, IRRewriter &rewriter, int64_t nr) {
+  // Elementwise ops (a bias broadcast into a GEMM's accumulator, ReLU, a
+  // residual add): rows of `nr` along the innermost (contiguous) output
+  // dimension, vectorized below. LLVM left them scalar, fully unrolled.
+  SmallVector<linalg::GenericOp> elementwise;
+  func.walk([&](linalg::GenericOp op) {
+    if (isVectorizableElementwise(op))
+      elementwise.push_back(op);
+  });
+  for (linalg::GenericOp op : elementwise) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<int64_t> tiles(ranges.size(), 1);
+    tiles.back() = ranges.back() <= nr ? 0 : nr;
+    tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
+  }
+}
+
+/// Register tiles of every contraction: mr x nr x kc (a matrix-vector
+/// product: one row of up to 16 vectors), or column tiles first for those
+/// whose right-hand panel gets packed (see packRightHandPanel).
+static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter &rewriter,
+                             const RegisterTile &t) {
+  for (linalg::LinalgOp op : contractions) {
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+      continue;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<int64_t> tiles(op.getNumLoops(), 1);
+    auto setTile = [&](ArrayRef<unsigned> group, int64_t size) {
+      for (unsigned d : group.drop_back())
+        tiles[d] = 1;
+      tiles[group.back()] = size;
+    };
+    for (unsigned d : dims->batch)
+      tiles[d] = 1;
+    setTile(dims->m, t.mr);
+    setTile(dims->n, t.nr);
+    setTile(dims->k, t.kc);
+    // A matrix-vector product (one row: LLM decoding, a batch-1 linear
+    // layer) is bound by reading the weights: its register tile is one row
+    // of up to 16 vectors, so every k step streams a long contiguous
+    // segment of a weight row instead of 16 floats of it.
+    int64_t rows = 1;
+    for (unsigned d : dims->m)
+      rows *= ranges[d];
+    int64_t nRange = ranges[dims->n.back()];
+    if (rows == 1 && nRange != ShapedType::kDynamic) {
+      for (int64_t width = 16 * t.nr; width > t.nr; width -= t.nr)
+        if (nRange % width == 0) {
+          tiles[dims->n.back()] = width;
+          break;
+        }
+    }
+    // Dynamic extents (partial workgroup tiles) keep their loops; static
+    // dims smaller than the tile are taken whole.
+    for (auto [i, range] : llvm::enumerate(ranges))
+      if (range != ShapedType::kDynamic && range <= tiles[i])
+        tiles[i] = 0;
+
+    // Panel packing: when several row tiles reuse a column block of the
+    // right-hand side (a weight matrix of a linear layer, the image of a 1x1
+    // convolution), the block (k x nr) is first copied into a contiguous
+    // panel: the register tiles then stream it row after row instead of
+    // reading nr floats from k rows a whole matrix row apart (32000 floats
+    // for an LLM head: a TLB miss per k step).
+    int64_t nDim = dims->n.back();
+    bool packPanel = t.packPanels && dims->n.size() == 1 && dims->k.size() == 1 &&
+                     tiles[nDim] == t.nr && rows != ShapedType::kDynamic &&
+                     rows >= 2 * t.mr && hasStaticShapes(op);
+    if (packPanel) {
+      // Column tiles first; the attribute (carried to every tile, peeled
+      // ones included) holds the tiles of the remaining loops.
+      SmallVector<int64_t> outer(op.getNumLoops(), 0), rest(tiles);
+      for (unsigned d : dims->batch) {
+        outer[d] = 1;
+        rest[d] = 0;
+      }
+      outer[nDim] = t.nr;
+      rest[nDim] = 0;
+      op->setAttr(kPackedTileAttr, rewriter.getDenseI64ArrayAttr(rest));
+      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), outer);
+      continue;
+    }
+    tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles,
+                registerTileOrder(*dims, op.getNumLoops()));
+  }
+}
+
+static LogicalResult tilePackedPanels(func::FuncOp func, IRRewriter &rewriter) {
+  // Each column tile reads its right-hand block from a packed copy; the
+  // tiles get static shapes first, then their row and reduction loops (a
+  // k loop over a static panel carries its accumulator in registers, like
+  // any full tile).
+  SmallVector<linalg::LinalgOp> packedTiles;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(kPackedTileAttr))
+      packedTiles.push_back(op);
+  });
+  for (linalg::LinalgOp tile : packedTiles)
+    packRightHandPanel(rewriter, tile);
+  if (!packedTiles.empty()) {
+    if (failed(makeTilesStatic(func, rewriter)))
+      return failure();
+    packedTiles.clear();
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kPackedTileAttr))
+        packedTiles.push_back(op);
+    });
+  }
+  for (linalg::LinalgOp op : packedTiles) {
+    SmallVector<int64_t> rest(op->getAttrOfType<DenseI64ArrayAttr>(kPackedTileAttr).asArrayRef());
+    op->removeAttr(kPackedTileAttr);
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+    tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), rest,
+                succeeded(dims) ? registerTileOrder(*dims, op.getNumLoops())
+                                : SmallVector<int64_t>());
+  }
+  return success();
+}
+
+static LogicalResult dropUnitDims(func::FuncOp func, MLIRContext *ctx) {
+  // Register tiles are 2-d: drop the unit dimensions (batch, image rows)
+  // so that contractions vectorize to plain (m, n, k) outer products.
+  {
+    RewritePatternSet patterns(ctx);
+    linalg::ControlDropUnitDims control;
+    control.rankReductionStrategy =
+        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    control.controlFn = [&](Operation *op) -> SmallVector<unsigned> {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+      if (!linalgOp || !hasStaticShapes(linalgOp) ||
+          !(linalg::isaContractionOpInterface(linalgOp) || isDepthwiseTap(linalgOp) ||
+            (generic && isVectorizableElementwise(generic))))
+        return {};
+      // A contraction tile keeps a unit row or column dimension, so that
+      // it stays an outer product (broadcast + FMA) instead of becoming a
+      // matrix-vector product vectorized along k into horizontal sums: a
+      // one-row tile (the attention of one decoded token) keeps its row, a
+      // one-column tile (the 49th pixel of a 7x7 image, where the sums
+      // cost a third of the convolution) its column.
+      SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+      std::optional<unsigned> keep;
+      FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(linalgOp);
+      if (linalg::isaContractionOpInterface(linalgOp) && succeeded(dims) &&
+          !dims->m.empty() && !dims->n.empty()) {
+        bool oneRow = llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; });
+        keep = oneRow ? dims->m.back() : dims->n.back();
+      }
+      SmallVector<unsigned> unitDims;
+      for (auto [i, range] : llvm::enumerate(ranges))
+        if (range == 1 && keep != i)
+          unitDims.push_back(i);
+      return unitDims;
+    };
+    linalg::populateFoldUnitExtentDimsPatterns(patterns, control);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return failure();
+  }
+  return success();
+}
+
+static void specializeContractions(func::FuncOp func, IRRewriter &rewriter) {
+  // Name the 2-d contractions (linalg.matmul, ...): their vectorization is
+  // a canonical vector.contract that lowers to outer products.
+  {
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](linalg::GenericOp op) {
+      if (!op->hasAttr(kIm2ColAttr) && linalg::isaContractionOpInterface(op) &&
+          hasStaticShapes(op) && hasFloatResult(op))
+        generics.push_back(op);
+    });
+    for (linalg::GenericOp op : generics) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::specializeGenericOp(rewriter, op);
+    }
+  }
+}
+
+/// Vectorizes the static tiles that fit in registers.
+static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const RegisterTile &t) {
+  SmallVector<linalg::LinalgOp> toVectorize;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(kIm2ColAttr) || !hasStaticShapes(op))
+      return;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t points = 1;
+    for (int64_t r : ranges)
+      points *= r;
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if ((linalg::isaContractionOpInterface(op) && hasFloatResult(op) &&
+         points <= t.mr * t.nr * t.kc) ||
+        (isDepthwiseTap(op) && points <= t.nr) ||
+        (generic && isVectorizableElementwise(generic) && points <= t.nr))
+      toVectorize.push_back(op);
+  });
+  for (linalg::LinalgOp op : toVectorize) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+        rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false, /*createNamedContraction=*/true);
+    if (succeeded(result))
+      rewriter.replaceOp(op, result->replacements);
+  }
+}
+
+/// Folds the vector transfers, keeps the accumulator in registers across
+/// the k loop and lowers the contractions to outer products.
+static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, MLIRContext *ctx) {
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateSinkVectorOpsPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, ctx);
+    // Peeled tiles yield through static -> dynamic -> static cast pairs;
+    // folding them lets the accumulator be hoisted below.
+    tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
+    scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return failure();
+  }
+  // Keep the accumulator tile in registers across the k loop.
+  func.walk([&](scf::ForOp loop) {
+    (void)hoistLoopInvariantSubsets(rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+  });
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    populateMathPolynomialApproximationPatterns(patterns, isApproximated);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return failure();
+  }
+  return success();
+}
+
 struct KilnCPUVectorizeGemmPass
     : kiln::impl::KilnCPUVectorizeGemmBase<KilnCPUVectorizeGemmPass> {
   using KilnCPUVectorizeGemmBase::KilnCPUVectorizeGemmBase;
@@ -322,299 +656,21 @@ struct KilnCPUVectorizeGemmPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    SmallVector<linalg::LinalgOp> contractions;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op))
-        return;
-      if (!isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
-        return;
-      contractions.push_back(op);
-    });
-
+    RegisterTile tile{mr, nr, kc, kcCache, packPanels};
+    SmallVector<linalg::LinalgOp> contractions = floatContractions(func);
     IRRewriter rewriter(ctx);
-
-    // im2col gathers (tiled into workgroups by now) become row copies.
-    SmallVector<linalg::GenericOp> gathers;
-    func.walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kIm2ColAttr))
-        gathers.push_back(op);
-    });
-    for (linalg::GenericOp gather : gathers)
-      (void)rewriteIm2ColAsRowCopies(rewriter, gather);
-
-    // Depthwise convolutions: one output row segment of `nr` pixels per
-    // window tap, so that each tap is a vector FMA of a broadcast weight and
-    // an input row segment (after the unit dimensions are dropped below).
-    SmallVector<linalg::DepthwiseConv2DNchwChwOp> depthwise;
-    func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) {
-      if (op->getParentOfType<scf::ForallOp>() &&
-          isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
-        depthwise.push_back(op);
-    });
-    for (linalg::DepthwiseConv2DNchwChwOp op : depthwise) {
-      // Every loop by 1 but one, by nr: the output width when the window
-      // moves by 1 (contiguous input segments), else the channels (measured
-      // faster for strided windows, whose row segments are gathers).
-      SmallVector<int64_t> tiles(op.getNumLoops(), 1);
-      AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
-      bool unitStride = llvm::all_of(op.getStrides().getValues<int64_t>(),
-                                     [](int64_t v) { return v == 1; });
-      auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(unitStride ? 3 : 1));
-      if (!dim)
-        continue;
-      tiles[dim.getPosition()] = nr;
-      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
-    }
-    SmallVector<linalg::DepthwiseConv2DNchwChwOp> tiledDepthwise;
-    func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) { tiledDepthwise.push_back(op); });
-    for (linalg::DepthwiseConv2DNchwChwOp op : tiledDepthwise) {
-      rewriter.setInsertionPoint(op);
-      (void)linalg::generalizeNamedOp(rewriter, op);
-    }
-
-    // Cache blocking: a long reduction is split into blocks of `kcCache`,
-    // the outermost loop, so that the left-hand block of a workgroup (its
-    // rows x kcCache) stays in L2 and a register-tile column of the
-    // right-hand block (kcCache x nr) in L1 while the tiles below walk
-    // them; without it every column tile streams all the workgroup's
-    // weights again (ResNet-50's layer4: 2.4 MB per tile, 4 tiles).
-    for (linalg::LinalgOp &op : contractions) {
-      FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-      if (failed(dims) || dims->k.size() != 1)
-        continue;
-      unsigned kDim = dims->k.front();
-      int64_t kRange = op.getStaticLoopRanges()[kDim];
-      int64_t block = chooseCacheBlock(kRange, kcCache, kc);
-      if (!block)
-        continue;
-      SmallVector<int64_t> tiles(op.getNumLoops(), 0);
-      tiles[kDim] = block;
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
-      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled) || tiled->tiledOps.size() != 1)
-        continue;
-      rewriter.replaceOp(op, tiled->replacements);
-      op = cast<linalg::LinalgOp>(tiled->tiledOps.front());
-    }
-
-    // Elementwise ops (a bias broadcast into a GEMM's accumulator, ReLU, a
-    // residual add): rows of `nr` along the innermost (contiguous) output
-    // dimension, vectorized below. LLVM left them scalar, fully unrolled.
-    SmallVector<linalg::GenericOp> elementwise;
-    func.walk([&](linalg::GenericOp op) {
-      if (isVectorizableElementwise(op))
-        elementwise.push_back(op);
-    });
-    for (linalg::GenericOp op : elementwise) {
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      SmallVector<int64_t> tiles(ranges.size(), 1);
-      tiles.back() = ranges.back() <= nr ? 0 : nr;
-      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
-    }
-
-    for (linalg::LinalgOp op : contractions) {
-      FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-      if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
-        continue;
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      SmallVector<int64_t> tiles(op.getNumLoops(), 1);
-      auto setTile = [&](ArrayRef<unsigned> group, int64_t size) {
-        for (unsigned d : group.drop_back())
-          tiles[d] = 1;
-        tiles[group.back()] = size;
-      };
-      for (unsigned d : dims->batch)
-        tiles[d] = 1;
-      setTile(dims->m, mr);
-      setTile(dims->n, nr);
-      setTile(dims->k, kc);
-      // A matrix-vector product (one row: LLM decoding, a batch-1 linear
-      // layer) is bound by reading the weights: its register tile is one row
-      // of up to 16 vectors, so every k step streams a long contiguous
-      // segment of a weight row instead of 16 floats of it.
-      int64_t rows = 1;
-      for (unsigned d : dims->m)
-        rows *= ranges[d];
-      int64_t nRange = ranges[dims->n.back()];
-      if (rows == 1 && nRange != ShapedType::kDynamic) {
-        for (int64_t width = 16 * nr; width > nr; width -= nr)
-          if (nRange % width == 0) {
-            tiles[dims->n.back()] = width;
-            break;
-          }
-      }
-      // Dynamic extents (partial workgroup tiles) keep their loops; static
-      // dims smaller than the tile are taken whole.
-      for (auto [i, range] : llvm::enumerate(ranges))
-        if (range != ShapedType::kDynamic && range <= tiles[i])
-          tiles[i] = 0;
-
-      // Panel packing: when several row tiles reuse a column block of the
-      // right-hand side (a weight matrix of a linear layer, the image of a 1x1
-      // convolution), the block (k x nr) is first copied into a contiguous
-      // panel: the register tiles then stream it row after row instead of
-      // reading nr floats from k rows a whole matrix row apart (32000 floats
-      // for an LLM head: a TLB miss per k step).
-      int64_t nDim = dims->n.back();
-      bool packPanel = packPanels && dims->n.size() == 1 && dims->k.size() == 1 &&
-                       tiles[nDim] == nr && rows != ShapedType::kDynamic &&
-                       rows >= 2 * mr && hasStaticShapes(op);
-      if (packPanel) {
-        // Column tiles first; the attribute (carried to every tile, peeled
-        // ones included) holds the tiles of the remaining loops.
-        SmallVector<int64_t> outer(op.getNumLoops(), 0), rest(tiles);
-        for (unsigned d : dims->batch) {
-          outer[d] = 1;
-          rest[d] = 0;
-        }
-        outer[nDim] = nr;
-        rest[nDim] = 0;
-        op->setAttr(kPackedTileAttr, rewriter.getDenseI64ArrayAttr(rest));
-        tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), outer);
-        continue;
-      }
-      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles,
-                  registerTileOrder(*dims, op.getNumLoops()));
-    }
-
-    // Each column tile reads its right-hand block from a packed copy; the
-    // tiles get static shapes first, then their row and reduction loops (a
-    // k loop over a static panel carries its accumulator in registers, like
-    // any full tile).
-    SmallVector<linalg::LinalgOp> packedTiles;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kPackedTileAttr))
-        packedTiles.push_back(op);
-    });
-    for (linalg::LinalgOp tile : packedTiles)
-      packRightHandPanel(rewriter, tile);
-    if (!packedTiles.empty()) {
-      if (failed(makeTilesStatic(func, rewriter)))
-        return signalPassFailure();
-      packedTiles.clear();
-      func.walk([&](linalg::LinalgOp op) {
-        if (op->hasAttr(kPackedTileAttr))
-          packedTiles.push_back(op);
-      });
-    }
-    for (linalg::LinalgOp op : packedTiles) {
-      SmallVector<int64_t> rest(op->getAttrOfType<DenseI64ArrayAttr>(kPackedTileAttr).asArrayRef());
-      op->removeAttr(kPackedTileAttr);
-      FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-      tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), rest,
-                  succeeded(dims) ? registerTileOrder(*dims, op.getNumLoops())
-                                  : SmallVector<int64_t>());
-    }
-
-    // Canonicalize so that full tiles have static shapes, then vectorize.
-    if (failed(makeTilesStatic(func, rewriter)))
+    rewriteIm2ColGathers(func, rewriter);
+    tileDepthwiseTaps(func, rewriter, nr);
+    blockReductions(contractions, rewriter, tile);
+    tileElementwiseRows(func, rewriter, nr);
+    tileContractions(contractions, rewriter, tile);
+    if (failed(tilePackedPanels(func, rewriter)) || failed(makeTilesStatic(func, rewriter)) ||
+        failed(dropUnitDims(func, ctx)))
       return signalPassFailure();
-    // Register tiles are 2-d: drop the unit dimensions (batch, image rows)
-    // so that contractions vectorize to plain (m, n, k) outer products.
-    {
-      RewritePatternSet patterns(ctx);
-      linalg::ControlDropUnitDims control;
-      control.rankReductionStrategy =
-          linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-      control.controlFn = [&](Operation *op) -> SmallVector<unsigned> {
-        auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-        auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-        if (!linalgOp || !hasStaticShapes(linalgOp) ||
-            !(linalg::isaContractionOpInterface(linalgOp) || isDepthwiseTap(linalgOp) ||
-              (generic && isVectorizableElementwise(generic))))
-          return {};
-        // A contraction tile keeps a unit row or column dimension, so that
-        // it stays an outer product (broadcast + FMA) instead of becoming a
-        // matrix-vector product vectorized along k into horizontal sums: a
-        // one-row tile (the attention of one decoded token) keeps its row, a
-        // one-column tile (the 49th pixel of a 7x7 image, where the sums
-        // cost a third of the convolution) its column.
-        SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
-        std::optional<unsigned> keep;
-        FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(linalgOp);
-        if (linalg::isaContractionOpInterface(linalgOp) && succeeded(dims) &&
-            !dims->m.empty() && !dims->n.empty()) {
-          bool oneRow = llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; });
-          keep = oneRow ? dims->m.back() : dims->n.back();
-        }
-        SmallVector<unsigned> unitDims;
-        for (auto [i, range] : llvm::enumerate(ranges))
-          if (range == 1 && keep != i)
-            unitDims.push_back(i);
-        return unitDims;
-      };
-      linalg::populateFoldUnitExtentDimsPatterns(patterns, control);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
-        return signalPassFailure();
-    }
-    // Name the 2-d contractions (linalg.matmul, ...): their vectorization is
-    // a canonical vector.contract that lowers to outer products.
-    {
-      SmallVector<linalg::GenericOp> generics;
-      func.walk([&](linalg::GenericOp op) {
-        if (!op->hasAttr(kIm2ColAttr) && linalg::isaContractionOpInterface(op) &&
-            hasStaticShapes(op) && hasFloatResult(op))
-          generics.push_back(op);
-      });
-      for (linalg::GenericOp op : generics) {
-        rewriter.setInsertionPoint(op);
-        (void)linalg::specializeGenericOp(rewriter, op);
-      }
-    }
-    SmallVector<linalg::LinalgOp> toVectorize;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kIm2ColAttr) || !hasStaticShapes(op))
-        return;
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      int64_t points = 1;
-      for (int64_t r : ranges)
-        points *= r;
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if ((linalg::isaContractionOpInterface(op) && hasFloatResult(op) &&
-           points <= mr * nr * kc) ||
-          (isDepthwiseTap(op) && points <= nr) ||
-          (generic && isVectorizableElementwise(generic) && points <= nr))
-        toVectorize.push_back(op);
-    });
-    for (linalg::LinalgOp op : toVectorize) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
-          rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
-          /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-          /*assumeDynamicDimsMatchVecSizes=*/false, /*createNamedContraction=*/true);
-      if (succeeded(result))
-        rewriter.replaceOp(op, result->replacements);
-    }
-    {
-      RewritePatternSet patterns(ctx);
-      vector::populateVectorReductionToContractPatterns(patterns);
-      vector::populateSinkVectorOpsPatterns(patterns);
-      vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
-      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
-      tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
-      tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, ctx);
-      // Peeled tiles yield through static -> dynamic -> static cast pairs;
-      // folding them lets the accumulator be hoisted below.
-      tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
-      scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
-        return signalPassFailure();
-    }
-    // Keep the accumulator tile in registers across the k loop.
-    func.walk([&](scf::ForOp loop) {
-      (void)hoistLoopInvariantSubsets(rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
-    });
-    {
-      RewritePatternSet patterns(ctx);
-      vector::populateVectorContractLoweringPatterns(
-          patterns, vector::VectorContractLowering::OuterProduct);
-      populateMathPolynomialApproximationPatterns(patterns, isApproximated);
-      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
-        return signalPassFailure();
-    }
+    specializeContractions(func, rewriter);
+    vectorizeTiles(func, rewriter, tile);
+    if (failed(lowerVectorTiles(func, rewriter, ctx)))
+      return signalPassFailure();
   }
 };
 } // namespace
