@@ -2,7 +2,8 @@
 //
 // ReduceSum/Mean/Max/Min/Prod (axes as an attribute, or as an input from
 // opset 13 for ReduceSum and opset 18 for the others), ReduceSumSquare,
-// ReduceL1, ReduceL2, and ArgMax/ArgMin.
+// ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp, ArgMax/ArgMin, and
+// Hardmax (a one-hot of the ArgMax).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +97,91 @@ static void addReduce(PatternRegistry &r, StringRef name, int64_t inputSince) {
   });
 }
 
+/// ReduceLogSum: `log(sum(x))`; ReduceLogSumExp (`exp`): shifted by the
+/// maximum so that no exp overflows, `log(sum(exp(x - m))) + m` with
+/// `m = max(x)` over the same axes (kept as unit dimensions until the end).
+static LogicalResult convertLogSum(NodeContext &node, bool axesAsInput,
+                                   bool exp) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  if (!isa<FloatType>(type.getElementType())) {
+    node.emitError() << "integer inputs are not supported, got "
+                     << type.getElementType();
+    return failure();
+  }
+  bool noop;
+  auto axes = reductionAxes(node, type.getRank(), axesAsInput, noop);
+  if (failed(axes))
+    return failure();
+  if (noop) {
+    // Every "reduction" is of one element: log(x), or log(exp(x)) = x.
+    node.setOutput(0, exp ? input : node.create<LogOp>(input));
+    return success();
+  }
+  OpBuilder &b = node.builder();
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(*axes);
+  Value result;
+  if (exp) {
+    Value max = node.create<ReduceMaxOp>(input, axesAttr, b.getBoolAttr(true));
+    Value shifted = node.create<ExpOp>(node.create<SubOp>(input, max));
+    Value sum = node.create<ReduceSumOp>(shifted, axesAttr, b.getBoolAttr(true));
+    result = node.create<AddOp>(node.create<LogOp>(sum), max);
+  } else {
+    Value sum = node.create<ReduceSumOp>(input, axesAttr, b.getBoolAttr(true));
+    result = node.create<LogOp>(sum);
+  }
+  if (node.intAttr("keepdims", 1) == 0) {
+    SmallVector<int64_t> shape;
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      if (!llvm::is_contained(*axes, static_cast<int64_t>(i)))
+        shape.push_back(dim);
+    result = node.reshape(result, shape);
+  }
+  node.setOutput(0, result);
+  return success();
+}
+
+/// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere: the argmax
+/// (kept as a unit dimension) compared with the indices along the axis.
+/// Before opset 13 the input is seen as 2-D, `[prod(dims < axis),
+/// prod(dims >= axis)]`, and the maximum taken along the second dimension.
+static LogicalResult convertHardmax(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  bool flatten = node.opset() < 13;
+  auto axis = node.normalizeAxis(node.intAttr("axis", flatten ? 1 : -1),
+                                 type.getRank());
+  if (failed(axis))
+    return failure();
+  Value x = input;
+  int64_t along = *axis;
+  if (flatten) {
+    int64_t outer = 1, inner = 1;
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      (static_cast<int64_t>(i) < *axis ? outer : inner) *= dim;
+    x = node.reshape(input, {outer, inner});
+    along = 1;
+  }
+  auto xType = cast<RankedTensorType>(x.getType());
+  OpBuilder &b = node.builder();
+  Value index = node.create<ArgMaxOp>(x, b.getI64IntegerAttr(along),
+                                      b.getBoolAttr(true), b.getBoolAttr(false));
+  int64_t size = xType.getShape()[along];
+  SmallVector<int64_t> iotaShape(xType.getRank(), 1);
+  iotaShape[along] = size;
+  SmallVector<int64_t> positions = llvm::to_vector(llvm::seq<int64_t>(0, size));
+  Value iota = ConstantOp::create(
+      b, node.loc(),
+      DenseIntElementsAttr::get(RankedTensorType::get(iotaShape, b.getI64Type()),
+                                positions));
+  Value hot = node.create<EqualOp>(index, iota);
+  Value result = node.cast(hot, xType.getElementType());
+  if (flatten)
+    result = node.reshape(result, type.getShape());
+  node.setOutput(0, result);
+  return success();
+}
+
 template <typename OpTy>
 static LogicalResult convertArg(NodeContext &node) {
   Value input = node.input(0);
@@ -120,6 +206,11 @@ void onnx_import::registerReductionPatterns(PatternRegistry &r) {
   addReduce<ReduceSumOp, Pre::Square>(r, "ReduceSumSquare", 18);
   addReduce<ReduceSumOp, Pre::Abs>(r, "ReduceL1", 18);
   addReduce<ReduceSumOp, Pre::Square, Post::Sqrt>(r, "ReduceL2", 18);
+  r.add("ReduceLogSum", 7, [](NodeContext &n) { return convertLogSum(n, false, false); });
+  r.add("ReduceLogSum", 18, [](NodeContext &n) { return convertLogSum(n, true, false); });
+  r.add("ReduceLogSumExp", 7, [](NodeContext &n) { return convertLogSum(n, false, true); });
+  r.add("ReduceLogSumExp", 18, [](NodeContext &n) { return convertLogSum(n, true, true); });
+  r.add("Hardmax", 7, convertHardmax);
   r.add("ArgMax", 7, convertArg<ArgMaxOp>);
   r.add("ArgMin", 7, convertArg<ArgMinOp>);
 }
