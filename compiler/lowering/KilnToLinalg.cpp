@@ -382,6 +382,21 @@ void eraseSignedness(func::FuncOp func) {
       return std::nullopt;
     return IntegerType::get(type.getContext(), type.getWidth());
   });
+  // Constants keep their bytes under the signless type (the replacer does
+  // not rebuild elements attributes from a replaced type).
+  replacer.addReplacement([](DenseElementsAttr attr) -> std::optional<Attribute> {
+    if (!lowering::hasUnsignedElements(attr.getType()))
+      return std::nullopt;
+    return attr.bitcast(lowering::signlessType(attr.getElementType()));
+  });
+  replacer.addReplacement(
+      [](DenseResourceElementsAttr attr) -> std::optional<Attribute> {
+        if (!lowering::hasUnsignedElements(attr.getType()))
+          return std::nullopt;
+        return DenseResourceElementsAttr::get(
+            cast<ShapedType>(lowering::signlessType(attr.getType())),
+            attr.getRawHandle());
+      });
   replacer.recursivelyReplaceElementsIn(func, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
                                         /*replaceTypes=*/true);

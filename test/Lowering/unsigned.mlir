@@ -48,7 +48,9 @@ func.func @compare(%a: tensor<4xui32>, %b: tensor<4xui32>, %c: tensor<4xi32>) ->
 // CHECK: arith.extui %{{.*}} : i16 to i64
 // CHECK: arith.fptoui %{{.*}} : f32 to i32
 // CHECK: arith.extsi %{{.*}} : i16 to i64
-// CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[S]]
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<4xi16>) outs(%{{.*}} : tensor<4xi16>)
+// CHECK-NEXT: ^bb0(%[[SS:.*]]: i16, %{{.*}}: i16):
+// CHECK-NEXT: linalg.yield %[[SS]] : i16
 func.func @casts(%u: tensor<4xui16>, %f: tensor<4xf32>, %s: tensor<4xi16>) -> (tensor<4xf32>, tensor<4xi64>, tensor<4xui32>, tensor<4xui64>, tensor<4xui16>) {
   %0 = kiln.cast %u : tensor<4xui16> to tensor<4xf32>
   %1 = kiln.cast %u : tensor<4xui16> to tensor<4xi64>

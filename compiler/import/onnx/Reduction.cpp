@@ -3,7 +3,7 @@
 // ReduceSum/Mean/Max/Min/Prod (axes as an attribute, or as an input from
 // opset 13 for ReduceSum and opset 18 for the others), ReduceSumSquare,
 // ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp, ArgMax/ArgMin, and
-// Hardmax (a one-hot of the ArgMax).
+// Hardmax (a one-hot of the ArgMax), and CumSum (a triangular matmul).
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +182,66 @@ static LogicalResult convertHardmax(NodeContext &node) {
   return success();
 }
 
+/// CumSum along a constant `axis` as a product with a triangular matrix of
+/// ones: `y[o, i, k] = sum_j T[i, j] * x[o, j, k]`, with `T[i, j]` set for
+/// `j <= i` (`j < i` when `exclusive`; the transposed triangle when
+/// `reverse`), the input seen as `[outer, n, inner]`. One kernel, exact in
+/// every float and integer type, at n multiply-adds per element; axes longer
+/// than `kMaxCumSumLength` are refused rather than given an n x n constant.
+static LogicalResult convertCumSum(NodeContext &node) {
+  constexpr int64_t kMaxCumSumLength = 1024;
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axisValues = node.constantInts(1, "axis");
+  if (failed(axisValues))
+    return failure();
+  if (axisValues->size() != 1) {
+    node.emitError() << "axis must be a scalar, got " << axisValues->size()
+                     << " values";
+    return failure();
+  }
+  auto axis = node.normalizeAxis((*axisValues)[0], type.getRank());
+  if (failed(axis))
+    return failure();
+  bool exclusive = node.intAttr("exclusive", 0) != 0;
+  bool reverse = node.intAttr("reverse", 0) != 0;
+  int64_t n = type.getShape()[*axis], outer = 1, inner = 1;
+  for (auto [i, dim] : llvm::enumerate(type.getShape())) {
+    if (static_cast<int64_t>(i) < *axis)
+      outer *= dim;
+    else if (static_cast<int64_t>(i) > *axis)
+      inner *= dim;
+  }
+  if (n > kMaxCumSumLength) {
+    node.emitError() << "axis " << *axis << " has " << n
+                     << " elements; at most " << kMaxCumSumLength
+                     << " are supported";
+    return failure();
+  }
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element) && !element.isSignlessInteger()) {
+    node.emitError() << "element type " << element << " is not supported";
+    return failure();
+  }
+  auto maskType = RankedTensorType::get({n, n}, element);
+  SmallVector<Attribute> mask;
+  OpBuilder &b = node.builder();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      bool set = reverse ? (exclusive ? j > i : j >= i)
+                         : (exclusive ? j < i : j <= i);
+      mask.push_back(isa<FloatType>(element)
+                         ? Attribute(b.getFloatAttr(element, set ? 1.0 : 0.0))
+                         : Attribute(b.getIntegerAttr(element, set ? 1 : 0)));
+    }
+  Value triangle = ConstantOp::create(b, node.loc(),
+                                      DenseElementsAttr::get(maskType, mask));
+  Value x = node.reshape(input, {outer, n, inner});
+  Value sums = node.create<MatmulOp>(triangle, x);
+  node.setOutput(0, node.reshape(sums, type.getShape()));
+  return success();
+}
+
 template <typename OpTy>
 static LogicalResult convertArg(NodeContext &node) {
   Value input = node.input(0);
@@ -211,6 +271,7 @@ void onnx_import::registerReductionPatterns(PatternRegistry &r) {
   r.add("ReduceLogSumExp", 7, [](NodeContext &n) { return convertLogSum(n, false, true); });
   r.add("ReduceLogSumExp", 18, [](NodeContext &n) { return convertLogSum(n, true, true); });
   r.add("Hardmax", 7, convertHardmax);
+  r.add("CumSum", 11, convertCumSum);
   r.add("ArgMax", 7, convertArg<ArgMaxOp>);
   r.add("ArgMin", 7, convertArg<ArgMinOp>);
 }
