@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -385,16 +386,16 @@ void eraseSignedness(func::FuncOp func) {
   // Constants keep their bytes under the signless type (the replacer does
   // not rebuild elements attributes from a replaced type).
   replacer.addReplacement([](DenseElementsAttr attr) -> std::optional<Attribute> {
-    if (!lowering::hasUnsignedElements(attr.getType()))
+    if (!kiln::lowering::hasUnsignedElements(attr.getType()))
       return std::nullopt;
-    return attr.bitcast(lowering::signlessType(attr.getElementType()));
+    return attr.bitcast(kiln::lowering::signlessType(attr.getElementType()));
   });
   replacer.addReplacement(
       [](DenseResourceElementsAttr attr) -> std::optional<Attribute> {
-        if (!lowering::hasUnsignedElements(attr.getType()))
+        if (!kiln::lowering::hasUnsignedElements(attr.getType()))
           return std::nullopt;
         return DenseResourceElementsAttr::get(
-            cast<ShapedType>(lowering::signlessType(attr.getType())),
+            cast<ShapedType>(kiln::lowering::signlessType(attr.getType())),
             attr.getRawHandle());
       });
   replacer.recursivelyReplaceElementsIn(func, /*replaceAttrs=*/true,
