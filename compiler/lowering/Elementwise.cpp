@@ -27,52 +27,107 @@ Value cst(OpBuilder &b, Location loc, Value like, double v) {
 // Binary
 //===----------------------------------------------------------------------===//
 
-using BinaryFn = Value (*)(OpBuilder &, Location, Value, Value);
+/// Builds the scalar result from two signless scalars; `u` says the
+/// operands are unsigned integers.
+using BinaryFn = Value (*)(OpBuilder &, Location, Value, Value, bool u);
 
 template <typename Op, BinaryFn Fn>
 struct BinaryLowering : OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    bool isUnsigned = hasUnsignedElements(op.getLhs().getType());
     Value result = elementwise(
         rewriter, op.getLoc(), op.getType(), {op.getLhs(), op.getRhs()},
-        [](OpBuilder &b, Location loc, ValueRange args) {
-          return Fn(b, loc, args[0], args[1]);
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return Fn(b, loc, args[0], args[1], isUnsigned);
         });
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-Value addFn(OpBuilder &b, Location l, Value x, Value y) {
+Value addFn(OpBuilder &b, Location l, Value x, Value y, bool) {
   if (isFloat(x)) return arith::AddFOp::create(b, l, x, y);
   return arith::AddIOp::create(b, l, x, y);
 }
-Value subFn(OpBuilder &b, Location l, Value x, Value y) {
+Value subFn(OpBuilder &b, Location l, Value x, Value y, bool) {
   if (isFloat(x)) return arith::SubFOp::create(b, l, x, y);
   return arith::SubIOp::create(b, l, x, y);
 }
-Value mulFn(OpBuilder &b, Location l, Value x, Value y) {
+Value mulFn(OpBuilder &b, Location l, Value x, Value y, bool) {
   if (isFloat(x)) return arith::MulFOp::create(b, l, x, y);
   return arith::MulIOp::create(b, l, x, y);
 }
-Value divFn(OpBuilder &b, Location l, Value x, Value y) {
+Value divFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
   if (isFloat(x)) return arith::DivFOp::create(b, l, x, y);
+  if (u) return arith::DivUIOp::create(b, l, x, y);
   return arith::DivSIOp::create(b, l, x, y);
 }
-Value powFn(OpBuilder &b, Location l, Value x, Value y) {
+/// Integer `x ^ y` by binary exponentiation unrolled over every bit of the
+/// exponent: no loop or branch, so the body vectorizes and needs no
+/// `math.ipowi` lowering on any target. It wraps like repeated
+/// multiplication. A negative signed exponent gives `1 / x ^ -y` truncated:
+/// 1 for x = 1, +-1 for x = -1, 0 otherwise (x = 0 included, where C would
+/// divide by zero).
+Value integerPow(OpBuilder &b, Location l, Value x, Value y, bool u) {
+  using IP = arith::CmpIPredicate;
+  unsigned width = x.getType().getIntOrFloatBitWidth();
+  Value zero = cst(b, l, x, 0), one = cst(b, l, x, 1);
+  Value result = one, base = x;
+  for (unsigned bit = 0; bit < width; ++bit) {
+    Value mask = arith::ConstantOp::create(
+        b, l, IntegerAttr::get(x.getType(), APInt::getOneBitSet(width, bit)));
+    Value set = arith::CmpIOp::create(
+        b, l, IP::ne, arith::AndIOp::create(b, l, y, mask), zero);
+    result = arith::SelectOp::create(
+        b, l, set, arith::MulIOp::create(b, l, result, base), result);
+    if (bit + 1 < width)
+      base = arith::MulIOp::create(b, l, base, base);
+  }
+  if (u || width == 1)
+    return result;
+  Value minusOne = cst(b, l, x, -1);
+  Value odd = arith::CmpIOp::create(
+      b, l, IP::ne, arith::AndIOp::create(b, l, y, one), zero);
+  Value negativeOne = arith::SelectOp::create(b, l, odd, minusOne, one);
+  Value reciprocal = arith::SelectOp::create(
+      b, l, arith::CmpIOp::create(b, l, IP::eq, x, one), one,
+      arith::SelectOp::create(b, l,
+                              arith::CmpIOp::create(b, l, IP::eq, x, minusOne),
+                              negativeOne, zero));
+  Value negative = arith::CmpIOp::create(b, l, IP::slt, y, zero);
+  return arith::SelectOp::create(b, l, negative, reciprocal, result);
+}
+Value powFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
   if (isFloat(x))
     return math::PowFOp::create(b, l, x, y);
-  return math::IPowIOp::create(b, l, x, y);
+  return integerPow(b, l, x, y, u);
 }
-Value maxFn(OpBuilder &b, Location l, Value x, Value y) {
-  if (isFloat(x)) return arith::MaximumFOp::create(b, l, x, y);
-  if (x.getType().isInteger(1)) return arith::OrIOp::create(b, l, x, y);
-  return arith::MaxSIOp::create(b, l, x, y);
+Value maxFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
+  return maxScalar(b, l, x, y, u);
 }
-Value minFn(OpBuilder &b, Location l, Value x, Value y) {
-  if (isFloat(x)) return arith::MinimumFOp::create(b, l, x, y);
-  if (x.getType().isInteger(1)) return arith::AndIOp::create(b, l, x, y);
-  return arith::MinSIOp::create(b, l, x, y);
+Value minFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
+  return minScalar(b, l, x, y, u);
+}
+/// Shifts by the width or more give 0 (arith's would be poison).
+Value shiftFn(OpBuilder &b, Location l, Value x, Value y, bool u, bool left) {
+  unsigned width = x.getType().getIntOrFloatBitWidth();
+  Value shifted;
+  if (left)
+    shifted = arith::ShLIOp::create(b, l, x, y);
+  else if (u)
+    shifted = arith::ShRUIOp::create(b, l, x, y);
+  else
+    shifted = arith::ShRSIOp::create(b, l, x, y);
+  Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, y,
+                                        cst(b, l, x, width));
+  return arith::SelectOp::create(b, l, inRange, shifted, cst(b, l, x, 0));
+}
+Value shiftLeftFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
+  return shiftFn(b, l, x, y, u, /*left=*/true);
+}
+Value shiftRightFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
+  return shiftFn(b, l, x, y, u, /*left=*/false);
 }
 
 /// `x ^ c` for a splat float constant `c` of 1, 2 or 0.5 (squares and roots
@@ -98,8 +153,9 @@ struct PowByConstantLowering : OpRewritePattern<PowOp> {
     return success();
   }
 };
-Value modFn(OpBuilder &b, Location l, Value x, Value y) {
+Value modFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
   if (isFloat(x)) return arith::RemFOp::create(b, l, x, y);
+  if (u) return arith::RemUIOp::create(b, l, x, y);
   // Integer Mod takes the sign of the divisor: adjust C's remainder.
   Value r = arith::RemSIOp::create(b, l, x, y);
   Value zero = cst(b, l, x, 0);
@@ -111,15 +167,15 @@ Value modFn(OpBuilder &b, Location l, Value x, Value y) {
   Value adjusted = arith::AddIOp::create(b, l, r, y);
   return arith::SelectOp::create(b, l, adjust, adjusted, r);
 }
-Value andFn(OpBuilder &b, Location l, Value x, Value y) { return arith::AndIOp::create(b, l, x, y); }
-Value orFn(OpBuilder &b, Location l, Value x, Value y) { return arith::OrIOp::create(b, l, x, y); }
-Value xorFn(OpBuilder &b, Location l, Value x, Value y) { return arith::XOrIOp::create(b, l, x, y); }
+Value andFn(OpBuilder &b, Location l, Value x, Value y, bool) { return arith::AndIOp::create(b, l, x, y); }
+Value orFn(OpBuilder &b, Location l, Value x, Value y, bool) { return arith::OrIOp::create(b, l, x, y); }
+Value xorFn(OpBuilder &b, Location l, Value x, Value y, bool) { return arith::XOrIOp::create(b, l, x, y); }
 
 template <arith::CmpFPredicate FP, arith::CmpIPredicate IP>
-Value cmpFn(OpBuilder &b, Location l, Value x, Value y) {
+Value cmpFn(OpBuilder &b, Location l, Value x, Value y, bool u) {
   if (isFloat(x)) return arith::CmpFOp::create(b, l, FP, x, y);
-  if (x.getType().isInteger(1)) {
-    // i1 compares as unsigned (false < true).
+  if (u || x.getType().isInteger(1)) {
+    // Unsigned integers and i1 compare as unsigned (false < true).
     arith::CmpIPredicate p = IP;
     switch (IP) {
     case arith::CmpIPredicate::slt: p = arith::CmpIPredicate::ult; break;
@@ -192,14 +248,22 @@ struct SelectLowering : OpRewritePattern<kiln::SelectOp> {
 };
 
 /// Clip bounds are f64 attributes; an integer tensor clamps to them
-/// saturated into its range (+inf is the largest value, not an overflow).
-Value clipBound(OpBuilder &b, Location l, Type type, double bound) {
+/// saturated into its range (+inf is the largest value, not an overflow),
+/// the unsigned range with `u`.
+Value clipBound(OpBuilder &b, Location l, Type type, double bound, bool u) {
   auto it = dyn_cast<IntegerType>(type);
   if (!it || it.getWidth() == 1)
     return scalarConstant(b, l, type, bound);
   unsigned width = it.getWidth();
   APInt value;
-  if (std::isnan(bound) || bound >= std::ldexp(1.0, width - 1))
+  if (u) {
+    if (std::isnan(bound) || bound >= std::ldexp(1.0, width))
+      value = APInt::getMaxValue(width);
+    else if (bound <= 0)
+      value = APInt::getZero(width);
+    else
+      value = APInt(width, static_cast<uint64_t>(bound));
+  } else if (std::isnan(bound) || bound >= std::ldexp(1.0, width - 1))
     value = APInt::getSignedMaxValue(width);
   else if (bound <= -std::ldexp(1.0, width - 1))
     value = APInt::getSignedMinValue(width);
@@ -225,6 +289,8 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
                BinaryLowering<LessEqualOp, cmpFn<FP::OLE, IP::sle>>,
                BinaryLowering<GreaterOp, cmpFn<FP::OGT, IP::sgt>>,
                BinaryLowering<GreaterEqualOp, cmpFn<FP::OGE, IP::sge>>,
+               BinaryLowering<ShiftLeftOp, shiftLeftFn>,
+               BinaryLowering<ShiftRightOp, shiftRightFn>,
                SelectLowering>(ctx);
   patterns.add<PowByConstantLowering>(ctx, /*benefit=*/2);
 
@@ -236,27 +302,38 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
   addMathUnary<ErfOp, math::ErfOp>(patterns);
   addMathUnary<SinOp, math::SinOp>(patterns);
   addMathUnary<CosOp, math::CosOp>(patterns);
+  addMathUnary<TanOp, math::TanOp>(patterns);
+  addMathUnary<AsinOp, math::AsinOp>(patterns);
+  addMathUnary<AcosOp, math::AcosOp>(patterns);
+  addMathUnary<AtanOp, math::AtanOp>(patterns);
+  addMathUnary<SinhOp, math::SinhOp>(patterns);
+  addMathUnary<CoshOp, math::CoshOp>(patterns);
+  addMathUnary<AsinhOp, math::AsinhOp>(patterns);
+  addMathUnary<AcoshOp, math::AcoshOp>(patterns);
+  addMathUnary<AtanhOp, math::AtanhOp>(patterns);
   addMathUnary<FloorOp, math::FloorOp>(patterns);
   addMathUnary<CeilOp, math::CeilOp>(patterns);
   addMathUnary<RoundOp, math::RoundEvenOp>(patterns);
 
-  addUnary<AbsOp>(patterns, [](OpBuilder &b, Location l, Value x, AbsOp) -> Value {
+  addUnary<AbsOp>(patterns, [](OpBuilder &b, Location l, Value x, AbsOp op) -> Value {
     if (isFloat(x)) return math::AbsFOp::create(b, l, x);
+    if (hasUnsignedElements(op.getType())) return x;
     return math::AbsIOp::create(b, l, x);
   });
   addUnary<NegOp>(patterns, [](OpBuilder &b, Location l, Value x, NegOp) -> Value {
     if (isFloat(x)) return arith::NegFOp::create(b, l, x);
     return arith::SubIOp::create(b, l, cst(b, l, x, 0), x);
   });
-  addUnary<SignOp>(patterns, [](OpBuilder &b, Location l, Value x, SignOp) -> Value {
+  addUnary<SignOp>(patterns, [](OpBuilder &b, Location l, Value x, SignOp op) -> Value {
+    bool u = hasUnsignedElements(op.getType());
     Value zero = cst(b, l, x, 0), one = cst(b, l, x, 1), minusOne = cst(b, l, x, -1);
-    Value pos = cmpFn<FP::OGT, IP::sgt>(b, l, x, zero);
-    Value neg = cmpFn<FP::OLT, IP::slt>(b, l, x, zero);
+    Value pos = cmpFn<FP::OGT, IP::sgt>(b, l, x, zero, u);
+    Value neg = cmpFn<FP::OLT, IP::slt>(b, l, x, zero, u);
     Value r = arith::SelectOp::create(b, l, neg, minusOne, zero);
     return arith::SelectOp::create(b, l, pos, one, r);
   });
-  addUnary<ReluOp>(patterns, [](OpBuilder &b, Location l, Value x, ReluOp) -> Value {
-    return maxFn(b, l, x, cst(b, l, x, 0));
+  addUnary<ReluOp>(patterns, [](OpBuilder &b, Location l, Value x, ReluOp op) -> Value {
+    return maxFn(b, l, x, cst(b, l, x, 0), hasUnsignedElements(op.getType()));
   });
   addUnary<SigmoidOp>(patterns, [](OpBuilder &b, Location l, Value x, SigmoidOp) {
     return sigmoid(b, l, x);
@@ -269,7 +346,7 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
     Value absX = math::AbsFOp::create(b, l, x);
     Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, absX));
     Value lp = math::Log1pOp::create(b, l, e);
-    return arith::AddFOp::create(b, l, maxFn(b, l, x, cst(b, l, x, 0)), lp);
+    return arith::AddFOp::create(b, l, maxFn(b, l, x, cst(b, l, x, 0), false), lp);
   });
   addUnary<NotOp>(patterns, [](OpBuilder &b, Location l, Value x, NotOp) -> Value {
     return arith::XOrIOp::create(b, l, x, cst(b, l, x, 1));
@@ -293,11 +370,12 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
   });
   addUnary<ClipOp>(patterns, [](OpBuilder &b, Location l, Value x, ClipOp op) -> Value {
     double lo = op.getMin().convertToDouble(), hi = op.getMax().convertToDouble();
+    bool u = hasUnsignedElements(op.getType());
     Value r = x;
     if (!std::isinf(lo) || !isFloat(x))
-      r = maxFn(b, l, r, clipBound(b, l, x.getType(), lo));
+      r = maxFn(b, l, r, clipBound(b, l, x.getType(), lo, u), u);
     if (!std::isinf(hi) || !isFloat(x))
-      r = minFn(b, l, r, clipBound(b, l, x.getType(), hi));
+      r = minFn(b, l, r, clipBound(b, l, x.getType(), hi, u), u);
     return r;
   });
   addUnary<LeakyReluOp>(patterns, [](OpBuilder &b, Location l, Value x, LeakyReluOp op) -> Value {
@@ -322,6 +400,7 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
     return arith::MinimumFOp::create(b, l, y, cst(b, l, x, 1));
   });
   addUnary<CastOp>(patterns, [](OpBuilder &b, Location l, Value x, CastOp op) -> Value {
-    return convertScalar(b, l, x, op.getType().getElementType());
+    return convertScalar(b, l, x, op.getType().getElementType(),
+                         hasUnsignedElements(op.getInput().getType()));
   });
 }

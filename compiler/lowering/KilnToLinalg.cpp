@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -56,9 +58,35 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
   return AffineMap::get(rank, 0, exprs, ctx);
 }
 
+bool hasUnsignedElements(Type type) {
+  return getElementTypeOrSelf(type).isUnsignedInteger();
+}
+
+Type signlessType(Type type) {
+  auto it = dyn_cast<IntegerType>(getElementTypeOrSelf(type));
+  if (!it || it.isSignless())
+    return type;
+  Type signless = IntegerType::get(type.getContext(), it.getWidth());
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.clone(signless);
+  return signless;
+}
+
+Value reinterpret(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0);
+}
+
 Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                   ValueRange operands, ScalarBuilder body) {
   MLIRContext *ctx = b.getContext();
+  // arith has no unsigned types: the generic computes on signless ones.
+  SmallVector<Value> signlessOperands;
+  for (Value operand : operands)
+    signlessOperands.push_back(
+        reinterpret(b, loc, operand, signlessType(operand.getType())));
+  auto signlessResult = cast<RankedTensorType>(signlessType(resultType));
   SmallVector<AffineMap> maps;
   for (Value operand : operands)
     maps.push_back(broadcastMap(
@@ -68,12 +96,13 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
-      b, loc, resultType, operands, emptyTensor(b, loc, resultType), maps,
-      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      b, loc, signlessResult, signlessOperands,
+      emptyTensor(b, loc, signlessResult), maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value result = body(nb, nloc, args.drop_back());
         linalg::YieldOp::create(nb, nloc, result);
       });
-  return generic.getResult(0);
+  return reinterpret(b, loc, generic.getResult(0), resultType);
 }
 
 void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args, Type elem) {
@@ -87,8 +116,12 @@ void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args, Type elem) 
   linalg::YieldOp::create(b, loc, sum);
 }
 
-Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to,
+                    bool fromUnsigned) {
+  bool toUnsigned = to.isUnsignedInteger();
+  to = signlessType(to);
   Type from = value.getType();
+  fromUnsigned = fromUnsigned || from.isUnsignedInteger();
   if (from == to)
     return value;
   auto fromFloat = dyn_cast<FloatType>(from), toFloat = dyn_cast<FloatType>(to);
@@ -103,16 +136,21 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
       return arith::ExtFOp::create(b, loc, to, value);
     return arith::TruncFOp::create(b, loc, to, value);
   }
-  if (fromFloat)
+  if (fromFloat) {
+    if (toUnsigned)
+      return arith::FPToUIOp::create(b, loc, to, value);
     return arith::FPToSIOp::create(b, loc, to, value);
+  }
   if (toFloat) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || fromUnsigned)
       return arith::UIToFPOp::create(b, loc, to, value);
     return arith::SIToFPOp::create(b, loc, to, value);
   }
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw == tw)
+    return value; // Same bits, another signedness.
   if (fw < tw) {
-    if (fw == 1)
+    if (fw == 1 || fromUnsigned)
       return arith::ExtUIOp::create(b, loc, to, value);
     return arith::ExtSIOp::create(b, loc, to, value);
   }
@@ -184,19 +222,23 @@ Value highestValue(OpBuilder &b, Location loc, Type type) {
   return extremeValue(b, loc, type, /*lowest=*/false);
 }
 
-Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+Value maxScalar(OpBuilder &b, Location loc, Value x, Value y, bool isUnsigned) {
   if (isa<FloatType>(x.getType()))
     return arith::MaximumFOp::create(b, loc, x, y);
   if (x.getType().isInteger(1))
     return arith::OrIOp::create(b, loc, x, y);
+  if (isUnsigned)
+    return arith::MaxUIOp::create(b, loc, x, y);
   return arith::MaxSIOp::create(b, loc, x, y);
 }
 
-Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
+Value minScalar(OpBuilder &b, Location loc, Value x, Value y, bool isUnsigned) {
   if (isa<FloatType>(x.getType()))
     return arith::MinimumFOp::create(b, loc, x, y);
   if (x.getType().isInteger(1))
     return arith::AndIOp::create(b, loc, x, y);
+  if (isUnsigned)
+    return arith::MinUIOp::create(b, loc, x, y);
   return arith::MinSIOp::create(b, loc, x, y);
 }
 
@@ -228,21 +270,13 @@ LogicalResult requireArithmeticType(Operation *op, Type elementType) {
          << elementType << " is not a float or a signless integer";
 }
 
-/// `scalar` (of an 8-bit type or `i32`) as `i32`: zero-extended when
-/// `isUnsigned`, sign-extended otherwise. `ui8` has no arith operations; its
-/// bits are reinterpreted as signless `i8` by an unrealized conversion cast,
-/// which the LLVM lowering (where every integer is signless) resolves: the
-/// load of the `ui8` element becomes an `i8` load that the cast folds into.
+/// `scalar` (signless, of 8 bits or `i32`) as `i32`: zero-extended when
+/// `isUnsigned`, sign-extended otherwise.
 static Value extendToI32(OpBuilder &b, Location loc, Value scalar,
                          bool isUnsigned) {
-  auto type = cast<IntegerType>(scalar.getType());
   Type i32 = b.getI32Type();
-  if (type == i32)
+  if (scalar.getType() == i32)
     return scalar;
-  if (!type.isSignless())
-    scalar = UnrealizedConversionCastOp::create(
-                 b, loc, b.getIntegerType(type.getWidth()), scalar)
-                 .getResult(0);
   if (isUnsigned)
     return arith::ExtUIOp::create(b, loc, i32, scalar);
   return arith::ExtSIOp::create(b, loc, i32, scalar);
@@ -335,6 +369,47 @@ bool isProgramLevel(Operation *op) {
   return isa_and_nonnull<ProgramOp>(op->getParentOp());
 }
 
+/// Replaces every unsigned integer type in `func` (block arguments, results,
+/// the signature, the types inside attributes such as constants' values) by
+/// the signless type of the same width, then drops the casts that became
+/// identities. After the lowering, signedness lives in the arith ops chosen
+/// (divui, maxui, cmpi ult, extui, uitofp...), and the later stages (tiling,
+/// vectorization, bufferization, the LLVM and GPU lowerings) see signless
+/// integers only.
+void eraseSignedness(func::FuncOp func) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](IntegerType type) -> std::optional<Type> {
+    if (type.isSignless())
+      return std::nullopt;
+    return IntegerType::get(type.getContext(), type.getWidth());
+  });
+  // Constants keep their bytes under the signless type (the replacer does
+  // not rebuild elements attributes from a replaced type).
+  replacer.addReplacement([](DenseElementsAttr attr) -> std::optional<Attribute> {
+    if (!kiln::lowering::hasUnsignedElements(attr.getType()))
+      return std::nullopt;
+    return attr.bitcast(kiln::lowering::signlessType(attr.getElementType()));
+  });
+  replacer.addReplacement(
+      [](DenseResourceElementsAttr attr) -> std::optional<Attribute> {
+        if (!kiln::lowering::hasUnsignedElements(attr.getType()))
+          return std::nullopt;
+        return DenseResourceElementsAttr::get(
+            cast<ShapedType>(kiln::lowering::signlessType(attr.getType())),
+            attr.getRawHandle());
+      });
+  replacer.recursivelyReplaceElementsIn(func, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+  func.walk([](UnrealizedConversionCastOp cast) {
+    if (cast->getNumOperands() == 1 && cast->getNumResults() == 1 &&
+        cast.getOperand(0).getType() == cast.getResult(0).getType()) {
+      cast.getResult(0).replaceAllUsesWith(cast.getOperand(0));
+      cast.erase();
+    }
+  });
+}
+
 struct KilnLowerToLinalgPass
     : kiln::impl::KilnLowerToLinalgBase<KilnLowerToLinalgPass> {
   void runOnOperation() override {
@@ -355,14 +430,27 @@ struct KilnLowerToLinalgPass
                            scf::SCFDialect, func::FuncDialect>();
     target.addIllegalDialect<KilnDialect>();
     target.addLegalOp<DispatchOp, YieldOp>();
-    // The reinterpretation of unsigned elements as signless ones in the
-    // bodies of integer contractions' operands (see extendToI32): it stays
-    // until the LLVM lowering, where every integer type is signless.
+    // The reinterpretations of unsigned tensors as signless ones around the
+    // generics that compute on them (see `reinterpret`): they become
+    // identities, and are removed, when the signedness is erased below.
     target.addLegalOp<UnrealizedConversionCastOp>();
     target.addDynamicallyLegalOp<kiln::ReshapeOp, kiln::ConstantOp>(
         [](Operation *op) { return isProgramLevel(op); });
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // A function that still holds kiln ops (a program, a function with
+    // dispatch regions) keeps its types: they meet kiln ops' types.
+    SmallVector<func::FuncOp> funcs;
+    getOperation()->walk([&](func::FuncOp func) {
+      WalkResult kiln = func.walk([](Operation *op) {
+        return isa<KilnDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+      });
+      if (!kiln.wasInterrupted())
+        funcs.push_back(func);
+    });
+    for (func::FuncOp func : funcs)
+      eraseSignedness(func);
   }
 };
 } // namespace

@@ -51,14 +51,34 @@ using ScalarBuilder = llvm::function_ref<mlir::Value(
 
 /// A parallel `linalg.generic` computing `resultType` elementwise from
 /// `operands` (which broadcast to it); `body` receives one scalar per
-/// operand and returns the result scalar.
+/// operand and returns the result scalar. Unsigned operands and results are
+/// computed on as signless integers of the same width (`body` sees and
+/// returns signless scalars).
 mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType resultType,
                         mlir::ValueRange operands, ScalarBuilder body);
 
 /// Converts a scalar between element types with ONNX Cast semantics.
+/// Scalars in linalg bodies are signless: `fromUnsigned` says that `value`
+/// holds an unsigned integer (zero-extended, `uitofp`), and an unsigned `to`
+/// (`ui8`...) yields its signless equivalent, converted as unsigned
+/// (`fptoui`).
 mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value value, mlir::Type to);
+                          mlir::Value value, mlir::Type to,
+                          bool fromUnsigned = false);
+
+/// Whether `type` (a scalar or a shaped type) has unsigned integer elements.
+bool hasUnsignedElements(mlir::Type type);
+
+/// `type` with unsigned (or signed) integer elements replaced by signless
+/// integers of the same width; other types unchanged.
+mlir::Type signlessType(mlir::Type type);
+
+/// `value` reinterpreted with `type` (same shape, element types of the same
+/// width, one of them signless): an unrealized conversion cast, which the
+/// pass folds away when it erases signedness at its end.
+mlir::Value reinterpret(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value value, mlir::Type type);
 
 /// The body of a contraction generic accumulating in `elem`:
 /// yield acc + convert(x) * convert(y), with args = (x, y, acc).
@@ -99,11 +119,11 @@ mlir::Value highestValue(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Type type);
 
 /// Scalar maximum / minimum with kiln semantics: NaN-propagating for floats,
-/// signed for integers, or/and for `i1`.
+/// signed for integers (unsigned with `isUnsigned`), or/and for `i1`.
 mlir::Value maxScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                      mlir::Value y);
+                      mlir::Value y, bool isUnsigned = false);
 mlir::Value minScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                      mlir::Value y);
+                      mlir::Value y, bool isUnsigned = false);
 
 /// `linalg.generic` iterator types: `parallel` for every loop except those
 /// listed in `reductionLoops`.

@@ -18,6 +18,13 @@ def KilnLowerToLinalg : Pass<"kiln-lower-to-linalg"> {
     named ops for contractions, convolutions and pooling, `linalg.generic`
     for elementwise ops (with numpy broadcasting as indexing maps) and
     reductions, `tensor` ops for data movement.
+
+    arith computes on signless integers only: generics over unsigned tensors
+    (`ui8`...) compute on their signless equivalents with the unsigned ops
+    (`divui`, `remui`, `maxui`, `cmpi ult`, `extui`, `uitofp`, `fptoui`),
+    and at the end every unsigned type in a function without kiln ops left
+    (signature, block arguments, constants) becomes the signless type of the
+    same width, so later stages never see a signed or unsigned integer type.
   }];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",

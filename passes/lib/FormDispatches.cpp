@@ -32,9 +32,11 @@ constexpr int64_t kInlineConstantElements = 64;
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp,
              OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
-             GreaterEqualOp, SelectOp, AbsOp, NegOp, SignOp, ReluOp, SigmoidOp,
-             TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, ErfOp, SinOp,
-             CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, NotOp, GeluOp,
+             GreaterEqualOp, ShiftLeftOp, ShiftRightOp, SelectOp, AbsOp, NegOp,
+             SignOp, ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+             ReciprocalOp, ErfOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp,
+             SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp, CeilOp,
+             RoundOp, SoftplusOp, NotOp, GeluOp,
              ClipOp, LeakyReluOp, EluOp, HardSigmoidOp, CastOp, ExpandOp>(op);
 }
 

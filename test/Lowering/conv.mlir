@@ -113,10 +113,9 @@ func.func @conv_integer_signed(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x3x3xi8>) -
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, 0)>
 // CHECK-LABEL: func @conv_integer_zero_points
-// CHECK: %[[X:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], {{.*}}} ins(%arg0 : tensor<1x2x5x5xui8>) outs(%{{.*}} : tensor<1x2x5x5xi32>)
-// CHECK-NEXT: ^bb0(%[[V:.*]]: ui8, %{{.*}}: i32):
-// CHECK-NEXT: %[[VS:.*]] = builtin.unrealized_conversion_cast %[[V]] : ui8 to i8
-// CHECK-NEXT: %[[VW:.*]] = arith.extui %[[VS]] : i8 to i32
+// CHECK: %[[X:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], {{.*}}} ins(%arg0 : tensor<1x2x5x5xi8>) outs(%{{.*}} : tensor<1x2x5x5xi32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: i8, %{{.*}}: i32):
+// CHECK-NEXT: %[[VW:.*]] = arith.extui %[[V]] : i8 to i32
 // CHECK-NEXT: %[[Z:.*]] = arith.constant 128 : i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[VW]], %[[Z]] : i32
 // CHECK: %[[ZW:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1, 2, 3]] output_shape [3, 1, 1, 1] : tensor<3xi8> into tensor<3x1x1x1xi8>

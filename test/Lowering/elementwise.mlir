@@ -193,3 +193,30 @@ func.func @max_min_i1(%a: tensor<4xi1>, %b: tensor<4xi1>) -> (tensor<4xi1>, tens
   %1 = kiln.min %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %0, %1 : tensor<4xi1>, tensor<4xi1>
 }
+
+// -----
+
+// Trigonometric and hyperbolic functions and their inverses stay math ops
+// (the gfx pipeline expands or approximates them, the cpu one calls libm).
+// CHECK-LABEL: func @trig
+// CHECK: math.tan %{{.*}} : f32
+// CHECK: math.asin %{{.*}} : f32
+// CHECK: math.acos %{{.*}} : f32
+// CHECK: math.atan %{{.*}} : f32
+// CHECK: math.sinh %{{.*}} : f32
+// CHECK: math.cosh %{{.*}} : f32
+// CHECK: math.asinh %{{.*}} : f32
+// CHECK: math.acosh %{{.*}} : f32
+// CHECK: math.atanh %{{.*}} : f32
+func.func @trig(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.tan %x : tensor<4xf32>
+  %1 = kiln.asin %0 : tensor<4xf32>
+  %2 = kiln.acos %1 : tensor<4xf32>
+  %3 = kiln.atan %2 : tensor<4xf32>
+  %4 = kiln.sinh %3 : tensor<4xf32>
+  %5 = kiln.cosh %4 : tensor<4xf32>
+  %6 = kiln.asinh %5 : tensor<4xf32>
+  %7 = kiln.acosh %6 : tensor<4xf32>
+  %8 = kiln.atanh %7 : tensor<4xf32>
+  return %8 : tensor<4xf32>
+}

@@ -76,7 +76,7 @@ func.func @matmul_integer_signed(%a: tensor<3x4xi8>, %b: tensor<4x5xi8>) -> tens
 // -----
 
 // Unsigned operands and operands with zero points are widened to i32 first:
-// ui8 elements are reinterpreted as i8 and zero-extended, i8 ones
+// ui8 elements (signless i8 after the lowering) are zero-extended, i8 ones
 // sign-extended; a run-time zero point is extended the same way, a constant
 // one is extended at compile time. The GEMM then multiplies in i32.
 // CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -84,12 +84,11 @@ func.func @matmul_integer_signed(%a: tensor<3x4xi8>, %b: tensor<4x5xi8>) -> tens
 // CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func @matmul_integer_zero_points
-// CHECK: %[[A:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[SCALAR]], #[[ID3]]], {{.*}}} ins(%arg0, %arg2 : tensor<2x3x4xui8>, tensor<ui8>) outs(%{{.*}} : tensor<2x3x4xi32>)
-// CHECK-NEXT: ^bb0(%[[X:.*]]: ui8, %[[ZX:.*]]: ui8, %{{.*}}: i32):
-// CHECK-NEXT: %[[XS:.*]] = builtin.unrealized_conversion_cast %[[X]] : ui8 to i8
-// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XS]] : i8 to i32
-// CHECK-NEXT: %[[ZS:.*]] = builtin.unrealized_conversion_cast %[[ZX]] : ui8 to i8
-// CHECK-NEXT: %[[ZW:.*]] = arith.extui %[[ZS]] : i8 to i32
+// CHECK-SAME: (%arg0: tensor<2x3x4xi8>, %arg1: tensor<4x5xi8>, %arg2: tensor<i8>)
+// CHECK: %[[A:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[SCALAR]], #[[ID3]]], {{.*}}} ins(%arg0, %arg2 : tensor<2x3x4xi8>, tensor<i8>) outs(%{{.*}} : tensor<2x3x4xi32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: i8, %[[ZX:.*]]: i8, %{{.*}}: i32):
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[X]] : i8 to i32
+// CHECK-NEXT: %[[ZW:.*]] = arith.extui %[[ZX]] : i8 to i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[XW]], %[[ZW]] : i32
 // CHECK-NEXT: linalg.yield %[[D]] : i32
 // CHECK: %[[ZB:.*]] = arith.constant dense<[1, -2, 3, 0, 5]> : tensor<5xi32>
@@ -111,7 +110,9 @@ func.func @matmul_integer_zero_points(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>,
 // Batched integer products take the generic contraction, extending any i8
 // operand left in the body.
 // CHECK-LABEL: func @batch_matmul_integer
-// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x4x5xui8>) outs(%{{.*}} : tensor<2x4x5xi32>)
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x4x5xi8>) outs(%{{.*}} : tensor<2x4x5xi32>)
+// CHECK-NEXT: ^bb0(%[[U:.*]]: i8, %{{.*}}: i32):
+// CHECK-NEXT: arith.extui %[[U]] : i8 to i32
 // CHECK: linalg.generic {{.*}} ins(%arg0, %[[B]] : tensor<2x3x4xi8>, tensor<2x4x5xi32>) outs(%{{.*}} : tensor<2x3x5xi32>)
 // CHECK-NEXT: ^bb0(%[[X:.*]]: i8, %[[Y:.*]]: i32, %[[ACC:.*]]: i32):
 // CHECK-NEXT: %[[XW:.*]] = arith.extsi %[[X]] : i8 to i32

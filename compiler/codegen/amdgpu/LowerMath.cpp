@@ -2,6 +2,7 @@
 
 #include "codegen/amdgpu/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -46,6 +47,26 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
     std::string suffix = intrinsicSuffix(op.getType());
     if (suffix.empty())
       return failure();
+    // AMDGPU has no f64 exp, log or sine instructions (the device library
+    // would be needed): the f64 value is computed in f32, about 1e-7
+    // relative error, and extended back.
+    Type elem = getElementTypeOrSelf(op.getType());
+    if (elem.isF64() && inF32.contains(name)) {
+      Location loc = op.getLoc();
+      Type f32 = rewriter.getF32Type();
+      if (auto vec = dyn_cast<VectorType>(op.getType()))
+        f32 = vec.clone(f32);
+      SmallVector<Value> narrowed;
+      for (Value operand : op->getOperands())
+        narrowed.push_back(arith::TruncFOp::create(rewriter, loc, f32, operand));
+      auto call = LLVM::CallIntrinsicOp::create(
+          rewriter, loc, f32,
+          rewriter.getStringAttr("llvm." + name + "." + intrinsicSuffix(f32)),
+          narrowed);
+      rewriter.replaceOpWithNewOp<arith::ExtFOp>(op, op.getType(),
+                                                 call.getResult(0));
+      return success();
+    }
     auto call = LLVM::CallIntrinsicOp::create(
         rewriter, op.getLoc(), op.getType(),
         rewriter.getStringAttr("llvm." + name + "." + suffix), op->getOperands());
@@ -53,6 +74,9 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
     return success();
   }
   std::string name;
+  /// The intrinsics without an f64 form on AMDGPU.
+  inline static const llvm::StringSet<llvm::MallocAllocator> inF32 = {
+      "exp", "exp2", "log", "log2", "sin", "cos"};
 };
 
 /// rsqrt(x) = 1 / sqrt(x).

@@ -1,8 +1,9 @@
 //===- Elementwise.cpp - ONNX elementwise ops -> kiln ---------------------===//
 //
-// Broadcasting binary ops, comparisons and logic, variadic Max/Min/Sum/Mean,
-// Where, unary math, and parametric activations (Clip, LeakyRelu, Elu,
-// HardSigmoid, HardSwish, PRelu, Gelu), Cast, Identity and Dropout.
+// Broadcasting binary ops, comparisons and logic, BitShift, variadic
+// Max/Min/Sum/Mean, Where, unary math, IsNaN and IsInf, and parametric
+// activations (Clip, LeakyRelu, Elu, Celu, HardSigmoid, HardSwish, PRelu,
+// Gelu, ThresholdedRelu, Shrink), Cast, Identity and Dropout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,6 +218,117 @@ static LogicalResult convertGelu(NodeContext &node) {
   return success();
 }
 
+static LogicalResult convertBitShift(NodeContext &node) {
+  std::string direction = node.stringAttr("direction", "");
+  Type element = getElementTypeOrSelf(node.input(0).getType());
+  if (!element.isUnsignedInteger()) {
+    node.emitError() << "BitShift takes unsigned integers, got " << element;
+    return failure();
+  }
+  if (direction == "LEFT")
+    return convertBinary<ShiftLeftOp>(node);
+  if (direction == "RIGHT")
+    return convertBinary<ShiftRightOp>(node);
+  node.emitError() << "direction must be \"LEFT\" or \"RIGHT\", got \""
+                   << direction << "\"";
+  return failure();
+}
+
+/// IsNaN: `not (x == x)`, one fused kernel (the comparison's only user).
+static LogicalResult convertIsNaN(NodeContext &node) {
+  Value x = node.input(0);
+  node.setOutput(0, node.create<NotOp>(node.create<EqualOp>(x, x)));
+  return success();
+}
+
+/// IsInf: `x == +inf`, `x == -inf`, or `|x| == inf` when both signs count.
+static LogicalResult convertIsInf(NodeContext &node) {
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  bool positive = node.intAttr("detect_positive", 1) != 0;
+  bool negative = node.intAttr("detect_negative", 1) != 0;
+  double inf = std::numeric_limits<double>::infinity();
+  if (!positive && !negative) {
+    // Nothing is detected: false everywhere (x < x is false for every x).
+    node.setOutput(0, node.create<LessOp>(x, x));
+    return success();
+  }
+  Value v = positive && negative ? node.create<AbsOp>(x) : x;
+  node.setOutput(0, node.create<EqualOp>(
+                        v, node.scalar(element, negative && !positive ? -inf : inf)));
+  return success();
+}
+
+/// ThresholdedRelu: `x > alpha ? x : 0`.
+static LogicalResult convertThresholdedRelu(NodeContext &node) {
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  Value above = node.create<GreaterOp>(
+      x, node.scalar(element, node.floatAttr("alpha", 1.0)));
+  node.setOutput(0, node.create<SelectOp>(above, x, node.scalar(element, 0)));
+  return success();
+}
+
+/// Celu: `alpha * elu(x / alpha)` with Elu's alpha of 1, which is
+/// `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`.
+static LogicalResult convertCelu(NodeContext &node) {
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  double alpha = node.floatAttr("alpha", 1.0);
+  if (alpha == 0) {
+    node.emitError() << "alpha must not be 0";
+    return failure();
+  }
+  OpBuilder &b = node.builder();
+  if (alpha == 1.0) {
+    node.setOutput(0, node.create<EluOp>(x, b.getF64FloatAttr(1.0)));
+    return success();
+  }
+  Value scaled = node.create<DivOp>(x, node.scalar(element, alpha));
+  Value elu = node.create<EluOp>(scaled, b.getF64FloatAttr(1.0));
+  node.setOutput(0, node.create<MulOp>(elu, node.scalar(element, alpha)));
+  return success();
+}
+
+/// Shrink: `x < -lambd ? x + bias : x > lambd ? x - bias : 0`. The two
+/// common forms are chains that fuse into one kernel: hard shrink
+/// (bias 0) as `|x| > lambd ? x : 0`, soft shrink (bias = lambd) as
+/// `x - clip(x, -lambd, lambd)`.
+static LogicalResult convertShrink(NodeContext &node) {
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  double lambd = node.floatAttr("lambd", 0.5), bias = node.floatAttr("bias", 0.0);
+  if (lambd < 0) {
+    node.emitError() << "lambd must not be negative, got " << lambd;
+    return failure();
+  }
+  OpBuilder &b = node.builder();
+  Value zero = node.scalar(element, 0);
+  if (bias == 0) {
+    Value magnitude = isa<FloatType>(element) ? node.create<AbsOp>(x) : x;
+    Value outside = isa<FloatType>(element)
+                        ? node.create<GreaterOp>(magnitude, node.scalar(element, lambd))
+                        : node.create<OrOp>(
+                              node.create<GreaterOp>(x, node.scalar(element, lambd)),
+                              node.create<LessOp>(x, node.scalar(element, -lambd)));
+    node.setOutput(0, node.create<SelectOp>(outside, x, zero));
+    return success();
+  }
+  if (bias == lambd && isa<FloatType>(element)) {
+    Value clipped = node.create<ClipOp>(x, b.getF64FloatAttr(-lambd),
+                                        b.getF64FloatAttr(lambd));
+    node.setOutput(0, node.create<SubOp>(x, clipped));
+    return success();
+  }
+  Value below = node.create<LessOp>(x, node.scalar(element, -lambd));
+  Value above = node.create<GreaterOp>(x, node.scalar(element, lambd));
+  Value shiftedUp = node.create<AddOp>(x, node.scalar(element, bias));
+  Value shiftedDown = node.create<SubOp>(x, node.scalar(element, bias));
+  Value inner = node.create<SelectOp>(above, shiftedDown, zero);
+  node.setOutput(0, node.create<SelectOp>(below, shiftedUp, inner));
+  return success();
+}
+
 static LogicalResult convertCast(NodeContext &node, Type to) {
   node.setOutput(0, node.cast(node.input(0), to));
   return success();
@@ -264,6 +376,17 @@ void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
   r.add("Erf", 9, convertUnary<ErfOp>);
   r.add("Sin", 7, convertUnary<SinOp>);
   r.add("Cos", 7, convertUnary<CosOp>);
+  r.add("Tan", 7, convertUnary<TanOp>);
+  r.add("Asin", 7, convertUnary<AsinOp>);
+  r.add("Acos", 7, convertUnary<AcosOp>);
+  r.add("Atan", 7, convertUnary<AtanOp>);
+  r.add("Sinh", 9, convertUnary<SinhOp>);
+  r.add("Cosh", 9, convertUnary<CoshOp>);
+  r.add("Asinh", 9, convertUnary<AsinhOp>);
+  r.add("Acosh", 9, convertUnary<AcoshOp>);
+  r.add("Atanh", 9, convertUnary<AtanhOp>);
+  r.add("IsNaN", 9, convertIsNaN);
+  r.add("IsInf", 10, convertIsInf);
   r.add("Floor", 7, convertUnary<FloorOp>);
   r.add("Ceil", 7, convertUnary<CeilOp>);
   r.add("Round", 11, convertUnary<RoundOp>);
@@ -279,6 +402,10 @@ void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
   r.add("HardSwish", 14, convertHardSwish);
   r.add("PRelu", 7, convertPRelu);
   r.add("Gelu", 20, convertGelu);
+  r.add("ThresholdedRelu", 10, convertThresholdedRelu);
+  r.add("Celu", 12, convertCelu);
+  r.add("Shrink", 9, convertShrink);
+  r.add("BitShift", 11, convertBitShift);
 
   r.add("Cast", 7, [](NodeContext &node) -> LogicalResult {
     FailureOr<Type> to = node.dataType(node.intAttr("to", 0), "attribute 'to'");

@@ -2,7 +2,8 @@
 //
 // ReduceSum/Mean/Max/Min/Prod (axes as an attribute, or as an input from
 // opset 13 for ReduceSum and opset 18 for the others), ReduceSumSquare,
-// ReduceL1, ReduceL2, and ArgMax/ArgMin.
+// ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp, ArgMax/ArgMin, and
+// Hardmax (a one-hot of the ArgMax), and CumSum (a triangular matmul).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +97,151 @@ static void addReduce(PatternRegistry &r, StringRef name, int64_t inputSince) {
   });
 }
 
+/// ReduceLogSum: `log(sum(x))`; ReduceLogSumExp (`exp`): shifted by the
+/// maximum so that no exp overflows, `log(sum(exp(x - m))) + m` with
+/// `m = max(x)` over the same axes (kept as unit dimensions until the end).
+static LogicalResult convertLogSum(NodeContext &node, bool axesAsInput,
+                                   bool exp) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  if (!isa<FloatType>(type.getElementType())) {
+    node.emitError() << "integer inputs are not supported, got "
+                     << type.getElementType();
+    return failure();
+  }
+  bool noop;
+  auto axes = reductionAxes(node, type.getRank(), axesAsInput, noop);
+  if (failed(axes))
+    return failure();
+  if (noop) {
+    // Every "reduction" is of one element: log(x), or log(exp(x)) = x.
+    node.setOutput(0, exp ? input : node.create<LogOp>(input));
+    return success();
+  }
+  OpBuilder &b = node.builder();
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(*axes);
+  Value result;
+  if (exp) {
+    Value max = node.create<ReduceMaxOp>(input, axesAttr, b.getBoolAttr(true));
+    Value shifted = node.create<ExpOp>(node.create<SubOp>(input, max));
+    Value sum = node.create<ReduceSumOp>(shifted, axesAttr, b.getBoolAttr(true));
+    result = node.create<AddOp>(node.create<LogOp>(sum), max);
+  } else {
+    Value sum = node.create<ReduceSumOp>(input, axesAttr, b.getBoolAttr(true));
+    result = node.create<LogOp>(sum);
+  }
+  if (node.intAttr("keepdims", 1) == 0) {
+    SmallVector<int64_t> shape;
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      if (!llvm::is_contained(*axes, static_cast<int64_t>(i)))
+        shape.push_back(dim);
+    result = node.reshape(result, shape);
+  }
+  node.setOutput(0, result);
+  return success();
+}
+
+/// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere: the argmax
+/// (kept as a unit dimension) compared with the indices along the axis.
+/// Before opset 13 the input is seen as 2-D, `[prod(dims < axis),
+/// prod(dims >= axis)]`, and the maximum taken along the second dimension.
+static LogicalResult convertHardmax(NodeContext &node) {
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  bool flatten = node.opset() < 13;
+  auto axis = node.normalizeAxis(node.intAttr("axis", flatten ? 1 : -1),
+                                 type.getRank());
+  if (failed(axis))
+    return failure();
+  Value x = input;
+  int64_t along = *axis;
+  if (flatten) {
+    int64_t outer = 1, inner = 1;
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      (static_cast<int64_t>(i) < *axis ? outer : inner) *= dim;
+    x = node.reshape(input, {outer, inner});
+    along = 1;
+  }
+  auto xType = cast<RankedTensorType>(x.getType());
+  OpBuilder &b = node.builder();
+  Value index = node.create<ArgMaxOp>(x, b.getI64IntegerAttr(along),
+                                      b.getBoolAttr(true), b.getBoolAttr(false));
+  int64_t size = xType.getShape()[along];
+  SmallVector<int64_t> iotaShape(xType.getRank(), 1);
+  iotaShape[along] = size;
+  SmallVector<int64_t> positions = llvm::to_vector(llvm::seq<int64_t>(0, size));
+  Value iota = ConstantOp::create(
+      b, node.loc(),
+      DenseIntElementsAttr::get(RankedTensorType::get(iotaShape, b.getI64Type()),
+                                positions));
+  Value hot = node.create<EqualOp>(index, iota);
+  Value result = node.cast(hot, xType.getElementType());
+  if (flatten)
+    result = node.reshape(result, type.getShape());
+  node.setOutput(0, result);
+  return success();
+}
+
+/// CumSum along a constant `axis` as a product with a triangular matrix of
+/// ones: `y[o, i, k] = sum_j T[i, j] * x[o, j, k]`, with `T[i, j]` set for
+/// `j <= i` (`j < i` when `exclusive`; the transposed triangle when
+/// `reverse`), the input seen as `[outer, n, inner]`. One kernel, exact in
+/// every float and integer type, at n multiply-adds per element; axes longer
+/// than `kMaxCumSumLength` are refused rather than given an n x n constant.
+static LogicalResult convertCumSum(NodeContext &node) {
+  constexpr int64_t kMaxCumSumLength = 1024;
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axisValues = node.constantInts(1, "axis");
+  if (failed(axisValues))
+    return failure();
+  if (axisValues->size() != 1) {
+    node.emitError() << "axis must be a scalar, got " << axisValues->size()
+                     << " values";
+    return failure();
+  }
+  auto axis = node.normalizeAxis((*axisValues)[0], type.getRank());
+  if (failed(axis))
+    return failure();
+  bool exclusive = node.intAttr("exclusive", 0) != 0;
+  bool reverse = node.intAttr("reverse", 0) != 0;
+  int64_t n = type.getShape()[*axis], outer = 1, inner = 1;
+  for (auto [i, dim] : llvm::enumerate(type.getShape())) {
+    if (static_cast<int64_t>(i) < *axis)
+      outer *= dim;
+    else if (static_cast<int64_t>(i) > *axis)
+      inner *= dim;
+  }
+  if (n > kMaxCumSumLength) {
+    node.emitError() << "axis " << *axis << " has " << n
+                     << " elements; at most " << kMaxCumSumLength
+                     << " are supported";
+    return failure();
+  }
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element) && !element.isSignlessInteger()) {
+    node.emitError() << "element type " << element << " is not supported";
+    return failure();
+  }
+  auto maskType = RankedTensorType::get({n, n}, element);
+  SmallVector<Attribute> mask;
+  OpBuilder &b = node.builder();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      bool set = reverse ? (exclusive ? j > i : j >= i)
+                         : (exclusive ? j < i : j <= i);
+      mask.push_back(isa<FloatType>(element)
+                         ? Attribute(b.getFloatAttr(element, set ? 1.0 : 0.0))
+                         : Attribute(b.getIntegerAttr(element, set ? 1 : 0)));
+    }
+  Value triangle = ConstantOp::create(b, node.loc(),
+                                      DenseElementsAttr::get(maskType, mask));
+  Value x = node.reshape(input, {outer, n, inner});
+  Value sums = node.create<MatmulOp>(triangle, x);
+  node.setOutput(0, node.reshape(sums, type.getShape()));
+  return success();
+}
+
 template <typename OpTy>
 static LogicalResult convertArg(NodeContext &node) {
   Value input = node.input(0);
@@ -120,6 +266,12 @@ void onnx_import::registerReductionPatterns(PatternRegistry &r) {
   addReduce<ReduceSumOp, Pre::Square>(r, "ReduceSumSquare", 18);
   addReduce<ReduceSumOp, Pre::Abs>(r, "ReduceL1", 18);
   addReduce<ReduceSumOp, Pre::Square, Post::Sqrt>(r, "ReduceL2", 18);
+  r.add("ReduceLogSum", 7, [](NodeContext &n) { return convertLogSum(n, false, false); });
+  r.add("ReduceLogSum", 18, [](NodeContext &n) { return convertLogSum(n, true, false); });
+  r.add("ReduceLogSumExp", 7, [](NodeContext &n) { return convertLogSum(n, false, true); });
+  r.add("ReduceLogSumExp", 18, [](NodeContext &n) { return convertLogSum(n, true, true); });
+  r.add("Hardmax", 7, convertHardmax);
+  r.add("CumSum", 11, convertCumSum);
   r.add("ArgMax", 7, convertArg<ArgMaxOp>);
   r.add("ArgMin", 7, convertArg<ArgMinOp>);
 }

@@ -124,6 +124,11 @@ static constexpr bool isLogical() {
 }
 
 template <typename OpTy>
+static constexpr bool isShift() {
+  return std::is_same_v<OpTy, ShiftLeftOp> || std::is_same_v<OpTy, ShiftRightOp>;
+}
+
+template <typename OpTy>
 static LogicalResult inferBinary(MLIRContext *ctx, std::optional<Location> loc,
                                  typename OpTy::Adaptor adaptor,
                                  SmallVectorImpl<Type> &types) {
@@ -151,6 +156,8 @@ static LogicalResult verifyBinary(OpTy op) {
            << lhs << " and " << rhs;
   if (isLogical<OpTy>() && !lhs.isInteger(1))
     return op.emitOpError("operands must be i1 tensors, got ") << lhs;
+  if (isShift<OpTy>() && (!isa<IntegerType>(lhs) || lhs.isInteger(1)))
+    return op.emitOpError("operands must be integer tensors, got ") << lhs;
   return success();
 }
 
@@ -178,6 +185,8 @@ KILN_BINARY_OP(LessOp)
 KILN_BINARY_OP(LessEqualOp)
 KILN_BINARY_OP(GreaterOp)
 KILN_BINARY_OP(GreaterEqualOp)
+KILN_BINARY_OP(ShiftLeftOp)
+KILN_BINARY_OP(ShiftRightOp)
 #undef KILN_BINARY_OP
 
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *,

@@ -556,3 +556,27 @@ func.func @yield_outside(%x: tensor<4xf32>) {
   // expected-error @+1 {{expects parent op 'kiln.dispatch'}}
   kiln.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @shift_float(%a: tensor<2xf32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{operands must be integer tensors, got 'f32'}}
+  %0 = kiln.shift_left %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @shift_bool(%a: tensor<2xi1>, %b: tensor<2xi1>) {
+  // expected-error @+1 {{operands must be integer tensors, got 'i1'}}
+  %0 = kiln.shift_right %a, %b : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+func.func @acos_integer(%a: tensor<2xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of floating-point values}}
+  %0 = kiln.acos %a : tensor<2xi32>
+  return
+}

@@ -36,6 +36,35 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xi1
   return %13 : tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func @math_and_unsigned
+func.func @math_and_unsigned(%x: tensor<4xf32>, %u: tensor<4xui8>, %s: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xui8>) {
+  // CHECK: kiln.tan %{{.*}} : tensor<4xf32>
+  %0 = kiln.tan %x : tensor<4xf32>
+  // CHECK: kiln.asin
+  %1 = kiln.asin %0 : tensor<4xf32>
+  // CHECK: kiln.acos
+  %2 = kiln.acos %1 : tensor<4xf32>
+  // CHECK: kiln.atan
+  %3 = kiln.atan %2 : tensor<4xf32>
+  // CHECK: kiln.sinh
+  %4 = kiln.sinh %3 : tensor<4xf32>
+  // CHECK: kiln.cosh
+  %5 = kiln.cosh %4 : tensor<4xf32>
+  // CHECK: kiln.asinh
+  %6 = kiln.asinh %5 : tensor<4xf32>
+  // CHECK: kiln.acosh
+  %7 = kiln.acosh %6 : tensor<4xf32>
+  // CHECK: kiln.atanh
+  %8 = kiln.atanh %7 : tensor<4xf32>
+  // CHECK: kiln.shift_left %{{.*}}, %{{.*}} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %9 = kiln.shift_left %u, %s : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  // CHECK: kiln.shift_right
+  %10 = kiln.shift_right %9, %s : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  // CHECK: kiln.max {{.*}} -> tensor<4xui8>
+  %11 = kiln.max %10, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %8, %11 : tensor<4xf32>, tensor<4xui8>
+}
+
 // CHECK-LABEL: func @contractions
 func.func @contractions(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %bias: tensor<4xf32>,
                         %a: tensor<2x1x4x5xf32>, %b: tensor<3x5x6xf32>) -> (tensor<1x4x4x4xf32>, tensor<2x3x4x6xf32>) {

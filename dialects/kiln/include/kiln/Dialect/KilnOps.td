@@ -94,6 +94,12 @@ def Kiln_LessOp : Kiln_BinaryOp<"less", "comparison `lhs < rhs` (an `i1` tensor)
 def Kiln_LessEqualOp : Kiln_BinaryOp<"less_equal", "comparison `lhs <= rhs` (an `i1` tensor)">;
 def Kiln_GreaterOp : Kiln_BinaryOp<"greater", "comparison `lhs > rhs` (an `i1` tensor)">;
 def Kiln_GreaterEqualOp : Kiln_BinaryOp<"greater_equal", "comparison `lhs >= rhs` (an `i1` tensor)">;
+def Kiln_ShiftLeftOp : Kiln_BinaryOp<"shift_left", "left shift of `lhs` by `rhs` bits (integers; 0 from a shift by the width or more)"> {
+  let hasFolder = 0;
+}
+def Kiln_ShiftRightOp : Kiln_BinaryOp<"shift_right", "right shift of `lhs` by `rhs` bits (integers: logical for unsigned, arithmetic for signed; 0 from a shift by the width or more)"> {
+  let hasFolder = 0;
+}
 
 def Kiln_SelectOp : Kiln_Op<"select",
     [Pure, InferTypeOpAdaptor]> {
@@ -143,6 +149,15 @@ def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "reciprocal `1 / x`", Kiln_Fl
 def Kiln_ErfOp : Kiln_UnaryOp<"erf", "Gauss error function", Kiln_FloatTensor>;
 def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine", Kiln_FloatTensor>;
 def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine", Kiln_FloatTensor>;
+def Kiln_TanOp : Kiln_UnaryOp<"tan", "tangent", Kiln_FloatTensor>;
+def Kiln_AsinOp : Kiln_UnaryOp<"asin", "arcsine", Kiln_FloatTensor>;
+def Kiln_AcosOp : Kiln_UnaryOp<"acos", "arccosine", Kiln_FloatTensor>;
+def Kiln_AtanOp : Kiln_UnaryOp<"atan", "arctangent", Kiln_FloatTensor>;
+def Kiln_SinhOp : Kiln_UnaryOp<"sinh", "hyperbolic sine", Kiln_FloatTensor>;
+def Kiln_CoshOp : Kiln_UnaryOp<"cosh", "hyperbolic cosine", Kiln_FloatTensor>;
+def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "inverse hyperbolic sine", Kiln_FloatTensor>;
+def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "inverse hyperbolic cosine", Kiln_FloatTensor>;
+def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "inverse hyperbolic tangent", Kiln_FloatTensor>;
 def Kiln_FloorOp : Kiln_UnaryOp<"floor", "rounding towards negative infinity", Kiln_FloatTensor>;
 def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "rounding towards positive infinity", Kiln_FloatTensor>;
 def Kiln_RoundOp : Kiln_UnaryOp<"round", "rounding to nearest, ties to even", Kiln_FloatTensor>;
