@@ -412,13 +412,20 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
     int64_t axis = op.getAxis(), rank = type.getRank();
     ArrayRef<int64_t> shape = type.getShape(), updates = updatesType.getShape();
     MLIRContext *ctx = getContext();
-    SmallVector<AffineExpr> outExprs;
-    for (int64_t d = 0; d < rank; ++d)
+    // The updates are also an input read at (0, ..., k, ..., 0): its map
+    // gives the k loop its range (linalg derives loop bounds from the
+    // operands' maps); the element read is not used.
+    SmallVector<AffineExpr> outExprs, kExprs;
+    for (int64_t d = 0; d < rank; ++d) {
       outExprs.push_back(getAffineDimExpr(d, ctx));
+      kExprs.push_back(d == axis ? getAffineDimExpr(rank, ctx)
+                                 : getAffineConstantExpr(0, ctx));
+    }
     Value indicesTensor = op.getIndices(), updatesTensor = op.getUpdates();
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{}, ValueRange{init},
-        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, outExprs, ctx)},
+        rewriter, loc, type, ValueRange{updatesTensor}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, kExprs, ctx),
+                            AffineMap::get(rank + 1, 0, outExprs, ctx)},
         iteratorTypes(rank + 1, {rank}),
         [&](OpBuilder &b, Location l, ValueRange args) {
           auto c = [&](int64_t v) {
@@ -441,7 +448,8 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
             Value in =
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
                                       c(updates[d]));
-            inside = inside ? arith::AndIOp::create(b, l, inside, in) : in;
+            inside = inside ? arith::AndIOp::create(b, l, inside, in).getResult()
+                            : in;
             at.push_back(arith::MinSIOp::create(b, l, i, c(updates[d] - 1)));
           }
           Value raw = tensor::ExtractOp::create(b, l, indicesTensor, at);
@@ -452,10 +460,11 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
           if (inside)
             match = arith::AndIOp::create(b, l, match, inside);
           Value update = tensor::ExtractOp::create(b, l, updatesTensor, at);
-          Value combined = scatterCombine(b, l, reduction, args[0], update);
+          Value acc = args[1];
+          Value combined = scatterCombine(b, l, reduction, acc, update);
           linalg::YieldOp::create(
-              b, l, arith::SelectOp::create(b, l, match, combined, args[0])
-                        .getResult());
+              b, l,
+              arith::SelectOp::create(b, l, match, combined, acc).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -495,10 +504,10 @@ struct OneHotLowering : OpRewritePattern<OneHotOp> {
           Value hot = arith::CmpIOp::create(
               b, l, arith::CmpIPredicate::eq, index,
               linalg::IndexOp::create(b, l, axis));
-          Value off = tensor::ExtractOp::create(
-              b, l, values, ValueRange{arith::ConstantIndexOp::create(b, l, 0)});
-          Value on = tensor::ExtractOp::create(
-              b, l, values, ValueRange{arith::ConstantIndexOp::create(b, l, 1)});
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value off = tensor::ExtractOp::create(b, l, values, ValueRange{zero});
+          Value on = tensor::ExtractOp::create(b, l, values, ValueRange{one});
           linalg::YieldOp::create(
               b, l, arith::SelectOp::create(b, l, hot, on, off).getResult());
         });

@@ -75,13 +75,13 @@ static FailureOr<Value> negativeLogLikelihood(NodeContext &node, Value input,
   SmallVector<int64_t> column(shape);
   column.insert(column.begin() + 1, 1);
   Value picked = node.create<GatherElementsOp>(
-      input, node.reshape(target, column), /*axis=*/1);
+      input, node.reshape(target, column), /*axis=*/int64_t(1));
   Value loss = node.create<NegOp>(node.reshape(picked, shape));
 
   // The weight each element's loss gets (null: 1 everywhere).
   Value applied;
   if (weight) {
-    applied = node.create<GatherOp>(weight, target, /*axis=*/0);
+    applied = node.create<GatherOp>(weight, target, /*axis=*/int64_t(0));
     loss = node.create<MulOp>(loss, applied);
   }
   if (node.hasAttr("ignore_index")) {
