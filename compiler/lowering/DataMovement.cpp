@@ -382,9 +382,9 @@ Value scatterCombine(OpBuilder &b, Location l, StringRef reduction, Value acc,
   return update; // "none": the update replaces the element
 }
 
-/// Lowers `kiln.scatter_elements` as a gather: a copy of `data` is the
-/// initial value of a linalg.generic over (result position p, update index
-/// k along the axis), k a reduction loop, whose body reads the index and
+/// Lowers `kiln.scatter_elements` as a gather: a linalg.generic over
+/// (result position p, update index k along the axis), k a reduction loop,
+/// whose accumulator starts from data[p] and whose body reads the index and
 /// the update at p with p[axis] = k (`tensor.extract`) and combines the
 /// update into the element when the normalized index is p[axis] (and p lies
 /// inside the updates' shape outside the axis). The k loop runs in order,
@@ -401,31 +401,39 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
     if (failed(requireStaticShapes(op)))
       return failure();
     StringRef reduction = op.getReduction();
-    if (reduction != "none" &&
-        failed(requireArithmeticType(op, type.getElementType())))
+    // (The zero the accumulator starts from is an arith.constant.)
+    if (failed(requireArithmeticType(op, type.getElementType())))
       return failure();
-    Value init = elementwise(rewriter, loc, type, {op.getData()}, copyBody);
     if (type.getNumElements() == 0 || updatesType.getNumElements() == 0) {
-      rewriter.replaceOp(op, init);
+      rewriter.replaceOp(op, elementwise(rewriter, loc, type, {op.getData()},
+                                         copyBody));
       return success();
     }
     int64_t axis = op.getAxis(), rank = type.getRank();
     ArrayRef<int64_t> shape = type.getShape(), updates = updatesType.getShape();
     MLIRContext *ctx = getContext();
-    // The updates are also an input read at (0, ..., k, ..., 0): its map
-    // gives the k loop its range (linalg derives loop bounds from the
-    // operands' maps); the element read is not used.
+    // Inputs: the data at p, and the updates at (0, ..., k, ..., 0), whose
+    // map gives the k loop its range (linalg derives loop bounds from the
+    // operands' maps; that element is not used). The accumulator starts
+    // from data[p] at k = 0; its initial value (a zero fill) is never used.
+    // (A copy of the data as the initial value folds away into the data
+    // itself, which then became the destination of the gfx threads' stores.)
     SmallVector<AffineExpr> outExprs, kExprs;
     for (int64_t d = 0; d < rank; ++d) {
       outExprs.push_back(getAffineDimExpr(d, ctx));
       kExprs.push_back(d == axis ? getAffineDimExpr(rank, ctx)
                                  : getAffineConstantExpr(0, ctx));
     }
+    AffineMap outMap = AffineMap::get(rank + 1, 0, outExprs, ctx);
+    Value init = filledTensor(
+        rewriter, loc, type,
+        scalarConstant(rewriter, loc, type.getElementType(), 0));
     Value indicesTensor = op.getIndices(), updatesTensor = op.getUpdates();
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{updatesTensor}, ValueRange{init},
-        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, kExprs, ctx),
-                            AffineMap::get(rank + 1, 0, outExprs, ctx)},
+        rewriter, loc, type, ValueRange{op.getData(), updatesTensor},
+        ValueRange{init},
+        ArrayRef<AffineMap>{outMap, AffineMap::get(rank + 1, 0, kExprs, ctx),
+                            outMap},
         iteratorTypes(rank + 1, {rank}),
         [&](OpBuilder &b, Location l, ValueRange args) {
           auto c = [&](int64_t v) {
@@ -460,7 +468,9 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
           if (inside)
             match = arith::AndIOp::create(b, l, match, inside);
           Value update = tensor::ExtractOp::create(b, l, updatesTensor, at);
-          Value acc = args[1];
+          Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                              at[axis], c(0));
+          Value acc = arith::SelectOp::create(b, l, first, args[0], args[2]);
           Value combined = scatterCombine(b, l, reduction, acc, update);
           linalg::YieldOp::create(
               b, l,

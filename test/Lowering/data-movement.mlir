@@ -169,20 +169,21 @@ func.func @gather_elements(%data: tensor<3x5xf32>, %idx: tensor<3x2xi64>) -> ten
 
 // -----
 
-// ScatterElements: a copy of the data is the initial value of a generic over
-// (result position, update index k along the axis), k a reduction loop; an
-// update combines into the element when its normalized index (not clamped:
-// an out of range one matches nothing) is the element's axis coordinate.
-// The updates are also an input read at (0, k), unused in the body: its map
-// gives the k loop its range.
+// ScatterElements: a generic over (result position, update index k along
+// the axis), k a reduction loop, whose accumulator starts from the data
+// element at k = 0 (the zero fill it is given is never used). The updates
+// are also an input, read at (0, k) and unused: that map gives the k loop
+// its range. An update combines into the element when its normalized index
+// (not clamped: an out of range one matches nothing) is the element's axis
+// coordinate.
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func @scatter_elements_add
-// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<3x5xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[K]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2 : tensor<3x2xf32>) outs(%[[COPY]] : tensor<3x5xf32>)
-// CHECK: ^bb0(%{{.*}}: f32, %[[ACC:.*]]: f32):
-// CHECK:   %[[K:.*]] = linalg.index 2 : index
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[P]], #[[K]], #[[P]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg2 : tensor<3x5xf32>, tensor<3x2xf32>) outs(%[[FILL]] : tensor<3x5xf32>)
+// CHECK: ^bb0(%[[DATA:.*]]: f32, %{{.*}}: f32, %[[OUT:.*]]: f32):
 // CHECK:   %[[D0:.*]] = linalg.index 0 : index
+// CHECK:   %[[K:.*]] = linalg.index 2 : index
 // CHECK:   %[[RAW:.*]] = tensor.extract %arg1[%[[D0]], %[[K]]] : tensor<3x2xi64>
 // CHECK:   %[[I:.*]] = arith.index_cast %[[RAW]] : i64 to index
 // CHECK:   %[[NEG:.*]] = arith.cmpi slt, %[[I]], %c0
@@ -192,6 +193,8 @@ func.func @gather_elements(%data: tensor<3x5xf32>, %idx: tensor<3x2xi64>) -> ten
 // CHECK:   %[[D1:.*]] = linalg.index 1 : index
 // CHECK:   %[[HIT:.*]] = arith.cmpi eq, %[[T]], %[[D1]]
 // CHECK:   %[[U:.*]] = tensor.extract %arg2[%[[D0]], %[[K]]] : tensor<3x2xf32>
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %c0
+// CHECK:   %[[ACC:.*]] = arith.select %[[FIRST]], %[[DATA]], %[[OUT]]
 // CHECK:   %[[SUM:.*]] = arith.addf %[[ACC]], %[[U]]
 // CHECK:   %[[R:.*]] = arith.select %[[HIT]], %[[SUM]], %[[ACC]]
 // CHECK:   linalg.yield %[[R]]
@@ -204,8 +207,8 @@ func.func @scatter_elements_add(%data: tensor<3x5xf32>, %idx: tensor<3x2xi64>, %
 // nothing, and their reads are clamped into the updates. Without a
 // reduction the update replaces the element.
 // CHECK-LABEL: func @scatter_elements_none
-// CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<2x2xi32>)
-// CHECK: ^bb0(%{{.*}}: i32, %[[ACC:.*]]: i32):
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg2 : tensor<4x5xi32>, tensor<2x2xi32>)
+// CHECK: ^bb0(%[[DATA:.*]]: i32, %{{.*}}: i32, %[[OUT:.*]]: i32):
 // CHECK:   %[[K:.*]] = linalg.index 2 : index
 // CHECK:   %[[D1:.*]] = linalg.index 1 : index
 // CHECK:   %[[IN:.*]] = arith.cmpi slt, %[[D1]], %c2
@@ -215,6 +218,7 @@ func.func @scatter_elements_add(%data: tensor<3x5xf32>, %idx: tensor<3x2xi64>, %
 // CHECK:   %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[D0]]
 // CHECK:   %[[BOTH:.*]] = arith.andi %[[HIT]], %[[IN]]
 // CHECK:   %[[U:.*]] = tensor.extract %arg2[%[[K]], %[[COL]]] : tensor<2x2xi32>
+// CHECK:   %[[ACC:.*]] = arith.select %{{.*}}, %[[DATA]], %[[OUT]]
 // CHECK:   %[[R:.*]] = arith.select %[[BOTH]], %[[U]], %[[ACC]]
 // CHECK:   linalg.yield %[[R]]
 func.func @scatter_elements_none(%data: tensor<4x5xi32>, %idx: tensor<2x2xi32>, %upd: tensor<2x2xi32>) -> tensor<4x5xi32> {
