@@ -109,8 +109,11 @@ static FailureOr<Value> negativeLogLikelihood(NodeContext &node, Value input,
     return node.create<ReduceSumOp>(loss, all, noKeepdims);
   if (!applied)
     return node.create<ReduceMeanOp>(loss, all, noKeepdims);
-  return node.create<DivOp>(node.create<ReduceSumOp>(loss, all, noKeepdims),
-                            node.create<ReduceSumOp>(applied, all, noKeepdims));
+  // (Named first: the order of function arguments' evaluation is not
+  // specified, and the IR's order should not depend on the compiler.)
+  Value total = node.create<ReduceSumOp>(loss, all, noKeepdims);
+  Value weights = node.create<ReduceSumOp>(applied, all, noKeepdims);
+  return node.create<DivOp>(total, weights);
 }
 
 static LogicalResult convertNegativeLogLikelihoodLoss(NodeContext &node) {
