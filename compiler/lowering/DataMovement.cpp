@@ -14,7 +14,12 @@
 //   - gather: a linalg.generic over the result that reads the index,
 //     normalizes a negative one, clamps it into range (ONNX makes an out of
 //     range index an error; the clamp only keeps the read in bounds) and
-//     reads the data element with `tensor.extract`;
+//     reads the data element with `tensor.extract`; gather_elements the
+//     same with the index read at the result's position;
+//   - scatter_elements: a gather too (each result element loops over the
+//     updates along the axis that may land on it), so that no element is
+//     written by two threads;
+//   - one_hot: a linalg.generic comparing the index with the position;
 //   - expand: a broadcasting linalg.generic that copies.
 // (kiln.reshape is lowered in KilnToLinalg.cpp.)
 //
@@ -253,6 +258,27 @@ struct PadLowering : OpRewritePattern<PadOp> {
   }
 };
 
+/// `raw`, an `i32` or `i64` index into an axis of `size` elements, as an
+/// `index`: a negative one counts from the end. With `clamp` the result is
+/// clamped into `[0, size)`, so that a read with it stays in bounds (ONNX
+/// makes an out of range index an error); without, an out of range index
+/// stays out of range (it matches no position).
+Value axisIndex(OpBuilder &b, Location l, Value raw, int64_t size,
+                bool clamp) {
+  Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value sizeValue = arith::ConstantIndexOp::create(b, l, size);
+  Value neg =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
+  index = arith::SelectOp::create(
+      b, l, neg, arith::AddIOp::create(b, l, index, sizeValue), index);
+  if (!clamp)
+    return index;
+  index = arith::MaxSIOp::create(b, l, index, zero);
+  return arith::MinSIOp::create(
+      b, l, index, arith::ConstantIndexOp::create(b, l, size - 1));
+}
+
 /// Lowers `kiln.gather`.
 struct GatherLowering : OpRewritePattern<GatherOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -285,17 +311,7 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
         rewriter, loc, type, ValueRange{op.getIndices()},
         ValueRange{emptyTensor(rewriter, loc, type)}, maps, iteratorTypes(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value index =
-              arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
-          Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          Value size = arith::ConstantIndexOp::create(b, l, axisSize);
-          Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                            index, zero);
-          index = arith::SelectOp::create(
-              b, l, neg, arith::AddIOp::create(b, l, index, size), index);
-          index = arith::MaxSIOp::create(b, l, index, zero);
-          index = arith::MinSIOp::create(
-              b, l, index, arith::ConstantIndexOp::create(b, l, axisSize - 1));
+          Value index = axisIndex(b, l, args[0], axisSize, /*clamp=*/true);
           SmallVector<Value> indices;
           for (int64_t d = 0; d < axis; ++d)
             indices.push_back(linalg::IndexOp::create(b, l, d));
@@ -304,6 +320,206 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
             indices.push_back(linalg::IndexOp::create(b, l, d));
           linalg::YieldOp::create(
               b, l, tensor::ExtractOp::create(b, l, data, indices).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Lowers `kiln.gather_elements`: a linalg.generic over the result that
+/// reads the index at the same position, normalizes and clamps it like
+/// `kiln.gather`, and reads the data element with `tensor.extract`.
+struct GatherElementsLowering : OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto dataType = cast<RankedTensorType>(op.getData().getType());
+    if (failed(requireStaticShapes(op)))
+      return failure();
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    int64_t axisSize = dataType.getShape()[axis];
+    if (type.getNumElements() == 0 || axisSize == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, getContext());
+    Value data = op.getData();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange{op.getIndices()},
+        ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{id, id}, iteratorTypes(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> indices;
+          for (int64_t d = 0; d < rank; ++d)
+            indices.push_back(
+                d == axis ? axisIndex(b, l, args[0], axisSize, /*clamp=*/true)
+                          : linalg::IndexOp::create(b, l, d).getResult());
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, data, indices).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// The scalar `reduction` of a `kiln.scatter_elements` applied to the
+/// current element `acc` and the update `update`.
+Value scatterCombine(OpBuilder &b, Location l, StringRef reduction, Value acc,
+                     Value update) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  if (reduction == "add")
+    return isFloat ? arith::AddFOp::create(b, l, acc, update).getResult()
+                   : arith::AddIOp::create(b, l, acc, update).getResult();
+  if (reduction == "mul")
+    return isFloat ? arith::MulFOp::create(b, l, acc, update).getResult()
+                   : arith::MulIOp::create(b, l, acc, update).getResult();
+  if (reduction == "max")
+    return maxScalar(b, l, acc, update);
+  if (reduction == "min")
+    return minScalar(b, l, acc, update);
+  return update; // "none": the update replaces the element
+}
+
+/// Lowers `kiln.scatter_elements` as a gather: a linalg.generic over
+/// (result position p, update index k along the axis), k a reduction loop,
+/// whose accumulator starts from data[p] and whose body reads the index and
+/// the update at p with p[axis] = k (`tensor.extract`) and combines the
+/// update into the element when the normalized index is p[axis] (and p lies
+/// inside the updates' shape outside the axis). The k loop runs in order,
+/// so the last of duplicate indices wins for `none`. No write depends on
+/// another thread's: every result element is computed where it is stored,
+/// which the cpu workgroups and the gfx per-thread tiles both need.
+struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto updatesType = cast<RankedTensorType>(op.getUpdates().getType());
+    if (failed(requireStaticShapes(op)))
+      return failure();
+    StringRef reduction = op.getReduction();
+    // (The zero the accumulator starts from is an arith.constant.)
+    if (failed(requireArithmeticType(op, type.getElementType())))
+      return failure();
+    if (type.getNumElements() == 0 || updatesType.getNumElements() == 0) {
+      rewriter.replaceOp(op, elementwise(rewriter, loc, type, {op.getData()},
+                                         copyBody));
+      return success();
+    }
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    ArrayRef<int64_t> shape = type.getShape(), updates = updatesType.getShape();
+    MLIRContext *ctx = getContext();
+    // Inputs: the data at p, and the updates at (0, ..., k, ..., 0), whose
+    // map gives the k loop its range (linalg derives loop bounds from the
+    // operands' maps; that element is not used). The accumulator starts
+    // from data[p] at k = 0; its initial value (a zero fill) is never used.
+    // (A copy of the data as the initial value folds away into the data
+    // itself, which then became the destination of the gfx threads' stores.)
+    SmallVector<AffineExpr> outExprs, kExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+      kExprs.push_back(d == axis ? getAffineDimExpr(rank, ctx)
+                                 : getAffineConstantExpr(0, ctx));
+    }
+    AffineMap outMap = AffineMap::get(rank + 1, 0, outExprs, ctx);
+    Value init = filledTensor(
+        rewriter, loc, type,
+        scalarConstant(rewriter, loc, type.getElementType(), 0));
+    Value indicesTensor = op.getIndices(), updatesTensor = op.getUpdates();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange{op.getData(), updatesTensor},
+        ValueRange{init},
+        ArrayRef<AffineMap>{outMap, AffineMap::get(rank + 1, 0, kExprs, ctx),
+                            outMap},
+        iteratorTypes(rank + 1, {rank}),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          auto c = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, l, v).getResult();
+          };
+          // The position in indices/updates: p with p[axis] = k, clamped
+          // into their shape (positions outside it match nothing).
+          SmallVector<Value> at;
+          Value inside;
+          for (int64_t d = 0; d < rank; ++d) {
+            if (d == axis) {
+              at.push_back(linalg::IndexOp::create(b, l, rank));
+              continue;
+            }
+            Value i = linalg::IndexOp::create(b, l, d);
+            if (updates[d] >= shape[d]) {
+              at.push_back(i);
+              continue;
+            }
+            Value in =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                      c(updates[d]));
+            inside = inside ? arith::AndIOp::create(b, l, inside, in).getResult()
+                            : in;
+            at.push_back(arith::MinSIOp::create(b, l, i, c(updates[d] - 1)));
+          }
+          Value raw = tensor::ExtractOp::create(b, l, indicesTensor, at);
+          Value target = axisIndex(b, l, raw, shape[axis], /*clamp=*/false);
+          Value match = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::eq, target,
+              linalg::IndexOp::create(b, l, axis));
+          if (inside)
+            match = arith::AndIOp::create(b, l, match, inside);
+          Value update = tensor::ExtractOp::create(b, l, updatesTensor, at);
+          Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                              at[axis], c(0));
+          Value acc = arith::SelectOp::create(b, l, first, args[0], args[2]);
+          Value combined = scatterCombine(b, l, reduction, acc, update);
+          linalg::YieldOp::create(
+              b, l,
+              arith::SelectOp::create(b, l, match, combined, acc).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Lowers `kiln.one_hot`: a linalg.generic over the result that reads the
+/// index of its position without the new axis, normalizes a negative one
+/// and picks the on value where it equals the position along the axis.
+struct OneHotLowering : OpRewritePattern<OneHotOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OneHotOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    if (failed(requireStaticShapes(op)))
+      return failure();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    int64_t axis = op.getAxis(), depth = op.getDepth(), rank = type.getRank();
+    MLIRContext *ctx = getContext();
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        indexExprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, indexExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    Value values = op.getValues();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange{op.getIndices()},
+        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iteratorTypes(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value index = axisIndex(b, l, args[0], depth, /*clamp=*/false);
+          Value hot = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::eq, index,
+              linalg::IndexOp::create(b, l, axis));
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value off = tensor::ExtractOp::create(b, l, values, ValueRange{zero});
+          Value on = tensor::ExtractOp::create(b, l, values, ValueRange{one});
+          linalg::YieldOp::create(
+              b, l, arith::SelectOp::create(b, l, hot, on, off).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -327,5 +543,6 @@ struct ExpandLowering : OpRewritePattern<ExpandOp> {
 
 void kiln::populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<TransposeLowering, ConcatLowering, SliceLowering, PadLowering,
-               GatherLowering, ExpandLowering>(patterns.getContext());
+               GatherLowering, GatherElementsLowering, ScatterElementsLowering,
+               OneHotLowering, ExpandLowering>(patterns.getContext());
 }

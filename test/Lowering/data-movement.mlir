@@ -147,6 +147,112 @@ func.func @gather_scalar(%data: tensor<5x6xf32>, %idx: tensor<i64>) -> tensor<6x
 
 // -----
 
+// GatherElements: the index read at the result's own position, normalized
+// and clamped like Gather's, replaces the axis coordinate of the data read.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @gather_elements
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<3x2xi64>) outs(%{{.*}} : tensor<3x2xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: i64, %{{.*}}: f32):
+// CHECK:   %[[D0:.*]] = linalg.index 0 : index
+// CHECK:   %[[I:.*]] = arith.index_cast %[[IN]] : i64 to index
+// CHECK:   %[[NEG:.*]] = arith.cmpi slt, %[[I]], %c0
+// CHECK:   %[[WRAP:.*]] = arith.addi %[[I]], %c5
+// CHECK:   %[[N:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK:   %[[LO:.*]] = arith.maxsi %[[N]], %c0
+// CHECK:   %[[HI:.*]] = arith.minsi %[[LO]], %c4
+// CHECK:   %[[V:.*]] = tensor.extract %arg0[%[[D0]], %[[HI]]] : tensor<3x5xf32>
+// CHECK:   linalg.yield %[[V]]
+func.func @gather_elements(%data: tensor<3x5xf32>, %idx: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = kiln.gather_elements %data, %idx {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// ScatterElements: a generic over (result position, update index k along
+// the axis), k a reduction loop, whose accumulator starts from the data
+// element at k = 0 (the zero fill it is given is never used). The updates
+// are also an input, read at (0, k) and unused: that map gives the k loop
+// its range. An update combines into the element when its normalized index
+// (not clamped: an out of range one matches nothing) is the element's axis
+// coordinate.
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
+// CHECK-LABEL: func @scatter_elements_add
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[P]], #[[K]], #[[P]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg2 : tensor<3x5xf32>, tensor<3x2xf32>) outs(%[[FILL]] : tensor<3x5xf32>)
+// CHECK: ^bb0(%[[DATA:.*]]: f32, %{{.*}}: f32, %[[OUT:.*]]: f32):
+// CHECK:   %[[D0:.*]] = linalg.index 0 : index
+// CHECK:   %[[K:.*]] = linalg.index 2 : index
+// CHECK:   %[[RAW:.*]] = tensor.extract %arg1[%[[D0]], %[[K]]] : tensor<3x2xi64>
+// CHECK:   %[[I:.*]] = arith.index_cast %[[RAW]] : i64 to index
+// CHECK:   %[[NEG:.*]] = arith.cmpi slt, %[[I]], %c0
+// CHECK:   %[[WRAP:.*]] = arith.addi %[[I]], %c5
+// CHECK:   %[[T:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK-NOT: arith.minsi
+// CHECK:   %[[D1:.*]] = linalg.index 1 : index
+// CHECK:   %[[HIT:.*]] = arith.cmpi eq, %[[T]], %[[D1]]
+// CHECK:   %[[U:.*]] = tensor.extract %arg2[%[[D0]], %[[K]]] : tensor<3x2xf32>
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %c0
+// CHECK:   %[[ACC:.*]] = arith.select %[[FIRST]], %[[DATA]], %[[OUT]]
+// CHECK:   %[[SUM:.*]] = arith.addf %[[ACC]], %[[U]]
+// CHECK:   %[[R:.*]] = arith.select %[[HIT]], %[[SUM]], %[[ACC]]
+// CHECK:   linalg.yield %[[R]]
+func.func @scatter_elements_add(%data: tensor<3x5xf32>, %idx: tensor<3x2xi64>, %upd: tensor<3x2xf32>) -> tensor<3x5xf32> {
+  %0 = kiln.scatter_elements %data, %idx, %upd {axis = 1 : i64, reduction = "add"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// Updates smaller than the data outside the axis: columns past them match
+// nothing, and their reads are clamped into the updates. Without a
+// reduction the update replaces the element.
+// CHECK-LABEL: func @scatter_elements_none
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg2 : tensor<4x5xi32>, tensor<2x2xi32>)
+// CHECK: ^bb0(%[[DATA:.*]]: i32, %{{.*}}: i32, %[[OUT:.*]]: i32):
+// CHECK:   %[[K:.*]] = linalg.index 2 : index
+// CHECK:   %[[D1:.*]] = linalg.index 1 : index
+// CHECK:   %[[IN:.*]] = arith.cmpi slt, %[[D1]], %c2
+// CHECK:   %[[COL:.*]] = arith.minsi %[[D1]], %c1
+// CHECK:   %[[RAW:.*]] = tensor.extract %arg1[%[[K]], %[[COL]]] : tensor<2x2xi32>
+// CHECK:   %[[D0:.*]] = linalg.index 0 : index
+// CHECK:   %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[D0]]
+// CHECK:   %[[BOTH:.*]] = arith.andi %[[HIT]], %[[IN]]
+// CHECK:   %[[U:.*]] = tensor.extract %arg2[%[[K]], %[[COL]]] : tensor<2x2xi32>
+// CHECK:   %[[ACC:.*]] = arith.select %{{.*}}, %[[DATA]], %[[OUT]]
+// CHECK:   %[[R:.*]] = arith.select %[[BOTH]], %[[U]], %[[ACC]]
+// CHECK:   linalg.yield %[[R]]
+func.func @scatter_elements_none(%data: tensor<4x5xi32>, %idx: tensor<2x2xi32>, %upd: tensor<2x2xi32>) -> tensor<4x5xi32> {
+  %0 = kiln.scatter_elements %data, %idx, %upd {axis = 0 : i64} : (tensor<4x5xi32>, tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<4x5xi32>
+  return %0 : tensor<4x5xi32>
+}
+
+// -----
+
+// OneHot: the index (read without the new axis), normalized but not
+// clamped, picks values[1] where it equals the position along the axis.
+// CHECK-DAG: #[[IDX:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @one_hot
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4xi32>) outs(%{{.*}} : tensor<4x6xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: i32, %{{.*}}: f32):
+// CHECK:   %[[I:.*]] = arith.index_cast %[[IN]] : i32 to index
+// CHECK:   %[[NEG:.*]] = arith.cmpi slt, %[[I]], %c0
+// CHECK:   %[[WRAP:.*]] = arith.addi %[[I]], %c6
+// CHECK:   %[[N:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK-NOT: arith.minsi
+// CHECK:   %[[D1:.*]] = linalg.index 1 : index
+// CHECK:   %[[HOT:.*]] = arith.cmpi eq, %[[N]], %[[D1]]
+// CHECK:   %[[OFF:.*]] = tensor.extract %arg1[%c0{{.*}}] : tensor<2xf32>
+// CHECK:   %[[ON:.*]] = tensor.extract %arg1[%c1{{.*}}] : tensor<2xf32>
+// CHECK:   %[[R:.*]] = arith.select %[[HOT]], %[[ON]], %[[OFF]]
+// CHECK:   linalg.yield %[[R]]
+func.func @one_hot(%idx: tensor<4xi32>, %values: tensor<2xf32>) -> tensor<4x6xf32> {
+  %0 = kiln.one_hot %idx, %values {axis = 1 : i64, depth = 6 : i64} : (tensor<4xi32>, tensor<2xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
 // Expand: a broadcasting copy.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, 0)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

@@ -72,11 +72,26 @@ SmallVector<int64_t> registerTileOrder(const linalg::ContractionDimensions &dims
   return order;
 }
 
+/// Whether an operand of `op` has elements narrower than a byte (i1 masks,
+/// i4) or that are not plain numbers. Such elements are stored one per byte
+/// in memory but packed in LLVM's vectors: a vector load of a mask would
+/// read bits, a vector store of one write them.
+bool hasSubByteOperands(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), [](Type t) {
+    Type elem = getElementTypeOrSelf(t);
+    return !elem.isIntOrIndexOrFloat() ||
+           (!elem.isIndex() && elem.getIntOrFloatBitWidth() < 8);
+  });
+}
+
 /// A generic from a tiled depthwise convolution: one window tap (unit
 /// reduction loops) over a row segment.
 bool isDepthwiseTap(linalg::LinalgOp op) {
+  // (A comparison of a row with a scalar has this shape too: its i1 result
+  // must stay scalar.)
   if (!isa<linalg::GenericOp>(op) || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op->hasAttr(kIm2ColAttr) || linalg::isaContractionOpInterface(op))
+      op->hasAttr(kIm2ColAttr) || linalg::isaContractionOpInterface(op) ||
+      hasSubByteOperands(op))
     return false;
   bool anyReduction = false;
   for (auto [range, it] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
@@ -208,13 +223,7 @@ bool isVectorizableElementwise(linalg::GenericOp op) {
   for (OpOperand *input : op.getDpsInputOperands())
     if (!op.getMatchingIndexingMap(input).isProjectedPermutation())
       return false;
-  // Sub-byte elements (i1 masks, i4) are stored one per byte in memory but
-  // packed in LLVM's vectors: a vector load of a mask would read bits.
-  if (llvm::any_of(op->getOperandTypes(), [](Type t) {
-        Type elem = getElementTypeOrSelf(t);
-        return !elem.isIntOrIndexOrFloat() ||
-               (!elem.isIndex() && elem.getIntOrFloatBitWidth() < 8);
-      }))
+  if (hasSubByteOperands(op))
     return false;
   bool plain = true;
   op.getBody()->walk([&](Operation *inner) {

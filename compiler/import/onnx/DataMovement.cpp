@@ -1,7 +1,8 @@
 //===- DataMovement.cpp - ONNX shape and data movement ops -> kiln --------===//
 //
 // Reshape, Flatten, Squeeze and Unsqueeze (all kiln.reshape), Transpose,
-// Concat, Slice, Split, Pad, Gather, Expand, Tile, Trilu, and the shape
+// Concat, Slice, Split, Pad, Gather, GatherElements, ScatterElements (and
+// the older Scatter), OneHot, Expand, Tile, Trilu, and the shape
 // computations Shape, Size, Range and ConstantOfShape, which become
 // constants because every shape is static after import.
 //
@@ -422,6 +423,87 @@ static LogicalResult convertGather(NodeContext &node) {
   return success();
 }
 
+/// The index operand of GatherElements, ScatterElements and OneHot: `i32`
+/// and `i64` stay, other integer and float types become `i64` (truncating).
+static Value indexOperand(NodeContext &node, Value indices) {
+  Type element = cast<RankedTensorType>(indices.getType()).getElementType();
+  if (element.isSignlessInteger(32) || element.isSignlessInteger(64))
+    return indices;
+  return node.cast(indices, node.builder().getI64Type());
+}
+
+/// Checks constant `indices` against an axis of `size`: ONNX makes an index
+/// outside [-size, size) an error.
+static LogicalResult checkConstantIndices(NodeContext &node, unsigned input,
+                                          int64_t axis, int64_t size) {
+  DenseElementsAttr indices = node.constantInput(input);
+  if (!indices || !isa<IntegerType>(indices.getElementType()))
+    return success();
+  for (const APInt &v : indices.getValues<APInt>()) {
+    int64_t i = v.getSExtValue();
+    if (i < -size || i >= size) {
+      node.emitError() << "index " << i << " is out of range for axis " << axis
+                       << " of size " << size;
+      return failure();
+    }
+  }
+  return success();
+}
+
+static LogicalResult convertGatherElements(NodeContext &node) {
+  Value data = node.input(0);
+  auto type = cast<RankedTensorType>(data.getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+  if (failed(axis) ||
+      failed(checkConstantIndices(node, 1, *axis, type.getShape()[*axis])))
+    return failure();
+  node.setOutput(0, node.create<GatherElementsOp>(
+                        data, indexOperand(node, node.input(1)), *axis));
+  return success();
+}
+
+/// ScatterElements, and Scatter (opsets 9 and 10, the same semantics
+/// without `reduction`).
+static LogicalResult convertScatterElements(NodeContext &node) {
+  Value data = node.input(0);
+  auto type = cast<RankedTensorType>(data.getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+  if (failed(axis) ||
+      failed(checkConstantIndices(node, 1, *axis, type.getShape()[*axis])))
+    return failure();
+  std::string reduction = node.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min") {
+    node.emitError() << "unknown reduction '" << reduction << "'";
+    return failure();
+  }
+  OpBuilder &b = node.builder();
+  node.setOutput(0, node.create<ScatterElementsOp>(
+                        data, indexOperand(node, node.input(1)), node.input(2),
+                        b.getI64IntegerAttr(*axis), b.getStringAttr(reduction)));
+  return success();
+}
+
+static LogicalResult convertOneHot(NodeContext &node) {
+  Value indices = indexOperand(node, node.input(0));
+  auto type = cast<RankedTensorType>(indices.getType());
+  auto depthValues = node.constantFloats(1, "depth");
+  if (failed(depthValues))
+    return failure();
+  if (depthValues->size() != 1 || (*depthValues)[0] < 1) {
+    node.emitError() << "depth must be one positive number";
+    return failure();
+  }
+  auto axis = node.normalizeAxis(node.intAttr("axis", -1), type.getRank() + 1);
+  if (failed(axis))
+    return failure();
+  OpBuilder &b = node.builder();
+  node.setOutput(0, node.create<OneHotOp>(
+                        indices, node.input(2), b.getI64IntegerAttr(*axis),
+                        b.getI64IntegerAttr((int64_t)(*depthValues)[0])));
+  return success();
+}
+
 static LogicalResult convertExpand(NodeContext &node) {
   Value input = node.input(0);
   auto type = cast<RankedTensorType>(input.getType());
@@ -600,6 +682,10 @@ void onnx_import::registerDataMovementPatterns(PatternRegistry &r) {
   r.add("Split", 7, convertSplit);
   r.add("Pad", 7, convertPad);
   r.add("Gather", 7, convertGather);
+  r.add("GatherElements", 11, convertGatherElements);
+  r.add("Scatter", 9, convertScatterElements);
+  r.add("ScatterElements", 11, convertScatterElements);
+  r.add("OneHot", 9, convertOneHot);
   r.add("Expand", 8, convertExpand);
   r.add("Tile", 7, convertTile);
   r.add("Trilu", 14, convertTrilu);

@@ -59,6 +59,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerReductionPatterns(r);
     registerNormalizationPatterns(r);
     registerDataMovementPatterns(r);
+    registerLossPatterns(r);
     return r;
   }();
   return registry;

@@ -194,6 +194,7 @@ void registerPoolingPatterns(PatternRegistry &registry);
 void registerReductionPatterns(PatternRegistry &registry);
 void registerNormalizationPatterns(PatternRegistry &registry);
 void registerDataMovementPatterns(PatternRegistry &registry);
+void registerLossPatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its

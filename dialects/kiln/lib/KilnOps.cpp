@@ -871,6 +871,103 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// Checks that `indices` has the rank of `data` and is no larger outside
+/// `axis` (the shared shape rule of GatherElements and ScatterElements).
+static LogicalResult verifyElementIndices(std::optional<Location> loc,
+                                          RankedTensorType data,
+                                          RankedTensorType indices,
+                                          int64_t axis) {
+  int64_t rank = data.getRank();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  if (indices.getRank() != rank)
+    return emitOptionalError(loc, "indices rank ", indices.getRank(),
+                             " differs from data rank ", rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t i = indices.getShape()[d], n = data.getShape()[d];
+    if (d != axis && !ShapedType::isDynamic(i) && !ShapedType::isDynamic(n) &&
+        i > n)
+      return emitOptionalError(loc, "indices shape ",
+                               shapeString(indices.getShape()),
+                               " is larger than data shape ",
+                               shapeString(data.getShape()),
+                               " outside axis ", axis);
+  }
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  auto data = rankedType(adaptor.getData());
+  auto indices = rankedType(adaptor.getIndices());
+  if (!data || !indices)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (failed(verifyElementIndices(loc, data, indices, adaptor.getAxis())))
+    return failure();
+  types.push_back(
+      RankedTensorType::get(indices.getShape(), data.getElementType()));
+  return success();
+}
+
+LogicalResult ScatterElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto data = rankedType(adaptor.getData());
+  auto indices = rankedType(adaptor.getIndices());
+  auto updates = rankedType(adaptor.getUpdates());
+  if (!data || !indices || !updates)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (failed(verifyElementIndices(loc, data, indices, adaptor.getAxis())))
+    return failure();
+  if (updates.getShape() != indices.getShape())
+    return emitOptionalError(loc, "updates shape ",
+                             shapeString(updates.getShape()),
+                             " differs from indices shape ",
+                             shapeString(indices.getShape()));
+  types.push_back(data);
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  Type data = getElementTypeOrSelf(getData().getType());
+  Type updates = getElementTypeOrSelf(getUpdates().getType());
+  if (data != updates)
+    return emitOpError("updates element type ")
+           << updates << " differs from data element type " << data;
+  StringRef reduction = getReduction();
+  if (!llvm::is_contained(
+          ArrayRef<StringRef>{"none", "add", "mul", "max", "min"}, reduction))
+    return emitOpError("reduction must be none, add, mul, max or min, got \"")
+           << reduction << "\"";
+  return success();
+}
+
+LogicalResult OneHotOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto indices = rankedType(adaptor.getIndices());
+  auto values = rankedType(adaptor.getValues());
+  if (!indices || !values)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (values.getRank() != 1 || values.getShape()[0] != 2)
+    return emitOptionalError(loc, "values must have shape [2], got ",
+                             shapeString(values.getShape()));
+  int64_t axis = adaptor.getAxis(), depth = adaptor.getDepth();
+  if (axis < 0 || axis > indices.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             indices.getRank() + 1);
+  if (depth < 1)
+    return emitOptionalError(loc, "depth must be positive, got ", depth);
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.insert(shape.begin() + axis, depth);
+  types.push_back(RankedTensorType::get(shape, values.getElementType()));
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   auto in = getInput().getType(), out = getType();
   if (in.getElementType() != out.getElementType())

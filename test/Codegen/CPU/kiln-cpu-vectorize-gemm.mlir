@@ -330,3 +330,28 @@ func.func @approximated_math(%x: tensor<32xf32>, %y: tensor<32xf32>, %acc: tenso
   %de = math.exp %d : f64
   return %r, %s, %de : tensor<32xf32>, tensor<f32>, f64
 }
+
+// -----
+
+// A comparison of a row with a scalar (kiln.equal %x, %scalar) has a
+// depthwise tap's shape (two inputs, one loop, a rank-0 input) but an i1
+// result: left scalar too (a vector<3xi1> store wrote three bits into the
+// first byte and left the other two bytes stale).
+// CHECK-LABEL: func @compare_with_scalar_not_vectorized
+// CHECK-NOT: vector.
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3xi1>)
+// CHECK: arith.cmpi eq
+// CHECK-NOT: vector.
+// CHECK: return
+#id1 = affine_map<(d0) -> (d0)>
+#scalar = affine_map<(d0) -> ()>
+func.func @compare_with_scalar_not_vectorized(%x: tensor<3xi64>) -> tensor<3xi1> attributes {kiln.dispatch} {
+  %c = arith.constant dense<2> : tensor<i64>
+  %e = tensor.empty() : tensor<3xi1>
+  %r = linalg.generic {indexing_maps = [#id1, #scalar, #id1], iterator_types = ["parallel"]} ins(%x, %c : tensor<3xi64>, tensor<i64>) outs(%e : tensor<3xi1>) {
+  ^bb0(%in: i64, %in_0: i64, %out: i1):
+    %v = arith.cmpi eq, %in, %in_0 : i64
+    linalg.yield %v : i1
+  } -> tensor<3xi1>
+  return %r : tensor<3xi1>
+}

@@ -508,6 +508,85 @@ func.func @case49(%x: tensor<3x4xf32>) {
 
 // -----
 
+func.func @gather_elements_axis(%x: tensor<4x4xf32>, %i: tensor<4x4xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = kiln.gather_elements %x, %i {axis = 2 : i64} : (tensor<4x4xf32>, tensor<4x4xi64>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<4x4xf32>, %i: tensor<4xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{indices rank 1 differs from data rank 2}}
+  %0 = kiln.gather_elements %x, %i {axis = 0 : i64} : (tensor<4x4xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_larger(%x: tensor<4x4xf32>, %i: tensor<2x5xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{indices shape [2, 5] is larger than data shape [4, 4] outside axis 0}}
+  %0 = kiln.gather_elements %x, %i {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_elements_updates_shape(%x: tensor<4x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{updates shape [2, 3] differs from indices shape [2, 4]}}
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x3xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_elements_updates_type(%x: tensor<4x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xi32>) {
+  // expected-error @+1 {{updates element type 'i32' differs from data element type 'f32'}}
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x4xi32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_elements_reduction(%x: tensor<4x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{reduction must be none, add, mul, max or min, got "sub"}}
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "sub"} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_values(%i: tensor<3xi64>, %v: tensor<3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{values must have shape [2], got [3]}}
+  %0 = kiln.one_hot %i, %v {axis = 1 : i64, depth = 4 : i64} : (tensor<3xi64>, tensor<3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_axis(%i: tensor<3xi64>, %v: tensor<2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = kiln.one_hot %i, %v {axis = 2 : i64, depth = 4 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_depth(%i: tensor<3xi64>, %v: tensor<2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{depth must be positive, got 0}}
+  %0 = kiln.one_hot %i, %v {axis = 1 : i64, depth = 0 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x0xf32>
+  return
+}
+
+// -----
+
 func.func @dispatch_arity(%x: tensor<4xf32>) {
   // expected-error @+1 {{has 1 inputs but its body takes 2 arguments}}
   %0 = kiln.dispatch "d" (%x) : (tensor<4xf32>) -> tensor<4xf32> {

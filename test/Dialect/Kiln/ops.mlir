@@ -141,6 +141,19 @@ func.func @data_movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<6x
   return %0, %1, %2, %3, %4, %5, %6 : tensor<6x4xf32>, tensor<4x3x2xf32>, tensor<2x6x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x6xf32>, tensor<2x2x3x4xf32>
 }
 
+// CHECK-LABEL: func @element_indexing
+func.func @element_indexing(%x: tensor<3x5xf32>, %i: tensor<3x2xi64>, %u: tensor<3x2xf32>, %j: tensor<4xi32>, %v: tensor<2xf32>) -> (tensor<3x2xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<4x6xf32>) {
+  // CHECK: kiln.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  %0 = kiln.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  // CHECK: kiln.scatter_elements %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  %1 = kiln.scatter_elements %x, %i, %u {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  // CHECK: kiln.scatter_elements {{.*}}reduction = "max"
+  %2 = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "max"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  // CHECK: kiln.one_hot %{{.*}}, %{{.*}} {axis = 1 : i64, depth = 6 : i64} : (tensor<4xi32>, tensor<2xf32>) -> tensor<4x6xf32>
+  %3 = kiln.one_hot %j, %v {axis = 1 : i64, depth = 6 : i64} : (tensor<4xi32>, tensor<2xf32>) -> tensor<4x6xf32>
+  return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<4x6xf32>
+}
+
 // CHECK-LABEL: func @constants
 func.func @constants() -> (tensor<2xi64>, tensor<4xf32>) {
   // CHECK: kiln.constant dense<[1, 2]> : tensor<2xi64>

@@ -582,6 +582,75 @@ def Kiln_GatherOp : Kiln_Op<"gather",
   let hasFolder = 1;
 }
 
+def Kiln_GatherElementsOp : Kiln_Op<"gather_elements",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "selection of single elements along an axis (ONNX GatherElements)";
+  let description = [{
+    `indices` has the rank of `data`; the result has the shape of `indices`
+    and `result[p] = data[p with p[axis] replaced by indices[p]]`. Negative
+    indices count from the end of the axis. Outside `axis`, `indices` is no
+    larger than `data`.
+
+    ```mlir
+    %r = kiln.gather_elements %x, %i {axis = 1 : i64}
+        : (tensor<3x5xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices,
+                       Kiln_I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Kiln_ScatterElementsOp : Kiln_Op<"scatter_elements",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "update of single elements along an axis (ONNX ScatterElements)";
+  let description = [{
+    The result is `data` with, for every position `p` of `updates`, the
+    element at `p` with `p[axis]` replaced by `indices[p]` combined with
+    `updates[p]`: replaced (`reduction = "none"`; of duplicate indices the
+    last update wins), or accumulated with `add`, `mul`, `max` or `min`.
+    `indices` and `updates` have the same shape and the rank of `data`, and
+    outside `axis` are no larger than it. Negative indices count from the
+    end of the axis.
+
+    ```mlir
+    %r = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"}
+        : (tensor<1x5xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<1x5xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices,
+                       Kiln_Tensor:$updates, Kiln_I64Attr:$axis,
+                       DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_OneHotOp : Kiln_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
+  let summary = "one-hot encoding of indices (ONNX OneHot)";
+  let description = [{
+    The result has the shape of `indices` with a dimension of size `depth`
+    inserted at `axis` (in `[0, rank(indices)]`), and the element type of
+    `values`, a `[2]` tensor holding the off value then the on value:
+    `result[p] = indices[p without axis] == p[axis] ? values[1] : values[0]`.
+    A negative index counts from `depth`; an index outside
+    `[-depth, depth)` selects no position.
+
+    ```mlir
+    %r = kiln.one_hot %i, %v {axis = 1 : i64, depth = 10 : i64}
+        : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x10xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_IndexTensor:$indices, Kiln_Tensor:$values,
+                       Kiln_I64Attr:$axis, Kiln_I64Attr:$depth);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$indices `,` $values attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let summary = "broadcast of a tensor to a larger static shape";
   let description = [{
