@@ -28,6 +28,9 @@ std::optional<DType> dtypeOf(Type type) {
   if (type.isF64()) return DType::F64;
   if (type.isInteger(1)) return DType::Bool;
   if (type.isUnsignedInteger(8)) return DType::U8;
+  if (type.isUnsignedInteger(16)) return DType::U16;
+  if (type.isUnsignedInteger(32)) return DType::U32;
+  if (type.isUnsignedInteger(64)) return DType::U64;
   if (type.isInteger(8)) return DType::I8;
   if (type.isInteger(16)) return DType::I16;
   if (type.isInteger(32)) return DType::I32;

@@ -37,7 +37,10 @@ static_assert(int(KILN_DTYPE_F32) == int(fb::DType::F32) &&
                   int(KILN_DTYPE_I32) == int(fb::DType::I32) &&
                   int(KILN_DTYPE_I64) == int(fb::DType::I64) &&
                   int(KILN_DTYPE_U8) == int(fb::DType::U8) &&
-                  int(KILN_DTYPE_BOOL) == int(fb::DType::Bool),
+                  int(KILN_DTYPE_BOOL) == int(fb::DType::Bool) &&
+                  int(KILN_DTYPE_U16) == int(fb::DType::U16) &&
+                  int(KILN_DTYPE_U32) == int(fb::DType::U32) &&
+                  int(KILN_DTYPE_U64) == int(fb::DType::U64),
               "kiln_dtype_t must mirror the schema's DType");
 
 Artifact::~Artifact() {

@@ -108,13 +108,16 @@ size_t kiln_dtype_size(kiln_dtype_t dtype) {
   switch (dtype) {
   case KILN_DTYPE_F64:
   case KILN_DTYPE_I64:
+  case KILN_DTYPE_U64:
     return 8;
   case KILN_DTYPE_F32:
   case KILN_DTYPE_I32:
+  case KILN_DTYPE_U32:
     return 4;
   case KILN_DTYPE_F16:
   case KILN_DTYPE_BF16:
   case KILN_DTYPE_I16:
+  case KILN_DTYPE_U16:
     return 2;
   case KILN_DTYPE_I8:
   case KILN_DTYPE_U8:
@@ -146,6 +149,12 @@ const char *kiln_dtype_name(kiln_dtype_t dtype) {
     return "uint8";
   case KILN_DTYPE_BOOL:
     return "bool";
+  case KILN_DTYPE_U16:
+    return "uint16";
+  case KILN_DTYPE_U32:
+    return "uint32";
+  case KILN_DTYPE_U64:
+    return "uint64";
   }
   return "unknown";
 }

@@ -40,6 +40,12 @@ const char *npy::descriptor(kiln_dtype_t dtype) {
     return "<i8";
   case KILN_DTYPE_U8:
     return "|u1";
+  case KILN_DTYPE_U16:
+    return "<u2";
+  case KILN_DTYPE_U32:
+    return "<u4";
+  case KILN_DTYPE_U64:
+    return "<u8";
   case KILN_DTYPE_BOOL:
     return "|b1";
   case KILN_DTYPE_BF16:
@@ -204,6 +210,7 @@ bool dtypeFromDescriptor(const std::string &descr, kiln_dtype_t &dtype,
       {"f2", KILN_DTYPE_F16}, {"f4", KILN_DTYPE_F32}, {"f8", KILN_DTYPE_F64},
       {"i1", KILN_DTYPE_I8},  {"i2", KILN_DTYPE_I16}, {"i4", KILN_DTYPE_I32},
       {"i8", KILN_DTYPE_I64}, {"u1", KILN_DTYPE_U8},  {"b1", KILN_DTYPE_BOOL},
+      {"u2", KILN_DTYPE_U16}, {"u4", KILN_DTYPE_U32}, {"u8", KILN_DTYPE_U64},
   };
   if (descr.size() == 3) {
     char order = descr[0];

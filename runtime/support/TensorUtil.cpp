@@ -125,12 +125,15 @@ void support::fillRandom(Tensor &tensor, uint64_t seed) {
       d[i] = uint8_t(random.next() >> 62);
       break;
     case KILN_DTYPE_I16:
+    case KILN_DTYPE_U16:
       store<int16_t>(d, i, int16_t(random.next() >> 62));
       break;
     case KILN_DTYPE_I32:
+    case KILN_DTYPE_U32:
       store<int32_t>(d, i, int32_t(random.next() >> 62));
       break;
     case KILN_DTYPE_I64:
+    case KILN_DTYPE_U64:
       store<int64_t>(d, i, int64_t(random.next() >> 62));
       break;
     case KILN_DTYPE_BOOL:
@@ -162,6 +165,12 @@ double support::elementAsDouble(const Tensor &tensor, uint64_t i) {
     return load<int32_t>(d, i);
   case KILN_DTYPE_I64:
     return double(load<int64_t>(d, i));
+  case KILN_DTYPE_U16:
+    return load<uint16_t>(d, i);
+  case KILN_DTYPE_U32:
+    return load<uint32_t>(d, i);
+  case KILN_DTYPE_U64:
+    return double(load<uint64_t>(d, i));
   }
   return 0;
 }

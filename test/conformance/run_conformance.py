@@ -81,8 +81,9 @@ def sanitize(name: str) -> str:
 def categorize(stage: str, message: str) -> str:
     """A failure's category, from the stage and Kiln's own diagnostic."""
     m = message.lower()
+    first = first_error(message).lower()
     if stage == "compile":
-        if m.startswith("unsupported "):
+        if first.startswith("unsupported "):
             return "unsupported-op"
         if "opset" in m and ("supports opsets" in m or "opset version" in m):
             return "opset"

@@ -61,7 +61,8 @@ TEST(Npy, RoundtripEveryDtype) {
                                  KILN_DTYPE_F64, KILN_DTYPE_I8,
                                  KILN_DTYPE_I16, KILN_DTYPE_I32,
                                  KILN_DTYPE_I64, KILN_DTYPE_U8,
-                                 KILN_DTYPE_BOOL};
+                                 KILN_DTYPE_BOOL, KILN_DTYPE_U16,
+                                 KILN_DTYPE_U32, KILN_DTYPE_U64};
   const std::vector<int64_t> shapes[] = {{}, {0}, {3}, {2, 3, 4}, {1, 1, 5}};
   for (kiln_dtype_t dtype : dtypes) {
     for (const std::vector<int64_t> &shape : shapes) {

@@ -344,7 +344,7 @@ inferConvShape(std::optional<Location> loc, RankedTensorType input,
   if (groups < 1)
     return emitOptionalError(loc, "groups must be positive, got ", groups);
   if (!ShapedType::isDynamic(in[1]) && !ShapedType::isDynamic(f[1]) &&
-      in[1] != f[1] * groups)
+      (in[1] % groups != 0 || in[1] / groups != f[1])) // no overflow for any groups
     return emitOptionalError(loc, "input has ", in[1],
                              " channels but filter expects ", f[1], " x ",
                              groups, " groups");

@@ -78,12 +78,15 @@ typedef enum kiln_dtype_e {
   KILN_DTYPE_I64 = 7,
   KILN_DTYPE_U8 = 8,
   KILN_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  KILN_DTYPE_U16 = 10,
+  KILN_DTYPE_U32 = 11,
+  KILN_DTYPE_U64 = 12,
 } kiln_dtype_t;
 
 /* Bytes per element; 0 for a value outside the enum. */
 size_t kiln_dtype_size(kiln_dtype_t dtype);
 /* "float32", "float16", "bfloat16", "float64", "int8", "int16", "int32",
-   "int64", "uint8", "bool"; "unknown" outside the enum. */
+   "int64", "uint8", "bool", "uint16", "uint32", "uint64"; "unknown" outside the enum. */
 const char *kiln_dtype_name(kiln_dtype_t dtype);
 
 /* A tensor description: name, element type and shape. The strings and arrays
