@@ -5,9 +5,17 @@ run, against ONNX Runtime on the same seeded inputs.
   /usr/bin/python3 test/e2e/run_ops_vs_ort.py --build BUILD
 
 The models are the `#--- NAME` sections of test/Import/onnx/*.onnxtxt (the
-error cases are skipped). A section ONNX Runtime itself rejects (the importer
-accepts a few forms ORT does not) is reported and skipped; every other output
-must match: float outputs within max|kiln - ort| <= 1e-3 * max|ort| with the
+errors*.onnxtxt files are skipped). A section says how it takes part with
+`# e2e-ops:` lines:
+
+  # e2e-ops: skip REASON              not run (an error case of the lit test)
+  # e2e-ops: --input-value=NAME=V,..  compiled with the input pinned, and run
+                                      with that value for it
+  # e2e-ops: ignore OUTPUT.. -- REASON  outputs not compared (ONNX Runtime
+                                      is not a reference for them)
+
+A section ONNX Runtime itself rejects (the importer accepts a few forms ORT
+does not) is reported and skipped; every other output must match: float outputs within max|kiln - ort| <= 1e-3 * max|ort| with the
 same non-finite positions, integer and bool outputs exactly. Exit status 1 on
 any mismatch or kiln failure, or when fewer than MIN_COMPARED outputs were
 compared (the test must not pass vacuously).
@@ -27,8 +35,8 @@ import onnx.parser
 
 ROOT = Path(__file__).resolve().parents[2]
 MIN_COMPARED = 40
-DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16,
-          11: np.float64}
+DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+          9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
 
 
 def sanitize(name):
@@ -44,6 +52,22 @@ def sections(path):
         yield f"{path.stem}.{name}", body
 
 
+def directives(body):
+    """The section's `# e2e-ops:` lines: (skip reason, pinned inputs, ignored outputs)."""
+    skip, pinned, ignored = None, {}, set()
+    for line in re.findall(r"^# e2e-ops: (.*)$", body, flags=re.M):
+        if line.startswith("skip"):
+            skip = line[4:].strip() or "?"
+        elif line.startswith("--input-value="):
+            name, values = line[len("--input-value="):].split("=", 1)
+            pinned[name] = values
+        elif line.startswith("ignore "):
+            ignored |= set(line[len("ignore "):].split(" -- ")[0].split())
+        else:
+            raise SystemExit(f"error: unknown directive '# e2e-ops: {line}'")
+    return skip, pinned, ignored
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True, type=Path)
@@ -55,11 +79,17 @@ def main():
         if path.stem.startswith("errors"):
             continue
         for name, body in sections(path):
+            skip, pinned, ignored = directives(body)
+            if skip:
+                print(f"skip {name}: {skip}")
+                continue
             d = work / name
             d.mkdir()
             (d / "m.onnxtxt").write_text(body)
             compile_ = subprocess.run([bin_dir / "kiln-compile", d / "m.onnxtxt", "--target=cpu",
-                                       "-o", d / "m.kiln"], capture_output=True, text=True)
+                                       "-o", d / "m.kiln"]
+                                      + [f"--input-value={k}={v}" for k, v in pinned.items()],
+                                      capture_output=True, text=True)
             if compile_.returncode != 0:
                 print(f"FAIL {name}: kiln-compile: {compile_.stderr.strip()}")
                 failures += 1
@@ -75,8 +105,10 @@ def main():
                 t = inp.type.tensor_type
                 shape = [x.dim_value for x in t.shape.dim]
                 dtype = DTYPES[t.elem_type]
-                if dtype is np.bool_:
-                    value = rng.rand(*shape) > 0.5
+                if inp.name in pinned:
+                    value = np.array(pinned[inp.name].split(","), dtype=np.float64).astype(dtype).reshape(shape)
+                elif dtype is np.bool_:
+                    value = np.asarray(rng.rand(*shape) > 0.5)
                 elif dtype in (np.uint8, np.int8):
                     # 8-bit operands (integer GEMMs) over their full range.
                     info = np.iinfo(dtype)
@@ -84,7 +116,7 @@ def main():
                 elif np.issubdtype(dtype, np.integer):
                     value = rng.randint(0, 3, size=shape).astype(dtype)
                 else:
-                    value = rng.randn(*shape).astype(dtype)
+                    value = np.asarray(rng.randn(*shape)).astype(dtype)
                 file = d / f"{sanitize(inp.name)}.npy"
                 np.save(file, value)
                 kiln_in.append(f"--input={inp.name}=@{file}")
@@ -103,6 +135,9 @@ def main():
                 failures += 1
                 continue
             for out in model.graph.output:
+                if out.name in ignored:
+                    print(f"skip {name} {out.name}: ignored by the section")
+                    continue
                 file = f"{sanitize(out.name)}.npy"
                 got, ref = np.load(d / "kiln" / file), np.load(d / "ort" / file)
                 if got.shape != ref.shape or got.dtype != ref.dtype:
