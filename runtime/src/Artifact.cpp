@@ -314,7 +314,8 @@ kiln_status_t Artifact::validateManifest() {
     for (size_t i = 0; i < pinned->size(); ++i) {
       const fb::PinnedInput *entry = pinned->Get(i);
       std::string name = str(entry->name());
-      if (name.empty() || !entry->value() || entry->value()->size() == 0)
+      // (An empty value is an empty tensor's.)
+      if (name.empty() || !entry->value())
         return invalid(strFormat("pinned input %zu: no name or no value", i));
       for (const TensorInfo &input : inputs_)
         if (input.name == name)

@@ -259,7 +259,8 @@ bool support::parseDouble(const std::string &text, double &out) {
 bool support::equalsValueList(const Tensor &tensor, const std::string &list) {
   std::vector<double> values;
   size_t start = 0;
-  while (start <= list.size()) {
+  // An empty list is the value of an empty tensor.
+  while (!list.empty() && start <= list.size()) {
     size_t comma = list.find(',', start);
     std::string item = list.substr(start, comma == std::string::npos ? std::string::npos
                                                                       : comma - start);

@@ -2,9 +2,10 @@
 //
 // Reshape, Flatten, Squeeze and Unsqueeze (all kiln.reshape), Transpose,
 // Concat, Slice, Split, Pad, Gather, GatherElements, ScatterElements (and
-// the older Scatter), OneHot, Expand, Tile, Trilu, and the shape
-// computations Shape, Size, Range and ConstantOfShape, which become
-// constants because every shape is static after import.
+// the older Scatter), OneHot, Expand, Tile, Trilu, EyeLike, DepthToSpace,
+// SpaceToDepth, and the shape computations Shape, Size, Range and
+// ConstantOfShape, which become constants because every shape is static
+// after import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -550,6 +551,29 @@ static LogicalResult convertTile(NodeContext &node) {
   return success();
 }
 
+/// A constant rows x cols boolean matrix, true where `keep(j - i)` holds
+/// for row i and column j; null after a diagnostic when it would be too
+/// large to build at compile time.
+static Value diagonalMask(NodeContext &node, int64_t rows, int64_t cols,
+                          llvm::function_ref<bool(int64_t)> keep) {
+  constexpr int64_t kMaxMask = int64_t(1) << 26;
+  if (rows > kMaxMask / std::max<int64_t>(cols, 1)) {
+    node.emitError() << "a " << rows << " x " << cols
+                     << " matrix needs a mask of more than " << kMaxMask
+                     << " elements, which Kiln does not build";
+    return Value();
+  }
+  SmallVector<bool> mask;
+  mask.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.push_back(keep(j - i));
+  auto maskType =
+      RankedTensorType::get({rows, cols}, node.builder().getI1Type());
+  return ConstantOp::create(node.builder(), node.loc(),
+                            DenseElementsAttr::get(maskType, mask));
+}
+
 static LogicalResult convertTrilu(NodeContext &node) {
   // A constant mask selects the kept triangle; the rest becomes zero.
   Value input = node.input(0);
@@ -566,25 +590,87 @@ static LogicalResult convertTrilu(NodeContext &node) {
     k = (*v)[0];
   }
   bool upper = node.intAttr("upper", 1) != 0;
-  int64_t rows = type.getShape()[type.getRank() - 2];
-  int64_t cols = type.getShape().back();
-  // The mask is a constant of rows x cols booleans, built here.
-  constexpr int64_t kMaxMask = int64_t(1) << 26;
-  if (rows > kMaxMask / std::max<int64_t>(cols, 1)) {
-    node.emitError() << "a " << rows << " x " << cols << " matrix needs a mask of more than "
-                     << kMaxMask << " elements, which Kiln does not build";
+  Value mask = diagonalMask(node, type.getShape()[type.getRank() - 2],
+                            type.getShape().back(), [&](int64_t offset) {
+                              return upper ? offset >= k : offset <= k;
+                            });
+  if (!mask)
+    return failure();
+  node.setOutput(0, node.create<SelectOp>(
+                        mask, input, node.scalar(type.getElementType(), 0)));
+  return success();
+}
+
+static LogicalResult convertEyeLike(NodeContext &node) {
+  // Ones on the k-th diagonal of a matrix shaped like the input.
+  auto type = node.inputType(0);
+  if (type.getRank() != 2) {
+    node.emitError() << "expected an input of rank 2, got " << type;
     return failure();
   }
-  SmallVector<bool> mask;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      mask.push_back(upper ? j - i >= k : j - i <= k);
-  auto maskType = RankedTensorType::get({rows, cols}, node.builder().getI1Type());
-  Value maskValue = ConstantOp::create(node.builder(), node.loc(),
-                                       DenseElementsAttr::get(maskType, mask));
-  node.setOutput(0, node.create<SelectOp>(
-                        maskValue, input,
-                        node.scalar(type.getElementType(), 0)));
+  Type element = type.getElementType();
+  if (node.hasAttr("dtype")) {
+    FailureOr<Type> dtype =
+        node.dataType(node.intAttr("dtype", 0), "attribute 'dtype'");
+    if (failed(dtype))
+      return failure();
+    element = *dtype;
+  }
+  int64_t k = node.intAttr("k", 0);
+  Value mask = diagonalMask(node, type.getShape()[0], type.getShape()[1],
+                            [&](int64_t offset) { return offset == k; });
+  if (!mask)
+    return failure();
+  node.setOutput(0, node.create<SelectOp>(mask, node.scalar(element, 1),
+                                          node.scalar(element, 0)));
+  return success();
+}
+
+/// DepthToSpace and SpaceToDepth move blocksize x blocksize blocks between
+/// the channels and the spatial dimensions of an [N, C, H, W] input: a
+/// reshape that splits the moved dimensions, a transpose, and a reshape
+/// that merges them again.
+static LogicalResult convertDepthSpace(NodeContext &node, bool toSpace) {
+  auto type = node.inputType(0);
+  int64_t b = node.intAttr("blocksize", 0);
+  if (type.getRank() != 4) {
+    node.emitError() << "expected an input of rank 4, got " << type;
+    return failure();
+  }
+  if (b <= 0) {
+    node.emitError() << "blocksize must be positive, got " << b;
+    return failure();
+  }
+  auto shape = type.getShape();
+  int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+  if (toSpace ? c % (b * b) != 0 : h % b != 0 || w % b != 0) {
+    node.emitError() << (toSpace ? "the channels" : "the height and width")
+                     << " of " << type << " are not multiples of "
+                     << (toSpace ? "blocksize^2 = " : "blocksize = ")
+                     << (toSpace ? b * b : b);
+    return failure();
+  }
+  SmallVector<int64_t> split, perm, merged;
+  if (!toSpace) {
+    split = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = {n, c * b * b, h / b, w / b};
+  } else if (node.stringAttr("mode", "DCR") == "DCR") {
+    split = {n, b, b, c / (b * b), h, w};
+    perm = {0, 3, 4, 1, 5, 2};
+    merged = {n, c / (b * b), h * b, w * b};
+  } else if (node.stringAttr("mode", "DCR") == "CRD") {
+    split = {n, c / (b * b), b, b, h, w};
+    perm = {0, 1, 4, 2, 5, 3};
+    merged = {n, c / (b * b), h * b, w * b};
+  } else {
+    node.emitError() << "unknown mode '" << node.stringAttr("mode", "")
+                     << "' (expected DCR or CRD)";
+    return failure();
+  }
+  Value moved = node.create<TransposeOp>(node.reshape(node.input(0), split),
+                                         ArrayRef<int64_t>(perm));
+  node.setOutput(0, node.reshape(moved, merged));
   return success();
 }
 
@@ -633,13 +719,21 @@ static LogicalResult convertConstantOfShape(NodeContext &node) {
 }
 
 static LogicalResult convertRange(NodeContext &node) {
-  DenseElementsAttr start = node.constantInput(0), limit = node.constantInput(1),
-                    delta = node.constantInput(2);
-  if (!start || !limit || !delta || start.getNumElements() != 1 ||
-      limit.getNumElements() != 1 || delta.getNumElements() != 1) {
-    node.emitError() << "start, limit and delta must be scalar constants";
-    return failure();
+  DenseElementsAttr operands[3];
+  const char *names[3] = {"start", "limit", "delta"};
+  for (auto [i, what] : llvm::enumerate(names)) {
+    operands[i] = node.constantInput(i);
+    if (!operands[i]) {
+      node.notConstant(i, what, "a scalar constant");
+      return failure();
+    }
+    if (operands[i].getNumElements() != 1) {
+      node.emitError() << "input " << i << " ('" << what
+                       << "') must be a scalar, got " << operands[i].getType();
+      return failure();
+    }
   }
+  auto [start, limit, delta] = operands;
   Type element = start.getElementType();
   auto toDouble = [](DenseElementsAttr a) {
     return isa<FloatType>(a.getElementType())
@@ -673,6 +767,11 @@ static LogicalResult convertRange(NodeContext &node) {
 
 void onnx_import::registerDataMovementPatterns(PatternRegistry &r) {
   r.add("Reshape", 7, convertReshape);
+  r.add("EyeLike", 9, convertEyeLike);
+  r.add("DepthToSpace", 7,
+        [](NodeContext &n) { return convertDepthSpace(n, /*toSpace=*/true); });
+  r.add("SpaceToDepth", 7,
+        [](NodeContext &n) { return convertDepthSpace(n, /*toSpace=*/false); });
   r.add("Flatten", 7, convertFlatten);
   r.add("Squeeze", 7, convertSqueeze);
   r.add("Unsqueeze", 7, convertUnsqueeze);

@@ -3,7 +3,7 @@
 // Broadcasting binary ops, comparisons and logic, BitShift, variadic
 // Max/Min/Sum/Mean, Where, unary math, IsNaN and IsInf, and parametric
 // activations (Clip, LeakyRelu, Elu, Celu, HardSigmoid, HardSwish, PRelu,
-// Gelu, ThresholdedRelu, Shrink), Cast, Identity and Dropout.
+// Gelu, ThresholdedRelu, Shrink, Selu, Softsign), Cast, Identity and Dropout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,12 +98,42 @@ static LogicalResult convertIdentity(NodeContext &node) {
 }
 
 static LogicalResult convertDropout(NodeContext &node) {
-  // Inference: the identity. The mask output is not produced.
-  if (node.hasOutput(1)) {
-    node.emitError() << "the mask output is not supported";
-    return failure();
+  // Inference (no training_mode input, or a false one) and training with
+  // ratio 0 keep every element: the output is the input and the mask all
+  // true. Training mode with a ratio > 0 drops elements at random, which a
+  // compiled inference model does not do.
+  if (node.opset() >= 12 && node.hasInput(2)) {
+    DenseElementsAttr training = node.constantInput(2);
+    if (!training) {
+      node.notConstant(2, "training_mode", "a boolean constant");
+      return failure();
+    }
+    if (training.getNumElements() == 1 && *training.getValues<bool>().begin()) {
+      double ratio = 0.5;
+      if (node.hasInput(1)) {
+        auto ratios = node.constantFloats(1, "ratio");
+        if (failed(ratios))
+          return failure();
+        if (ratios->size() == 1)
+          ratio = ratios->front();
+      }
+      if (ratio != 0) {
+        node.emitError() << "training-mode Dropout with a non-zero ratio "
+                            "drops elements at random, which Kiln does not "
+                            "compile; export the model for inference";
+        return failure();
+      }
+    }
   }
-  node.setOutput(0, node.input(0));
+  Value input = node.input(0);
+  node.setOutput(0, input);
+  if (node.hasOutput(1)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    node.setOutput(1, node.splat(RankedTensorType::get(
+                                     type.getShape(),
+                                     node.builder().getI1Type()),
+                                 1));
+  }
   return success();
 }
 
@@ -194,11 +224,47 @@ static LogicalResult convertHardSwish(NodeContext &node) {
   return success();
 }
 
+static LogicalResult convertSelu(NodeContext &node) {
+  // gamma * Elu(x, alpha).
+  OpBuilder &b = node.builder();
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  Value elu = node.create<EluOp>(
+      x, b.getF64FloatAttr(node.floatAttr("alpha", 1.67326319217681884765625)));
+  node.setOutput(0, node.create<MulOp>(
+                        elu, node.scalar(element, node.floatAttr(
+                                                      "gamma",
+                                                      1.05070102214813232421875))));
+  return success();
+}
+
+static LogicalResult convertSoftsign(NodeContext &node) {
+  // x / (1 + |x|).
+  Value x = node.input(0);
+  Type element = getElementTypeOrSelf(x.getType());
+  Value denominator =
+      node.create<AddOp>(node.create<AbsOp>(x), node.scalar(element, 1));
+  node.setOutput(0, node.create<DivOp>(x, denominator));
+  return success();
+}
+
 static LogicalResult convertPRelu(NodeContext &node) {
   // x < 0 ? slope * x : x, with the slope broadcast against x.
   Value x = node.input(0);
+  Value slope = node.input(1);
   Type element = getElementTypeOrSelf(x.getType());
-  FailureOr<Value> scaled = binary<MulOp>(node, x, node.input(1));
+  // Before opset 7 a vector slope was per channel (dimension 1); models
+  // converted from opset 6 keep that form, which does not broadcast.
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
+  ArrayRef<int64_t> slopeShape = node.inputType(1).getShape();
+  if (shape.size() >= 3 && slopeShape.size() == 1 &&
+      slopeShape[0] == shape[1] && slopeShape[0] != shape.back() &&
+      slopeShape[0] != 1) {
+    SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+    perChannel[0] = shape[1];
+    slope = node.reshape(slope, perChannel);
+  }
+  FailureOr<Value> scaled = binary<MulOp>(node, x, slope);
   if (failed(scaled))
     return failure();
   Value negative = node.create<LessOp>(x, node.scalar(element, 0));
@@ -341,12 +407,23 @@ void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
   r.add("Div", 7, convertBinary<DivOp>);
   r.add("Pow", 7, convertPow);
   r.add("Mod", 10, [](NodeContext &node) -> LogicalResult {
-    if (node.intAttr("fmod", 0) == 0 &&
-        isa<FloatType>(getElementTypeOrSelf(node.input(0).getType()))) {
+    bool fmod = node.intAttr("fmod", 0) != 0;
+    Type element = getElementTypeOrSelf(node.input(0).getType());
+    if (!fmod && isa<FloatType>(element)) {
       node.emitError() << "floating-point Mod requires fmod = 1";
       return failure();
     }
-    return convertBinary<ModOp>(node);
+    if (!fmod || isa<FloatType>(element) || element.isUnsignedInteger())
+      return convertBinary<ModOp>(node);
+    // Integer fmod takes the sign of the dividend: a - trunc(a / b) * b
+    // (kiln.div truncates integers; kiln.mod takes the divisor's sign).
+    FailureOr<Value> quotient =
+        binary<DivOp>(node, node.input(0), node.input(1));
+    if (failed(quotient))
+      return failure();
+    Value product = node.create<MulOp>(*quotient, node.input(1));
+    node.setOutput(0, node.create<SubOp>(node.input(0), product));
+    return success();
   });
   r.add("And", 7, convertBinary<AndOp>);
   r.add("Or", 7, convertBinary<OrOp>);
@@ -400,6 +477,8 @@ void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
   r.add("Elu", 7, convertElu);
   r.add("HardSigmoid", 7, convertHardSigmoid);
   r.add("HardSwish", 14, convertHardSwish);
+  r.add("Selu", 7, convertSelu);
+  r.add("Softsign", 7, convertSoftsign);
   r.add("PRelu", 7, convertPRelu);
   r.add("Gelu", 20, convertGelu);
   r.add("ThresholdedRelu", 10, convertThresholdedRelu);

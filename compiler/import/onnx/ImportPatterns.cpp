@@ -337,6 +337,8 @@ Value NodeContext::splat(RankedTensorType type, double value) {
   Attribute scalarAttr;
   if (isa<FloatType>(element))
     scalarAttr = b.getFloatAttr(element, value);
+  else if (element.isInteger(1))
+    scalarAttr = b.getBoolAttr(value != 0);
   else
     scalarAttr = b.getIntegerAttr(element, (int64_t)value);
   return ConstantOp::create(b, location,

@@ -59,13 +59,15 @@ std::string onnx_import::parseInputShape(StringRef spec,
 
 std::string onnx_import::parseInputValue(StringRef spec, ImportOptions &options) {
   auto [name, text] = spec.split('=');
-  if (name.empty() || text.empty() || !spec.contains('='))
-    return ("expected NAME=VALUE or NAME=V1,V2,... (e.g. sample_rate=16000), got '" + spec +
-            "'")
+  if (name.empty() || !spec.contains('='))
+    return ("expected NAME=VALUE, NAME=V1,V2,... or NAME= for an empty tensor (e.g. "
+            "sample_rate=16000), got '" +
+            spec + "'")
         .str();
   SmallVector<std::string> values;
   SmallVector<StringRef> parts;
-  text.split(parts, ',');
+  if (!text.trim().empty())
+    text.split(parts, ',');
   for (StringRef part : parts) {
     part = part.trim();
     double number;

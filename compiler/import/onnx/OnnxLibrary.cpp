@@ -10,6 +10,7 @@
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -95,6 +96,13 @@ std::string kiln::onnx_import::checkNodeInputs(const onnx::NodeProto &node, int6
 }
 
 std::string kiln::onnx_import::convertOpset(onnx::ModelProto &model, int64_t target) {
+  // The converter's adapters (the broadcasting of Add, Gemm, ...) read the
+  // shapes of their inputs: infer them first. Inference is best-effort; a
+  // model it cannot type is still handed to the converter.
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (...) {
+  }
   try {
     onnx::ModelProto converted =
         onnx::version_conversion::ConvertVersion(model, static_cast<int>(target));
