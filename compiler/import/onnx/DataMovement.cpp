@@ -2,7 +2,8 @@
 //
 // Reshape, Flatten, Squeeze and Unsqueeze (all kiln.reshape), Transpose,
 // Concat, Slice, Split, Pad, Gather, GatherElements, ScatterElements (and
-// the older Scatter), OneHot, Expand, Tile, Trilu, EyeLike, DepthToSpace,
+// the older Scatter), GatherND and ScatterND (as Gather and ScatterElements
+// over rows), Compress, OneHot, Expand, Tile, Trilu, EyeLike, DepthToSpace,
 // SpaceToDepth, and the shape computations Shape, Size, Range and
 // ConstantOfShape, which become constants because every shape is static
 // after import.
@@ -485,6 +486,177 @@ static LogicalResult convertScatterElements(NodeContext &node) {
   return success();
 }
 
+/// The row numbers GatherND and ScatterND address: `indices` [..., m]
+/// (negative entries counting from the end) index dimensions
+/// [first, first + m) of `dataShape`; each index tuple becomes the number
+/// of its row in those dimensions flattened, an i64 tensor of
+/// indices.shape[:-1]. With `batchDims` (GatherND), dimensions [0, first)
+/// are batch dimensions shared with the indices, and the row numbers count
+/// across the batch too. Null after a diagnostic.
+static Value rowNumbers(NodeContext &node, Value indices,
+                        ArrayRef<int64_t> dataShape, int64_t first) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t m = shape.empty() ? 0 : shape.back();
+  if (shape.empty() || m < 1 || first + m > (int64_t)dataShape.size()) {
+    node.emitError() << "indices " << type << " must end in a dimension of 1 to "
+                     << (int64_t)dataShape.size() - first << " index entries";
+    return Value();
+  }
+  if (shape.take_front(first) != dataShape.take_front(first)) {
+    node.emitError() << "the first " << first << " dimensions of indices "
+                     << type << " and data must agree (batch_dims)";
+    return Value();
+  }
+  Type i64 = node.builder().getI64Type();
+  indices = node.cast(indices, i64);
+  // i < 0 ? i + dim : i, then the dot product with the row strides.
+  SmallVector<int64_t> dims(dataShape.slice(first, m)), strides(m, 1);
+  for (int64_t j = m - 2; j >= 0; --j)
+    strides[j] = strides[j + 1] * dims[j + 1];
+  auto vectorType = RankedTensorType::get({m}, i64);
+  auto constant = [&](ArrayRef<int64_t> values) -> Value {
+    return ConstantOp::create(node.builder(), node.loc(),
+                              DenseElementsAttr::get(vectorType, values));
+  };
+  Value negative = node.create<LessOp>(indices, node.scalar(i64, 0));
+  Value wrapped = node.create<AddOp>(indices, constant(dims));
+  indices = node.create<SelectOp>(negative, wrapped, indices);
+  OpBuilder &b = node.builder();
+  Value rows = node.create<ReduceSumOp>(
+      node.create<MulOp>(indices, constant(strides)),
+      b.getDenseI64ArrayAttr({(int64_t)shape.size() - 1}), b.getBoolAttr(false));
+  if (first == 0)
+    return rows;
+  // Batch b of the indices addresses the rows of batch b of the data.
+  int64_t batches = computeProduct(shape.take_front(first));
+  int64_t rowsPerBatch = computeProduct(dims);
+  SmallVector<int64_t> offsets;
+  for (int64_t i = 0; i < batches; ++i)
+    offsets.push_back(i * rowsPerBatch);
+  SmallVector<int64_t> offsetShape(shape.drop_back());
+  std::fill(offsetShape.begin() + first, offsetShape.end(), 1);
+  Value offset = ConstantOp::create(
+      b, node.loc(),
+      DenseElementsAttr::get(RankedTensorType::get(offsetShape, i64),
+                             ArrayRef<int64_t>(offsets)));
+  return node.create<AddOp>(rows, offset);
+}
+
+static LogicalResult convertGatherND(NodeContext &node) {
+  // The data viewed as rows of its trailing dimensions, gathered by row
+  // number: the result is indices.shape[:-1] + data.shape[b + m:].
+  Value data = node.input(0);
+  ArrayRef<int64_t> shape = node.inputType(0).getShape();
+  int64_t batchDims = node.intAttr("batch_dims", 0);
+  if (batchDims < 0 || batchDims >= (int64_t)shape.size() ||
+      batchDims >= node.inputType(1).getRank()) {
+    node.emitError() << "batch_dims " << batchDims
+                     << " must be less than the ranks of data and indices";
+    return failure();
+  }
+  Value rows = rowNumbers(node, node.input(1), shape, batchDims);
+  if (!rows)
+    return failure();
+  int64_t m = node.inputType(1).getShape().back();
+  SmallVector<int64_t> flat{computeProduct(shape.take_front(batchDims + m))};
+  llvm::append_range(flat, shape.drop_front(batchDims + m));
+  node.setOutput(0, node.create<GatherOp>(node.reshape(data, flat), rows,
+                                          int64_t(0)));
+  return success();
+}
+
+static LogicalResult convertScatterND(NodeContext &node) {
+  // The data viewed as rows of its trailing dimensions and updated row by
+  // row: kiln.scatter_elements along the rows with each row number
+  // broadcast over its row.
+  Value data = node.input(0);
+  auto type = node.inputType(0);
+  ArrayRef<int64_t> shape = type.getShape();
+  Value rows = rowNumbers(node, node.input(1), shape, 0);
+  if (!rows)
+    return failure();
+  std::string reduction = node.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min") {
+    node.emitError() << "unknown reduction '" << reduction << "'";
+    return failure();
+  }
+  int64_t m = node.inputType(1).getShape().back();
+  ArrayRef<int64_t> rowShape = shape.drop_front(m);
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  SmallVector<int64_t> updatesShape(rowsType.getShape());
+  llvm::append_range(updatesShape, rowShape);
+  auto updatesType = node.inputType(2);
+  if (updatesType.getShape() != ArrayRef<int64_t>(updatesShape) ||
+      updatesType.getElementType() != type.getElementType()) {
+    node.emitError() << "updates " << updatesType << " must have the shape "
+                     << "indices.shape[:-1] + data.shape[m:] = "
+                     << RankedTensorType::get(updatesShape,
+                                              type.getElementType());
+    return failure();
+  }
+  int64_t count = rowsType.getNumElements();
+  SmallVector<int64_t> flat{computeProduct(shape.take_front(m))};
+  llvm::append_range(flat, rowShape);
+  SmallVector<int64_t> flatUpdates{count}, column{count};
+  llvm::append_range(flatUpdates, rowShape);
+  column.append(rowShape.size(), 1);
+  Value index = node.create<ExpandOp>(
+      RankedTensorType::get(flatUpdates, rowsType.getElementType()),
+      node.reshape(rows, column));
+  OpBuilder &b = node.builder();
+  Value scattered = node.create<ScatterElementsOp>(
+      node.reshape(data, flat), index,
+      node.reshape(node.input(2), flatUpdates), b.getI64IntegerAttr(0),
+      b.getStringAttr(reduction));
+  node.setOutput(0, node.reshape(scattered, shape));
+  return success();
+}
+
+static LogicalResult convertCompress(NodeContext &node) {
+  // The slices (or, without an axis, the elements of the flattened input)
+  // whose condition is true; the condition decides the result's shape, so
+  // it must be a constant.
+  Value input = node.input(0);
+  auto type = node.inputType(0);
+  DenseElementsAttr condition = node.constantInput(1);
+  if (!condition) {
+    node.notConstant(1, "condition", "a constant");
+    return failure();
+  }
+  int64_t axis = 0;
+  if (node.hasAttr("axis")) {
+    auto normalized = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    input = node.reshape(input, {type.getNumElements()});
+  }
+  int64_t size = cast<RankedTensorType>(input.getType()).getShape()[axis];
+  if (condition.getNumElements() > size) {
+    node.emitError() << "the condition has " << condition.getNumElements()
+                     << " entries, more than the " << size
+                     << " of the compressed axis";
+    return failure();
+  }
+  SmallVector<int64_t> kept;
+  int64_t i = 0;
+  for (const APInt &v : condition.getValues<APInt>()) {
+    if (!v.isZero())
+      kept.push_back(i);
+    ++i;
+  }
+  auto keptType =
+      RankedTensorType::get({(int64_t)kept.size()}, node.builder().getI64Type());
+  Value indices = ConstantOp::create(
+      node.builder(), node.loc(),
+      DenseElementsAttr::get(keptType, ArrayRef<int64_t>(kept)));
+  node.setOutput(0, node.create<GatherOp>(input, indices, axis));
+  return success();
+}
+
 static LogicalResult convertOneHot(NodeContext &node) {
   Value indices = indexOperand(node, node.input(0));
   auto type = cast<RankedTensorType>(indices.getType());
@@ -768,6 +940,9 @@ static LogicalResult convertRange(NodeContext &node) {
 void onnx_import::registerDataMovementPatterns(PatternRegistry &r) {
   r.add("Reshape", 7, convertReshape);
   r.add("EyeLike", 9, convertEyeLike);
+  r.add("GatherND", 11, convertGatherND);
+  r.add("ScatterND", 11, convertScatterND);
+  r.add("Compress", 9, convertCompress);
   r.add("DepthToSpace", 7,
         [](NodeContext &n) { return convertDepthSpace(n, /*toSpace=*/true); });
   r.add("SpaceToDepth", 7,

@@ -3,13 +3,18 @@
 // MatMul follows numpy: 1-D operands are promoted to matrices and the added
 // dimension is dropped again. Gemm becomes transposes, kiln.matmul, and the
 // alpha/beta-scaled bias add. MatMulInteger (the same promotion) becomes
-// kiln.matmul_integer, its zero points in the shapes that op takes.
+// kiln.matmul_integer, its zero points in the shapes that op takes. Einsum
+// becomes diagonals (strided slices), sums and one kiln.matmul per pair of
+// operands.
 //
 //===----------------------------------------------------------------------===//
 
 #include "import/onnx/ImportPatterns.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -189,8 +194,276 @@ static LogicalResult convertGemm(NodeContext &node) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An Einsum operand with one label per dimension: letters are their
+/// character codes; the dimensions an ellipsis stands for get labels from
+/// kEllipsisLabel on, aligned to the right across operands (they
+/// broadcast).
+struct Labeled {
+  Value value;
+  SmallVector<int> labels;
+};
+constexpr int kEllipsisLabel = 256;
+} // namespace
+
+/// The labels of one term of an Einsum equation for an operand of `rank`
+/// dimensions (`rank` < 0 for the output, whose ellipsis stands for all
+/// `ellipsisRank` broadcast dimensions). Failure after a diagnostic.
+static FailureOr<SmallVector<int>> parseTerm(NodeContext &node, StringRef term,
+                                             int64_t rank,
+                                             int64_t ellipsisRank) {
+  SmallVector<int> labels;
+  bool sawEllipsis = false;
+  int64_t letters = llvm::count_if(term, llvm::isAlpha);
+  for (size_t i = 0; i < term.size(); ++i) {
+    char c = term[i];
+    if (llvm::isAlpha(c)) {
+      labels.push_back(c);
+      continue;
+    }
+    if (term.substr(i).starts_with("...") && !sawEllipsis) {
+      sawEllipsis = true;
+      i += 2;
+      int64_t count = rank < 0 ? ellipsisRank : rank - letters;
+      if (count < 0)
+        break;
+      for (int64_t j = 0; j < count; ++j)
+        labels.push_back(kEllipsisLabel + ellipsisRank - count + j);
+      continue;
+    }
+    node.emitError() << "bad character '" << c << "' in the equation term '"
+                     << term << "'";
+    return failure();
+  }
+  if (rank >= 0 && (int64_t)labels.size() != rank) {
+    node.emitError() << "the equation term '" << term << "' has "
+                     << labels.size() << " labels for an input of rank "
+                     << rank;
+    return failure();
+  }
+  return labels;
+}
+
+static Value transposeTo(NodeContext &node, Labeled &x, ArrayRef<int> order) {
+  SmallVector<int64_t> perm;
+  for (int label : order)
+    perm.push_back(llvm::find(x.labels, label) - x.labels.begin());
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    x.value = node.create<TransposeOp>(x.value, ArrayRef<int64_t>(perm));
+  x.labels.assign(order.begin(), order.end());
+  return x.value;
+}
+
+/// Sums `x` over the labels `keep` does not hold.
+static void sumAllBut(NodeContext &node, Labeled &x,
+                      llvm::function_ref<bool(int)> keep) {
+  SmallVector<int64_t> axes;
+  SmallVector<int> kept;
+  for (auto [i, label] : llvm::enumerate(x.labels))
+    if (keep(label))
+      kept.push_back(label);
+    else
+      axes.push_back(i);
+  if (axes.empty())
+    return;
+  OpBuilder &b = node.builder();
+  x.value = node.create<ReduceSumOp>(x.value, b.getDenseI64ArrayAttr(axes),
+                                     b.getBoolAttr(false));
+  x.labels = kept;
+}
+
+/// Replaces each label repeated within `x` by its diagonal: the two
+/// dimensions moved last, merged, and sliced with a step of n + 1.
+static LogicalResult takeDiagonals(NodeContext &node, Labeled &x) {
+  for (;;) {
+    int repeated = -1;
+    for (int label : x.labels)
+      if (llvm::count(x.labels, label) > 1) {
+        repeated = label;
+        break;
+      }
+    if (repeated < 0)
+      return success();
+    auto shape = cast<RankedTensorType>(x.value.getType()).getShape();
+    size_t first = llvm::find(x.labels, repeated) - x.labels.begin();
+    size_t second = std::find(x.labels.begin() + first + 1, x.labels.end(),
+                              repeated) - x.labels.begin();
+    int64_t n = shape[first];
+    if (shape[second] != n) {
+      node.emitError() << "label '" << (char)repeated
+                       << "' stands for dimensions of sizes " << n << " and "
+                       << shape[second];
+      return failure();
+    }
+    SmallVector<int> rest;
+    SmallVector<int64_t> perm;
+    for (auto [i, label] : llvm::enumerate(x.labels))
+      if (i != first && i != second) {
+        rest.push_back(label);
+        perm.push_back(i);
+      }
+    perm.append({(int64_t)first, (int64_t)second});
+    x.value = node.create<TransposeOp>(x.value, ArrayRef<int64_t>(perm));
+    SmallVector<int64_t> merged;
+    for (int64_t i : ArrayRef<int64_t>(perm).drop_back(2))
+      merged.push_back(shape[i]);
+    merged.push_back(n * n);
+    Value flat = node.reshape(x.value, merged);
+    SmallVector<int64_t> starts(merged.size(), 0), ends(merged), steps(merged.size(), 1);
+    steps.back() = n + 1;
+    x.value = node.create<SliceOp>(flat, starts, ends, steps);
+    rest.push_back(repeated);
+    x.labels = rest;
+  }
+}
+
+/// The product of `a` and `b` summed over their common labels that `keep`
+/// does not hold, as one kiln.matmul: [batch, freeA, contracted] times
+/// [batch, contracted, freeB], the batch dimensions broadcasting (a
+/// broadcast kiln.mul when nothing is summed).
+static Labeled contract(NodeContext &node, Labeled a, Labeled b,
+                        llvm::function_ref<bool(int)> keep) {
+  auto in = [](const Labeled &x, int label) {
+    return llvm::is_contained(x.labels, label);
+  };
+  sumAllBut(node, a, [&](int l) { return keep(l) || in(b, l); });
+  sumAllBut(node, b, [&](int l) { return keep(l) || in(a, l); });
+  SmallVector<int> batch, freeA, freeB, contracted;
+  for (int l : a.labels)
+    (in(b, l) ? (keep(l) ? batch : contracted) : freeA).push_back(l);
+  for (int l : b.labels)
+    if (!in(a, l))
+      freeB.push_back(l);
+  auto sizes = [&](Labeled &x, ArrayRef<int> labels) {
+    auto shape = cast<RankedTensorType>(x.value.getType()).getShape();
+    SmallVector<int64_t> result;
+    for (int l : labels)
+      result.push_back(shape[llvm::find(x.labels, l) - x.labels.begin()]);
+    return result;
+  };
+  SmallVector<int64_t> batchA = sizes(a, batch), batchB = sizes(b, batch);
+  SmallVector<int64_t> freeASizes = sizes(a, freeA), freeBSizes = sizes(b, freeB);
+  Labeled result{Value(), batch};
+  result.labels.append(freeA.begin(), freeA.end());
+  result.labels.append(freeB.begin(), freeB.end());
+  if (contracted.empty()) {
+    // Nothing to sum: a broadcast product [batch, freeA, 1..] * [batch, 1.., freeB].
+    SmallVector<int> orderA(batch), orderB(batch);
+    orderA.append(freeA.begin(), freeA.end());
+    orderB.append(freeB.begin(), freeB.end());
+    SmallVector<int64_t> shapeA(batchA), shapeB(batchB);
+    shapeA.append(freeASizes.begin(), freeASizes.end());
+    shapeA.append(freeB.size(), 1);
+    shapeB.append(freeA.size(), 1);
+    shapeB.append(freeBSizes.begin(), freeBSizes.end());
+    result.value = node.create<MulOp>(
+        node.reshape(transposeTo(node, a, orderA), shapeA),
+        node.reshape(transposeTo(node, b, orderB), shapeB));
+    return result;
+  }
+  int64_t m = computeProduct(freeASizes), n = computeProduct(freeBSizes);
+  int64_t k = computeProduct(sizes(a, contracted));
+  SmallVector<int> orderA(batch), orderB(batch);
+  orderA.append(freeA.begin(), freeA.end());
+  orderA.append(contracted.begin(), contracted.end());
+  orderB.append(contracted.begin(), contracted.end());
+  orderB.append(freeB.begin(), freeB.end());
+  SmallVector<int64_t> shapeA(batchA), shapeB(batchB);
+  shapeA.append({m, k});
+  shapeB.append({k, n});
+  Value lhs = node.reshape(transposeTo(node, a, orderA), shapeA);
+  Value rhs = node.reshape(transposeTo(node, b, orderB), shapeB);
+  Value product = node.create<MatmulOp>(lhs, rhs);
+  auto productShape = cast<RankedTensorType>(product.getType()).getShape();
+  SmallVector<int64_t> shape(productShape.drop_back(2));
+  shape.append(freeASizes.begin(), freeASizes.end());
+  shape.append(freeBSizes.begin(), freeBSizes.end());
+  result.value = node.reshape(product, shape);
+  return result;
+}
+
+static LogicalResult convertEinsum(NodeContext &node) {
+  std::string equation = node.stringAttr("equation", "");
+  llvm::erase(equation, ' ');
+  auto [inputs, output] = StringRef(equation).split("->");
+  bool implicit = !StringRef(equation).contains("->");
+  SmallVector<StringRef> terms;
+  inputs.split(terms, ',');
+  if (terms.size() != node.numInputs()) {
+    node.emitError() << "the equation '" << equation << "' has "
+                     << terms.size() << " input terms for "
+                     << node.numInputs() << " inputs";
+    return failure();
+  }
+  int64_t ellipsisRank = 0;
+  for (auto [i, term] : llvm::enumerate(terms))
+    if (term.contains("..."))
+      ellipsisRank = std::max<int64_t>(
+          ellipsisRank, node.inputType(i).getRank() -
+                            llvm::count_if(term, llvm::isAlpha));
+  SmallVector<Labeled> operands;
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    auto labels =
+        parseTerm(node, term, node.inputType(i).getRank(), ellipsisRank);
+    if (failed(labels))
+      return failure();
+    operands.push_back({node.input(i), *labels});
+    if (failed(takeDiagonals(node, operands.back())))
+      return failure();
+  }
+  SmallVector<int> outputLabels;
+  if (implicit) {
+    // The broadcast dimensions, then the letters used once, in order.
+    for (int64_t j = 0; j < ellipsisRank; ++j)
+      outputLabels.push_back(kEllipsisLabel + j);
+    std::string once;
+    for (char c : inputs)
+      if (llvm::isAlpha(c) && llvm::count(inputs, c) == 1)
+        once.push_back(c);
+    llvm::sort(once);
+    outputLabels.append(once.begin(), once.end());
+  } else {
+    auto labels = parseTerm(node, output, -1, ellipsisRank);
+    if (failed(labels))
+      return failure();
+    outputLabels = *labels;
+  }
+  for (int label : outputLabels) {
+    bool used = llvm::any_of(operands, [&](const Labeled &x) {
+      return llvm::is_contained(x.labels, label);
+    });
+    if (llvm::count(outputLabels, label) > 1 || !used) {
+      node.emitError() << "output label '" << (char)label
+                       << "' is repeated or no input has it";
+      return failure();
+    }
+  }
+  auto inOutput = [&](int l) { return llvm::is_contained(outputLabels, l); };
+  Labeled acc = operands.front();
+  for (size_t i = 1; i < operands.size(); ++i) {
+    // Keep what the output or a later operand still needs.
+    auto needed = [&](int l) {
+      if (inOutput(l))
+        return true;
+      for (size_t j = i + 1; j < operands.size(); ++j)
+        if (llvm::is_contained(operands[j].labels, l))
+          return true;
+      return false;
+    };
+    acc = contract(node, acc, operands[i], needed);
+  }
+  sumAllBut(node, acc, inOutput);
+  node.setOutput(0, transposeTo(node, acc, outputLabels));
+  return success();
+}
+
 void onnx_import::registerMatmulPatterns(PatternRegistry &r) {
   r.add("MatMul", 7, convertMatMul);
   r.add("Gemm", 7, convertGemm);
+  r.add("Einsum", 12, convertEinsum);
   r.add("MatMulInteger", 10, convertMatMulInteger);
 }

@@ -3,7 +3,8 @@
 // ReduceSum/Mean/Max/Min/Prod (axes as an attribute, or as an input from
 // opset 13 for ReduceSum and opset 18 for the others), ReduceSumSquare,
 // ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp, ArgMax/ArgMin, and
-// Hardmax (a one-hot of the ArgMax), and CumSum (a triangular matmul).
+// Hardmax (a one-hot of the ArgMax), CumSum (a triangular matmul), and TopK
+// (repeated ArgMax/ArgMin).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +12,25 @@
 
 #include "llvm/ADT/Sequence.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
+
+/// The positions 0 .. n-1 along `axis` of `type` (n its size there), as an
+/// i64 constant of size 1 in every other dimension.
+static Value axisIota(NodeContext &node, RankedTensorType type, int64_t axis) {
+  int64_t size = type.getShape()[axis];
+  SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[axis] = size;
+  SmallVector<int64_t> positions = llvm::to_vector(llvm::seq<int64_t>(0, size));
+  OpBuilder &b = node.builder();
+  return ConstantOp::create(
+      b, node.loc(),
+      DenseIntElementsAttr::get(RankedTensorType::get(shape, b.getI64Type()),
+                                positions));
+}
 
 namespace {
 enum class Pre { None, Square, Abs };
@@ -166,19 +183,89 @@ static LogicalResult convertHardmax(NodeContext &node) {
   OpBuilder &b = node.builder();
   Value index = node.create<ArgMaxOp>(x, b.getI64IntegerAttr(along),
                                       b.getBoolAttr(true), b.getBoolAttr(false));
-  int64_t size = xType.getShape()[along];
-  SmallVector<int64_t> iotaShape(xType.getRank(), 1);
-  iotaShape[along] = size;
-  SmallVector<int64_t> positions = llvm::to_vector(llvm::seq<int64_t>(0, size));
-  Value iota = ConstantOp::create(
-      b, node.loc(),
-      DenseIntElementsAttr::get(RankedTensorType::get(iotaShape, b.getI64Type()),
-                                positions));
-  Value hot = node.create<EqualOp>(index, iota);
+  Value hot = node.create<EqualOp>(index, axisIota(node, xType, along));
   Value result = node.cast(hot, xType.getElementType());
   if (flatten)
     result = node.reshape(result, type.getShape());
   node.setOutput(0, result);
+  return success();
+}
+
+/// TopK by selection: K times the arg-max (arg-min when `largest` = 0)
+/// along the axis, its value gathered and its position then masked with
+/// the lowest (highest) value. The results come out sorted, equal values in
+/// index order, as ONNX specifies; K * n comparisons, so K is bounded.
+static LogicalResult convertTopK(NodeContext &node) {
+  constexpr int64_t kMaxTopK = 256;
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axis = node.normalizeAxis(node.intAttr("axis", -1), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t size = type.getShape()[*axis];
+  int64_t k;
+  if (node.opset() < 10) {
+    k = node.intAttr("k", -1);
+  } else {
+    auto values = node.constantInts(1, "K");
+    if (failed(values))
+      return failure();
+    if (values->size() != 1) {
+      node.emitError() << "K must hold one value, got " << values->size();
+      return failure();
+    }
+    k = values->front();
+  }
+  if (k < 0 || k > size) {
+    node.emitError() << "K = " << k << " is outside [0, " << size
+                     << "], the size of axis " << *axis;
+    return failure();
+  }
+  if (k > kMaxTopK) {
+    node.emitError() << "K = " << k << " is more than the " << kMaxTopK
+                     << " TopK selects";
+    return failure();
+  }
+  if (k == 0) {
+    node.emitError() << "K = 0 gives empty results, which Kiln does not build";
+    return failure();
+  }
+  bool largest = node.opset() < 11 || node.intAttr("largest", 1) != 0;
+  Type element = type.getElementType();
+  double sentinel;
+  if (auto floatType = dyn_cast<FloatType>(element))
+    sentinel = largest ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+  else if (element.isUnsignedInteger())
+    sentinel = largest ? 0 : (double)APInt::getMaxValue(element.getIntOrFloatBitWidth()).getZExtValue();
+  else
+    sentinel = (double)(largest ? APInt::getSignedMinValue(element.getIntOrFloatBitWidth())
+                                : APInt::getSignedMaxValue(element.getIntOrFloatBitWidth()))
+                   .getSExtValue();
+  OpBuilder &b = node.builder();
+  Value iota = axisIota(node, type, *axis);
+  Value masked = node.scalar(element, sentinel);
+  Value remaining = input;
+  SmallVector<Value> values, indices;
+  for (int64_t i = 0; i < k; ++i) {
+    Value index =
+        largest ? node.create<ArgMaxOp>(remaining, b.getI64IntegerAttr(*axis),
+                                        b.getBoolAttr(true), b.getBoolAttr(false))
+                : node.create<ArgMinOp>(remaining, b.getI64IntegerAttr(*axis),
+                                        b.getBoolAttr(true), b.getBoolAttr(false));
+    indices.push_back(index);
+    values.push_back(node.create<GatherElementsOp>(input, index, *axis));
+    if (i + 1 < k)
+      remaining = node.create<SelectOp>(node.create<EqualOp>(index, iota),
+                                        masked, remaining);
+  }
+  auto concat = [&](ValueRange parts) {
+    return parts.size() == 1 ? parts.front()
+                             : node.create<ConcatOp>(parts, *axis);
+  };
+  node.setOutput(0, concat(values));
+  if (node.hasOutput(1))
+    node.setOutput(1, concat(indices));
   return success();
 }
 
@@ -274,4 +361,5 @@ void onnx_import::registerReductionPatterns(PatternRegistry &r) {
   r.add("CumSum", 11, convertCumSum);
   r.add("ArgMax", 7, convertArg<ArgMaxOp>);
   r.add("ArgMin", 7, convertArg<ArgMinOp>);
+  r.add("TopK", 1, convertTopK);
 }
