@@ -60,6 +60,15 @@ public:
   mlir::FailureOr<mlir::ElementsAttr>
   convertTensor(const onnx::TensorProto &tensor, llvm::StringRef what);
 
+  /// Imports the nodes of `graph`, a subgraph (If's branches, Loop's and
+  /// Scan's bodies) that sees the values of the enclosing scope, with its
+  /// inputs bound to `inputs`; returns its outputs. The names it defines are
+  /// forgotten afterwards, so a body can be imported once per iteration.
+  /// Failure after a diagnostic.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs,
+                 llvm::StringRef what);
+
   static std::string nodeName(const onnx::NodeProto &node);
   static std::string describeNode(const onnx::NodeProto &node);
 
@@ -68,8 +77,15 @@ public:
 
 private:
   friend class NodeContext;
+  /// Checks that every value `graph` uses is defined once (by the graph or,
+  /// when `nested`, by the enclosing scope) and orders its nodes
+  /// topologically (a node's subgraphs count as using what they capture).
   mlir::LogicalResult checkStructure(const onnx::GraphProto &graph,
-                                     std::vector<int> &order);
+                                     std::vector<int> &order,
+                                     bool nested = false);
+  /// Converts the nodes of `graph` in `order` through the pattern registry.
+  mlir::LogicalResult importNodes(const onnx::GraphProto &graph,
+                                  llvm::ArrayRef<int> order);
   mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);
   mlir::FailureOr<mlir::RankedTensorType>
   inputType(const onnx::ValueInfoProto &info);

@@ -60,6 +60,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerNormalizationPatterns(r);
     registerDataMovementPatterns(r);
     registerLossPatterns(r);
+    registerControlFlowPatterns(r);
     return r;
   }();
   return registry;
@@ -231,14 +232,41 @@ ElementsAttr NodeContext::tensorAttr(StringRef name) {
   return succeeded(converted) ? *converted : nullptr;
 }
 
+const onnx::GraphProto *NodeContext::graphAttr(StringRef name) {
+  const auto *attr = findAttr(node, name);
+  if (!attr || !attr->has_g()) {
+    emitError() << "attribute '" << name << "' (a graph) is missing";
+    return nullptr;
+  }
+  return &attr->g();
+}
+
+FailureOr<SmallVector<Value>>
+NodeContext::importSubgraph(const onnx::GraphProto &subgraph,
+                            ValueRange inputs) {
+  // (The importer's builder is this node's: the subgraph's ops are built
+  // where this node's are.)
+  return graph.importSubgraph(subgraph, inputs,
+                              "graph '" + subgraph.name() + "' of " +
+                                  GraphImporter::describeNode(node));
+}
+
 FailureOr<Type> NodeContext::dataType(int64_t dataType, StringRef what) {
   return graph.convertElementType(
       dataType, (what + " of " + GraphImporter::describeNode(node)).str());
 }
 
 void NodeContext::setOutput(unsigned i, Value value) {
-  if (hasOutput(i))
-    graph.define(node.output(i), value);
+  if (!hasOutput(i))
+    return;
+  // A tensor without elements is known: an empty constant, so that no
+  // kernel is ever built to compute nothing.
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (type && type.hasStaticShape() && type.getNumElements() == 0 &&
+      !value.getDefiningOp<ConstantOp>())
+    value = ConstantOp::create(b, location,
+                               DenseElementsAttr::get(type, ArrayRef<Attribute>()));
+  graph.define(node.output(i), value);
 }
 
 Value NodeContext::inferenceFailed(StringRef opName, ValueRange operands, StringRef why) {

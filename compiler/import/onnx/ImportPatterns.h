@@ -22,6 +22,7 @@
 #include <functional>
 
 namespace onnx {
+class GraphProto;
 class NodeProto;
 class AttributeProto;
 class TensorProto;
@@ -80,6 +81,14 @@ public:
   llvm::SmallVector<double> floatsAttr(llvm::StringRef name) const;
   /// A tensor attribute converted to an elements attribute, or null.
   mlir::ElementsAttr tensorAttr(llvm::StringRef name);
+  /// The graph attribute `name` (If's branches, Loop's and Scan's bodies),
+  /// or null after a diagnostic when the node has none.
+  const onnx::GraphProto *graphAttr(llvm::StringRef name);
+  /// Imports `graph` (one of this node's graph attributes) in the current
+  /// scope with its inputs bound to `inputs`; its outputs, or failure after
+  /// a diagnostic.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs);
 
   /// The builtin element type of ONNX data type `dataType` (a TensorProto
   /// enum value); emits an error naming `what` when unsupported.
@@ -195,6 +204,7 @@ void registerReductionPatterns(PatternRegistry &registry);
 void registerNormalizationPatterns(PatternRegistry &registry);
 void registerDataMovementPatterns(PatternRegistry &registry);
 void registerLossPatterns(PatternRegistry &registry);
+void registerControlFlowPatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its

@@ -21,6 +21,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -308,8 +309,43 @@ std::string GraphImporter::nodeName(const onnx::NodeProto &node) {
   return node.output_size() ? node.output(0) : node.op_type();
 }
 
+/// The values of enclosing scopes that the subgraphs of `node` use: names
+/// their nodes read that the subgraph itself (its inputs, initializers and
+/// nodes) does not define, through any depth of nesting.
+static void capturedValues(const onnx::NodeProto &node,
+                           llvm::StringSet<> &captured) {
+  for (const auto &attr : node.attribute()) {
+    SmallVector<const onnx::GraphProto *> graphs;
+    if (attr.has_g())
+      graphs.push_back(&attr.g());
+    for (const auto &g : attr.graphs())
+      graphs.push_back(&g);
+    for (const onnx::GraphProto *g : graphs) {
+      llvm::StringSet<> local, inner;
+      for (const auto &input : g->input())
+        local.insert(input.name());
+      for (const auto &init : g->initializer())
+        local.insert(init.name());
+      for (const auto &n : g->node())
+        for (const std::string &out : n.output())
+          local.insert(out);
+      for (const auto &n : g->node()) {
+        for (const std::string &in : n.input())
+          inner.insert(in);
+        capturedValues(n, inner);
+      }
+      for (const auto &out : g->output())
+        inner.insert(out.name());
+      for (const auto &entry : inner)
+        if (!entry.getKey().empty() && !local.contains(entry.getKey()))
+          captured.insert(entry.getKey());
+    }
+  }
+}
+
 LogicalResult GraphImporter::checkStructure(const onnx::GraphProto &graph,
-                                            std::vector<int> &order) {
+                                            std::vector<int> &order,
+                                            bool nested) {
   // Every value is defined once: by a graph input, an initializer or a node.
   llvm::StringMap<int> producer; // value -> node index, -1 for graph values
   for (const auto &input : graph.input())
@@ -335,10 +371,18 @@ LogicalResult GraphImporter::checkStructure(const onnx::GraphProto &graph,
   std::vector<int> pending(graph.node_size(), 0);
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
-    for (const std::string &in : node.input()) {
+    llvm::StringSet<> captured;
+    capturedValues(node, captured);
+    SmallVector<std::string> used(node.input().begin(), node.input().end());
+    for (const auto &entry : captured)
+      used.push_back(entry.getKey().str());
+    for (const std::string &in : used) {
       if (in.empty())
         continue;
       auto it = producer.find(in);
+      if (it == producer.end() && nested &&
+          (values.count(in) || initializers.count(in)))
+        continue; // defined by an enclosing scope
       if (it == producer.end()) {
         error() << describeNode(node) << " uses value '" << in
                 << "', which no graph input, initializer or node defines";
@@ -351,7 +395,8 @@ LogicalResult GraphImporter::checkStructure(const onnx::GraphProto &graph,
     }
   }
   for (const auto &out : graph.output()) {
-    if (!producer.count(out.name())) {
+    if (!producer.count(out.name()) &&
+        !(nested && (values.count(out.name()) || initializers.count(out.name())))) {
       error() << "graph output '" << out.name() << "' is never defined";
       return failure();
     }
@@ -580,6 +625,89 @@ Value GraphImporter::lookup(StringRef name) {
   return value;
 }
 
+LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
+                                         ArrayRef<int> order) {
+  const PatternRegistry &registry = getPatternRegistry();
+  for (int index : order) {
+    const onnx::NodeProto &node = graph.node(index);
+    Location loc = NameLoc::get(builder.getStringAttr(nodeName(node)));
+    // Materialize the inputs first: an unreadable initializer stops the
+    // import here, so patterns only ever see valid values.
+    for (const std::string &in : node.input())
+      if (!in.empty() && !lookup(in))
+        return failure();
+    NodeContext context(*this, node, opset, loc, builder);
+    // Patterns read their required inputs without checking: a node that
+    // lacks one is stopped here, against libonnx's schema of the op.
+    std::string arity = checkNodeInputs(node, opset);
+    if (!arity.empty()) {
+      context.emitError() << arity;
+      return failure();
+    }
+    const PatternFn *pattern = registry.lookup(node.op_type(), opset);
+    if (failed((*pattern)(context)) || failedConversion)
+      return failure();
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (!node.output(i).empty() && !values.count(node.output(i))) {
+        context.emitError() << "produced no value for output " << i << " ('"
+                            << node.output(i) << "'), which Kiln does not "
+                            << "support";
+        return failure();
+      }
+    }
+  }
+
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
+                              StringRef what) {
+  if (graph.input_size() != (int)inputs.size()) {
+    error() << what << " has " << graph.input_size() << " inputs; expected "
+            << inputs.size();
+    return failure();
+  }
+  // The names the subgraph defines, forgotten (restored) afterwards.
+  SmallVector<std::pair<std::string, Value>> saved;
+  auto bind = [&](const std::string &name) {
+    auto it = values.find(name);
+    saved.emplace_back(name, it == values.end() ? Value() : it->second);
+  };
+  for (const auto &input : graph.input())
+    bind(input.name());
+  for (const auto &node : graph.node())
+    for (const std::string &out : node.output())
+      if (!out.empty())
+        bind(out);
+  auto restore = llvm::make_scope_exit([&] {
+    for (auto &[name, value] : llvm::reverse(saved)) {
+      if (value)
+        values[name] = value;
+      else
+        values.erase(name);
+    }
+    for (const auto &init : graph.initializer())
+      initializers.erase(init.name());
+  });
+  for (auto [input, value] : llvm::zip(graph.input(), inputs))
+    values[input.name()] = value;
+  for (const auto &init : graph.initializer())
+    initializers[init.name()] = &init;
+  std::vector<int> order;
+  if (failed(checkStructure(graph, order, /*nested=*/true)) ||
+      failed(checkSupported(graph)) || failed(importNodes(graph, order)))
+    return failure();
+  SmallVector<Value> results;
+  for (const auto &out : graph.output()) {
+    Value v = lookup(out.name());
+    if (!v)
+      return failure();
+    results.push_back(v);
+  }
+  return results;
+}
+
 OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   // Opset of the default domain.
   opset = -1;
@@ -672,35 +800,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   if (!pinnedText.empty())
     (*module)->setAttr(kPinnedInputsAttr, builder.getDictionaryAttr(pinnedText));
 
-  const PatternRegistry &registry = getPatternRegistry();
-  for (int index : order) {
-    const onnx::NodeProto &node = graph.node(index);
-    Location loc = NameLoc::get(builder.getStringAttr(nodeName(node)));
-    // Materialize the inputs first: an unreadable initializer stops the
-    // import here, so patterns only ever see valid values.
-    for (const std::string &in : node.input())
-      if (!in.empty() && !lookup(in))
-        return nullptr;
-    NodeContext context(*this, node, opset, loc, builder);
-    // Patterns read their required inputs without checking: a node that
-    // lacks one is stopped here, against libonnx's schema of the op.
-    std::string arity = checkNodeInputs(node, opset);
-    if (!arity.empty()) {
-      context.emitError() << arity;
-      return nullptr;
-    }
-    const PatternFn *pattern = registry.lookup(node.op_type(), opset);
-    if (failed((*pattern)(context)) || failedConversion)
-      return nullptr;
-    for (int i = 0; i < node.output_size(); ++i) {
-      if (!node.output(i).empty() && !values.count(node.output(i))) {
-        context.emitError() << "produced no value for output " << i << " ('"
-                            << node.output(i) << "'), which Kiln does not "
-                            << "support";
-        return nullptr;
-      }
-    }
-  }
+  if (failed(importNodes(graph, order)))
+    return nullptr;
 
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;

@@ -1,6 +1,7 @@
 //===- Pooling.cpp - ONNX pooling -> kiln ---------------------------------===//
 //
-// MaxPool and AveragePool become kiln.max_pool / kiln.avg_pool; the global
+// MaxPool and AveragePool become kiln.max_pool / kiln.avg_pool (MaxPool of
+// 8- and 16-bit integers through their exact f32 values); the global
 // variants are reductions over the spatial dimensions.
 //
 //===----------------------------------------------------------------------===//
@@ -17,11 +18,23 @@ template <typename OpTy>
 static LogicalResult convertPool(NodeContext &node) {
   Value input = node.input(0);
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.getRank() < 3 || !isa<FloatType>(type.getElementType())) {
-    node.emitError() << "expected a floating-point input of rank >= 3, got "
-                     << type;
+  // MaxPool of 8- and 16-bit integers (opset 12+) pools their exact f32
+  // values.
+  Type element = type.getElementType();
+  bool narrowInteger = std::is_same_v<OpTy, MaxPoolOp> &&
+                       isa<IntegerType>(element) &&
+                       element.getIntOrFloatBitWidth() <= 16 &&
+                       element.getIntOrFloatBitWidth() > 1;
+  if (type.getRank() < 3 || (!isa<FloatType>(element) && !narrowInteger)) {
+    node.emitError() << "expected a floating-point"
+                     << (std::is_same_v<OpTy, MaxPoolOp>
+                             ? " or 8/16-bit integer"
+                             : "")
+                     << " input of rank >= 3, got " << type;
     return failure();
   }
+  if (narrowInteger)
+    input = node.cast(input, node.builder().getF32Type());
   if (node.hasOutput(1)) {
     node.emitError() << "the Indices output is not supported";
     return failure();
@@ -60,7 +73,7 @@ static LogicalResult convertPool(NodeContext &node) {
         b.getBoolAttr(ceilMode),
         b.getBoolAttr(node.intAttr("count_include_pad", 0) != 0));
   }
-  node.setOutput(0, result);
+  node.setOutput(0, narrowInteger ? node.cast(result, element) : result);
   return success();
 }
 
