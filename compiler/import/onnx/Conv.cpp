@@ -243,18 +243,11 @@ static LogicalResult transposedWindow(NodeContext &node, ArrayRef<int64_t> in,
   // The requested output sizes: output_shape, or in * s for SAME_*.
   SmallVector<int64_t> wanted;
   if (node.hasAttr("output_shape")) {
-    wanted = node.intsAttr("output_shape");
-    // Some exporters give the whole shape [N, C, D1, ...]: its spatial part
-    // counts.
-    if ((int64_t)wanted.size() == spatial + 2)
-      wanted.erase(wanted.begin(), wanted.begin() + 2);
-    if ((int64_t)wanted.size() != spatial) {
-      node.emitError() << "attribute 'output_shape' has "
-                       << node.intsAttr("output_shape").size()
-                       << " entries; the input has " << spatial
-                       << " spatial dimensions";
+    FailureOr<SmallVector<int64_t>> sizes =
+        spatialAttr(node, "output_shape", spatial, 0);
+    if (failed(sizes))
       return failure();
-    }
+    wanted = *sizes;
     if (llvm::any_of(wanted, [](int64_t v) { return v < 1; })) {
       node.emitError() << "output_shape must be positive, got ["
                        << llvm::interleaved(wanted) << "]";
@@ -378,14 +371,31 @@ static Value transposedFilter(NodeContext &node, Value filter, int64_t groups) {
     return ConstantOp::create(node.builder(), node.loc(), result);
   }
 
-  // A filter computed at run time: reverse, then regroup the channels.
-  SmallVector<int64_t> starts(rank, 0), ends(shape), steps(rank, 1);
+  // A filter computed at run time: reverse each spatial axis (a gather of
+  // constant indices k - 1, ..., 0; a negative-step kiln.slice does not yet
+  // compile for the gfx targets), then regroup the channels (one group: swap
+  // the two channel dimensions).
+  Value flipped = filter;
   for (int64_t d = 2; d < rank; ++d) {
-    starts[d] = shape[d] - 1;
-    ends[d] = -1;
-    steps[d] = -1;
+    if (shape[d] == 1)
+      continue;
+    SmallVector<int64_t> reversed;
+    for (int64_t k = shape[d] - 1; k >= 0; --k)
+      reversed.push_back(k);
+    auto indexType =
+        RankedTensorType::get({shape[d]}, node.builder().getI64Type());
+    Value indices = ConstantOp::create(
+        node.builder(), node.loc(),
+        ElementsAttr(DenseElementsAttr::get(indexType, ArrayRef(reversed))));
+    flipped = node.create<GatherOp>(flipped, indices,
+                                    node.builder().getI64IntegerAttr(d));
   }
-  Value flipped = node.create<SliceOp>(filter, starts, ends, steps);
+  if (groups == 1) {
+    SmallVector<int64_t> swap = {1, 0};
+    for (int64_t d = 2; d < rank; ++d)
+      swap.push_back(d);
+    return node.create<TransposeOp>(flipped, swap);
+  }
   SmallVector<int64_t> split = {groups, inPerGroup, outPerGroup};
   llvm::append_range(split, shape.drop_front(2));
   SmallVector<int64_t> perm = {0, 2, 1};
