@@ -61,6 +61,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerDataMovementPatterns(r);
     registerLossPatterns(r);
     registerControlFlowPatterns(r);
+    registerQuantizationPatterns(r);
     return r;
   }();
   return registry;

@@ -205,6 +205,7 @@ void registerNormalizationPatterns(PatternRegistry &registry);
 void registerDataMovementPatterns(PatternRegistry &registry);
 void registerLossPatterns(PatternRegistry &registry);
 void registerControlFlowPatterns(PatternRegistry &registry);
+void registerQuantizationPatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its

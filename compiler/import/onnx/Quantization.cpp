@@ -1,0 +1,178 @@
+//===- Quantization.cpp - ONNX (de)quantization ops -> kiln ---------------===//
+//
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, the linear
+// quantization of pre-quantized and dynamically quantized models, in kiln's
+// float and integer elementwise ops:
+//   quantize:   q = saturate(round_half_even(x / scale) + zero_point)
+//   dequantize: x = (q - zero_point) * scale
+// with a per-tensor scale, or a per-axis one (a vector along `axis`).
+// DynamicQuantizeLinear computes a uint8 scale and zero point from the
+// range of its input (including 0) at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "import/onnx/ImportPatterns.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/Sequence.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+/// The smallest and largest values of integer type `type`.
+static std::pair<double, double> integerRange(Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  if (type.isUnsignedInteger())
+    return {0, std::ldexp(1.0, bits) - 1};
+  return {-std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - 1) - 1};
+}
+
+/// `param` (a scale or zero point) shaped to broadcast against an input of
+/// `shape`: a scalar or one-element tensor as a scalar, a vector along the
+/// node's `axis` (default 1, since opset 13). Null after a diagnostic when
+/// neither.
+static Value broadcastParameter(NodeContext &node, Value param,
+                                ArrayRef<int64_t> shape, StringRef what) {
+  auto type = cast<RankedTensorType>(param.getType());
+  if (type.getNumElements() == 1)
+    return node.reshape(param, {});
+  auto axis = node.normalizeAxis(
+      node.opset() >= 13 ? node.intAttr("axis", 1) : 1, shape.size());
+  if (failed(axis))
+    return Value();
+  if (type.getRank() == 1 && type.getShape()[0] == shape[*axis]) {
+    SmallVector<int64_t> perAxis(shape.size(), 1);
+    perAxis[*axis] = shape[*axis];
+    return node.reshape(param, perAxis);
+  }
+  node.emitError() << what << " " << type
+                   << " is neither one value nor a vector of "
+                   << shape[*axis] << " along axis " << *axis;
+  return Value();
+}
+
+/// saturate(round(x / scale) + zeroPoint) in `quantized`, computed in
+/// x's float type; `zeroPoint` (null for 0) is in that float type too.
+static Value quantize(NodeContext &node, Value x, Value scale, Value zeroPoint,
+                      Type quantized) {
+  Value q = node.create<RoundOp>(node.create<DivOp>(x, scale));
+  if (zeroPoint)
+    q = node.create<AddOp>(q, zeroPoint);
+  auto [lowest, highest] = integerRange(quantized);
+  OpBuilder &b = node.builder();
+  q = node.create<ClipOp>(q, b.getF64FloatAttr(lowest),
+                          b.getF64FloatAttr(highest));
+  return node.cast(q, quantized);
+}
+
+static LogicalResult convertQuantizeLinear(NodeContext &node) {
+  Value x = node.input(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element)) {
+    node.emitError() << "expected a floating-point input, got " << type;
+    return failure();
+  }
+  if (node.intAttr("block_size", 0) != 0) {
+    node.emitError() << "blocked quantization (block_size) is not supported";
+    return failure();
+  }
+  Type quantized = IntegerType::get(node.context(), 8, IntegerType::Unsigned);
+  if (node.hasInput(2))
+    quantized = node.inputType(2).getElementType();
+  if (!isa<IntegerType>(quantized) || quantized.isInteger(1)) {
+    node.emitError() << "quantizing to " << quantized
+                     << " is not supported (integer types only)";
+    return failure();
+  }
+  Value scale = broadcastParameter(node, node.input(1), type.getShape(),
+                                   "y_scale");
+  if (!scale)
+    return failure();
+  if (getElementTypeOrSelf(scale.getType()) != element)
+    scale = node.cast(scale, element);
+  Value zeroPoint;
+  if (node.hasInput(2)) {
+    zeroPoint = broadcastParameter(node, node.input(2), type.getShape(),
+                                   "y_zero_point");
+    if (!zeroPoint)
+      return failure();
+    zeroPoint = node.cast(zeroPoint, element);
+  }
+  node.setOutput(0, quantize(node, x, scale, zeroPoint, quantized));
+  return success();
+}
+
+static LogicalResult convertDequantizeLinear(NodeContext &node) {
+  Value x = node.input(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!isa<IntegerType>(type.getElementType())) {
+    node.emitError() << "expected an integer input, got " << type;
+    return failure();
+  }
+  if (node.intAttr("block_size", 0) != 0) {
+    node.emitError() << "blocked quantization (block_size) is not supported";
+    return failure();
+  }
+  Value scale = broadcastParameter(node, node.input(1), type.getShape(),
+                                   "x_scale");
+  if (!scale)
+    return failure();
+  Type element = getElementTypeOrSelf(scale.getType());
+  if (!isa<FloatType>(element)) {
+    node.emitError() << "x_scale must be a floating-point tensor, got "
+                     << node.inputType(1);
+    return failure();
+  }
+  Value real = node.cast(x, element);
+  if (node.hasInput(2)) {
+    Value zeroPoint = broadcastParameter(node, node.input(2), type.getShape(),
+                                         "x_zero_point");
+    if (!zeroPoint)
+      return failure();
+    real = node.create<SubOp>(real, node.cast(zeroPoint, element));
+  }
+  node.setOutput(0, node.create<MulOp>(real, scale));
+  return success();
+}
+
+static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
+  // uint8 over [min(x, 0), max(x, 0)]: scale = (max - min) / 255,
+  // zero point = saturate(round(-min / scale)).
+  Value x = node.input(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element)) {
+    node.emitError() << "expected a floating-point input, got " << type;
+    return failure();
+  }
+  OpBuilder &b = node.builder();
+  auto all = b.getDenseI64ArrayAttr(
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+  BoolAttr noKeepdims = b.getBoolAttr(false);
+  Value zero = node.scalar(element, 0);
+  Value lowest = node.create<MinOp>(
+      node.create<ReduceMinOp>(x, all, noKeepdims), zero);
+  Value highest = node.create<MaxOp>(
+      node.create<ReduceMaxOp>(x, all, noKeepdims), zero);
+  Value scale = node.create<DivOp>(node.create<SubOp>(highest, lowest),
+                                   node.scalar(element, 255));
+  Type u8 = IntegerType::get(node.context(), 8, IntegerType::Unsigned);
+  Value zeroPoint = node.create<ClipOp>(
+      node.create<RoundOp>(
+          node.create<SubOp>(zero, node.create<DivOp>(lowest, scale))),
+      b.getF64FloatAttr(0), b.getF64FloatAttr(255));
+  node.setOutput(0, quantize(node, x, scale, zeroPoint, u8));
+  node.setOutput(1, scale);
+  node.setOutput(2, node.cast(zeroPoint, u8));
+  return success();
+}
+
+void onnx_import::registerQuantizationPatterns(PatternRegistry &r) {
+  r.add("QuantizeLinear", 10, convertQuantizeLinear);
+  r.add("DequantizeLinear", 10, convertDequantizeLinear);
+  r.add("DynamicQuantizeLinear", 11, convertDynamicQuantizeLinear);
+}
