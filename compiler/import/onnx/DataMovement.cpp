@@ -464,6 +464,18 @@ static LogicalResult convertGatherElements(NodeContext &node) {
   return success();
 }
 
+/// The `reduction` attribute of ScatterElements and ScatterND: none, add,
+/// mul, max or min; failure after a diagnostic otherwise.
+static FailureOr<std::string> scatterReduction(NodeContext &node) {
+  std::string reduction = node.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min") {
+    node.emitError() << "unknown reduction '" << reduction << "'";
+    return failure();
+  }
+  return reduction;
+}
+
 /// ScatterElements, and Scatter (opsets 9 and 10, the same semantics
 /// without `reduction`).
 static LogicalResult convertScatterElements(NodeContext &node) {
@@ -473,16 +485,13 @@ static LogicalResult convertScatterElements(NodeContext &node) {
   if (failed(axis) ||
       failed(checkConstantIndices(node, 1, *axis, type.getShape()[*axis])))
     return failure();
-  std::string reduction = node.stringAttr("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      reduction != "max" && reduction != "min") {
-    node.emitError() << "unknown reduction '" << reduction << "'";
+  FailureOr<std::string> reduction = scatterReduction(node);
+  if (failed(reduction))
     return failure();
-  }
   OpBuilder &b = node.builder();
   node.setOutput(0, node.create<ScatterElementsOp>(
                         data, indexOperand(node, node.input(1)), node.input(2),
-                        b.getI64IntegerAttr(*axis), b.getStringAttr(reduction)));
+                        b.getI64IntegerAttr(*axis), b.getStringAttr(*reduction)));
   return success();
 }
 
@@ -576,12 +585,9 @@ static LogicalResult convertScatterND(NodeContext &node) {
   Value rows = rowNumbers(node, node.input(1), shape, 0);
   if (!rows)
     return failure();
-  std::string reduction = node.stringAttr("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      reduction != "max" && reduction != "min") {
-    node.emitError() << "unknown reduction '" << reduction << "'";
+  FailureOr<std::string> reduction = scatterReduction(node);
+  if (failed(reduction))
     return failure();
-  }
   int64_t m = node.inputType(1).getShape().back();
   ArrayRef<int64_t> rowShape = shape.drop_front(m);
   auto rowsType = cast<RankedTensorType>(rows.getType());
@@ -609,7 +615,7 @@ static LogicalResult convertScatterND(NodeContext &node) {
   Value scattered = node.create<ScatterElementsOp>(
       node.reshape(data, flat), index,
       node.reshape(node.input(2), flatUpdates), b.getI64IntegerAttr(0),
-      b.getStringAttr(reduction));
+      b.getStringAttr(*reduction));
   node.setOutput(0, node.reshape(scattered, shape));
   return success();
 }

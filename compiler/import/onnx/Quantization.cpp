@@ -68,14 +68,22 @@ static Value quantize(NodeContext &node, Value x, Value scale, Value zeroPoint,
   return node.cast(q, quantized);
 }
 
-static LogicalResult convertQuantizeLinear(NodeContext &node) {
+/// The node's floating-point input 0, or null after a diagnostic.
+static Value floatInput(NodeContext &node) {
   Value x = node.input(0);
+  if (!isa<FloatType>(getElementTypeOrSelf(x.getType()))) {
+    node.emitError() << "expected a floating-point input, got " << x.getType();
+    return Value();
+  }
+  return x;
+}
+
+static LogicalResult convertQuantizeLinear(NodeContext &node) {
+  Value x = floatInput(node);
+  if (!x)
+    return failure();
   auto type = cast<RankedTensorType>(x.getType());
   Type element = type.getElementType();
-  if (!isa<FloatType>(element)) {
-    node.emitError() << "expected a floating-point input, got " << type;
-    return failure();
-  }
   if (node.intAttr("block_size", 0) != 0) {
     node.emitError() << "blocked quantization (block_size) is not supported";
     return failure();
@@ -142,13 +150,11 @@ static LogicalResult convertDequantizeLinear(NodeContext &node) {
 static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
   // uint8 over [min(x, 0), max(x, 0)]: scale = (max - min) / 255,
   // zero point = saturate(round(-min / scale)).
-  Value x = node.input(0);
+  Value x = floatInput(node);
+  if (!x)
+    return failure();
   auto type = cast<RankedTensorType>(x.getType());
   Type element = type.getElementType();
-  if (!isa<FloatType>(element)) {
-    node.emitError() << "expected a floating-point input, got " << type;
-    return failure();
-  }
   OpBuilder &b = node.builder();
   auto all = b.getDenseI64ArrayAttr(
       llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
