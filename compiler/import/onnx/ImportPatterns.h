@@ -206,6 +206,13 @@ void registerDataMovementPatterns(PatternRegistry &registry);
 void registerLossPatterns(PatternRegistry &registry);
 void registerControlFlowPatterns(PatternRegistry &registry);
 void registerQuantizationPatterns(PatternRegistry &registry);
+
+/// saturate(round_half_even(x / scale) + zeroPoint) as integer type
+/// `quantized` (ONNX's linear quantization), computed in x's float type;
+/// `scale` and `zeroPoint` (null for 0) are in that type and broadcast
+/// against x.
+mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
+                           mlir::Value zeroPoint, mlir::Type quantized);
 void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its

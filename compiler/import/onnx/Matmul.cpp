@@ -3,7 +3,8 @@
 // MatMul follows numpy: 1-D operands are promoted to matrices and the added
 // dimension is dropped again. Gemm becomes transposes, kiln.matmul, and the
 // alpha/beta-scaled bias add. MatMulInteger (the same promotion) becomes
-// kiln.matmul_integer, its zero points in the shapes that op takes. Einsum
+// kiln.matmul_integer, its zero points in the shapes that op takes;
+// QLinearMatMul is that product requantized to its output's scale. Einsum
 // becomes diagonals (strided slices), sums and one kiln.matmul per pair of
 // operands.
 //
@@ -58,8 +59,9 @@ static FailureOr<Value> matmul(NodeContext &node, Value lhs, Value rhs) {
 /// dropped from the product again.
 static LogicalResult
 convertVectorPromoted(NodeContext &node,
-                      function_ref<FailureOr<Value>(Value, Value)> multiply) {
-  Value lhs = node.input(0), rhs = node.input(1);
+                      function_ref<FailureOr<Value>(Value, Value)> multiply,
+                      unsigned lhsInput = 0, unsigned rhsInput = 1) {
+  Value lhs = node.input(lhsInput), rhs = node.input(rhsInput);
   auto l = cast<RankedTensorType>(lhs.getType());
   auto r = cast<RankedTensorType>(rhs.getType());
   if (l.getRank() == 0 || r.getRank() == 0) {
@@ -93,13 +95,13 @@ static LogicalResult convertMatMul(NodeContext &node) {
       node, [&](Value lhs, Value rhs) { return matmul(node, lhs, rhs); });
 }
 
-/// The zero point of MatMulInteger's operand `index` (0: A, 1: B) in the form
+/// The zero point of MatMulInteger's (or QLinearMatMul's) operand `index`
+/// (0: A, 1: B), node input `input`, in the form
 /// kiln.matmul_integer takes: a per-row vector `[M]` of A becomes `[M, 1]`, a
 /// one-element vector a scalar; null when absent. `operand` is the (promoted)
 /// operand, for the error message.
 static FailureOr<Value> matmulZeroPoint(NodeContext &node, unsigned index,
-                                        Value operand) {
-  unsigned input = index + 2;
+                                        Value operand, unsigned input) {
   if (!node.hasInput(input))
     return Value();
   Value zp = node.input(input);
@@ -150,12 +152,60 @@ static LogicalResult convertMatMulInteger(NodeContext &node) {
           }
         if (failed(checkProductShapes(node, l, r)))
           return failure();
-        FailureOr<Value> lhsZp = matmulZeroPoint(node, 0, lhs);
-        FailureOr<Value> rhsZp = matmulZeroPoint(node, 1, rhs);
+        FailureOr<Value> lhsZp = matmulZeroPoint(node, 0, lhs, 2);
+        FailureOr<Value> rhsZp = matmulZeroPoint(node, 1, rhs, 3);
         if (failed(lhsZp) || failed(rhsZp))
           return failure();
         return node.create<MatmulIntegerOp>(lhs, rhs, *lhsZp, *rhsZp);
       });
+}
+
+/// A QLinearMatMul scale (input `input`): a scalar, or per row of A ([M]
+/// becomes [M, 1]) or per column of B.
+static Value matmulScale(NodeContext &node, unsigned input, bool perRow) {
+  Value scale = node.input(input);
+  auto type = cast<RankedTensorType>(scale.getType());
+  if (type.getNumElements() == 1)
+    return node.reshape(scale, {});
+  if (perRow && type.getRank() == 1)
+    return node.reshape(scale, {type.getShape()[0], 1});
+  return scale;
+}
+
+/// QLinearMatMul: the int32 product of the zero-point-corrected 8-bit
+/// operands (kiln.matmul_integer), scaled by a_scale * b_scale / y_scale
+/// and quantized to y's type with y_zero_point.
+static LogicalResult convertQLinearMatMul(NodeContext &node) {
+  return convertVectorPromoted(
+      node,
+      [&](Value lhs, Value rhs) -> FailureOr<Value> {
+        auto l = cast<RankedTensorType>(lhs.getType());
+        auto r = cast<RankedTensorType>(rhs.getType());
+        for (RankedTensorType t : {l, r})
+          if (!t.getElementType().isInteger(8)) {
+            node.emitError() << "operands must be int8 or uint8 tensors, got "
+                             << l << " and " << r;
+            return failure();
+          }
+        if (failed(checkProductShapes(node, l, r)))
+          return failure();
+        FailureOr<Value> lhsZp = matmulZeroPoint(node, 0, lhs, 2);
+        FailureOr<Value> rhsZp = matmulZeroPoint(node, 1, rhs, 5);
+        if (failed(lhsZp) || failed(rhsZp))
+          return failure();
+        Value product =
+            node.create<MatmulIntegerOp>(lhs, rhs, *lhsZp, *rhsZp);
+        Type f32 = node.builder().getF32Type();
+        Value inputScale = node.create<MulOp>(
+            node.cast(matmulScale(node, 1, /*perRow=*/true), f32),
+            node.cast(matmulScale(node, 4, /*perRow=*/false), f32));
+        Value scale = node.create<DivOp>(
+            node.cast(matmulScale(node, 6, false), f32), inputScale);
+        Value zeroPoint = node.cast(node.reshape(node.input(7), {}), f32);
+        return quantizeLinear(node, node.cast(product, f32), scale, zeroPoint,
+                              node.inputType(7).getElementType());
+      },
+      /*lhsInput=*/0, /*rhsInput=*/3);
 }
 
 static LogicalResult convertGemm(NodeContext &node) {
@@ -466,4 +516,5 @@ void onnx_import::registerMatmulPatterns(PatternRegistry &r) {
   r.add("Gemm", 7, convertGemm);
   r.add("Einsum", 12, convertEinsum);
   r.add("MatMulInteger", 10, convertMatMulInteger);
+  r.add("QLinearMatMul", 10, convertQLinearMatMul);
 }

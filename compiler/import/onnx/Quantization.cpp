@@ -54,10 +54,8 @@ static Value broadcastParameter(NodeContext &node, Value param,
   return Value();
 }
 
-/// saturate(round(x / scale) + zeroPoint) in `quantized`, computed in
-/// x's float type; `zeroPoint` (null for 0) is in that float type too.
-static Value quantize(NodeContext &node, Value x, Value scale, Value zeroPoint,
-                      Type quantized) {
+Value onnx_import::quantizeLinear(NodeContext &node, Value x, Value scale,
+                                  Value zeroPoint, Type quantized) {
   Value q = node.create<RoundOp>(node.create<DivOp>(x, scale));
   if (zeroPoint)
     q = node.create<AddOp>(q, zeroPoint);
@@ -110,7 +108,7 @@ static LogicalResult convertQuantizeLinear(NodeContext &node) {
       return failure();
     zeroPoint = node.cast(zeroPoint, element);
   }
-  node.setOutput(0, quantize(node, x, scale, zeroPoint, quantized));
+  node.setOutput(0, quantizeLinear(node, x, scale, zeroPoint, quantized));
   return success();
 }
 
@@ -171,7 +169,7 @@ static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
       node.create<RoundOp>(
           node.create<SubOp>(zero, node.create<DivOp>(lowest, scale))),
       b.getF64FloatAttr(0), b.getF64FloatAttr(255));
-  node.setOutput(0, quantize(node, x, scale, zeroPoint, u8));
+  node.setOutput(0, quantizeLinear(node, x, scale, zeroPoint, u8));
   node.setOutput(1, scale);
   node.setOutput(2, node.cast(zeroPoint, u8));
   return success();
