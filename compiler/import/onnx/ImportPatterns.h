@@ -78,6 +78,8 @@ public:
                          llvm::StringRef defaultValue) const;
   llvm::SmallVector<int64_t> intsAttr(llvm::StringRef name) const;
   llvm::SmallVector<double> floatsAttr(llvm::StringRef name) const;
+  /// The values of a list-of-strings attribute (empty when absent).
+  llvm::SmallVector<std::string> stringsAttr(llvm::StringRef name) const;
   /// A tensor attribute converted to an elements attribute, or null.
   mlir::ElementsAttr tensorAttr(llvm::StringRef name);
 
@@ -195,6 +197,7 @@ void registerReductionPatterns(PatternRegistry &registry);
 void registerNormalizationPatterns(PatternRegistry &registry);
 void registerDataMovementPatterns(PatternRegistry &registry);
 void registerLossPatterns(PatternRegistry &registry);
+void registerRecurrentPatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its
