@@ -187,10 +187,7 @@ static FailureOr<Recurrence> analyze(NodeContext &node, CellKind kind) {
   r.kind = kind;
   r.gates = kind == CellKind::Rnn ? 1 : kind == CellKind::Gru ? 3 : 4;
 
-  if (node.hasAttr("layout") && node.opset() < 14) {
-    node.emitError() << "attribute 'layout' needs opset 14 or later";
-    return failure();
-  }
+  // (The ONNX checker rejects `layout` before opset 14.)
   int64_t layout = node.intAttr("layout", 0);
   if (layout != 0 && layout != 1) {
     node.emitError() << "layout must be 0 or 1, got " << layout;
@@ -411,10 +408,10 @@ public:
       return node.create<TanhOp>(x);
     case Activation::Kind::Sigmoid:
       return node.create<SigmoidOp>(x);
-    case Activation::Kind::Affine:
-      return node.create<AddOp>(
-          node.create<MulOp>(x, scalar(activation.alpha)),
-          scalar(activation.beta));
+    case Activation::Kind::Affine: {
+      Value scaled = node.create<MulOp>(x, scalar(activation.alpha));
+      return node.create<AddOp>(scaled, scalar(activation.beta));
+    }
     case Activation::Kind::LeakyRelu:
       return node.create<LeakyReluOp>(x, alpha);
     case Activation::Kind::ThresholdedRelu: {
@@ -422,17 +419,17 @@ public:
       return node.create<SelectOp>(above, x, scalar(0));
     }
     case Activation::Kind::ScaledTanh: {
-      Value inner = node.create<MulOp>(x, scalar(activation.beta));
-      return node.create<MulOp>(node.create<TanhOp>(inner),
-                                scalar(activation.alpha));
+      Value inner = node.create<TanhOp>(
+          node.create<MulOp>(x, scalar(activation.beta)));
+      return node.create<MulOp>(inner, scalar(activation.alpha));
     }
     case Activation::Kind::HardSigmoid:
       return node.create<HardSigmoidOp>(x, alpha, beta);
     case Activation::Kind::Elu:
       return node.create<EluOp>(x, alpha);
     case Activation::Kind::Softsign: {
-      Value denominator =
-          node.create<AddOp>(node.create<AbsOp>(x), scalar(1.0));
+      Value magnitude = node.create<AbsOp>(x);
+      Value denominator = node.create<AddOp>(magnitude, scalar(1.0));
       return node.create<DivOp>(x, denominator);
     }
     case Activation::Kind::Softplus:
@@ -524,7 +521,8 @@ static CellState gruStep(Unroller &u, const DirectionWeights &w, Value xt,
   Value candidate = u.activate(w.activations[1], candidateIn);
   // (1 - z) (.) h~ + z (.) H
   Value oneMinusZ = u.node.create<SubOp>(u.scalar(1.0), z);
-  Value h = u.add(u.node.create<MulOp>(oneMinusZ, candidate), u.mul(z, s.h));
+  Value fresh = u.node.create<MulOp>(oneMinusZ, candidate);
+  Value h = u.add(fresh, u.mul(z, s.h));
   return {h, Value()};
 }
 
@@ -533,18 +531,26 @@ static CellState gruStep(Unroller &u, const DirectionWeights &w, Value xt,
 static CellState lstmStep(Unroller &u, const DirectionWeights &w, Value xt,
                           const CellState &s) {
   Value gates = u.add(xt, u.matmul(s.h, w.recurrenceT));
+  // (Operands are named first throughout: the order in which function
+  // arguments are evaluated is not specified, and the IR's order should not
+  // depend on the compiler.)
+  Value inPre = u.gate(gates, 0);
   Value in = u.activate(w.activations[0],
-                        u.add(u.gate(gates, 0), u.mul(w.peepholeI, s.c)));
+                        u.add(inPre, u.mul(w.peepholeI, s.c)));
   Value forget;
-  if (u.r.inputForget)
+  if (u.r.inputForget) {
     forget = u.node.create<SubOp>(u.scalar(1.0), in);
-  else
+  } else {
+    Value forgetPre = u.gate(gates, 2);
     forget = u.activate(w.activations[0],
-                        u.add(u.gate(gates, 2), u.mul(w.peepholeF, s.c)));
+                        u.add(forgetPre, u.mul(w.peepholeF, s.c)));
+  }
   Value candidate = u.activate(w.activations[1], u.gate(gates, 3));
-  Value c = u.add(u.mul(forget, s.c), u.node.create<MulOp>(in, candidate));
+  Value kept = u.mul(forget, s.c);
+  Value c = u.add(kept, u.node.create<MulOp>(in, candidate));
+  Value outPre = u.gate(gates, 1);
   Value out = u.activate(w.activations[0],
-                         u.add(u.gate(gates, 1), u.mul(w.peepholeO, c)));
+                         u.add(outPre, u.mul(w.peepholeO, c)));
   // h(Ct) is not clipped: clip bounds the gates' inputs.
   Value activated = u.activate(w.activations[2], c, /*clipped=*/false);
   return {u.node.create<MulOp>(out, activated), c};
@@ -597,10 +603,11 @@ static LogicalResult convertRecurrent(NodeContext &node, CellKind kind) {
       Value summed;
       if (kind == CellKind::Gru && r.linearBeforeReset) {
         // Rbh stays inside the reset gate's product.
-        summed = u.concat({u.add(u.slice(inputBias, 0, 0, 2 * r.hidden),
-                                 u.slice(recurrenceBias, 0, 0, 2 * r.hidden)),
-                           u.slice(inputBias, 0, 2 * r.hidden, gateColumns)},
-                          0);
+        Value inputZr = u.slice(inputBias, 0, 0, 2 * r.hidden);
+        Value recurrenceZr = u.slice(recurrenceBias, 0, 0, 2 * r.hidden);
+        Value zr = u.add(inputZr, recurrenceZr);
+        summed = u.concat(
+            {zr, u.slice(inputBias, 0, 2 * r.hidden, gateColumns)}, 0);
         w.resetBias =
             u.slice(recurrenceBias, 0, 2 * r.hidden, gateColumns);
       } else {
