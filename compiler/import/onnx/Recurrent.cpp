@@ -207,8 +207,12 @@ static FailureOr<Recurrence> analyze(NodeContext &node, CellKind kind) {
     return failure();
   }
 
+  if (!node.hasInput(0) || !node.hasInput(1) || !node.hasInput(2)) {
+    node.emitError() << "X, W and R are required";
+    return failure();
+  }
   RankedTensorType x = node.inputType(0);
-  if (!x || x.getRank() != 3 || !isa<FloatType>(x.getElementType()) ||
+  if (x.getRank() != 3 || !isa<FloatType>(x.getElementType()) ||
       !x.hasStaticShape()) {
     node.emitError() << "X must be a floating-point tensor of rank 3 with a "
                         "static shape, got "
@@ -231,7 +235,7 @@ static FailureOr<Recurrence> analyze(NodeContext &node, CellKind kind) {
       node.emitError() << "hidden_size must be positive, got " << r.hidden;
       return failure();
     }
-  } else if (rType && rType.getRank() == 3 && rType.hasStaticShape() &&
+  } else if (rType.getRank() == 3 && rType.hasStaticShape() &&
              rType.getDimSize(2) > 0) {
     r.hidden = rType.getDimSize(2);
   } else {
@@ -250,10 +254,6 @@ static FailureOr<Recurrence> analyze(NodeContext &node, CellKind kind) {
   RankedTensorType stateType =
       r.batchMajor ? tensor({r.batch, r.directions, r.hidden})
                    : tensor({r.directions, r.batch, r.hidden});
-  if (!node.hasInput(1) || !node.hasInput(2)) {
-    node.emitError() << "W and R are required";
-    return failure();
-  }
   if (failed(checkInputType(node, 1, "W",
                             tensor({r.directions, gateRows, r.inputSize}))) ||
       failed(checkInputType(node, 2, "R",
