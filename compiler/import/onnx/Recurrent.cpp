@@ -207,10 +207,8 @@ static FailureOr<Recurrence> analyze(NodeContext &node, CellKind kind) {
     return failure();
   }
 
-  if (!node.hasInput(0) || !node.hasInput(1) || !node.hasInput(2)) {
-    node.emitError() << "X, W and R are required";
-    return failure();
-  }
+  // (X, W and R are required inputs: the importer has checked that they are
+  // given.)
   RankedTensorType x = node.inputType(0);
   if (x.getRank() != 3 || !isa<FloatType>(x.getElementType()) ||
       !x.hasStaticShape()) {
