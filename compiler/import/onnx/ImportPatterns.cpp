@@ -62,6 +62,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerLossPatterns(r);
     registerControlFlowPatterns(r);
     registerQuantizationPatterns(r);
+    registerRecurrentPatterns(r);
     return r;
   }();
   return registry;
@@ -221,6 +222,14 @@ SmallVector<double> NodeContext::floatsAttr(StringRef name) const {
   if (!attr)
     return {};
   return SmallVector<double>(attr->floats().begin(), attr->floats().end());
+}
+
+SmallVector<std::string> NodeContext::stringsAttr(StringRef name) const {
+  const auto *attr = findAttr(node, name);
+  if (!attr)
+    return {};
+  return SmallVector<std::string>(attr->strings().begin(),
+                                  attr->strings().end());
 }
 
 ElementsAttr NodeContext::tensorAttr(StringRef name) {

@@ -79,6 +79,8 @@ public:
                          llvm::StringRef defaultValue) const;
   llvm::SmallVector<int64_t> intsAttr(llvm::StringRef name) const;
   llvm::SmallVector<double> floatsAttr(llvm::StringRef name) const;
+  /// The values of a list-of-strings attribute (empty when absent).
+  llvm::SmallVector<std::string> stringsAttr(llvm::StringRef name) const;
   /// A tensor attribute converted to an elements attribute, or null.
   mlir::ElementsAttr tensorAttr(llvm::StringRef name);
   /// The graph attribute `name` (If's branches, Loop's and Scan's bodies),
@@ -206,6 +208,7 @@ void registerDataMovementPatterns(PatternRegistry &registry);
 void registerLossPatterns(PatternRegistry &registry);
 void registerControlFlowPatterns(PatternRegistry &registry);
 void registerQuantizationPatterns(PatternRegistry &registry);
+void registerRecurrentPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;
