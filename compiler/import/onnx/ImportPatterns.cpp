@@ -60,6 +60,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerNormalizationPatterns(r);
     registerDataMovementPatterns(r);
     registerLossPatterns(r);
+    registerResizePatterns(r);
     return r;
   }();
   return registry;

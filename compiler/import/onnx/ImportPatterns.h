@@ -195,6 +195,7 @@ void registerReductionPatterns(PatternRegistry &registry);
 void registerNormalizationPatterns(PatternRegistry &registry);
 void registerDataMovementPatterns(PatternRegistry &registry);
 void registerLossPatterns(PatternRegistry &registry);
+void registerResizePatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its
