@@ -382,11 +382,7 @@ static LogicalResult readShapes(NodeContext &node, ArrayRef<int64_t> inShape,
   SmallVector<double> scales;
   SmallVector<int64_t> sizes;
   if (node.opType() == "Upsample" && node.opset() < 9) {
-    if (!node.hasAttr("scales")) {
-      node.emitError() << "missing attribute 'scales'";
-      return failure();
-    }
-    scales = node.floatsAttr("scales");
+    scales = node.floatsAttr("scales"); // required: the ONNX checker says so
   } else {
     unsigned scalesInput = isResize11 ? 2 : 1;
     bool hasScales = nonEmptyInput(node, scalesInput);
@@ -562,6 +558,11 @@ static LogicalResult convertResize(NodeContext &node) {
     double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
     double high = isUnsigned ? std::ldexp(1.0, width) - 1
                              : std::ldexp(1.0, width - 1) - 1;
+    // The largest f32 not above it (2^31 - 1 rounds up to 2^31).
+    float highF32 = (float)high;
+    if ((double)highF32 > high)
+      highF32 = std::nextafter(highF32, 0.0f);
+    high = highF32;
     result = node.create<ClipOp>(result, node.builder().getF64FloatAttr(low),
                                  node.builder().getF64FloatAttr(high));
   }
