@@ -84,9 +84,9 @@ static double sourceCoordinate(const ResizeSpec &spec, int64_t axis, int64_t x,
     return outWidth == 1 ? 0.0 : xd * (double)(in - 1) / (outWidth - 1);
   if (mode == "tf_crop_and_resize") {
     double start = spec.roiStart[axis], end = spec.roiEnd[axis];
-    double span = out == 1 ? (end - start) * (double)(in - 1) / 2
-                           : xd * (end - start) * (double)(in - 1) /
-                                 (double)(out - 1);
+    double span =
+        out == 1 ? (end - start) * (double)(in - 1) / 2
+                 : xd * (end - start) * (double)(in - 1) / (double)(out - 1);
     return span + start * (double)(in - 1);
   }
   if (mode == "pytorch_half_pixel")
@@ -155,6 +155,17 @@ static SmallVector<double> tapWeights(const ResizeSpec &spec, double ratio,
       w /= sum;
   }
   return weights;
+}
+
+/// How many taps each output position of an axis scaled by `scale` needs
+/// before merging (in double: a tiny antialiasing scale needs more taps than
+/// an int64_t holds).
+static double tapsPerPosition(const ResizeSpec &spec, double scale) {
+  if (spec.mode == Interpolation::Nearest)
+    return 1;
+  double support = spec.antialias ? std::min(scale, 1.0) : 1.0;
+  double reach = spec.mode == Interpolation::Linear ? 1 : 2;
+  return 2 - 2 * (std::floor(-reach / support) + 1);
 }
 
 /// The taps of `axis` (from `in` to `out` elements).
@@ -312,8 +323,8 @@ static LogicalResult readModes(NodeContext &node, ResizeSpec &spec) {
   }
   spec.coordinateMode =
       node.stringAttr("coordinate_transformation_mode", "half_pixel");
-  SmallVector<StringRef> modes = {"half_pixel",         "pytorch_half_pixel",
-                                  "align_corners",      "asymmetric",
+  SmallVector<StringRef> modes = {"half_pixel", "pytorch_half_pixel",
+                                  "align_corners", "asymmetric",
                                   "tf_crop_and_resize"};
   if (node.opset() < 13)
     modes.push_back("tf_half_pixel_for_nn");
@@ -328,9 +339,9 @@ static LogicalResult readModes(NodeContext &node, ResizeSpec &spec) {
     return failure();
   }
   spec.nearestMode = node.stringAttr("nearest_mode", "round_prefer_floor");
-  if (!llvm::is_contained({"round_prefer_floor", "round_prefer_ceil", "floor",
-                           "ceil"},
-                          spec.nearestMode)) {
+  if (!llvm::is_contained(
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+          spec.nearestMode)) {
     node.emitError() << "unsupported nearest_mode '" << spec.nearestMode
                      << "' (expected round_prefer_floor, round_prefer_ceil, "
                         "floor or ceil)";
@@ -508,8 +519,8 @@ static LogicalResult convertResize(NodeContext &node) {
       failed(readShapes(node, type.getShape(), spec)))
     return failure();
   if (!isWithinSizeLimit(spec.outShape)) {
-    node.emitError() << "its result would have more than "
-                     << kMaxTensorElements << " elements";
+    node.emitError() << "its result would have more than " << kMaxTensorElements
+                     << " elements";
     return failure();
   }
 
@@ -536,13 +547,14 @@ static LogicalResult convertResize(NodeContext &node) {
                        << ": it is empty";
       return failure();
     }
-    AxisTaps taps = axisTaps(spec, axis, in, out);
-    if ((int64_t)taps.index.size() * out > kMaxTapEntries) {
-      node.emitError() << "resizing axis " << axis << " would need "
-                       << taps.index.size() << " taps for each of its " << out
-                       << " output elements";
+    double perPosition = tapsPerPosition(spec, spec.scales[axis]);
+    if (perPosition * (double)out > (double)kMaxTapEntries) {
+      node.emitError() << "resizing axis " << axis << " to " << out
+                       << " elements would need more than " << kMaxTapEntries
+                       << " taps (output elements times filter taps)";
       return failure();
     }
+    AxisTaps taps = axisTaps(spec, axis, in, out);
     if (!isIdentity(taps, in))
       resized.emplace_back(axis, std::move(taps));
   }
