@@ -63,6 +63,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerControlFlowPatterns(r);
     registerQuantizationPatterns(r);
     registerRecurrentPatterns(r);
+    registerResizePatterns(r);
     return r;
   }();
   return registry;

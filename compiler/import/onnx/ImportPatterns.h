@@ -209,6 +209,8 @@ void registerLossPatterns(PatternRegistry &registry);
 void registerControlFlowPatterns(PatternRegistry &registry);
 void registerQuantizationPatterns(PatternRegistry &registry);
 void registerRecurrentPatterns(PatternRegistry &registry);
+void registerResizePatterns(PatternRegistry &registry);
+void registerConstantPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;
@@ -216,7 +218,6 @@ void registerRecurrentPatterns(PatternRegistry &registry);
 /// against x.
 mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
                            mlir::Value zeroPoint, mlir::Type quantized);
-void registerConstantPatterns(PatternRegistry &registry);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its
 /// `pads` or `auto_pad` attribute, for spatial input sizes `in`.
