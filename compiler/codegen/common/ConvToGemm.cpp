@@ -11,6 +11,8 @@
 #include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -75,6 +77,26 @@ LogicalResult rewriteOneByOne(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp c
   return success();
 }
 
+/// `value` with its elements converted to `elem` by a linalg.generic
+/// (signed extension for integers); `value` itself when they already are.
+static Value extendTo(RewriterBase &rewriter, Location loc, Value value, Type elem) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == elem)
+    return value;
+  auto resultType = RankedTensorType::get(type.getShape(), elem);
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), elem);
+  AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
+  auto extend = linalg::GenericOp::create(
+      rewriter, loc, resultType, ValueRange{value}, ValueRange{init},
+      ArrayRef<AffineMap>{identity, identity}, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(
+            b, l, convertScalarToDtype(b, l, args[0], elem, /*isUnsignedCast=*/false));
+      });
+  return extend.getResult(0);
+}
+
 struct KilnConvToGemmPass
     : kiln::impl::KilnConvToGemmBase<KilnConvToGemmPass> {
   using KilnConvToGemmBase::KilnConvToGemmBase;
@@ -100,6 +122,13 @@ struct KilnConvToGemmPass
       DenseI64ArrayAttr window =
           rewriter.getDenseI64ArrayAttr({outputWidth, filter.getDimSize(2), filter.getDimSize(3),
                                          strides[0], strides[1], dilations[0], dilations[1]});
+      // The im2col rewrite reshapes the operands under the accumulator's
+      // element type: operands of a narrower integer type (an i8 filter of
+      // an integer convolution) are first extended as the convolution
+      // would (signed, linalg's default cast).
+      for (OpOperand *operand : conv.getDpsInputOperands())
+        operand->set(extendTo(rewriter, conv.getLoc(), operand->get(),
+                             getElementTypeOrSelf(conv.getOutputs()[0].getType())));
       FailureOr<std::pair<Operation *, Operation *>> result =
           linalg::rewriteInIm2Col(rewriter, conv);
       if (failed(result))

@@ -2,7 +2,8 @@
 //
 // Conv with groups, strides, dilations and explicit or automatic padding
 // (NOTSET, SAME_UPPER, SAME_LOWER, VALID) becomes kiln.conv; ConvInteger, the
-// same window over 8-bit operands with zero points, kiln.conv_integer;
+// same window over 8-bit operands with zero points, kiln.conv_integer
+// (QLinearConv: that, plus its bias, requantized to the output's scale);
 // ConvTranspose, a kiln.conv over the zero-interleaved input with the filter
 // reversed and regrouped. The window helpers are shared with the pooling
 // patterns.
@@ -134,14 +135,17 @@ static LogicalResult convertConv(NodeContext &node) {
   return success();
 }
 
-/// ConvInteger's zero point input `i` (2: x_zero_point, a scalar; 3:
-/// w_zero_point, a scalar or one per output channel), with one-element
-/// tensors as scalars; null when absent.
-static FailureOr<Value> convZeroPoint(NodeContext &node, unsigned i,
+/// The zero point of ConvInteger's (or QLinearConv's) input or filter, node
+/// input `input` (x_zero_point: a scalar; w_zero_point, `filter`: a scalar
+/// or one per output channel), with one-element tensors as scalars; null
+/// when absent.
+static FailureOr<Value> convZeroPoint(NodeContext &node, unsigned input,
+                                      bool filter,
                                       RankedTensorType operandType) {
-  if (!node.hasInput(i))
+  if (!node.hasInput(input))
     return Value();
-  Value zp = node.input(i);
+  unsigned i = filter ? 3 : 2;
+  Value zp = node.input(input);
   auto type = cast<RankedTensorType>(zp.getType());
   StringRef name = i == 2 ? "x_zero_point" : "w_zero_point";
   if (type.getElementType() != operandType.getElementType()) {
@@ -178,8 +182,8 @@ static LogicalResult convertConvInteger(NodeContext &node) {
   FailureOr<ConvWindow> window = convWindow(node, inType, filterType);
   if (failed(window))
     return failure();
-  FailureOr<Value> inputZp = convZeroPoint(node, 2, inType);
-  FailureOr<Value> filterZp = convZeroPoint(node, 3, filterType);
+  FailureOr<Value> inputZp = convZeroPoint(node, 2, false, inType);
+  FailureOr<Value> filterZp = convZeroPoint(node, 3, true, filterType);
   if (failed(inputZp) || failed(filterZp))
     return failure();
   OpBuilder &b = node.builder();
@@ -189,6 +193,69 @@ static LogicalResult convertConvInteger(NodeContext &node) {
                                     b.getDenseI64ArrayAttr(window->dilations),
                                     b.getDenseI64ArrayAttr(window->pads),
                                     b.getI64IntegerAttr(window->groups)));
+  return success();
+}
+
+/// QLinearConv: ConvInteger's int32 result plus the int32 bias, scaled by
+/// x_scale * w_scale / y_scale (w_scale a scalar or one per output
+/// channel) and quantized to y's type with y_zero_point.
+static LogicalResult convertQLinearConv(NodeContext &node) {
+  Value input = node.input(0), filter = node.input(3);
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  if (!inType.getElementType().isInteger(8) ||
+      !filterType.getElementType().isInteger(8)) {
+    node.emitError() << "x and w must be int8 or uint8 tensors, got " << inType
+                     << " and " << filterType;
+    return failure();
+  }
+  FailureOr<ConvWindow> window = convWindow(node, inType, filterType);
+  if (failed(window))
+    return failure();
+  FailureOr<Value> inputZp = convZeroPoint(node, 2, false, inType);
+  FailureOr<Value> filterZp = convZeroPoint(node, 5, true, filterType);
+  if (failed(inputZp) || failed(filterZp))
+    return failure();
+  OpBuilder &b = node.builder();
+  Value acc = node.create<ConvIntegerOp>(
+      input, filter, *inputZp, *filterZp,
+      b.getDenseI64ArrayAttr(window->strides),
+      b.getDenseI64ArrayAttr(window->dilations),
+      b.getDenseI64ArrayAttr(window->pads),
+      b.getI64IntegerAttr(window->groups));
+  int64_t filters = filterType.getShape()[0];
+  SmallVector<int64_t> perChannel(inType.getRank() - 1, 1);
+  perChannel[0] = filters;
+  auto channelShaped = [&](unsigned i, StringRef what) -> Value {
+    Value v = node.input(i);
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getNumElements() == 1)
+      return node.reshape(v, {});
+    if (type.getRank() == 1 && type.getShape()[0] == filters)
+      return node.reshape(v, perChannel);
+    node.emitError() << what << " " << type
+                     << " must be a scalar or have one value per output "
+                     << "channel (" << filters << ")";
+    return Value();
+  };
+  if (node.hasInput(8)) {
+    Value bias = channelShaped(8, "B");
+    if (!bias)
+      return failure();
+    acc = node.create<AddOp>(acc, bias);
+  }
+  Value filterScale = channelShaped(4, "w_scale");
+  if (!filterScale)
+    return failure();
+  Type f32 = b.getF32Type();
+  Value inputScale = node.create<MulOp>(
+      node.cast(node.reshape(node.input(1), {}), f32),
+      node.cast(filterScale, f32));
+  Value scale = node.create<DivOp>(
+      node.cast(node.reshape(node.input(6), {}), f32), inputScale);
+  Value zeroPoint = node.cast(node.reshape(node.input(7), {}), f32);
+  node.setOutput(0, quantizeLinear(node, node.cast(acc, f32), scale, zeroPoint,
+                                   node.inputType(7).getElementType()));
   return success();
 }
 
@@ -562,6 +629,7 @@ static LogicalResult convertConvTranspose(NodeContext &node) {
 void onnx_import::registerConvPatterns(PatternRegistry &r) {
   r.add("Conv", 7, convertConv);
   r.add("ConvInteger", 10, convertConvInteger);
+  r.add("QLinearConv", 10, convertQLinearConv);
   // Opset 11 reworded the padding rules (output_shape = input * strides for
   // SAME_*, the odd padding element at the end for SAME_UPPER) to what
   // ONNX Runtime does for every opset; Kiln follows it from opset 1.

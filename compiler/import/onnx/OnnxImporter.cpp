@@ -680,7 +680,7 @@ GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
     for (const std::string &out : node.output())
       if (!out.empty())
         bind(out);
-  auto restore = llvm::make_scope_exit([&] {
+  llvm::scope_exit restore([&] {
     for (auto &[name, value] : llvm::reverse(saved)) {
       if (value)
         values[name] = value;

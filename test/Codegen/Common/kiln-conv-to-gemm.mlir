@@ -125,3 +125,20 @@ func.func @one_by_one_i8(%x: tensor<1x8x5x5xi8>, %w: tensor<6x8x1x1xi8>, %init: 
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x5x5xi8>, tensor<6x8x1x1xi8>) outs(%init : tensor<1x6x5x5xi32>) -> tensor<1x6x5x5xi32>
   return %0 : tensor<1x6x5x5xi32>
 }
+
+// -----
+
+// An integer convolution of an i8 filter into an i32 accumulator: the filter
+// is extended (signed, as the convolution's own cast) before the im2col
+// rewrite reshapes it, so the contraction reads i32 on both sides (the
+// reshape must not reinterpret i8 data as i32).
+// CHECK-LABEL: func @mixed_integer
+// CHECK: %[[WIDE:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<3x18xi8>) outs(%{{.*}} : tensor<3x18xi32>)
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x2x4x4xi32>) outs(%{{.*}} : tensor<1x18x4xi32>) attrs = {kiln.im2col
+// CHECK: linalg.generic {{.*}} ins(%[[WIDE]], %[[COLS]] : tensor<3x18xi32>, tensor<1x18x4xi32>)
+func.func @mixed_integer(%x: tensor<1x2x4x4xi32>, %w: tensor<3x2x3x3xi8>, %init: tensor<1x3x2x2xi32>) -> tensor<1x3x2x2xi32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x4x4xi32>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x2x2xi32>) -> tensor<1x3x2x2xi32>
+  return %0 : tensor<1x3x2x2xi32>
+}
