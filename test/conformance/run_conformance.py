@@ -382,8 +382,9 @@ def read_expected(path: Path) -> dict:
     if not path.exists():
         return expected
     for n, line in enumerate(path.read_text().splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
+        # Comments are whole lines: a reason may quote a '#'.
+        line = line.strip()
+        if not line or line.startswith("#"):
             continue
         parts = line.split(None, 1)
         expected[parts[0]] = parts[1] if len(parts) > 1 else ""
