@@ -77,11 +77,13 @@ LogicalResult rewriteOneByOne(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp c
   return success();
 }
 
-/// `value` with its elements converted to `elem` by a linalg.generic
-/// (signed extension for integers); `value` itself when they already are.
+/// `value` with its integer elements extended to integer type `elem` by a
+/// linalg.generic (signed, as linalg's convolutions cast); `value` itself
+/// when they already are `elem` or are floats.
 static Value extendTo(RewriterBase &rewriter, Location loc, Value value, Type elem) {
   auto type = cast<RankedTensorType>(value.getType());
-  if (type.getElementType() == elem)
+  // (Float operands keep their type: the matrix-core GEMMs read f16/bf16.)
+  if (type.getElementType() == elem || !isa<IntegerType>(elem))
     return value;
   auto resultType = RankedTensorType::get(type.getShape(), elem);
   Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), elem);

@@ -167,10 +167,12 @@ static FailureOr<Value> convZeroPoint(NodeContext &node, unsigned input,
   return failure();
 }
 
-/// ConvInteger: Conv's window over int8/uint8 operands with optional zero
-/// points, an int32 result (kiln.conv_integer).
-static LogicalResult convertConvInteger(NodeContext &node) {
-  Value input = node.input(0), filter = node.input(1);
+/// kiln.conv_integer of the node's 8-bit input (input 0) and filter (input
+/// `filterInput`) with the zero points of inputs `inputZp` and `filterZp`
+/// (when present): an int32 result, or failure after a diagnostic.
+static FailureOr<Value> integerConv(NodeContext &node, unsigned filterInput,
+                                    unsigned inputZp, unsigned filterZp) {
+  Value input = node.input(0), filter = node.input(filterInput);
   auto inType = cast<RankedTensorType>(input.getType());
   auto filterType = cast<RankedTensorType>(filter.getType());
   if (!inType.getElementType().isInteger(8) ||
@@ -182,17 +184,25 @@ static LogicalResult convertConvInteger(NodeContext &node) {
   FailureOr<ConvWindow> window = convWindow(node, inType, filterType);
   if (failed(window))
     return failure();
-  FailureOr<Value> inputZp = convZeroPoint(node, 2, false, inType);
-  FailureOr<Value> filterZp = convZeroPoint(node, 3, true, filterType);
-  if (failed(inputZp) || failed(filterZp))
+  FailureOr<Value> inputZero = convZeroPoint(node, inputZp, false, inType);
+  FailureOr<Value> filterZero = convZeroPoint(node, filterZp, true, filterType);
+  if (failed(inputZero) || failed(filterZero))
     return failure();
   OpBuilder &b = node.builder();
-  node.setOutput(
-      0, node.create<ConvIntegerOp>(input, filter, *inputZp, *filterZp,
+  return node.create<ConvIntegerOp>(input, filter, *inputZero, *filterZero,
                                     b.getDenseI64ArrayAttr(window->strides),
                                     b.getDenseI64ArrayAttr(window->dilations),
                                     b.getDenseI64ArrayAttr(window->pads),
-                                    b.getI64IntegerAttr(window->groups)));
+                                    b.getI64IntegerAttr(window->groups));
+}
+
+/// ConvInteger: Conv's window over int8/uint8 operands with optional zero
+/// points, an int32 result (kiln.conv_integer).
+static LogicalResult convertConvInteger(NodeContext &node) {
+  FailureOr<Value> result = integerConv(node, 1, 2, 3);
+  if (failed(result))
+    return failure();
+  node.setOutput(0, *result);
   return success();
 }
 
@@ -200,29 +210,12 @@ static LogicalResult convertConvInteger(NodeContext &node) {
 /// x_scale * w_scale / y_scale (w_scale a scalar or one per output
 /// channel) and quantized to y's type with y_zero_point.
 static LogicalResult convertQLinearConv(NodeContext &node) {
-  Value input = node.input(0), filter = node.input(3);
-  auto inType = cast<RankedTensorType>(input.getType());
-  auto filterType = cast<RankedTensorType>(filter.getType());
-  if (!inType.getElementType().isInteger(8) ||
-      !filterType.getElementType().isInteger(8)) {
-    node.emitError() << "x and w must be int8 or uint8 tensors, got " << inType
-                     << " and " << filterType;
+  FailureOr<Value> result = integerConv(node, 3, 2, 5);
+  if (failed(result))
     return failure();
-  }
-  FailureOr<ConvWindow> window = convWindow(node, inType, filterType);
-  if (failed(window))
-    return failure();
-  FailureOr<Value> inputZp = convZeroPoint(node, 2, false, inType);
-  FailureOr<Value> filterZp = convZeroPoint(node, 5, true, filterType);
-  if (failed(inputZp) || failed(filterZp))
-    return failure();
+  Value acc = *result;
   OpBuilder &b = node.builder();
-  Value acc = node.create<ConvIntegerOp>(
-      input, filter, *inputZp, *filterZp,
-      b.getDenseI64ArrayAttr(window->strides),
-      b.getDenseI64ArrayAttr(window->dilations),
-      b.getDenseI64ArrayAttr(window->pads),
-      b.getI64IntegerAttr(window->groups));
+  auto inType = node.inputType(0), filterType = node.inputType(3);
   int64_t filters = filterType.getShape()[0];
   SmallVector<int64_t> perChannel(inType.getRank() - 1, 1);
   perChannel[0] = filters;

@@ -137,27 +137,34 @@ static FailureOr<Value> matmulZeroPoint(NodeContext &node, unsigned index,
   return zp;
 }
 
+/// kiln.matmul_integer of the (promoted) 8-bit operands with the zero
+/// points of node inputs `lhsZp` and `rhsZp` (when present): an int32
+/// product, or failure after a diagnostic.
+static FailureOr<Value> integerProduct(NodeContext &node, Value lhs, Value rhs,
+                                       unsigned lhsZp, unsigned rhsZp) {
+  auto l = cast<RankedTensorType>(lhs.getType());
+  auto r = cast<RankedTensorType>(rhs.getType());
+  for (RankedTensorType t : {l, r})
+    if (!t.getElementType().isInteger(8)) {
+      node.emitError() << "operands must be int8 or uint8 tensors, got " << l
+                       << " and " << r;
+      return failure();
+    }
+  if (failed(checkProductShapes(node, l, r)))
+    return failure();
+  FailureOr<Value> lhsZero = matmulZeroPoint(node, 0, lhs, lhsZp);
+  FailureOr<Value> rhsZero = matmulZeroPoint(node, 1, rhs, rhsZp);
+  if (failed(lhsZero) || failed(rhsZero))
+    return failure();
+  return node.create<MatmulIntegerOp>(lhs, rhs, *lhsZero, *rhsZero);
+}
+
 /// MatMulInteger: 8-bit operands (each int8 or uint8) and optional zero
 /// points, an int32 product (kiln.matmul_integer).
 static LogicalResult convertMatMulInteger(NodeContext &node) {
-  return convertVectorPromoted(
-      node, [&](Value lhs, Value rhs) -> FailureOr<Value> {
-        auto l = cast<RankedTensorType>(lhs.getType());
-        auto r = cast<RankedTensorType>(rhs.getType());
-        for (RankedTensorType t : {l, r})
-          if (!t.getElementType().isInteger(8)) {
-            node.emitError() << "operands must be int8 or uint8 tensors, got "
-                             << l << " and " << r;
-            return failure();
-          }
-        if (failed(checkProductShapes(node, l, r)))
-          return failure();
-        FailureOr<Value> lhsZp = matmulZeroPoint(node, 0, lhs, 2);
-        FailureOr<Value> rhsZp = matmulZeroPoint(node, 1, rhs, 3);
-        if (failed(lhsZp) || failed(rhsZp))
-          return failure();
-        return node.create<MatmulIntegerOp>(lhs, rhs, *lhsZp, *rhsZp);
-      });
+  return convertVectorPromoted(node, [&](Value lhs, Value rhs) {
+    return integerProduct(node, lhs, rhs, 2, 3);
+  });
 }
 
 /// A QLinearMatMul scale (input `input`): a scalar, or per row of A ([M]
@@ -179,22 +186,10 @@ static LogicalResult convertQLinearMatMul(NodeContext &node) {
   return convertVectorPromoted(
       node,
       [&](Value lhs, Value rhs) -> FailureOr<Value> {
-        auto l = cast<RankedTensorType>(lhs.getType());
-        auto r = cast<RankedTensorType>(rhs.getType());
-        for (RankedTensorType t : {l, r})
-          if (!t.getElementType().isInteger(8)) {
-            node.emitError() << "operands must be int8 or uint8 tensors, got "
-                             << l << " and " << r;
-            return failure();
-          }
-        if (failed(checkProductShapes(node, l, r)))
+        FailureOr<Value> integer = integerProduct(node, lhs, rhs, 2, 5);
+        if (failed(integer))
           return failure();
-        FailureOr<Value> lhsZp = matmulZeroPoint(node, 0, lhs, 2);
-        FailureOr<Value> rhsZp = matmulZeroPoint(node, 1, rhs, 5);
-        if (failed(lhsZp) || failed(rhsZp))
-          return failure();
-        Value product =
-            node.create<MatmulIntegerOp>(lhs, rhs, *lhsZp, *rhsZp);
+        Value product = *integer;
         Type f32 = node.builder().getF32Type();
         Value inputScale = node.create<MulOp>(
             node.cast(matmulScale(node, 1, /*perRow=*/true), f32),
