@@ -3,7 +3,7 @@
 // Reshape, Flatten, Squeeze and Unsqueeze (all kiln.reshape), Transpose,
 // Concat, Slice, Split, Pad, Gather, GatherElements, ScatterElements (and
 // the older Scatter), GatherND and ScatterND (as Gather and ScatterElements
-// over rows), Compress, OneHot, Expand, Tile, Trilu, EyeLike, DepthToSpace,
+// over rows), Compress, ReverseSequence, OneHot, Expand, Tile, Trilu, EyeLike, DepthToSpace,
 // SpaceToDepth, and the shape computations Shape, Size, Range and
 // ConstantOfShape, which become constants because every shape is static
 // after import.
@@ -663,6 +663,60 @@ static LogicalResult convertCompress(NodeContext &node) {
   return success();
 }
 
+static LogicalResult convertReverseSequence(NodeContext &node) {
+  // For batch entry b, the first sequence_lens[b] steps along the time axis
+  // reversed, the rest kept: a kiln.gather_elements along the time axis
+  // with a constant index (the lengths must be constants).
+  Value input = node.input(0);
+  auto type = node.inputType(0);
+  auto lengths = node.constantInts(1, "sequence_lens");
+  if (failed(lengths))
+    return failure();
+  int64_t timeAxis = node.intAttr("time_axis", 0);
+  int64_t batchAxis = node.intAttr("batch_axis", 1);
+  if (type.getRank() < 2 || (timeAxis != 0 && timeAxis != 1) ||
+      batchAxis != 1 - timeAxis) {
+    node.emitError() << "time_axis and batch_axis must be 0 and 1 (either "
+                        "way) of an input of rank >= 2, got "
+                     << timeAxis << " and " << batchAxis << " for " << type;
+    return failure();
+  }
+  int64_t steps = type.getShape()[timeAxis];
+  int64_t batch = type.getShape()[batchAxis];
+  if ((int64_t)lengths->size() != batch) {
+    node.emitError() << "sequence_lens has " << lengths->size()
+                     << " entries for a batch of " << batch;
+    return failure();
+  }
+  // index[t, b] (or [b, t]): the time step output step t reads.
+  SmallVector<int64_t> index(steps * batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t length = (*lengths)[b];
+    if (length < 0 || length > steps) {
+      node.emitError() << "sequence_lens[" << b << "] = " << length
+                       << " is outside [0, " << steps << "]";
+      return failure();
+    }
+    for (int64_t t = 0; t < steps; ++t) {
+      int64_t source = t < length ? length - 1 - t : t;
+      index[timeAxis == 0 ? t * batch + b : b * steps + t] = source;
+    }
+  }
+  SmallVector<int64_t> indexShape(type.getRank(), 1);
+  indexShape[timeAxis] = steps;
+  indexShape[batchAxis] = batch;
+  OpBuilder &b = node.builder();
+  Type i64 = b.getI64Type();
+  Value indices = ConstantOp::create(
+      b, node.loc(),
+      DenseElementsAttr::get(RankedTensorType::get(indexShape, i64),
+                             ArrayRef<int64_t>(index)));
+  indices = node.create<ExpandOp>(RankedTensorType::get(type.getShape(), i64),
+                                  indices);
+  node.setOutput(0, node.create<GatherElementsOp>(input, indices, timeAxis));
+  return success();
+}
+
 static LogicalResult convertOneHot(NodeContext &node) {
   Value indices = indexOperand(node, node.input(0));
   auto type = cast<RankedTensorType>(indices.getType());
@@ -949,6 +1003,7 @@ void onnx_import::registerDataMovementPatterns(PatternRegistry &r) {
   r.add("GatherND", 11, convertGatherND);
   r.add("ScatterND", 11, convertScatterND);
   r.add("Compress", 9, convertCompress);
+  r.add("ReverseSequence", 10, convertReverseSequence);
   r.add("DepthToSpace", 7,
         [](NodeContext &n) { return convertDepthSpace(n, /*toSpace=*/true); });
   r.add("SpaceToDepth", 7,
