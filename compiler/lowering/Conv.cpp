@@ -28,17 +28,30 @@ using namespace kiln::lowering;
 
 namespace {
 
-/// The accumulator of a convolution producing `type` ([N, F, O...]): the
-/// bias broadcast along dimension 1, or zero.
-Value convInit(OpBuilder &b, Location loc, RankedTensorType type, Value bias) {
+/// The accumulator of a convolution producing `type`: the bias broadcast
+/// along the channel dimensions, or zero. `type` is `[N, F, O...]`, or the
+/// grouped `[N, G, F/G, O...]` when `grouped` (the bias `[F]` is then read as
+/// `[G, F/G]`). A grouped convolution's accumulator is built in the grouped
+/// layout itself rather than reshaped from `[N, F, O...]`: tiling the
+/// convolution fuses its producers only through no reshape, and an unfused
+/// accumulator stays whole outside the tile (on gfx, in every thread's
+/// private memory, all of it copied out by every thread).
+Value convInit(OpBuilder &b, Location loc, RankedTensorType type, Value bias,
+               bool grouped = false) {
   Type elem = type.getElementType();
   if (!bias)
     return filledTensor(b, loc, type, scalarConstant(b, loc, elem, 0));
   MLIRContext *ctx = b.getContext();
   unsigned rank = type.getRank();
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx),
-      AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<AffineExpr> biasDims = {getAffineDimExpr(1, ctx)};
+  if (grouped) {
+    bias = reshapeTensor(
+        b, loc, bias,
+        RankedTensorType::get(type.getShape().slice(1, 2), elem));
+    biasDims.push_back(getAffineDimExpr(2, ctx));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, biasDims, ctx),
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
   return linalg::GenericOp::create(
              b, loc, type, ValueRange{bias},
              ValueRange{emptyTensor(b, loc, type)}, maps, iteratorTypes(rank),
@@ -48,37 +61,34 @@ Value convInit(OpBuilder &b, Location loc, RankedTensorType type, Value bias) {
       .getResult(0);
 }
 
+/// `type` ([N, C, D...] or [F, C, K...]) with dimension `dim` split into
+/// `groups` groups: [..., G, size/G, ...].
+RankedTensorType groupedType(RankedTensorType type, unsigned dim,
+                             int64_t groups) {
+  SmallVector<int64_t> shape(type.getShape().take_front(dim));
+  shape.push_back(groups);
+  shape.push_back(type.getDimSize(dim) / groups);
+  llvm::append_range(shape, type.getShape().drop_front(dim + 1));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
 /// A grouped N-d convolution as one linalg.generic: `input` is the padded
-/// `[N, C, D...]`, `filter` `[F, C/G, K...]`, `init` `[N, F, O...]`. The
-/// channel dimensions are split into groups so every indexing map is affine
-/// in the loops `(n, g, f, o..., c, k...)`.
+/// `[N, C, D...]`, `filter` `[F, C/G, K...]`, `gInit` the grouped accumulator
+/// `[N, G, F/G, O...]`; the result is `[N, G, F/G, O...]`. The channel
+/// dimensions are split into groups so every indexing map is affine in the
+/// loops `(n, g, f, o..., c, k...)`.
 Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
-                  Value init, int64_t groups, ArrayRef<int64_t> strides,
+                  Value gInit, int64_t groups, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations) {
   MLIRContext *ctx = b.getContext();
-  auto inType = cast<RankedTensorType>(input.getType());
   auto fType = cast<RankedTensorType>(filter.getType());
-  auto outType = cast<RankedTensorType>(init.getType());
-  Type elem = outType.getElementType();
-  ArrayRef<int64_t> in = inType.getShape(), f = fType.getShape(),
-                    out = outType.getShape();
-  int64_t spatial = in.size() - 2;
-  int64_t cg = f[1], fg = f[0] / groups;
-
-  auto grouped = [&](ArrayRef<int64_t> lead, ArrayRef<int64_t> rest,
-                     Type element) {
-    SmallVector<int64_t> shape(lead);
-    llvm::append_range(shape, rest);
-    return RankedTensorType::get(shape, element);
-  };
+  auto gOutType = cast<RankedTensorType>(gInit.getType());
+  Type elem = gOutType.getElementType();
+  int64_t spatial = fType.getRank() - 2;
   Value gInput = reshapeTensor(
       b, loc, input,
-      grouped({in[0], groups, cg}, in.drop_front(2), inType.getElementType()));
-  Value gFilter = reshapeTensor(
-      b, loc, filter,
-      grouped({groups, fg, cg}, f.drop_front(2), fType.getElementType()));
-  auto gOutType = grouped({out[0], groups, fg}, out.drop_front(2), elem);
-  Value gInit = reshapeTensor(b, loc, init, gOutType);
+      groupedType(cast<RankedTensorType>(input.getType()), 1, groups));
+  Value gFilter = reshapeTensor(b, loc, filter, groupedType(fType, 0, groups));
 
   // Loops: n, g, f, o_1..o_s, c, k_1..k_s.
   unsigned loops = 3 + spatial + 1 + spatial;
@@ -99,14 +109,13 @@ Value genericConv(OpBuilder &b, Location loc, Value input, Value filter,
   SmallVector<int64_t> reductions;
   for (unsigned i = cLoop; i < loops; ++i)
     reductions.push_back(i);
-  Value result = linalg::GenericOp::create(
-                     b, loc, gOutType, ValueRange{gInput, gFilter},
-                     ValueRange{gInit}, maps, iteratorTypes(loops, reductions),
-                     [&](OpBuilder &nb, Location l, ValueRange args) {
-                       multiplyAccumulate(nb, l, args, elem);
-                     })
-                     .getResult(0);
-  return reshapeTensor(b, loc, result, outType);
+  return linalg::GenericOp::create(
+             b, loc, gOutType, ValueRange{gInput, gFilter}, ValueRange{gInit},
+             maps, iteratorTypes(loops, reductions),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               multiplyAccumulate(nb, l, args, elem);
+             })
+      .getResult(0);
 }
 
 /// Builds the named convolution op `OpTy` with strides and dilations.
@@ -142,11 +151,11 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
   if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
     input = padTensor(rewriter, loc, input, low, high,
                       scalarConstant(rewriter, loc, inElem, 0));
-  Value init = convInit(rewriter, loc, resultType, bias);
   DenseIntElementsAttr stridesAttr = i64Vector(rewriter, strides);
   DenseIntElementsAttr dilationsAttr = i64Vector(rewriter, dilations);
 
   if (groups == 1) {
+    Value init = convInit(rewriter, loc, resultType, bias);
     if (spatial == 1)
       return namedConv<linalg::Conv1DNcwFcwOp>(
           rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
@@ -158,6 +167,7 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
           rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
   } else if (groups == channels && filters == channels && spatial <= 3) {
     // Depthwise: the filter [C, 1, K...] is [C, K...].
+    Value init = convInit(rewriter, loc, resultType, bias);
     SmallVector<int64_t> shape = {channels};
     llvm::append_range(shape, fType.getShape().drop_front(2));
     filter = reshapeTensor(rewriter, loc, filter,
@@ -170,30 +180,25 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
           rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
     return namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(
         rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
-  } else if (spatial == 2) {
+  }
+  Value gInit = convInit(rewriter, loc, groupedType(resultType, 1, groups),
+                         bias, /*grouped=*/true);
+  Value gResult;
+  if (spatial == 2) {
     // [N, G*C', H, W] x [G*F', C', KH, KW] -> [N, G*F', OH, OW] through the
     // grouped layouts NGCHW x GFCHW -> NGFHW.
-    auto grouped = [&](RankedTensorType type, int64_t lead, int64_t perGroup) {
-      ArrayRef<int64_t> shape = type.getShape();
-      SmallVector<int64_t> s(shape.take_front(lead));
-      s.push_back(groups);
-      s.push_back(perGroup);
-      llvm::append_range(s, shape.drop_front(lead + 1));
-      return RankedTensorType::get(s, type.getElementType());
-    };
-    auto padded = cast<RankedTensorType>(input.getType());
-    Value gInput = reshapeTensor(rewriter, loc, input,
-                                 grouped(padded, 1, channels / groups));
-    Value gFilter = reshapeTensor(rewriter, loc, filter,
-                                  grouped(fType, 0, filters / groups));
-    Value gInit = reshapeTensor(rewriter, loc, init,
-                                grouped(resultType, 1, filters / groups));
-    Value gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(
+    Value gInput = reshapeTensor(
+        rewriter, loc, input,
+        groupedType(cast<RankedTensorType>(input.getType()), 1, groups));
+    Value gFilter =
+        reshapeTensor(rewriter, loc, filter, groupedType(fType, 0, groups));
+    gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(
         rewriter, loc, gInput, gFilter, gInit, stridesAttr, dilationsAttr);
-    return reshapeTensor(rewriter, loc, gResult, resultType);
+  } else {
+    gResult = genericConv(rewriter, loc, input, filter, gInit, groups, strides,
+                          dilations);
   }
-  return genericConv(rewriter, loc, input, filter, init, groups, strides,
-                     dilations);
+  return reshapeTensor(rewriter, loc, gResult, resultType);
 }
 
 /// Lowers `kiln.conv`.

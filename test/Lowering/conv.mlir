@@ -45,11 +45,16 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
-// Other group counts: the grouped layouts NGCHW x GFCHW -> NGFHW.
+// Other group counts: the grouped layouts NGCHW x GFCHW -> NGFHW. The
+// accumulator is built in the grouped layout (the bias [4] read as [2, 2]),
+// not reshaped from [N, F, H, W], so that tiling the convolution fuses it.
+// CHECK-DAG: #[[GCHAN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+// CHECK-DAG: #[[GID:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // CHECK-LABEL: func @grouped
+// CHECK: %[[GB:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
+// CHECK: %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[GCHAN]], #[[GID]]], {{.*}}} ins(%[[GB]] : tensor<2x2xf32>) outs(%{{.*}} : tensor<1x2x2x4x4xf32>)
 // CHECK: %[[IN:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 3, 6, 6] : tensor<1x6x6x6xf32> into tensor<1x2x3x6x6xf32>
 // CHECK: %[[F:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 2, 3, 3, 3] : tensor<4x3x3x3xf32> into tensor<2x2x3x3x3xf32>
-// CHECK: %[[INIT:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 4, 4] : tensor<1x4x4x4xf32> into tensor<1x2x2x4x4xf32>
 // CHECK: %[[C:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[IN]], %[[F]] : {{.*}}) outs(%[[INIT]] : tensor<1x2x2x4x4xf32>)
 // CHECK: %[[R:.*]] = tensor.collapse_shape %[[C]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x4x4xf32> into tensor<1x4x4x4xf32>
 // CHECK: return %[[R]]
@@ -83,8 +88,9 @@ func.func @conv3d(%x: tensor<1x2x4x4x4xf32>, %w: tensor<3x2x2x2x2xf32>) -> tenso
 // CHECK-DAG: #[[F:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4, d5)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @grouped1d_int
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<1x2x3x2xi32>)
 // CHECK: %[[C:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[F]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x2x2x10xi32>, tensor<2x3x2x3xi32>) outs(%{{.*}} : tensor<1x2x3x2xi32>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x2x2x10xi32>, tensor<2x3x2x3xi32>) outs(%[[FILL]] : tensor<1x2x3x2xi32>)
 // CHECK:   arith.muli
 // CHECK:   arith.addi
 // CHECK: tensor.collapse_shape %[[C]] {{\[}}[0], [1, 2], [3]] : tensor<1x2x3x2xi32> into tensor<1x6x2xi32>
