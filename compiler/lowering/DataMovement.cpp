@@ -4,9 +4,11 @@
 // linalg.generic ops otherwise:
 //   - transpose: `linalg.transpose`;
 //   - concat: `tensor.insert_slice` of every operand into a `tensor.empty`;
-//   - slice: `tensor.extract_slice` with the (positive) strides; dimensions
-//     with negative steps take the same elements in increasing order and a
-//     linalg.generic reverses them (its input map reads `n - 1 - i`);
+//   - slice: `tensor.extract_slice` when every step is positive; with a
+//     negative step, a linalg.generic over the result that reads element
+//     `start + i * step` with `tensor.extract` (an input map reading
+//     `n - 1 - i` would say it too, but tiling assumes maps that grow with
+//     the loop and computes wrong slices for it);
 //   - pad: negative pads crop with `tensor.extract_slice` first; constant
 //     mode is a `tensor.pad`, reflect and edge modes a linalg.generic that
 //     computes the source index of every output element and reads it with
@@ -99,42 +101,35 @@ struct SliceLowering : OpRewritePattern<SliceOp> {
     ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps(),
                       sizes = type.getShape();
     int64_t rank = type.getRank();
-    // A backward dimension takes starts[d] - (n - 1) * |step| ... starts[d]
-    // forward, then gets reversed.
-    SmallVector<int64_t> offsets, strides, reversed;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (steps[d] > 0) {
-        offsets.push_back(starts[d]);
-        strides.push_back(steps[d]);
-        continue;
-      }
-      offsets.push_back(starts[d] + (sizes[d] - 1) * steps[d]);
-      strides.push_back(-steps[d]);
-      if (sizes[d] > 1)
-        reversed.push_back(d);
+    if (llvm::all_of(steps, [](int64_t step) { return step > 0; })) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, type, op.getInput(), indexAttrs(rewriter, starts),
+          indexAttrs(rewriter, sizes), indexAttrs(rewriter, steps));
+      return success();
     }
-    Value result = tensor::ExtractSliceOp::create(
-        rewriter, loc, type, op.getInput(), indexAttrs(rewriter, offsets),
-        indexAttrs(rewriter, sizes), indexAttrs(rewriter, strides));
-    if (!reversed.empty()) {
-      MLIRContext *ctx = getContext();
-      SmallVector<AffineExpr> exprs;
-      for (int64_t d = 0; d < rank; ++d) {
-        AffineExpr i = getAffineDimExpr(d, ctx);
-        exprs.push_back(llvm::is_contained(reversed, d) ? sizes[d] - 1 - i : i);
-      }
-      SmallVector<AffineMap> maps = {
-          AffineMap::get(rank, 0, exprs, ctx),
-          AffineMap::getMultiDimIdentityMap(rank, ctx)};
-      result = linalg::GenericOp::create(
-                   rewriter, loc, type, ValueRange{result},
-                   ValueRange{emptyTensor(rewriter, loc, type)}, maps,
-                   iteratorTypes(rank),
-                   [](OpBuilder &b, Location l, ValueRange args) {
-                     linalg::YieldOp::create(b, l, args[0]);
-                   })
-                   .getResult(0);
-    }
+    Value input = op.getInput();
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, type, ValueRange{},
+            ValueRange{emptyTensor(rewriter, loc, type)},
+            ArrayRef<AffineMap>{
+                AffineMap::getMultiDimIdentityMap(rank, getContext())},
+            iteratorTypes(rank),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              SmallVector<Value> indices;
+              for (int64_t d = 0; d < rank; ++d) {
+                Value i = linalg::IndexOp::create(b, l, d);
+                Value scaled = arith::MulIOp::create(
+                    b, l, i, arith::ConstantIndexOp::create(b, l, steps[d]));
+                indices.push_back(arith::AddIOp::create(
+                    b, l, scaled,
+                    arith::ConstantIndexOp::create(b, l, starts[d])));
+              }
+              linalg::YieldOp::create(
+                  b, l,
+                  tensor::ExtractOp::create(b, l, input, indices).getResult());
+            })
+            .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }
