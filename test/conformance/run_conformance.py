@@ -140,6 +140,14 @@ class Test:
         init = {t.name for t in model.graph.initializer}
         self.inputs = [i.name for i in model.graph.input if i.name not in init]
         self.outputs = [o.name for o in model.graph.output]
+        # "tensor", "sequence" or "optional" per graph input and output.
+        self.kinds = {v.name: v.type.WhichOneof("value").replace("_type", "")
+                      for v in list(model.graph.input) + list(model.graph.output)}
+        # The test data of ONNX 1.12 stores bfloat16 tensors as uint16 (their
+        # bits): the model's element type says what they are.
+        self.bfloat16 = {v.name for v in list(model.graph.input) + list(model.graph.output)
+                         if v.type.WhichOneof("value") == "tensor_type"
+                         and v.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16}
         ops = set()
 
         def walk(graph):
@@ -157,8 +165,8 @@ class Test:
 
 
 def read_tensor(path: Path):
-    """A TensorProto .pb file as (name, ndarray), or (name, None) when it is
-    not a plain tensor (a sequence or optional)."""
+    """A TensorProto .pb file as (name, ndarray, dtype), or ("", None, 0) when
+    it does not parse as one."""
     data = path.read_bytes()
     tensor = onnx.TensorProto()
     try:
@@ -168,6 +176,52 @@ def read_tensor(path: Path):
         return tensor.name, numpy_helper.to_array(tensor), tensor.data_type
     except Exception:
         return "", None, 0
+
+
+def read_value(path: Path, kind: str, graph_name: str):
+    """A data set's .pb file holding a graph input or output of `kind`
+    ("tensor", "sequence", "optional"; named `graph_name` when the file names
+    none) as (name, parts, flags): parts are the
+    (name, ndarray, dtype) tensors Kiln sees (a sequence's elements are
+    NAME[i], an optional is its element or nothing) and flags what
+    kiln-compile needs to know of the structure (--input-sequence-length,
+    --input-absent, --input-shape of sequence elements). None when the file
+    cannot be read."""
+    if kind == "tensor":
+        name, array, dtype = read_tensor(path)
+        name = name or graph_name
+        return None if array is None else (name, [(name, array, dtype)], [])
+    data = path.read_bytes()
+
+    def sequence(proto, name):
+        parts, flags = [], [f"--input-sequence-length={name}={len(proto.tensor_values)}"]
+        for i, t in enumerate(proto.tensor_values):
+            array = numpy_helper.to_array(t)
+            element = f"{name}[{i}]"
+            parts.append((element, array, t.data_type))
+            dims = "x".join(str(d) for d in array.shape) or "scalar"
+            flags.append(f"--input-shape={element}={dims}")
+        return parts, flags
+
+    try:
+        if kind == "sequence":
+            proto = onnx.SequenceProto()
+            proto.ParseFromString(data)
+            if proto.elem_type != onnx.SequenceProto.TENSOR:
+                return None
+            name = proto.name or graph_name
+            return (name, *sequence(proto, name))
+        proto = onnx.OptionalProto()
+        proto.ParseFromString(data)
+        name = proto.name or graph_name
+        if proto.elem_type == onnx.OptionalProto.TENSOR:
+            t = proto.tensor_value
+            return name, [(name, numpy_helper.to_array(t), t.data_type)], []
+        if proto.elem_type == onnx.OptionalProto.SEQUENCE:
+            return (name, *sequence(proto.sequence_value, name))
+        return name, [], [f"--input-absent={name}"]
+    except Exception:
+        return None
 
 
 def run(cmd, timeout):
@@ -240,6 +294,11 @@ def pins_asked_for(text: str):
     return re.findall(r"'([^']*)'", m.group(1)) if m else []
 
 
+def shapes_asked_for(text: str):
+    """The graph inputs a kiln-compile diagnostic asks to give a shape with --input-shape."""
+    return re.findall(r"(?:pin it|give one) with --input-shape=([^=\s]*)=DIMS", text)
+
+
 def compile_model(build: Path, test: Test, devices, out: Path, pins=None):
     """kiln-compile for `devices`. Inputs that must be known at compile time
     (a shape given as an input) are pinned with --input-value to the data
@@ -247,17 +306,25 @@ def compile_model(build: Path, test: Test, devices, out: Path, pins=None):
     the model ahead of time would; `pins` receives their names."""
     cmd = [str(build / "bin" / "kiln-compile"), str(test.path / "model.onnx"),
            "--target=" + ",".join(chip(d) for d in devices), "-o", str(out)]
+    cmd += getattr(test, "flags", None) or []
     if any(d.startswith("emu:") for d in devices):
         cmd.append("--emulation")
-    pinned = {}
+    pinned, shaped = {}, {}
     while True:
-        code, text = run(cmd + [f"--input-value={n}={v}" for n, v in pinned.items()],
+        code, text = run(cmd + [f"--input-value={n}={v}" for n, v in pinned.items()]
+                         + [f"--input-shape={n}={v}" for n, v in shaped.items()],
                          COMPILE_TIMEOUT)
         asked = [n for n in pins_asked_for(text) if n not in pinned] if code else []
         values = {n: test.values.get(n) for n in asked}
-        if not asked or any(v is None for v in values.values()):
+        # A dynamic dimension gets the data sets' shape when they agree, as
+        # a user compiling ahead of time for that shape would give it.
+        asked_shapes = [n for n in shapes_asked_for(text) if n not in shaped] if code else []
+        shapes = {n: test.shapes.get(n) for n in asked_shapes}
+        if (not asked and not asked_shapes) or any(
+                v is None for v in list(values.values()) + list(shapes.values())):
             break
         pinned.update(values)
+        shaped.update(shapes)
     if pins is not None:
         pins.extend(pinned)
     return code, text
@@ -276,35 +343,55 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
                     "reason": f"model does not load: {e}"} for d in devices}
     # Inputs and expected outputs of every data set, as .npy.
     sets = []
+    test.flags = None
     for ds in test.datasets:
-        inputs, outputs = [], []
+        inputs, outputs, absent = [], [], []
         bad = None
         for kind, names, dest in (("input", test.inputs, inputs), ("output", test.outputs, outputs)):
             files = sorted(ds.glob(f"{kind}_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+            flags = []
             for i, f in enumerate(files):
-                name, array, dtype = read_tensor(f)
-                if array is None:
-                    bad = f"{ds.name}/{f.name} is a sequence or optional, which kiln-run cannot pass"
+                graph_name = names[i] if i < len(names) else f"{kind}_{i}"
+                value = read_value(f, test.kinds.get(graph_name, "tensor"), graph_name)
+                if value is None:
+                    bad = f"{ds.name}/{f.name} does not parse as the model's {kind} '{graph_name}'"
                     break
-                if not name:
-                    name = names[i] if i < len(names) else f"{kind}_{i}"
-                dest.append((name, array, dtype))
+                name, parts, more = value
+                if not parts:
+                    absent.append(name)
+                dest.extend(parts)
+                flags.extend(more)
+            if kind == "input":
+                # The structure must be the same in every data set: one compile.
+                if test.flags is not None and test.flags != flags:
+                    bad = "the data sets give sequences of different structure"
+                test.flags = flags
         if bad:
             return {d: {"status": "fail", "category": "sequence", "reason": bad} for d in devices}
         sdir = wdir / ds.name
         sdir.mkdir()
+        # kiln-run takes a bfloat16 input as a uint16 .npy of its bits.
         for name, array, dtype in inputs:
-            if dtype == onnx.TensorProto.BFLOAT16:
-                return {d: {"status": "fail", "category": "dtype",
-                            "reason": "bfloat16 input: .npy has no bfloat16"} for d in devices}
+            if dtype == onnx.TensorProto.BFLOAT16 or name in test.bfloat16:
+                array = np.asarray(array).view(np.uint16)
             np.save(sdir / (sanitize(name) + ".in.npy"), array)
-        sets.append((sdir, inputs, outputs))
+        outputs = [(n, a, onnx.TensorProto.BFLOAT16 if n in test.bfloat16 else d)
+                   for n, a, d in outputs]
+        sets.append((sdir, inputs, outputs, absent))
+
+    # Inputs whose shape is the same in every data set can be given it.
+    test.shapes = {}
+    for name in {n for _, inputs, _, _ in sets for n, _, _ in inputs}:
+        dims = {"x".join(str(d) for d in a.shape) or "scalar"
+                for _, inputs, _, _ in sets for n, a, _ in inputs if n == name}
+        if len(dims) == 1:
+            test.shapes[name] = dims.pop()
 
     # Inputs whose value is the same in every data set can be pinned.
     test.values = {}
     for name in test.inputs:
         texts = set()
-        for _, inputs, _ in sets:
+        for _, inputs, _, _ in sets:
             texts.update(value_text(a) for n, a, _ in inputs if n == name)
         if len(texts) == 1 and len(sets) > 0 and None not in texts:
             test.values[name] = texts.pop()
@@ -332,7 +419,7 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
                                "reason": first_error(t)}
     for d, artifact in artifacts.items():
         verdict = {"status": "pass"}
-        for sdir, inputs, outputs in sets:
+        for sdir, inputs, outputs, absent in sets:
             odir = sdir / ("out." + sanitize(d))
             cmd = [str(build / "bin" / "kiln-run"), str(artifact), f"--device={d}",
                    f"--output-dir={odir}"]
@@ -345,7 +432,14 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
                            "reason": first_error(t) if c is not None else t}
                 break
             why = None
+            for name in absent:
+                # An optional output without an element: Kiln has no output
+                # of that name (nor sequence elements of it).
+                if name in test.outputs and list(odir.glob(sanitize(name) + "*.npy")):
+                    why = f"{sdir.name} output '{name}': expected an empty optional"
             for name, want, dtype in outputs:
+                if why:
+                    break
                 f = odir / (sanitize(name) + ".npy")
                 if not f.exists():
                     why = f"output '{name}' missing"

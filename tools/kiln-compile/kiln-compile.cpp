@@ -108,6 +108,17 @@ static cl::list<std::string> inputValues(
              "--input-value=shape=1,3,224,224 (repeatable; the artifact records it, and the "
              "input is no longer given at run time)"),
     cl::value_desc("NAME=V[,V...]"), cl::cat(kilnCategory));
+static cl::list<std::string> inputSequenceLengths(
+    "input-sequence-length",
+    cl::desc("Length of a graph input that is a sequence: its elements become the inputs "
+             "NAME[0] ... NAME[N-1] (shapes from the model or --input-shape=NAME[i]=DIMS), "
+             "e.g. --input-sequence-length=frames=4 (repeatable)"),
+    cl::value_desc("NAME=N"), cl::cat(kilnCategory));
+static cl::list<std::string> absentInputs(
+    "input-absent",
+    cl::desc("A graph input that is an optional is compiled without its element "
+             "(repeatable; without it the element is an input of the same name)"),
+    cl::value_desc("NAME"), cl::cat(kilnCategory));
 static cl::opt<bool> elideWeights(
     "elide-weights",
     cl::desc("Print weight blobs as __elided__ (default: on for stdout, off "
@@ -142,6 +153,16 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+
+  for (const std::string &spec : inputSequenceLengths) {
+    std::string message = kiln::onnx_import::parseInputSequenceLength(spec, options);
+    if (!message.empty()) {
+      llvm::errs() << "kiln-compile: error: --input-sequence-length: " << message << "\n";
+      return 1;
+    }
+  }
+  for (const std::string &name : absentInputs)
+    options.absentInputs[name] = true;
 
   Stage stage = emit.getNumOccurrences() ? emit.getValue()
                                          : (targets.empty() ? Stage::Kiln : Stage::Artifact);

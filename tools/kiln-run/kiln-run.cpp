@@ -38,6 +38,9 @@ const char *const kUsage =
     "                           gfx1250; needs a model compiled with\n"
     "                           --emulation)\n"
     "  --input=NAME=@FILE.npy   read input NAME from a .npy file\n"
+    "                           (a bfloat16 input takes a float32 file,\n"
+    "                           rounded to nearest even, or a uint16 file\n"
+    "                           holding the raw bfloat16 bits)\n"
     "  --input=NAME=random      fill input NAME with seeded random values\n"
     "                           (floats in [-1, 1), integers in [0, 4))\n"
     "  --seed=N                 seed for random inputs (default: 0)\n"
@@ -46,6 +49,10 @@ const char *const kUsage =
     "  --output-dir=DIR         write OUTPUT.npy files into DIR (created if\n"
     "                           missing); without it outputs are only\n"
     "                           summarized\n"
+    "  --bf16-npy=float32|uint16\n"
+    "                           how bfloat16 outputs are written (.npy has\n"
+    "                           no bfloat16): their exact float32 values\n"
+    "                           (default) or their raw bits as uint16\n"
     "  --print-info             print the model's inputs, outputs and arena\n"
     "                           size, and exit\n"
     "  --help                   print this help\n";
@@ -68,6 +75,7 @@ struct Options {
   uint64_t seed = 0;
   uint64_t threads = 0;
   std::string outputDir;
+  bool bf16AsBits = false;
   bool printInfo = false;
 };
 
@@ -85,6 +93,10 @@ Options parseArguments(int argc, char **argv) {
     } else if (support::flagValue(arg, "--output-dir=", options.outputDir)) {
       if (options.outputDir.empty())
         fatal("--output-dir needs a directory");
+    } else if (support::flagValue(arg, "--bf16-npy=", text)) {
+      if (text != "float32" && text != "uint16")
+        fatal("--bf16-npy: expected float32 or uint16, got '" + text + "'");
+      options.bf16AsBits = text == "uint16";
     } else if (support::flagValue(arg, "--seed=", text)) {
       if (!support::parseUint64(text, options.seed))
         fatal("--seed: '" + text + "' is not a non-negative integer");
@@ -165,6 +177,29 @@ void makeDirectories(const std::string &path) {
   }
 }
 
+/// A .npy given for a bfloat16 input, which .npy cannot hold: uint16 is
+/// taken as the raw bits, float32 is rounded to nearest even; other dtypes
+/// stay as they are (and the session names the mismatch).
+void toBFloat16(Tensor &tensor) {
+  if (tensor.dtype == KILN_DTYPE_U16) {
+    tensor.dtype = KILN_DTYPE_BF16;
+    return;
+  }
+  if (tensor.dtype != KILN_DTYPE_F32)
+    return;
+  std::vector<unsigned char> bits(size_t(tensor.elementCount()) * 2);
+  for (uint64_t e = 0; e < tensor.elementCount(); ++e) {
+    uint32_t f;
+    std::memcpy(&f, tensor.data.data() + e * 4, 4);
+    uint16_t b = (f & 0x7fffffffu) > 0x7f800000u
+                     ? uint16_t((f >> 16) | 0x40) // NaN stays a (quiet) NaN
+                     : uint16_t((f + 0x7fffu + ((f >> 16) & 1)) >> 16);
+    std::memcpy(bits.data() + e * 2, &b, 2);
+  }
+  tensor.dtype = KILN_DTYPE_BF16;
+  tensor.data = std::move(bits);
+}
+
 std::string formatValue(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.6g", value);
@@ -233,6 +268,10 @@ int main(int argc, char **argv) {
       std::string error;
       if (!npy::read(spec.path, tensor, error))
         fatal("input '" + spec.name + "': " + error);
+      auto model = std::find_if(modelInputs.begin(), modelInputs.end(),
+                                [&](const kiln_tensor_info_t &m) { return spec.name == m.name; });
+      if (model != modelInputs.end() && model->dtype == KILN_DTYPE_BF16)
+        toBFloat16(tensor);
     }
     tensor.name = spec.name;
     inputs.push_back(std::move(tensor));
@@ -268,7 +307,13 @@ int main(int argc, char **argv) {
     if (!paths[i].empty()) {
       Tensor converted;
       const Tensor *toWrite = &output;
-      if (output.dtype == KILN_DTYPE_BF16) {
+      if (output.dtype == KILN_DTYPE_BF16 && options.bf16AsBits) {
+        converted.dtype = KILN_DTYPE_U16;
+        converted.shape = output.shape;
+        converted.data = output.data;
+        toWrite = &converted;
+        line += " (written as its uint16 bits)";
+      } else if (output.dtype == KILN_DTYPE_BF16) {
         // .npy has no bfloat16: write the exact float32 values.
         converted.dtype = KILN_DTYPE_F32;
         converted.shape = output.shape;

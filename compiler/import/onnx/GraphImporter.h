@@ -33,6 +33,14 @@ struct ModelStorage {
   llvm::DenseMap<const onnx::TensorProto *, llvm::ArrayRef<char>> mappedData;
 };
 
+/// How a graph input that is a sequence or an optional is made of the
+/// function arguments its element tensors become.
+struct InputLayout {
+  enum class Kind { Tensor, Sequence, Optional };
+  Kind kind;
+  std::vector<InputLayout> elements;
+};
+
 class GraphImporter {
 public:
   /// Tensors with at most this many elements are imported as `dense`
@@ -88,7 +96,24 @@ private:
                                   llvm::ArrayRef<int> order);
   mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);
   mlir::FailureOr<mlir::RankedTensorType>
-  inputType(const onnx::ValueInfoProto &info);
+  inputType(const std::string &name, const onnx::TypeProto &type);
+  /// Appends the function arguments graph input `name` of `type` becomes
+  /// (a sequence of --input-sequence-length N: N elements named NAME[i]; an
+  /// optional: its element, or nothing with --input-absent) and returns how
+  /// they make it up.
+  mlir::FailureOr<InputLayout>
+  flattenInput(const std::string &name, const onnx::TypeProto &type,
+               llvm::SmallVectorImpl<mlir::Type> &argTypes,
+               llvm::SmallVectorImpl<std::string> &argNames);
+  /// The value of an input laid out as `layout` from `args`, from `next` on.
+  mlir::Value buildInput(const InputLayout &layout, mlir::ValueRange args,
+                         unsigned &next);
+  /// Appends the function results graph output `name` holding `value`
+  /// becomes: a sequence's elements named NAME[i], an optional's element (or
+  /// nothing when it has none).
+  void flattenOutput(const std::string &name, mlir::Value value,
+                     llvm::SmallVectorImpl<mlir::Value> &results,
+                     llvm::SmallVectorImpl<std::string> &names);
   /// The constant a graph input pinned with --input-value becomes.
   mlir::FailureOr<mlir::DenseElementsAttr>
   pinnedValue(const onnx::ValueInfoProto &info, llvm::ArrayRef<std::string> values);

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
+#include <optional>
 
 namespace onnx {
 class GraphProto;
@@ -211,6 +212,29 @@ void registerQuantizationPatterns(PatternRegistry &registry);
 void registerRecurrentPatterns(PatternRegistry &registry);
 void registerResizePatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
+void registerSequencePatterns(PatternRegistry &registry);
+
+/// A sequence or an optional at import time. Kiln unrolls both: a sequence
+/// of known length is its element tensors, an optional holds one element or
+/// none. The importer carries one as a value of tuple type (the elements'
+/// types) defined by an `unrealized_conversion_cast` of its elements marked
+/// `kiln.aggregate`, so that it flows through the value map, subgraph
+/// bindings and unrolled control flow like a tensor does. Only the sequence
+/// and optional patterns (and Identity, If, Loop) look inside; any other op
+/// given one is refused at the node; none survives the import.
+struct Aggregate {
+  enum class Kind { Sequence, Optional };
+  Kind kind;
+  /// A sequence's elements; an optional's element (none when empty), a
+  /// tensor or a sequence.
+  llvm::SmallVector<mlir::Value> elements;
+};
+
+/// The value carrying `kind` with `elements`.
+mlir::Value buildAggregate(mlir::OpBuilder &b, mlir::Location loc,
+                           Aggregate::Kind kind, mlir::ValueRange elements);
+/// What `value` carries when it is a sequence or an optional.
+std::optional<Aggregate> getAggregate(mlir::Value value);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;

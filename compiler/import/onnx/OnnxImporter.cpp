@@ -80,6 +80,17 @@ std::string onnx_import::parseInputValue(StringRef spec, ImportOptions &options)
   return "";
 }
 
+std::string onnx_import::parseInputSequenceLength(StringRef spec,
+                                                 ImportOptions &options) {
+  auto [name, text] = spec.rsplit('=');
+  int64_t length;
+  if (name.empty() || !spec.contains('=') || text.getAsInteger(10, length) ||
+      length < 0)
+    return ("expected NAME=N with N >= 0 (e.g. frames=4), got '" + spec + "'").str();
+  options.inputSequenceLengths[name] = length;
+  return "";
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor conversion
 //===----------------------------------------------------------------------===//
@@ -467,13 +478,12 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 FailureOr<RankedTensorType>
-GraphImporter::inputType(const onnx::ValueInfoProto &info) {
-  const std::string &name = info.name();
-  if (!info.type().has_tensor_type()) {
+GraphImporter::inputType(const std::string &name, const onnx::TypeProto &type) {
+  if (!type.has_tensor_type()) {
     error() << "graph input '" << name << "' is not a tensor";
     return failure();
   }
-  const auto &tensorType = info.type().tensor_type();
+  const auto &tensorType = type.tensor_type();
   FailureOr<Type> element =
       convertElementType(tensorType.elem_type(), "graph input '" + name + "'");
   if (failed(element))
@@ -625,6 +635,13 @@ Value GraphImporter::lookup(StringRef name) {
   return value;
 }
 
+/// Whether the pattern of `opType` accepts sequences and optionals (see
+/// Aggregate) as inputs; every other op is refused one at the node.
+static bool takesAggregates(StringRef opType) {
+  return opType.starts_with("Sequence") || opType.starts_with("Optional") ||
+         llvm::is_contained({"ConcatFromSequence", "Identity", "If", "Loop"}, opType);
+}
+
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
                                          ArrayRef<int> order) {
   const PatternRegistry &registry = getPatternRegistry();
@@ -643,6 +660,18 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
     if (!arity.empty()) {
       context.emitError() << arity;
       return failure();
+    }
+    if (!takesAggregates(node.op_type())) {
+      for (auto [i, in] : llvm::enumerate(node.input())) {
+        if (in.empty() || !getAggregate(lookup(in)))
+          continue;
+        context.emitError() << "input " << i << " ('" << in << "') is a "
+                            << (getAggregate(lookup(in))->kind == Aggregate::Kind::Sequence
+                                    ? "sequence"
+                                    : "optional")
+                            << ", which " << node.op_type() << " does not take";
+        return failure();
+      }
     }
     const PatternFn *pattern = registry.lookup(node.op_type(), opset);
     if (failed((*pattern)(context)) || failedConversion)
@@ -708,6 +737,77 @@ GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
   return results;
 }
 
+FailureOr<InputLayout>
+GraphImporter::flattenInput(const std::string &name, const onnx::TypeProto &type,
+                            SmallVectorImpl<Type> &argTypes,
+                            SmallVectorImpl<std::string> &argNames) {
+  if (type.has_sequence_type()) {
+    auto length = options.inputSequenceLengths.find(name);
+    if (length == options.inputSequenceLengths.end()) {
+      error() << "graph input '" << name << "' is a sequence; give its length "
+              << "with --input-sequence-length=" << name
+              << "=N (its elements become the inputs " << name << "[0] ... "
+              << name << "[N-1])";
+      return failure();
+    }
+    InputLayout layout{InputLayout::Kind::Sequence, {}};
+    for (int64_t i = 0; i < length->second; ++i) {
+      auto element = flattenInput(name + "[" + std::to_string(i) + "]",
+                                  type.sequence_type().elem_type(), argTypes, argNames);
+      if (failed(element))
+        return failure();
+      layout.elements.push_back(std::move(*element));
+    }
+    return layout;
+  }
+  if (type.has_optional_type()) {
+    InputLayout layout{InputLayout::Kind::Optional, {}};
+    if (options.absentInputs.contains(name))
+      return layout;
+    auto element = flattenInput(name, type.optional_type().elem_type(), argTypes, argNames);
+    if (failed(element))
+      return failure();
+    layout.elements.push_back(std::move(*element));
+    return layout;
+  }
+  FailureOr<RankedTensorType> tensor = inputType(name, type);
+  if (failed(tensor))
+    return failure();
+  argTypes.push_back(*tensor);
+  argNames.push_back(name);
+  return InputLayout{InputLayout::Kind::Tensor, {}};
+}
+
+Value GraphImporter::buildInput(const InputLayout &layout, ValueRange args,
+                                unsigned &next) {
+  if (layout.kind == InputLayout::Kind::Tensor)
+    return args[next++];
+  SmallVector<Value> elements;
+  for (const InputLayout &element : layout.elements)
+    elements.push_back(buildInput(element, args, next));
+  return buildAggregate(builder, fileLoc,
+                        layout.kind == InputLayout::Kind::Sequence
+                            ? Aggregate::Kind::Sequence
+                            : Aggregate::Kind::Optional,
+                        elements);
+}
+
+void GraphImporter::flattenOutput(const std::string &name, Value value,
+                                  SmallVectorImpl<Value> &results,
+                                  SmallVectorImpl<std::string> &names) {
+  std::optional<Aggregate> aggregate = getAggregate(value);
+  if (!aggregate) {
+    results.push_back(value);
+    names.push_back(name);
+    return;
+  }
+  for (auto [i, element] : llvm::enumerate(aggregate->elements))
+    flattenOutput(aggregate->kind == Aggregate::Kind::Sequence
+                      ? name + "[" + std::to_string(i) + "]"
+                      : name,
+                  element, results, names);
+}
+
 OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   // Opset of the default domain.
   opset = -1;
@@ -741,9 +841,11 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
 
-  // Signature: inputs that are not initializers, outputs as listed.
+  // Signature: inputs that are not initializers (sequences and optionals
+  // flattened into their element tensors), outputs as listed.
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames, graphInputs;
+  SmallVector<std::pair<std::string, InputLayout>> layouts;
   SmallVector<std::pair<std::string, DenseElementsAttr>> pinnedValues;
   for (const auto &input : graph.input()) {
     if (initializers.count(input.name()))
@@ -757,11 +859,11 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
       pinnedValues.emplace_back(input.name(), *value);
       continue;
     }
-    FailureOr<RankedTensorType> type = inputType(input);
-    if (failed(type))
+    FailureOr<InputLayout> layout =
+        flattenInput(input.name(), input.type(), argTypes, argNames);
+    if (failed(layout))
       return nullptr;
-    argTypes.push_back(*type);
-    argNames.push_back(input.name());
+    layouts.emplace_back(input.name(), std::move(*layout));
   }
   auto checkNames = [&](auto &pinned, StringRef option) {
     for (const auto &entry : pinned) {
@@ -776,8 +878,22 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     }
     return true;
   };
-  if (!checkNames(options.inputShapes, "--input-shape") ||
-      !checkNames(options.inputValues, "--input-value"))
+  // An element of a flattened sequence input is named NAME[i].
+  SmallVector<std::string> shapeNames(graphInputs);
+  llvm::append_range(shapeNames, argNames);
+  for (const auto &entry : options.inputShapes) {
+    if (llvm::is_contained(shapeNames, entry.getKey().str()))
+      continue;
+    std::string names;
+    for (auto &n : graphInputs)
+      names += (names.empty() ? "'" : ", '") + n + "'";
+    error() << "--input-shape names '" << entry.getKey()
+            << "', which is not a graph input (inputs: " << names << ")";
+    return nullptr;
+  }
+  if (!checkNames(options.inputValues, "--input-value") ||
+      !checkNames(options.inputSequenceLengths, "--input-sequence-length") ||
+      !checkNames(options.absentInputs, "--input-absent"))
     return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -785,11 +901,12 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   auto func = func::FuncOp::create(builder, fileLoc, "main",
                                    builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
-  for (auto [i, name] : llvm::enumerate(argNames)) {
+  for (auto [i, name] : llvm::enumerate(argNames))
     func.setArgAttr(i, kOnnxNameAttr, builder.getStringAttr(name));
-    values[name] = entry->getArgument(i);
-  }
   builder.setInsertionPointToEnd(entry);
+  unsigned nextArg = 0;
+  for (auto &[name, layout] : layouts)
+    values[name] = buildInput(layout, entry->getArguments(), nextArg);
   SmallVector<NamedAttribute> pinnedText;
   for (auto &[name, value] : pinnedValues) {
     values[name] = ConstantOp::create(builder, NameLoc::get(builder.getStringAttr(name)),
@@ -805,21 +922,24 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
 
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
+  SmallVector<std::string> resultNames;
   for (const auto &out : graph.output()) {
     Value v = lookup(out.name());
     if (!v)
       return nullptr;
-    results.push_back(v);
-    resultTypes.push_back(v.getType());
+    flattenOutput(out.name(), v, results, resultNames);
   }
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
   func::ReturnOp::create(builder, fileLoc, results);
-  // Shape computations leave constants nobody reads; drop them.
+  // Shape computations leave constants nobody reads, and sequences and
+  // optionals leave the casts that carried them; drop them.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
     if (isOpTriviallyDead(&op))
       op.erase();
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
-  for (auto [i, out] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, kOnnxNameAttr, builder.getStringAttr(out.name()));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, kOnnxNameAttr, builder.getStringAttr(name));
   return module;
 }
 

@@ -29,6 +29,11 @@ struct ImportOptions {
   /// input's shape, or 1-D when it has none), so what depends on it folds.
   /// The numbers as written, in row-major order.
   llvm::StringMap<llvm::SmallVector<std::string>> inputValues;
+  /// The lengths of graph inputs that are sequences, by ONNX name (from
+  /// --input-sequence-length): element i becomes the input NAME[i].
+  llvm::StringMap<int64_t> inputSequenceLengths;
+  /// Graph inputs that are optionals without an element (--input-absent).
+  llvm::StringMap<bool> absentInputs;
   /// Run libonnx's checker on models whose opset it knows (<= 17).
   bool runChecker = true;
 };
@@ -40,6 +45,10 @@ std::string parseInputShape(llvm::StringRef spec, ImportOptions &options);
 /// Parses "NAME=16000" or "NAME=1,3,224,224" into `options`; returns an
 /// error message on bad syntax, or an empty string.
 std::string parseInputValue(llvm::StringRef spec, ImportOptions &options);
+
+/// Parses "NAME=N" (--input-sequence-length) into `options`; returns an
+/// error message on bad syntax, or an empty string.
+std::string parseInputSequenceLength(llvm::StringRef spec, ImportOptions &options);
 
 /// Imports the model at `path`. Every problem is reported through the
 /// context's diagnostic engine (one error naming the node, op type and opset

@@ -383,6 +383,14 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   return gatherElements(both, getType(), map);
 }
 
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = foldable(adaptor.getInput());
+  if (!input)
+    return {};
+  return input.mapValues(input.getElementType(),
+                         [](const APInt &v) { return ~v; });
+}
+
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr input = foldable(adaptor.getInput());
   if (!input)

@@ -159,6 +159,17 @@ func.func @expand_and_negate() -> tensor<3x2xi64> {
 
 // -----
 
+// Logical negation of a constant (an optional's "has no element" test).
+// CHECK-LABEL: func @not_constant
+// CHECK-NEXT: kiln.constant dense<[false, true]> : tensor<2xi1>
+func.func @not_constant() -> tensor<2xi1> {
+  %c = kiln.constant dense<[true, false]> : tensor<2xi1>
+  %0 = kiln.not %c : tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+
+// -----
+
 // CHECK-LABEL: func @empty_reduction
 // CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
 // CHECK-NEXT: return %[[X]]

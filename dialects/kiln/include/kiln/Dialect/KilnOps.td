@@ -162,7 +162,9 @@ def Kiln_FloorOp : Kiln_UnaryOp<"floor", "rounding towards negative infinity", K
 def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "rounding towards positive infinity", Kiln_FloatTensor>;
 def Kiln_RoundOp : Kiln_UnaryOp<"round", "rounding to nearest, ties to even", Kiln_FloatTensor>;
 def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "softplus `log(1 + exp(x))`", Kiln_FloatTensor>;
-def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation", Kiln_BoolTensor>;
+def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation", Kiln_BoolTensor> {
+  let hasFolder = 1;
+}
 
 def Kiln_GeluOp : Kiln_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let summary = "elementwise Gaussian error linear unit";
