@@ -211,6 +211,7 @@ void registerQuantizationPatterns(PatternRegistry &registry);
 void registerRecurrentPatterns(PatternRegistry &registry);
 void registerResizePatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
+void registerSpectralPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;
