@@ -65,6 +65,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerRecurrentPatterns(r);
     registerResizePatterns(r);
     registerSpectralPatterns(r);
+    registerLinearAlgebraPatterns(r);
     return r;
   }();
   return registry;
