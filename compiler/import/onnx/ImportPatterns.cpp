@@ -66,6 +66,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerResizePatterns(r);
     registerSpectralPatterns(r);
     registerLinearAlgebraPatterns(r);
+    registerTextPatterns(r);
     return r;
   }();
   return registry;

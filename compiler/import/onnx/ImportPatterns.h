@@ -213,6 +213,7 @@ void registerResizePatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 void registerSpectralPatterns(PatternRegistry &registry);
 void registerLinearAlgebraPatterns(PatternRegistry &registry);
+void registerTextPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;
