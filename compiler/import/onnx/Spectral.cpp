@@ -3,8 +3,9 @@
 // A DFT of static length is a matrix product: the signal, seen as rows of
 // [n, real/imag] pairs, times a constant [n * c, bins * 2] matrix of cosines
 // and sines computed here in double precision (one kiln.matmul, exact to the
-// rounding of the product; no FFT). DFT moves its axis next to the
-// real/imaginary dimension, multiplies and moves it back. STFT gathers the
+// rounding of the product; no FFT). DFT (opset 17: axis an attribute; 20:
+// an input) moves its axis next to the real/imaginary dimension, multiplies
+// and moves it back. STFT gathers the
 // frames with a constant index tensor, multiplies them by the window and
 // takes the same product. MelWeightMatrix depends only on its scalar inputs,
 // which must be constants: the whole matrix is computed here.
@@ -142,17 +143,25 @@ static Value signalInput(NodeContext &node, unsigned i, int64_t minRank) {
   return x;
 }
 
-/// DFT (opset 17): along attribute `axis` (not the last, real/imaginary
-/// dimension), dft_length points (input 1, a constant; default the axis
-/// size), forward or inverse, the first floor(n / 2) + 1 bins when
-/// `onesided` (real input, forward only).
-static LogicalResult convertDft(NodeContext &node) {
+/// DFT: along `axis` (not the last, real/imaginary dimension; opset 17 an
+/// attribute, default 1; from opset 20 input 2, a constant, default -2),
+/// dft_length points (input 1, a constant; default the axis size), forward
+/// or inverse, the first floor(n / 2) + 1 bins when `onesided` (real input,
+/// forward only).
+static LogicalResult convertDft(NodeContext &node, bool axisInput) {
   Value x = signalInput(node, 0, 2);
   if (!x)
     return failure();
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
-  auto axis = node.normalizeAxis(node.intAttr("axis", 1), rank);
+  int64_t axisValue = axisInput ? -2 : node.intAttr("axis", 1);
+  if (axisInput && node.hasInput(2)) {
+    auto given = scalarInt(node, 2, "axis");
+    if (failed(given))
+      return failure();
+    axisValue = *given;
+  }
+  auto axis = node.normalizeAxis(axisValue, rank);
   if (failed(axis))
     return failure();
   if (*axis == rank - 1) {
@@ -407,7 +416,8 @@ static LogicalResult convertMelWeightMatrix(NodeContext &node) {
 }
 
 void onnx_import::registerSpectralPatterns(PatternRegistry &r) {
-  r.add("DFT", 17, convertDft);
+  r.add("DFT", 17, [](NodeContext &n) { return convertDft(n, false); });
+  r.add("DFT", 20, [](NodeContext &n) { return convertDft(n, true); });
   r.add("STFT", 17, convertStft);
   r.add("MelWeightMatrix", 17, convertMelWeightMatrix);
 }
