@@ -35,6 +35,9 @@ static constexpr int64_t kMaxDftMatrixElements = int64_t(1) << 24;
 /// index tensor has one entry per sample).
 static constexpr int64_t kMaxFrameIndices = int64_t(1) << 24;
 
+/// The largest MelWeightMatrix computed at compile time, in elements.
+static constexpr int64_t kMaxMelElements = int64_t(1) << 20;
+
 /// The one scalar of integer constant input `i` ('what'), or failure after
 /// a diagnostic.
 static FailureOr<int64_t> scalarInt(NodeContext &node, unsigned i,
@@ -111,12 +114,13 @@ static FailureOr<Value> dftLastAxes(NodeContext &node, Value x, int64_t length,
       }
     }
   auto matrixType = RankedTensorType::get({samples * parts, bins * 2}, compute);
-  DenseElementsAttr values =
-      compute.isF64()
-          ? DenseElementsAttr::get(matrixType, ArrayRef<double>(matrix))
-          : DenseElementsAttr::get(
-                matrixType, ArrayRef<float>(llvm::to_vector(llvm::map_range(
-                                matrix, [](double v) { return (float)v; }))));
+  DenseElementsAttr values;
+  if (compute.isF64()) {
+    values = DenseElementsAttr::get(matrixType, ArrayRef<double>(matrix));
+  } else {
+    SmallVector<float> narrowed(matrix.begin(), matrix.end());
+    values = DenseElementsAttr::get(matrixType, ArrayRef<float>(narrowed));
+  }
   Value weights = ConstantOp::create(b, node.loc(), values);
   ArrayRef<int64_t> outer = ArrayRef<int64_t>(shape).drop_back(2);
   Value rows = node.reshape(node.cast(x, compute),
@@ -357,9 +361,10 @@ static LogicalResult convertMelWeightMatrix(NodeContext &node) {
     return failure();
   }
   int64_t spectrumBins = dftLength / 2 + 1;
-  if (spectrumBins * melBins > kMaxFoldElements * 16) {
+  if (spectrumBins * melBins > kMaxMelElements) {
     node.emitError() << "a " << spectrumBins << " x " << melBins
-                     << " matrix is more than Kiln computes at compile time";
+                     << " matrix is more than the " << kMaxMelElements
+                     << " elements Kiln computes at compile time";
     return failure();
   }
   FailureOr<Type> element = node.dataType(
