@@ -65,6 +65,9 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerRecurrentPatterns(r);
     registerResizePatterns(r);
     registerSequencePatterns(r);
+    registerSpectralPatterns(r);
+    registerLinearAlgebraPatterns(r);
+    registerTextPatterns(r);
     return r;
   }();
   return registry;

@@ -235,6 +235,9 @@ mlir::Value buildAggregate(mlir::OpBuilder &b, mlir::Location loc,
                            Aggregate::Kind kind, mlir::ValueRange elements);
 /// What `value` carries when it is a sequence or an optional.
 std::optional<Aggregate> getAggregate(mlir::Value value);
+void registerSpectralPatterns(PatternRegistry &registry);
+void registerLinearAlgebraPatterns(PatternRegistry &registry);
+void registerTextPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;
