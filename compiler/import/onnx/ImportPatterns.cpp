@@ -64,6 +64,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerQuantizationPatterns(r);
     registerRecurrentPatterns(r);
     registerResizePatterns(r);
+    registerRandomPatterns(r);
     return r;
   }();
   return registry;
