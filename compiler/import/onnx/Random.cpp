@@ -12,7 +12,8 @@
 // h = fmix32(h + i_d) for each index i_d of the element, starting from the
 // key. Each step runs on the broadcast shape so far ([d0, 1, 1], then
 // [d0, d1, 1], ...), so no index tensor of the full size is ever built and
-// nothing folds into a large constant (kiln.shift_right has no folder). The
+// nothing folds into a large constant (kiln.shift_right has no folder); a
+// dimension longer than 4,096 is hashed as the digits of its index. The
 // top bits of the hash become a float in [0, 1): 24 of them for f32, 32 for
 // f64, and only as many as the output type holds exactly for f16 (11) and
 // bf16 (8), so that a draw never rounds up to 1. Normal draws are
@@ -43,6 +44,8 @@ constexpr uint32_t kFmixMultiply1 = 0x85ebca6b;
 constexpr uint32_t kFmixMultiply2 = 0xc2b2ae35;
 // 2^32 / golden ratio: the xor that separates Box-Muller's second stream.
 constexpr uint32_t kSecondStream = 0x9e3779b9;
+// The longest index constant: longer dimensions are hashed as digits.
+constexpr int64_t kMaxIotaLength = 4096;
 // FNV-1a (32-bit) parameters.
 constexpr uint32_t kFnvOffset = 2166136261u;
 constexpr uint32_t kFnvPrime = 16777619u;
@@ -91,17 +94,38 @@ static Value fmix32(NodeContext &node, Value h) {
   return xorShift(h, 16);
 }
 
+/// The digits a dimension of `size` is hashed as: `size` itself when it is
+/// at most kMaxIotaLength, else the row-major digits of a [rows, columns]
+/// view (rows split again when needed) whose product is the smallest one
+/// of that form that covers `size`.
+static SmallVector<int64_t> indexDigits(int64_t size) {
+  if (size <= kMaxIotaLength)
+    return {size};
+  int64_t rows = llvm::divideCeil(size, kMaxIotaLength);
+  SmallVector<int64_t> digits = indexDigits(rows);
+  digits.push_back(llvm::divideCeil(size, rows));
+  return digits;
+}
+
 /// The hash of every element index of `shape` and `key`, a ui32 tensor of
-/// that shape.
+/// that shape. A dimension longer than kMaxIotaLength is hashed as the
+/// digits of its index (indexDigits), then merged back by a reshape and,
+/// where the digits cover more than the dimension, sliced.
 static Value hashIndices(NodeContext &node, ArrayRef<int64_t> shape,
                          uint32_t key) {
+  SmallVector<int64_t> digits, merged;
+  for (int64_t size : shape) {
+    SmallVector<int64_t> d = indexDigits(size);
+    merged.push_back(llvm::product_of(d));
+    llvm::append_range(digits, d);
+  }
   Type ui32 = ui32Type(node);
   Value h = node.scalar(ui32, key);
   bool mixed = false;
-  for (auto [axis, size] : llvm::enumerate(shape)) {
+  for (auto [axis, size] : llvm::enumerate(digits)) {
     if (size == 1)
       continue;
-    SmallVector<int64_t> iotaShape(shape.size(), 1);
+    SmallVector<int64_t> iotaShape(digits.size(), 1);
     iotaShape[axis] = size;
     SmallVector<APInt> positions;
     positions.reserve(size);
@@ -116,7 +140,14 @@ static Value hashIndices(NodeContext &node, ArrayRef<int64_t> shape,
   }
   if (!mixed)
     h = fmix32(node, h);
-  return node.reshape(h, shape);
+  h = node.reshape(h, merged);
+  if (ArrayRef<int64_t>(merged) != shape) {
+    SmallVector<int64_t> zeros(shape.size(), 0), ones(shape.size(), 1);
+    h = node.create<SliceOp>(h, node.builder().getDenseI64ArrayAttr(zeros),
+                             node.builder().getDenseI64ArrayAttr(shape),
+                             node.builder().getDenseI64ArrayAttr(ones));
+  }
+  return h;
 }
 
 /// The type the draws for `element` are computed in: f64 for f64, else f32.
