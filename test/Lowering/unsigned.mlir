@@ -71,11 +71,14 @@ func.func @casts(%u: tensor<4xui16>, %f: tensor<4xf32>, %s: tensor<4xi16>) -> (t
 // CHECK: arith.select %[[OK]], %[[L]], %{{.*}} : i16
 // CHECK: arith.shrui %{{.*}}, %{{.*}} : i16
 // CHECK: arith.shrsi %{{.*}}, %{{.*}} : i16
-func.func @shifts(%a: tensor<4xui16>, %b: tensor<4xui16>, %c: tensor<4xi16>) -> (tensor<4xui16>, tensor<4xui16>, tensor<4xi16>) {
+// Xor on integers is bitwise.
+// CHECK: arith.xori %{{.*}}, %{{.*}} : i16
+func.func @shifts(%a: tensor<4xui16>, %b: tensor<4xui16>, %c: tensor<4xi16>) -> (tensor<4xui16>, tensor<4xui16>, tensor<4xi16>, tensor<4xui16>) {
   %0 = kiln.shift_left %a, %b : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
   %1 = kiln.shift_right %a, %b : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
   %2 = kiln.shift_right %c, %c : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
-  return %0, %1, %2 : tensor<4xui16>, tensor<4xui16>, tensor<4xi16>
+  %3 = kiln.xor %a, %b : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  return %0, %1, %2, %3 : tensor<4xui16>, tensor<4xui16>, tensor<4xi16>, tensor<4xui16>
 }
 
 // -----

@@ -19,6 +19,11 @@ expected one:
       infinities equal;
   integer and bool outputs: equal;
   dtype and shape: equal.
+The outputs of a model that draws random numbers (Bernoulli, Multinomial,
+RandomUniform*, RandomNormal*, or a Dropout whose training_mode is true) are
+random draws: they are compared statistically instead (compare_random: shape,
+dtype, support, range and mean within a tolerance for the sample size; a
+Dropout output element by element as 0 or x / (1 - ratio)).
 
 A test passes on a device when it compiles and every output of every data set
 matches. When kiln-compile says an operand must be known at compile time and
@@ -269,6 +274,130 @@ def compare(got: np.ndarray, want: np.ndarray, dtype: int) -> str | None:
     return None
 
 
+RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike",
+              "RandomUniform", "RandomUniformLike"}
+# Statistical checks allow this many standard deviations.
+SIGMAS = 4.5
+
+
+def random_outputs(test: Test, inputs):
+    """None when `test`'s model draws no random numbers; else {output name:
+    x} for every graph output, x being the data input of the training-mode
+    Dropout that produces the output (when that input is a graph input),
+    None for the others. A Dropout is in training mode when its
+    training_mode input is true in the data set, an initializer or a
+    Constant node, or is computed."""
+    random = any(op in RANDOM_OPS for op in test.ops)
+    if not random and "Dropout" not in test.ops:
+        return None
+    model = onnx.load(str(test.path / "model.onnx"), load_external_data=False)
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    consts = {n.output[0]: n.attribute[0].t for n in graph.node
+              if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value"}
+    given = {n: a for n, a, _ in inputs}
+
+    def value(name):
+        if name in given:
+            return np.asarray(given[name])
+        tensor = inits.get(name, consts.get(name))
+        return None if tensor is None else numpy_helper.to_array(tensor)
+    dropped = {}
+    for node in graph.node:
+        if node.op_type != "Dropout" or len(node.input) < 3 or not node.input[2]:
+            continue
+        mode = value(node.input[2])
+        if mode is not None and not mode.any():
+            continue
+        random = True
+        if node.input[0] in given:
+            dropped[node.output[0]] = np.asarray(given[node.input[0]])
+    if not random:
+        return None
+    return {o.name: dropped.get(o.name) for o in graph.output}
+
+
+def compare_random(got: np.ndarray, want: np.ndarray, dtype: int, x=None) -> str | None:
+    """None when `got` is a plausible draw of the distribution `want` was
+    drawn from, else why not: the values are random, so they are compared by
+    shape, dtype, support and moments, not per element.
+      all: shape and dtype equal, every value finite;
+      Dropout's output of input x: every element 0 or c * x, with c the
+        scale the expected output shows (1 / (1 - ratio)), and the kept
+        fraction within SIGMAS binomial deviations of 1 / c;
+      bool, or only 0 and 1 expected (Bernoulli, Dropout's mask): every
+        value 0 or 1;
+      other floats: within the expected values' range widened by its width
+        on both sides, and the standard deviation within a factor
+        exp(SIGMAS * sqrt(1 / (2 (n - 1)) + 1 / (2 (m - 1)))) of the
+        expected one;
+      all but Dropout's output: the mean within SIGMAS standard errors of
+        the difference of two independent sample means,
+        sqrt(s_got^2 / n + s_want^2 / m) (not checked for a single draw).
+    With ONNX's 10-element Bernoulli tests only gross errors fail the mean;
+    the support check does the work there."""
+    if dtype == onnx.TensorProto.BFLOAT16:
+        # As in compare: the expected bfloat16 bits as exact float32.
+        want = (np.asarray(want).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype != got.dtype:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if got.size == 0:
+        return None
+    g = got.astype(np.float64).ravel()
+    w = want.astype(np.float64).ravel()
+    if not np.isfinite(g).all():
+        return "non-finite values among random draws"
+    if x is not None and x.shape == want.shape:
+        xs = x.astype(np.float64).ravel()
+        nonzero = (w != 0) & (xs != 0)
+        if nonzero.any():
+            c = float(np.median(w[nonzero] / xs[nonzero]))
+        elif ((g != 0) & (xs != 0)).any():
+            c = float(np.median(g[(g != 0) & (xs != 0)] / xs[(g != 0) & (xs != 0)]))
+        else:
+            return None  # nothing kept in either: no scale to check against
+        scaled = c * xs
+        ok = (g == 0) | (np.abs(g - scaled) <= ATOL + RTOL * np.abs(scaled))
+        if not ok.all():
+            i = int(np.argmax(~ok))
+            return (f"{int((~ok).sum())} of {g.size} elements are neither 0 nor x * {c:.6g}; "
+                    f"element {i}: got {g[i]!r}, x {xs[i]!r}")
+        counted = xs != 0
+        p = min(1.0, 1.0 / c)
+        n = int(counted.sum())
+        if n:
+            kept = float((g[counted] != 0).mean())
+            tol = SIGMAS * np.sqrt(p * (1 - p) / n) + 0.5 / n
+            if abs(kept - p) > tol:
+                return f"kept fraction {kept:.4g}, expected {p:.4g} +- {tol:.3g} (n = {n})"
+        return None
+    elif want.dtype == np.bool_ or np.isin(w, (0.0, 1.0)).all():
+        outside = ~np.isin(g, (0.0, 1.0))
+        if outside.any():
+            return f"{int(outside.sum())} values are not 0 or 1, e.g. {g[np.argmax(outside)]!r}"
+    elif g.size > 1:
+        low, high = w.min(), w.max()
+        width = high - low
+        if (g < low - width).any() or (g > high + width).any():
+            return (f"values in [{g.min():.6g}, {g.max():.6g}], expected within "
+                    f"[{low - width:.6g}, {high + width:.6g}] (the expected range widened by its width)")
+        sg, sw = g.std(ddof=1), w.std(ddof=1)
+        if sw > 0:
+            factor = np.exp(SIGMAS * np.sqrt(1 / (2 * (g.size - 1)) + 1 / (2 * (w.size - 1))))
+            if not sw / factor <= sg <= sw * factor:
+                return f"standard deviation {sg:.6g}, expected {sw:.6g} within a factor {factor:.3g}"
+    n, m = g.size, w.size
+    if n < 2:
+        return None  # one draw: nothing to estimate a spread from
+    se = np.sqrt(g.var(ddof=1) / n + w.var(ddof=1) / m)
+    tol = SIGMAS * se + ATOL + RTOL * abs(w.mean())
+    if abs(g.mean() - w.mean()) > tol:
+        return f"mean {g.mean():.6g}, expected {w.mean():.6g} +- {tol:.3g} (n = {n})"
+    return None
+
+
 def chip(device: str) -> str:
     return "cpu" if device == "cpu" else device.split(":", 1)[1]
 
@@ -437,6 +566,7 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
                 # of that name (nor sequence elements of it).
                 if name in test.outputs and list(odir.glob(sanitize(name) + "*.npy")):
                     why = f"{sdir.name} output '{name}': expected an empty optional"
+            drawn = random_outputs(test, inputs)
             for name, want, dtype in outputs:
                 if why:
                     break
@@ -444,7 +574,10 @@ def run_test(build: Path, test: Test, devices, work: Path) -> dict:
                 if not f.exists():
                     why = f"output '{name}' missing"
                     break
-                why = compare(np.load(f), want, dtype)
+                if drawn is not None:
+                    why = compare_random(np.load(f), want, dtype, drawn.get(name))
+                else:
+                    why = compare(np.load(f), want, dtype)
                 if why:
                     why = f"{sdir.name} output '{name}': {why}"
                     break

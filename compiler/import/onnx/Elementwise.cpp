@@ -97,43 +97,75 @@ static LogicalResult convertIdentity(NodeContext &node) {
   return success();
 }
 
+/// Dropout. Inference (before opset 12, without a training_mode input, or
+/// with a false one) and training with ratio 0 keep every element: the
+/// output is the input and the mask all true. Training mode keeps an element
+/// where a uniform draw (Random.cpp) is at least the ratio, as ONNX's
+/// reference does: output = x * mask / (1 - ratio). A constant ratio must be
+/// in [0, 1) (ratio 1 would divide by zero); a computed one is used as it
+/// is.
 static LogicalResult convertDropout(NodeContext &node) {
-  // Inference (no training_mode input, or a false one) and training with
-  // ratio 0 keep every element: the output is the input and the mask all
-  // true. Training mode with a ratio > 0 drops elements at random, which a
-  // compiled inference model does not do.
+  Value input = node.input(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  bool training = false;
   if (node.opset() >= 12 && node.hasInput(2)) {
-    DenseElementsAttr training = node.constantInput(2);
-    if (!training) {
+    DenseElementsAttr mode = node.constantInput(2);
+    if (!mode) {
       node.notConstant(2, "training_mode", "a boolean constant");
       return failure();
     }
-    if (training.getNumElements() == 1 && *training.getValues<bool>().begin()) {
-      double ratio = 0.5;
-      if (node.hasInput(1)) {
-        auto ratios = node.constantFloats(1, "ratio");
-        if (failed(ratios))
-          return failure();
-        if (ratios->size() == 1)
-          ratio = ratios->front();
-      }
-      if (ratio != 0) {
-        node.emitError() << "training-mode Dropout with a non-zero ratio "
-                            "drops elements at random, which Kiln does not "
-                            "compile; export the model for inference";
+    training = mode.getNumElements() == 1 && *mode.getValues<bool>().begin();
+  }
+  double ratio = 0.5;
+  Value computedRatio;
+  if (training && node.hasInput(1)) {
+    if (node.inputType(1).getNumElements() != 1) {
+      node.emitError() << "ratio must be a scalar, got " << node.inputType(1);
+      return failure();
+    }
+    if (node.constantInput(1)) {
+      auto ratios = node.constantFloats(1, "ratio");
+      if (failed(ratios))
         return failure();
-      }
+      ratio = ratios->front();
+    } else {
+      computedRatio = node.reshape(node.input(1), {});
     }
   }
-  Value input = node.input(0);
-  node.setOutput(0, input);
-  if (node.hasOutput(1)) {
-    auto type = cast<RankedTensorType>(input.getType());
-    node.setOutput(1, node.splat(RankedTensorType::get(
-                                     type.getShape(),
-                                     node.builder().getI1Type()),
-                                 1));
+  if (training && !computedRatio && !(ratio >= 0 && ratio < 1)) {
+    node.emitError() << "ratio must be in [0, 1), got " << ratio;
+    return failure();
   }
+  auto maskType =
+      RankedTensorType::get(type.getShape(), node.builder().getI1Type());
+  if (!training || (!computedRatio && ratio == 0)) {
+    node.setOutput(0, input);
+    if (node.hasOutput(1))
+      node.setOutput(1, node.splat(maskType, 1));
+    return success();
+  }
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element)) {
+    node.emitError() << "training-mode Dropout takes a float tensor, got "
+                     << element;
+    return failure();
+  }
+  Value u = uniformDraws(node, type);
+  Type drawType = getElementTypeOrSelf(u.getType());
+  Value keep = node.create<GreaterEqualOp>(
+      u, computedRatio ? node.cast(computedRatio, drawType)
+                       : node.scalar(drawType, ratio));
+  Value scale;
+  if (computedRatio) {
+    Value one = node.scalar(element, 1);
+    scale = node.create<ReciprocalOp>(
+        node.create<SubOp>(one, node.cast(computedRatio, element)));
+  } else {
+    scale = node.scalar(element, 1 / (1 - ratio));
+  }
+  Value kept = node.create<MulOp>(input, node.cast(keep, element));
+  node.setOutput(0, node.create<MulOp>(kept, scale));
+  node.setOutput(1, keep);
   return success();
 }
 

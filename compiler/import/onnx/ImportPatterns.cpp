@@ -68,6 +68,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerSpectralPatterns(r);
     registerLinearAlgebraPatterns(r);
     registerTextPatterns(r);
+    registerRandomPatterns(r);
     return r;
   }();
   return registry;

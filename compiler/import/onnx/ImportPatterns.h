@@ -238,6 +238,7 @@ std::optional<Aggregate> getAggregate(mlir::Value value);
 void registerSpectralPatterns(PatternRegistry &registry);
 void registerLinearAlgebraPatterns(PatternRegistry &registry);
 void registerTextPatterns(PatternRegistry &registry);
+void registerRandomPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization), computed in x's float type;
@@ -245,6 +246,13 @@ void registerTextPatterns(PatternRegistry &registry);
 /// against x.
 mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
                            mlir::Value zeroPoint, mlir::Type quantized);
+
+/// One uniform draw in [0, 1) per element of `type` (a float tensor type),
+/// from Random.cpp's counter-based generator keyed by the node's `seed`
+/// attribute or, without one, by its name: the same draws in every run of
+/// an artifact. The draws are f64 for f64 and f32 otherwise, with no more
+/// random bits than `type`'s element type holds exactly.
+mlir::Value uniformDraws(NodeContext &node, mlir::RankedTensorType type);
 
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its
 /// `pads` or `auto_pad` attribute, for spatial input sizes `in`.

@@ -154,8 +154,15 @@ static LogicalResult verifyBinary(OpTy op) {
   if (lhs != rhs)
     return op.emitOpError("operand element types must match, got ")
            << lhs << " and " << rhs;
-  if (isLogical<OpTy>() && !lhs.isInteger(1))
+  // Xor is also bitwise on other integers (the random-number hash of the
+  // importer's Random.cpp); and/or stay logical, as in ONNX.
+  if constexpr (std::is_same_v<OpTy, XorOp>) {
+    if (!isa<IntegerType>(lhs))
+      return op.emitOpError("operands must be i1 or integer tensors, got ")
+             << lhs;
+  } else if (isLogical<OpTy>() && !lhs.isInteger(1)) {
     return op.emitOpError("operands must be i1 tensors, got ") << lhs;
+  }
   if (isShift<OpTy>() && (!isa<IntegerType>(lhs) || lhs.isInteger(1)))
     return op.emitOpError("operands must be integer tensors, got ") << lhs;
   return success();

@@ -638,6 +638,14 @@ func.func @yield_outside(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @xor_float(%a: tensor<2xf32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{operands must be i1 or integer tensors, got 'f32'}}
+  %0 = kiln.xor %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
 func.func @shift_float(%a: tensor<2xf32>, %b: tensor<2xf32>) {
   // expected-error @+1 {{operands must be integer tensors, got 'f32'}}
   %0 = kiln.shift_left %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>

@@ -62,7 +62,10 @@ func.func @math_and_unsigned(%x: tensor<4xf32>, %u: tensor<4xui8>, %s: tensor<4x
   %10 = kiln.shift_right %9, %s : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   // CHECK: kiln.max {{.*}} -> tensor<4xui8>
   %11 = kiln.max %10, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
-  return %8, %11 : tensor<4xf32>, tensor<4xui8>
+  // Xor is bitwise on integers.
+  // CHECK: kiln.xor {{.*}} -> tensor<4xui8>
+  %12 = kiln.xor %11, %s : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %8, %12 : tensor<4xf32>, tensor<4xui8>
 }
 
 // CHECK-LABEL: func @contractions

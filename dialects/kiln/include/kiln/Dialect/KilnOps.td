@@ -88,7 +88,7 @@ def Kiln_MinOp : Kiln_BinaryOp<"min", "minimum", [Commutative]>;
 def Kiln_ModOp : Kiln_BinaryOp<"mod", "remainder (sign of the divisor for integers, fmod for floats)">;
 def Kiln_AndOp : Kiln_BinaryOp<"and", "logical and", [Commutative]>;
 def Kiln_OrOp : Kiln_BinaryOp<"or", "logical or", [Commutative]>;
-def Kiln_XorOp : Kiln_BinaryOp<"xor", "logical exclusive or", [Commutative]>;
+def Kiln_XorOp : Kiln_BinaryOp<"xor", "exclusive or (logical for `i1`, bitwise for other integers)", [Commutative]>;
 def Kiln_EqualOp : Kiln_BinaryOp<"equal", "comparison `lhs == rhs` (an `i1` tensor)", [Commutative]>;
 def Kiln_LessOp : Kiln_BinaryOp<"less", "comparison `lhs < rhs` (an `i1` tensor)">;
 def Kiln_LessEqualOp : Kiln_BinaryOp<"less_equal", "comparison `lhs <= rhs` (an `i1` tensor)">;
