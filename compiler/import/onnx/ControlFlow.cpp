@@ -6,7 +6,8 @@
 // --input-value), and Loop and Scan are unrolled, their body imported once per
 // iteration with the loop-carried values of the one before. A Loop runs
 // while its trip count and condition, both constants after each iteration,
-// say so; a Scan runs over the static length of its scanned axis.
+// say so; a Scan runs over the static length of its scanned axis (opset 8's
+// batched Scan once per batch element).
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,6 +180,147 @@ static LogicalResult convertLoop(NodeContext &node) {
   return success();
 }
 
+/// Imports `body` once per step t < `length` of a Scan: its inputs are
+/// `carried` (updated to the body's first outputs after every step) and
+/// step t of each of `sequences` along its axis (from the end when its
+/// direction is 1); the body's other outputs of every step are appended to
+/// `scanned`, one list per scan output.
+static LogicalResult scanSteps(NodeContext &node, const onnx::GraphProto &body,
+                               SmallVectorImpl<Value> &carried,
+                               ArrayRef<Value> sequences, ArrayRef<int64_t> axes,
+                               ArrayRef<int64_t> directions, int64_t length,
+                               SmallVectorImpl<SmallVector<Value>> &scanned) {
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<Value> inputs(carried.begin(), carried.end());
+    for (auto [j, sequence] : llvm::enumerate(sequences)) {
+      auto type = cast<RankedTensorType>(sequence.getType());
+      int64_t step = directions[j] ? length - 1 - t : t;
+      SmallVector<int64_t> starts(type.getRank(), 0),
+          ends(type.getShape()), steps(type.getRank(), 1);
+      starts[axes[j]] = step;
+      ends[axes[j]] = step + 1;
+      Value slice = node.create<SliceOp>(sequence, starts, ends, steps);
+      SmallVector<int64_t> shape(type.getShape());
+      shape.erase(shape.begin() + axes[j]);
+      inputs.push_back(node.reshape(slice, shape));
+    }
+    auto outputs = node.importSubgraph(body, inputs);
+    if (failed(outputs))
+      return failure();
+    if (outputs->size() < carried.size()) {
+      node.emitError() << "the body has " << outputs->size()
+                       << " outputs for " << carried.size() << " states";
+      return failure();
+    }
+    for (size_t i = 0; i < carried.size(); ++i)
+      carried[i] = (*outputs)[i];
+    scanned.resize(outputs->size() - carried.size());
+    for (size_t k = 0; k < scanned.size(); ++k)
+      scanned[k].push_back((*outputs)[carried.size() + k]);
+  }
+  return success();
+}
+
+/// Element `b` of `value`'s leading (batch) dimension, without it.
+static Value batchElement(NodeContext &node, Value value, int64_t b) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> starts(type.getRank(), 0), ends(type.getShape()),
+      steps(type.getRank(), 1);
+  starts[0] = b;
+  ends[0] = b + 1;
+  return node.reshape(node.create<SliceOp>(value, starts, ends, steps),
+                      type.getShape().drop_front());
+}
+
+/// Scan of opsets 8: the inputs are an optional sequence_lens, the states
+/// and the scan inputs, all with a batch dimension 0 and scanned along
+/// dimension 1 (`directions` per scan input); every batch element is a scan
+/// of its own, and the outputs stack them along dimension 0 again.
+static LogicalResult convertScan8(NodeContext &node) {
+  const onnx::GraphProto *body = node.graphAttr("body");
+  if (!body)
+    return failure();
+  int64_t scanInputs = node.intAttr("num_scan_inputs", 0);
+  int64_t states = (int64_t)node.numInputs() - 1 - scanInputs;
+  if (scanInputs < 1 || states < 0) {
+    node.emitError() << "num_scan_inputs must be between 1 and the "
+                     << node.numInputs() - 1 << " inputs after sequence_lens";
+    return failure();
+  }
+  SmallVector<int64_t> directions = node.intsAttr("directions");
+  if (directions.empty())
+    directions.assign(scanInputs, 0);
+  if ((int64_t)directions.size() != scanInputs) {
+    node.emitError() << "directions needs one entry per scan input";
+    return failure();
+  }
+  SmallVector<Value> inputs;
+  for (unsigned i = 1; i < node.numInputs(); ++i) {
+    inputs.push_back(node.input(i));
+    auto type = cast<RankedTensorType>(inputs.back().getType());
+    int64_t minRank = i > (unsigned)states ? 2 : 1;
+    if (type.getRank() < minRank ||
+        type.getDimSize(0) != cast<RankedTensorType>(inputs.front().getType()).getDimSize(0)) {
+      node.emitError() << "input " << i << " needs the batch dimension 0 the "
+                       << "other inputs have" << (minRank == 2 ? " and a scan dimension 1" : "");
+      return failure();
+    }
+  }
+  int64_t batch = cast<RankedTensorType>(inputs.front().getType()).getDimSize(0);
+  int64_t length = cast<RankedTensorType>(inputs[states].getType()).getDimSize(1);
+  for (int64_t j = 0; j < scanInputs; ++j) {
+    if (cast<RankedTensorType>(inputs[states + j].getType()).getDimSize(1) != length) {
+      node.emitError() << "scan input " << j << " does not have the "
+                       << length << " steps of the first";
+      return failure();
+    }
+  }
+  if (node.hasInput(0)) {
+    auto lens = node.constantInts(0, "sequence_lens");
+    if (failed(lens))
+      return failure();
+    if (llvm::any_of(*lens, [&](int64_t n) { return n != length; })) {
+      node.emitError() << "sequence_lens shorter than the " << length
+                       << " steps of the scan inputs are not supported";
+      return failure();
+    }
+  }
+  if (length * batch > kMaxUnrolledIterations) {
+    node.emitError() << "the scan runs " << length * batch << " iterations, more than "
+                     << "the " << kMaxUnrolledIterations << " Kiln unrolls";
+    return failure();
+  }
+  SmallVector<SmallVector<Value>> stateParts(states), scanParts;
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<Value> carried, sequences;
+    for (int64_t i = 0; i < states; ++i)
+      carried.push_back(batchElement(node, inputs[i], b));
+    for (int64_t j = 0; j < scanInputs; ++j)
+      sequences.push_back(batchElement(node, inputs[states + j], b));
+    SmallVector<SmallVector<Value>> scanned;
+    SmallVector<int64_t> axes(scanInputs, 0);
+    if (failed(scanSteps(node, *body, carried, sequences, axes, directions,
+                         length, scanned)))
+      return failure();
+    for (int64_t i = 0; i < states; ++i)
+      stateParts[i].push_back(carried[i]);
+    scanParts.resize(scanned.size());
+    for (auto [k, parts] : llvm::enumerate(scanned))
+      scanParts[k].push_back(stack(node, parts, 0));
+  }
+  if (node.numOutputs() != stateParts.size() + scanParts.size()) {
+    node.emitError() << "the node has " << node.numOutputs()
+                     << " outputs; the body gives " << stateParts.size()
+                     << " states and " << scanParts.size() << " scan outputs";
+    return failure();
+  }
+  for (auto [i, parts] : llvm::enumerate(stateParts))
+    node.setOutput(i, stack(node, parts, 0));
+  for (auto [k, parts] : llvm::enumerate(scanParts))
+    node.setOutput(stateParts.size() + k, stack(node, parts, 0));
+  return success();
+}
+
 static LogicalResult convertScan(NodeContext &node) {
   const onnx::GraphProto *body = node.graphAttr("body");
   if (!body)
@@ -233,34 +375,9 @@ static LogicalResult convertScan(NodeContext &node) {
   for (int64_t i = 0; i < states; ++i)
     carried.push_back(node.input(i));
   SmallVector<SmallVector<Value>> scanned;
-  for (int64_t t = 0; t < length; ++t) {
-    SmallVector<Value> inputs(carried);
-    for (int64_t j = 0; j < scanInputs; ++j) {
-      auto type = cast<RankedTensorType>(sequences[j].getType());
-      int64_t step = inputDirections[j] ? length - 1 - t : t;
-      SmallVector<int64_t> starts(type.getRank(), 0),
-          ends(type.getShape()), steps(type.getRank(), 1);
-      starts[inputAxes[j]] = step;
-      ends[inputAxes[j]] = step + 1;
-      Value slice = node.create<SliceOp>(sequences[j], starts, ends, steps);
-      SmallVector<int64_t> shape(type.getShape());
-      shape.erase(shape.begin() + inputAxes[j]);
-      inputs.push_back(node.reshape(slice, shape));
-    }
-    auto outputs = node.importSubgraph(*body, inputs);
-    if (failed(outputs))
-      return failure();
-    if (outputs->size() < carried.size()) {
-      node.emitError() << "the body has " << outputs->size()
-                       << " outputs for " << carried.size() << " states";
-      return failure();
-    }
-    for (size_t i = 0; i < carried.size(); ++i)
-      carried[i] = (*outputs)[i];
-    scanned.resize(outputs->size() - carried.size());
-    for (size_t k = 0; k < scanned.size(); ++k)
-      scanned[k].push_back((*outputs)[carried.size() + k]);
-  }
+  if (failed(scanSteps(node, *body, carried, sequences, inputAxes,
+                       inputDirections, length, scanned)))
+    return failure();
   if (node.numOutputs() != carried.size() + scanned.size()) {
     node.emitError() << "the node has " << node.numOutputs()
                      << " outputs; the body gives " << carried.size()
@@ -293,5 +410,6 @@ static LogicalResult convertScan(NodeContext &node) {
 void onnx_import::registerControlFlowPatterns(PatternRegistry &r) {
   r.add("If", 7, convertIf);
   r.add("Loop", 7, convertLoop);
+  r.add("Scan", 8, convertScan8);
   r.add("Scan", 9, convertScan);
 }

@@ -847,10 +847,29 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   SmallVector<std::string> argNames, graphInputs;
   SmallVector<std::pair<std::string, InputLayout>> layouts;
   SmallVector<std::pair<std::string, DenseElementsAttr>> pinnedValues;
+  for (const auto &input : graph.input())
+    if (!initializers.count(input.name()))
+      graphInputs.push_back(input.name());
+  auto checkNames = [&](auto &pinned, StringRef option) {
+    for (const auto &entry : pinned) {
+      if (llvm::is_contained(graphInputs, entry.getKey().str()))
+        continue;
+      std::string names;
+      for (auto &n : graphInputs)
+        names += (names.empty() ? "'" : ", '") + n + "'";
+      error() << option << " names '" << entry.getKey()
+              << "', which is not a graph input (inputs: " << names << ")";
+      return false;
+    }
+    return true;
+  };
+  if (!checkNames(options.inputValues, "--input-value") ||
+      !checkNames(options.inputSequenceLengths, "--input-sequence-length") ||
+      !checkNames(options.absentInputs, "--input-absent"))
+    return nullptr;
   for (const auto &input : graph.input()) {
     if (initializers.count(input.name()))
       continue;
-    graphInputs.push_back(input.name());
     if (auto pinned = options.inputValues.find(input.name());
         pinned != options.inputValues.end()) {
       FailureOr<DenseElementsAttr> value = pinnedValue(input, pinned->second);
@@ -865,19 +884,6 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
       return nullptr;
     layouts.emplace_back(input.name(), std::move(*layout));
   }
-  auto checkNames = [&](auto &pinned, StringRef option) {
-    for (const auto &entry : pinned) {
-      if (llvm::is_contained(graphInputs, entry.getKey().str()))
-        continue;
-      std::string names;
-      for (auto &n : graphInputs)
-        names += (names.empty() ? "'" : ", '") + n + "'";
-      error() << option << " names '" << entry.getKey()
-              << "', which is not a graph input (inputs: " << names << ")";
-      return false;
-    }
-    return true;
-  };
   // An element of a flattened sequence input is named NAME[i].
   SmallVector<std::string> shapeNames(graphInputs);
   llvm::append_range(shapeNames, argNames);
@@ -891,10 +897,6 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
             << "', which is not a graph input (inputs: " << names << ")";
     return nullptr;
   }
-  if (!checkNames(options.inputValues, "--input-value") ||
-      !checkNames(options.inputSequenceLengths, "--input-sequence-length") ||
-      !checkNames(options.absentInputs, "--input-absent"))
-    return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
