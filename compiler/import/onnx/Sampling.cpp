@@ -19,9 +19,7 @@
 
 #include "import/onnx/ImportPatterns.h"
 
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/Sequence.h"
 
 #include <cmath>
 
