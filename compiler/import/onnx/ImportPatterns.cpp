@@ -69,6 +69,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerLinearAlgebraPatterns(r);
     registerTextPatterns(r);
     registerRandomPatterns(r);
+    registerSamplingPatterns(r);
     return r;
   }();
   return registry;

@@ -211,6 +211,7 @@ void registerControlFlowPatterns(PatternRegistry &registry);
 void registerQuantizationPatterns(PatternRegistry &registry);
 void registerRecurrentPatterns(PatternRegistry &registry);
 void registerResizePatterns(PatternRegistry &registry);
+void registerSamplingPatterns(PatternRegistry &registry);
 void registerConstantPatterns(PatternRegistry &registry);
 void registerSequencePatterns(PatternRegistry &registry);
 
