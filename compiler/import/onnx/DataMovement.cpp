@@ -20,13 +20,6 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
 
-static Value i64Constant(NodeContext &node, ArrayRef<int64_t> values,
-                         ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, node.builder().getI64Type());
-  return ConstantOp::create(node.builder(), node.loc(),
-                            DenseElementsAttr::get(type, values));
-}
-
 /// Axes from attribute `name` (before `inputSince`) or from input 1.
 static FailureOr<SmallVector<int64_t>>
 axesOperand(NodeContext &node, int64_t inputSince, StringRef name = "axes") {
@@ -917,12 +910,12 @@ static LogicalResult convertShape(NodeContext &node) {
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, start, rank);
   SmallVector<int64_t> dims(type.getShape().slice(start, end - start));
-  node.setOutput(0, i64Constant(node, dims, {(int64_t)dims.size()}));
+  node.setOutput(0, i64Tensor(node, {(int64_t)dims.size()}, dims));
   return success();
 }
 
 static LogicalResult convertSize(NodeContext &node) {
-  node.setOutput(0, i64Constant(node, {node.inputType(0).getNumElements()}, {}));
+  node.setOutput(0, i64Tensor(node, {}, {node.inputType(0).getNumElements()}));
   return success();
 }
 

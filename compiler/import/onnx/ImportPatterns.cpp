@@ -407,3 +407,10 @@ Value NodeContext::cast(Value value, Type elementType) {
   return create<CastOp>(RankedTensorType::get(type.getShape(), elementType),
                         value);
 }
+
+Value onnx_import::i64Tensor(NodeContext &node, ArrayRef<int64_t> shape,
+                             ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, node.builder().getI64Type());
+  return ConstantOp::create(node.builder(), node.loc(),
+                            DenseElementsAttr::get(type, values));
+}

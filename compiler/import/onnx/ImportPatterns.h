@@ -255,6 +255,10 @@ mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
 /// random bits than `type`'s element type holds exactly.
 mlir::Value uniformDraws(NodeContext &node, mlir::RankedTensorType type);
 
+/// An i64 constant of `shape` holding `values` (row-major).
+mlir::Value i64Tensor(NodeContext &node, llvm::ArrayRef<int64_t> shape,
+                      llvm::ArrayRef<int64_t> values);
+
 /// The begin-then-end spatial paddings of a Conv or pooling node, from its
 /// `pads` or `auto_pad` attribute, for spatial input sizes `in`.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

@@ -22,14 +22,6 @@ using namespace kiln::onnx_import;
 /// for MaxPool's Indices: their positions are constants built at import.
 static constexpr int64_t kMaxWindowTaps = int64_t(1) << 24;
 
-/// An i64 constant of `shape` holding `values`.
-static Value i64Tensor(NodeContext &node, ArrayRef<int64_t> shape,
-                       ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get(shape, node.builder().getI64Type());
-  return ConstantOp::create(node.builder(), node.loc(),
-                            DenseElementsAttr::get(type, values));
-}
-
 /// MaxPool's Indices output for `input` [N, C, spatial...] pooled to
 /// `outShape`: for every output position, the index of the first largest
 /// element of its window in the input flattened row-major (`columnMajor`:

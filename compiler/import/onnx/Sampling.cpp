@@ -27,14 +27,6 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
 
-/// An i64 constant of `shape` holding `values`.
-static Value i64Tensor(NodeContext &node, ArrayRef<int64_t> shape,
-                       ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get(shape, node.builder().getI64Type());
-  return ConstantOp::create(node.builder(), node.loc(),
-                            DenseElementsAttr::get(type, values));
-}
-
 /// A constant of `shape` and float type `element` (f32 or f64) holding
 /// `values`.
 static Value floatTensor(NodeContext &node, ArrayRef<int64_t> shape,
