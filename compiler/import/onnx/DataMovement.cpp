@@ -615,15 +615,12 @@ static LogicalResult convertScatterND(NodeContext &node) {
 
 static LogicalResult convertCompress(NodeContext &node) {
   // The slices (or, without an axis, the elements of the flattened input)
-  // whose condition is true; the condition decides the result's shape, so
-  // it must be a constant.
+  // whose condition is true: a gather of constant positions when the
+  // condition is a constant, else a compaction whose size is known only at
+  // run time (a Bounded value, see DataDependent.cpp).
   Value input = node.input(0);
   auto type = node.inputType(0);
   DenseElementsAttr condition = node.constantInput(1);
-  if (!condition) {
-    node.notConstant(1, "condition", "a constant");
-    return failure();
-  }
   int64_t axis = 0;
   if (node.hasAttr("axis")) {
     auto normalized = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
@@ -634,11 +631,25 @@ static LogicalResult convertCompress(NodeContext &node) {
     input = node.reshape(input, {type.getNumElements()});
   }
   int64_t size = cast<RankedTensorType>(input.getType()).getShape()[axis];
-  if (condition.getNumElements() > size) {
-    node.emitError() << "the condition has " << condition.getNumElements()
+  int64_t entries = node.inputType(1).getNumElements();
+  if (entries > size) {
+    node.emitError() << "the condition has " << entries
                      << " entries, more than the " << size
                      << " of the compressed axis";
     return failure();
+  }
+  if (!condition) {
+    // Entries past the condition's end are dropped, as if it were false.
+    Value mask = node.reshape(node.input(1), {entries});
+    if (entries < size)
+      mask = node.create<ConcatOp>(
+          ValueRange{mask, node.splat(RankedTensorType::get(
+                                          {size - entries},
+                                          node.builder().getI1Type()),
+                                      0)},
+          int64_t(0));
+    node.setOutput(0, compactRows(node, input, axis, mask));
+    return success();
   }
   SmallVector<int64_t> kept;
   int64_t i = 0;

@@ -110,10 +110,17 @@ private:
                          unsigned &next);
   /// Appends the function results graph output `name` holding `value`
   /// becomes: a sequence's elements named NAME[i], an optional's element (or
-  /// nothing when it has none).
+  /// nothing when it has none); a Bounded value its padded tensor, with
+  /// its extent queued in `extents` (result index, axis, extent value).
+  struct PendingExtent {
+    unsigned result;
+    int64_t axis;
+    mlir::Value extent;
+  };
   void flattenOutput(const std::string &name, mlir::Value value,
                      llvm::SmallVectorImpl<mlir::Value> &results,
-                     llvm::SmallVectorImpl<std::string> &names);
+                     llvm::SmallVectorImpl<std::string> &names,
+                     llvm::SmallVectorImpl<PendingExtent> &extents);
   /// The constant a graph input pinned with --input-value becomes.
   mlir::FailureOr<mlir::DenseElementsAttr>
   pinnedValue(const onnx::ValueInfoProto &info, llvm::ArrayRef<std::string> values);

@@ -70,6 +70,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerTextPatterns(r);
     registerRandomPatterns(r);
     registerSamplingPatterns(r);
+    registerDataDependentPatterns(r);
     return r;
   }();
   return registry;

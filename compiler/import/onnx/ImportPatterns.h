@@ -236,6 +236,41 @@ mlir::Value buildAggregate(mlir::OpBuilder &b, mlir::Location loc,
                            Aggregate::Kind kind, mlir::ValueRange elements);
 /// What `value` carries when it is a sequence or an optional.
 std::optional<Aggregate> getAggregate(mlir::Value value);
+
+/// A tensor whose size along one axis is known only at run time (NonZero,
+/// Unique, NonMaxSuppression, Compress with a run-time condition): `padded`
+/// has that axis at its compile-time upper bound, `extent` (an i64 scalar
+/// tensor) is the run-time size, and the entries past it are unspecified.
+/// The importer carries one as a value with a dynamic dimension at `axis`,
+/// defined by an `unrealized_conversion_cast` of (padded, extent) marked
+/// `kiln.bounded`. Only graph outputs (and Identity) take one: a graph
+/// output becomes the padded tensor and its extent, and the runtime returns
+/// the first `extent` entries (DataDependent.cpp). Any other op given one is
+/// refused at the node.
+struct Bounded {
+  mlir::Value padded;
+  int64_t axis;
+  mlir::Value extent;
+};
+
+mlir::Value buildBounded(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value padded, int64_t axis, mlir::Value extent);
+/// What `value` carries when it is a Bounded value.
+std::optional<Bounded> getBounded(mlir::Value value);
+
+/// `rows` (n entries along `axis`) placed along `axis` of a tensor whose
+/// size there is `bound`: entry i at position `slots[i]` (a 1-d i64 tensor
+/// of n slots, each in [0, bound]; slot `bound` drops the entry). Positions
+/// no entry lands on are zero; two entries must not share a slot.
+mlir::Value placeRows(NodeContext &node, mlir::Value rows, int64_t axis,
+                      mlir::Value slots, int64_t bound);
+
+/// The entries of `rows` along `axis` whose `mask` (a 1-d i1 tensor, one per
+/// entry) is set, in order, as a Bounded value (bound: every entry).
+mlir::Value compactRows(NodeContext &node, mlir::Value rows, int64_t axis,
+                        mlir::Value mask);
+
+void registerDataDependentPatterns(PatternRegistry &registry);
 void registerSpectralPatterns(PatternRegistry &registry);
 void registerLinearAlgebraPatterns(PatternRegistry &registry);
 void registerTextPatterns(PatternRegistry &registry);

@@ -661,6 +661,21 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
       context.emitError() << arity;
       return failure();
     }
+    if (node.op_type() != "Identity") {
+      for (auto [i, in] : llvm::enumerate(node.input())) {
+        std::optional<Bounded> bounded =
+            in.empty() ? std::nullopt : getBounded(lookup(in));
+        if (!bounded)
+          continue;
+        context.emitError()
+            << "input " << i << " ('" << in << "') has a size known only at run time (axis "
+            << bounded->axis << ", at most "
+            << cast<RankedTensorType>(bounded->padded.getType()).getShape()[bounded->axis]
+            << "), which Kiln supports only as a graph output; " << node.op_type()
+            << " cannot take it";
+        return failure();
+      }
+    }
     if (!takesAggregates(node.op_type())) {
       for (auto [i, in] : llvm::enumerate(node.input())) {
         if (in.empty() || !getAggregate(lookup(in)))
@@ -794,7 +809,14 @@ Value GraphImporter::buildInput(const InputLayout &layout, ValueRange args,
 
 void GraphImporter::flattenOutput(const std::string &name, Value value,
                                   SmallVectorImpl<Value> &results,
-                                  SmallVectorImpl<std::string> &names) {
+                                  SmallVectorImpl<std::string> &names,
+                                  SmallVectorImpl<PendingExtent> &extents) {
+  if (std::optional<Bounded> bounded = getBounded(value)) {
+    extents.push_back({unsigned(results.size()), bounded->axis, bounded->extent});
+    results.push_back(bounded->padded);
+    names.push_back(name);
+    return;
+  }
   std::optional<Aggregate> aggregate = getAggregate(value);
   if (!aggregate) {
     results.push_back(value);
@@ -805,7 +827,7 @@ void GraphImporter::flattenOutput(const std::string &name, Value value,
     flattenOutput(aggregate->kind == Aggregate::Kind::Sequence
                       ? name + "[" + std::to_string(i) + "]"
                       : name,
-                  element, results, names);
+                  element, results, names, extents);
 }
 
 OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
@@ -925,11 +947,19 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   SmallVector<std::string> resultNames;
+  SmallVector<PendingExtent> extents;
   for (const auto &out : graph.output()) {
     Value v = lookup(out.name());
     if (!v)
       return nullptr;
-    flattenOutput(out.name(), v, results, resultNames);
+    flattenOutput(out.name(), v, results, resultNames, extents);
+  }
+  // The extents of data-dependent outputs follow the model's outputs.
+  SmallVector<std::pair<unsigned, SmallVector<int64_t>>> extentAttrs;
+  for (const PendingExtent &e : extents) {
+    extentAttrs.push_back({e.result, {e.axis, int64_t(results.size())}});
+    resultNames.push_back(resultNames[e.result] + kExtentNameSuffix.str());
+    results.push_back(e.extent);
   }
   for (Value v : results)
     resultTypes.push_back(v.getType());
@@ -942,6 +972,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
   for (auto [i, name] : llvm::enumerate(resultNames))
     func.setResultAttr(i, kOnnxNameAttr, builder.getStringAttr(name));
+  for (auto &[result, attr] : extentAttrs)
+    func.setResultAttr(result, kExtentAttr, builder.getDenseI64ArrayAttr(attr));
   return module;
 }
 

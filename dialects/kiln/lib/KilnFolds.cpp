@@ -405,6 +405,73 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
                          [](const APInt &v) { return -v; });
 }
 
+/// Folds a float unary op that maps each element through `fn`.
+static Attribute
+foldFloatUnary(Attribute attr,
+               function_ref<APFloat(const APFloat &)> fn) {
+  DenseElementsAttr input = foldable(attr);
+  if (!input || !isa<FloatType>(input.getElementType()))
+    return {};
+  return input.mapValues(input.getElementType(), [&](const APFloat &v) {
+    return fn(v).bitcastToAPInt();
+  });
+}
+
+static APFloat rounded(const APFloat &v, APFloat::roundingMode mode) {
+  APFloat r = v;
+  r.roundToIntegral(mode);
+  return r;
+}
+
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getInput(), [](const APFloat &v) {
+    return rounded(v, APFloat::rmTowardNegative);
+  });
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getInput(), [](const APFloat &v) {
+    return rounded(v, APFloat::rmTowardPositive);
+  });
+}
+
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(adaptor.getInput(), [](const APFloat &v) {
+    return rounded(v, APFloat::rmNearestTiesToEven);
+  });
+}
+
+/// relu and abs on a constant: floats through APFloat (NaN stays NaN, -0
+/// is kept by relu as ONNX Runtime's max(x, 0) gives it), integers by sign.
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = foldable(adaptor.getInput());
+  if (!input)
+    return {};
+  if (isa<FloatType>(input.getElementType()))
+    return foldFloatUnary(input, [](const APFloat &v) {
+      return v.isNegative() && !v.isZero() && !v.isNaN()
+                 ? APFloat::getZero(v.getSemantics())
+                 : v;
+    });
+  auto type = cast<IntegerType>(input.getElementType());
+  return input.mapValues(type, [&](const APInt &v) {
+    return !type.isUnsigned() && v.isNegative() ? APInt::getZero(v.getBitWidth())
+                                                 : v;
+  });
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = foldable(adaptor.getInput());
+  if (!input)
+    return {};
+  if (isa<FloatType>(input.getElementType()))
+    return foldFloatUnary(input, [](const APFloat &v) { return abs(v); });
+  auto type = cast<IntegerType>(input.getElementType());
+  return input.mapValues(type, [&](const APInt &v) {
+    return !type.isUnsigned() && v.isNegative() ? -v : v;
+  });
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();

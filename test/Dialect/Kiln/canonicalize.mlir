@@ -170,6 +170,40 @@ func.func @not_constant() -> tensor<2xi1> {
 
 // -----
 
+// Rounding, relu and abs of constants (a Range's trip count computed as
+// ceil((limit - start) / delta) from pinned inputs, as ONNX's expansion does).
+// Values checked against numpy: floor/ceil/rint/maximum(x, 0)/abs.
+// CHECK-LABEL: func @rounding_constants
+// CHECK-DAG: kiln.constant dense<[-2.000000e+00, -1.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[-1.000000e+00, -0.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[-2.000000e+00, -0.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[0.000000e+00, 0.000000e+00, 2.500000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[1.500000e+00, 5.000000e-01, 2.500000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[0, 0, 7]> : tensor<3xi32>
+// CHECK-DAG: kiln.constant dense<[3, 0, 7]> : tensor<3xi32>
+// CHECK-DAG: kiln.constant dense<[200, 0]> : tensor<2xui8>
+// CHECK-NOT: kiln.floor
+// CHECK-NOT: kiln.ceil
+// CHECK-NOT: kiln.round
+// CHECK-NOT: kiln.relu
+// CHECK-NOT: kiln.abs
+func.func @rounding_constants() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<3xi32>, tensor<2xui8>) {
+  %c = kiln.constant dense<[-1.5, -0.5, 2.5, 2.0]> : tensor<4xf32>
+  %0 = kiln.floor %c : tensor<4xf32>
+  %1 = kiln.ceil %c : tensor<4xf32>
+  %2 = kiln.round %c : tensor<4xf32>
+  %3 = kiln.relu %c : tensor<4xf32>
+  %4 = kiln.abs %c : tensor<4xf32>
+  %i = kiln.constant dense<[-3, 0, 7]> : tensor<3xi32>
+  %5 = kiln.relu %i : tensor<3xi32>
+  %6 = kiln.abs %i : tensor<3xi32>
+  %u = kiln.constant dense<[200, 0]> : tensor<2xui8>
+  %7 = kiln.abs %u : tensor<2xui8>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<3xi32>, tensor<2xui8>
+}
+
+// -----
+
 // CHECK-LABEL: func @empty_reduction
 // CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
 // CHECK-NEXT: return %[[X]]

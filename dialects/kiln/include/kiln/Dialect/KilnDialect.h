@@ -34,6 +34,15 @@ namespace kiln {
 
 /// Attribute name carrying the ONNX name of a `@main` argument or result.
 inline constexpr llvm::StringLiteral kOnnxNameAttr = "kiln.name";
+/// On a `@main` or program result whose size along one axis the data
+/// decides (NonZero, Unique, ...): `array<i64: axis, extent>`. The result's
+/// type has that axis at its compile-time upper bound, result `extent` (an
+/// i64 scalar, named like the output with kExtentNameSuffix) holds the size
+/// computed at run time, and only the first that many entries along the
+/// axis are the output. Extent results follow the model's outputs and are
+/// no model outputs themselves.
+inline constexpr llvm::StringLiteral kExtentAttr = "kiln.extent";
+inline constexpr llvm::StringLiteral kExtentNameSuffix = "#extent";
 /// On the module: the graph inputs pinned to constants at import
 /// (--input-value), each ONNX name -> its values as written ("16000",
 /// "1,3,224,224"). The artifact records them; they are no program inputs.

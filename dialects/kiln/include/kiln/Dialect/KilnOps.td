@@ -135,10 +135,12 @@ class Kiln_UnaryOp<string mnemonic, string desc, Type operandType = Kiln_Tensor,
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value"> { let hasFolder = 1; }
 def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation"> { let hasFolder = 1; }
 def Kiln_SignOp : Kiln_UnaryOp<"sign", "sign (-1, 0 or 1)">;
-def Kiln_ReluOp : Kiln_UnaryOp<"relu", "rectified linear unit `max(x, 0)`">;
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", "rectified linear unit `max(x, 0)`"> {
+  let hasFolder = 1;
+}
 def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "logistic sigmoid `1 / (1 + exp(-x))`", Kiln_FloatTensor>;
 def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent", Kiln_FloatTensor>;
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", "natural exponential", Kiln_FloatTensor>;
@@ -158,9 +160,15 @@ def Kiln_CoshOp : Kiln_UnaryOp<"cosh", "hyperbolic cosine", Kiln_FloatTensor>;
 def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "inverse hyperbolic sine", Kiln_FloatTensor>;
 def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "inverse hyperbolic cosine", Kiln_FloatTensor>;
 def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "inverse hyperbolic tangent", Kiln_FloatTensor>;
-def Kiln_FloorOp : Kiln_UnaryOp<"floor", "rounding towards negative infinity", Kiln_FloatTensor>;
-def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "rounding towards positive infinity", Kiln_FloatTensor>;
-def Kiln_RoundOp : Kiln_UnaryOp<"round", "rounding to nearest, ties to even", Kiln_FloatTensor>;
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", "rounding towards negative infinity", Kiln_FloatTensor> {
+  let hasFolder = 1;
+}
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "rounding towards positive infinity", Kiln_FloatTensor> {
+  let hasFolder = 1;
+}
+def Kiln_RoundOp : Kiln_UnaryOp<"round", "rounding to nearest, ties to even", Kiln_FloatTensor> {
+  let hasFolder = 1;
+}
 def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "softplus `log(1 + exp(x))`", Kiln_FloatTensor>;
 def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation", Kiln_BoolTensor> {
   let hasFolder = 1;
