@@ -655,6 +655,46 @@ TEST_F(HipDeviceTest, RunsLaunchWithTheGfxKernelAbi) {
   EXPECT_EQ(hip.synchronizations, 3);
 }
 
+TEST_F(HipDeviceTest, OutputExtentIsReadBackFromTheDevice) {
+  // z's size along axis 1 is the int64 the program leaves in the arena (here
+  // the input n, so the test sets it): the session copies it back from the
+  // device with the outputs and packs z to [4, n].
+  ArtifactWriter writer = addModel(
+      [](ProgramDesc &p) {
+        p.arenaSize = 448;
+        p.inputs.push_back({BindingDesc::Arena, 384, 8});
+        p.extents.push_back({0, {BindingDesc::Arena, 384, 8}});
+      },
+      "add_f32", "cpu", /*extentAxis=*/1);
+  writer.addInput({"n", DType::I64, {1}});
+  writer.addCodeObject(gfxCodeObject());
+  Artifact artifact = open(writer);
+  Device d = device();
+  Session s;
+  Status status = session(d, artifact, s);
+  ASSERT_TRUE(status.ok()) << status.message();
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2), n;
+  n.name = "n";
+  n.dtype = KILN_DTYPE_I64;
+  n.shape = {1};
+  n.data.resize(8);
+  int64_t three = 3;
+  std::memcpy(n.data.data(), &three, 8);
+  std::vector<Tensor> outputs;
+  status = s.run({x, y, n}, outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{4, 3}));
+  ASSERT_EQ(outputs[0].data.size(), 4u * 3 * 4);
+  std::vector<float> z(12), xv(32), yv(32);
+  std::memcpy(z.data(), outputs[0].data.data(), 48);
+  std::memcpy(xv.data(), x.data.data(), 128);
+  std::memcpy(yv.data(), y.data.data(), 128);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      EXPECT_EQ(z[r * 3 + c], xv[r * 8 + c] + yv[r * 8 + c]) << r << ", " << c;
+  EXPECT_EQ(hip.downloads, 2); // z and its extent
+}
+
 TEST_F(HipDeviceTest, ReleaseFreesEverything) {
   uint64_t scaleOffset = 0, cOffset = 0;
   Artifact artifact = open(twoDispatchModel(scaleOffset, cOffset));
