@@ -104,3 +104,36 @@ func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> attributes {kiln.dispatch
   } -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// A 3x3 conv over 960 padded channels: tiled as it is, every thread would
+// hold its 960 x 3 x 3 padded window (69 KB, more than a gfx thread may
+// have). The conv reads through the pad instead: a linalg.generic over the
+// conv's loops whose body computes the input index (c, oh + kh - 1, ow + kw - 1),
+// reads the argument where it falls inside (clamped to stay in bounds) and
+// takes the padding value elsewhere; no tensor.pad and no window remain.
+// CHECK-LABEL: func @padded_conv
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK: linalg.index 4
+// CHECK: linalg.index 5
+// CHECK: arith.cmpi slt
+// CHECK: arith.cmpi sge
+// CHECK: %[[READ:.*]] = tensor.extract %arg0[
+// CHECK: %[[VALUE:.*]] = arith.select %{{.*}}, %[[READ]], %cst
+// CHECK: arith.mulf %[[VALUE]]
+// CHECK-NOT: tensor.pad
+// CHECK-NOT: tensor.generate
+func.func @padded_conv(%x: tensor<1x960x4x4xf32>, %w: tensor<16x960x3x3xf32>) -> tensor<1x16x4x4xf32> attributes {kiln.dispatch} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x960x4x4xf32> to tensor<1x960x6x6xf32>
+  %e = tensor.empty() : tensor<1x16x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x960x6x6xf32>, tensor<16x960x3x3xf32>) outs(%f : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %c : tensor<1x16x4x4xf32>
+}
