@@ -19,10 +19,10 @@
 //     (selected), clears the boxes it suppresses. The boxes alive at the end
 //     are the selected ones; the first max_output_boxes_per_class of them
 //     per group are kept (stopping early does not change earlier choices);
-//   - their (batch, class, box) rows are placed at their group's offset plus
-//     their rank among the group's selected boxes.
-// The prefix counts are products with triangular 0/1 matrices, exact in f32
-// at these sizes.
+//   - their (batch, class, box) rows are compacted (compactRows) and cut to
+//     the bound.
+// The count of selected boxes before each one is a product with a
+// triangular 0/1 matrix, exact in f32 at these sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,13 +54,12 @@ static Value strictUpper(NodeContext &node, int64_t n, Type element) {
 /// Optional scalar input `i` (one element, any shape) as a rank-0 tensor of
 /// `element`; null when absent, failure after a diagnostic when it is not a
 /// scalar.
-static FailureOr<Value> scalarInput(NodeContext &node, unsigned i,
-                                    StringRef what, Type element) {
+static FailureOr<Value> scalarInput(NodeContext &node, unsigned i, StringRef what, Type element) {
   if (!node.hasInput(i))
     return Value();
   if (node.inputType(i).getNumElements() != 1) {
-    node.emitError() << "input " << i << " ('" << what
-                     << "') must be a scalar, got " << node.inputType(i);
+    node.emitError() << "input " << i << " ('" << what << "') must be a scalar, got "
+                     << node.inputType(i);
     return failure();
   }
   return node.cast(node.reshape(node.input(i), {}), element);
@@ -72,9 +71,8 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   Type i64 = b.getI64Type();
   auto boxesType = node.inputType(0), scoresType = node.inputType(1);
   Type f = boxesType.getElementType();
-  if (boxesType.getRank() != 3 || boxesType.getShape()[2] != 4 ||
-      scoresType.getRank() != 3 || !isa<FloatType>(f) ||
-      scoresType.getElementType() != f ||
+  if (boxesType.getRank() != 3 || boxesType.getShape()[2] != 4 || scoresType.getRank() != 3 ||
+      !isa<FloatType>(f) || scoresType.getElementType() != f ||
       scoresType.getShape()[0] != boxesType.getShape()[0] ||
       scoresType.getShape()[2] != boxesType.getShape()[1]) {
     node.emitError() << "boxes must be [B, N, 4] and scores [B, C, N] of the "
@@ -95,8 +93,7 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
     if (failed(values))
       return failure();
     if (values->size() != 1) {
-      node.emitError() << "max_output_boxes_per_class must hold one value, got "
-                       << values->size();
+      node.emitError() << "max_output_boxes_per_class must hold one value, got " << values->size();
       return failure();
     }
     maxOutput = values->front();
@@ -108,8 +105,7 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   int64_t perGroup = std::clamp<int64_t>(maxOutput, 0, n);
   if (groups == 0 || perGroup == 0) {
     // Nothing is selected: one padding row and an extent of 0.
-    node.setOutput(0, buildBounded(b, node.loc(),
-                                   node.splat(RankedTensorType::get({1, 3}, i64), 0),
+    node.setOutput(0, buildBounded(b, node.loc(), node.splat(RankedTensorType::get({1, 3}, i64), 0),
                                    0, node.scalar(i64, 0)));
     return success();
   }
@@ -117,8 +113,7 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
     node.emitError() << groups << " (batch, class) groups of " << n
                      << " boxes; NonMaxSuppression is unrolled over the boxes "
                         "and compares every pair, and Kiln supports at most "
-                     << kMaxNmsBoxes << " boxes and " << kMaxNmsPairs
-                     << " pairs in all";
+                     << kMaxNmsBoxes << " boxes and " << kMaxNmsPairs << " pairs in all";
     return failure();
   }
 
@@ -129,8 +124,7 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
                                 b.getDenseI64ArrayAttr({batches, n, k + 1}),
                                 b.getDenseI64ArrayAttr({1, 1, 1}));
   };
-  Value c0 = coordinate(0), c1 = coordinate(1), c2 = coordinate(2),
-        c3 = coordinate(3);
+  Value c0 = coordinate(0), c1 = coordinate(1), c2 = coordinate(2), c3 = coordinate(3);
   SmallVector<Value> corners;
   if (node.intAttr("center_point_box", 0) != 0) {
     Value half = node.scalar(f, 0.5);
@@ -138,8 +132,8 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
     corners = {node.create<SubOp>(c0, halfW), node.create<SubOp>(c1, halfH),
                node.create<AddOp>(c0, halfW), node.create<AddOp>(c1, halfH)};
   } else {
-    corners = {node.create<MinOp>(c0, c2), node.create<MinOp>(c1, c3),
-               node.create<MaxOp>(c0, c2), node.create<MaxOp>(c1, c3)};
+    corners = {node.create<MinOp>(c0, c2), node.create<MinOp>(c1, c3), node.create<MaxOp>(c0, c2),
+               node.create<MaxOp>(c1, c3)};
   }
   Value cornerTable = node.create<ConcatOp>(corners, int64_t(2));
 
@@ -149,39 +143,31 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   Value isNaN = node.create<NotOp>(node.create<EqualOp>(scores, scores));
   Value keys = node.create<SelectOp>(
       isNaN, node.scalar(f, -std::numeric_limits<double>::infinity()), scores);
-  Value keyJ = node.reshape(keys, {groups, n, 1}),
-        keyI = node.reshape(keys, {groups, 1, n});
+  Value keyJ = node.reshape(keys, {groups, n, 1}), keyI = node.reshape(keys, {groups, 1, n});
   SmallVector<int64_t> positions = llvm::to_vector(llvm::seq<int64_t>(0, n));
   Value iota = i64Tensor(node, {n}, positions);
-  Value earlier = node.create<LessOp>(node.reshape(iota, {n, 1}),
-                                      node.reshape(iota, {1, n}));
-  Value before = node.create<OrOp>(
-      node.create<GreaterOp>(keyJ, keyI),
-      node.create<AndOp>(node.create<EqualOp>(keyJ, keyI), earlier));
-  Value rank = node.create<ReduceSumOp>(node.cast(before, i64),
-                                        b.getDenseI64ArrayAttr({1}),
+  Value earlier = node.create<LessOp>(node.reshape(iota, {n, 1}), node.reshape(iota, {1, n}));
+  Value before = node.create<OrOp>(node.create<GreaterOp>(keyJ, keyI),
+                                   node.create<AndOp>(node.create<EqualOp>(keyJ, keyI), earlier));
+  Value rank = node.create<ReduceSumOp>(node.cast(before, i64), b.getDenseI64ArrayAttr({1}),
                                         b.getBoolAttr(false));
   auto groupsByN = RankedTensorType::get({groups, n}, i64);
   Value order = node.create<ScatterElementsOp>(
-      node.splat(groupsByN, 0), rank,
-      node.create<ExpandOp>(groupsByN, node.reshape(iota, {1, n})),
+      node.splat(groupsByN, 0), rank, node.create<ExpandOp>(groupsByN, node.reshape(iota, {1, n})),
       b.getI64IntegerAttr(1), b.getStringAttr("none"));
 
   // alive starts as the boxes above score_threshold, in score order.
   Value alive = node.splat(RankedTensorType::get({groups, n}, f), 1);
   if (*scoreThreshold)
     alive = node.create<GatherElementsOp>(
-        node.cast(node.create<GreaterOp>(scores, *scoreThreshold), f), order,
-        int64_t(1));
+        node.cast(node.create<GreaterOp>(scores, *scoreThreshold), f), order, int64_t(1));
 
   // The corners in score order, [G, N, 4].
-  Value sorted = node.create<ExpandOp>(
-      RankedTensorType::get({batches, classes, n, 4}, f),
-      node.reshape(cornerTable, {batches, 1, n, 4}));
+  Value sorted = node.create<ExpandOp>(RankedTensorType::get({batches, classes, n, 4}, f),
+                                       node.reshape(cornerTable, {batches, 1, n, 4}));
   sorted = node.reshape(sorted, {groups, n, 4});
-  Value sortedIndex = node.create<ExpandOp>(
-      RankedTensorType::get({groups, n, 4}, i64),
-      node.reshape(order, {groups, n, 1}));
+  Value sortedIndex = node.create<ExpandOp>(RankedTensorType::get({groups, n, 4}, i64),
+                                            node.reshape(order, {groups, n, 1}));
   sorted = node.create<GatherElementsOp>(sorted, sortedIndex, int64_t(1));
   auto sortedCoordinate = [&](int64_t k, bool asColumn) {
     Value c = node.create<SliceOp>(sorted, b.getDenseI64ArrayAttr({0, 0, k}),
@@ -194,10 +180,8 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   Value zero = node.scalar(f, 0);
   Value overlaps, intersection;
   for (int64_t d = 0; d < 2; ++d) {
-    Value lo = node.create<MaxOp>(sortedCoordinate(d, false),
-                                  sortedCoordinate(d, true));
-    Value hi = node.create<MinOp>(sortedCoordinate(d + 2, false),
-                                  sortedCoordinate(d + 2, true));
+    Value lo = node.create<MaxOp>(sortedCoordinate(d, false), sortedCoordinate(d, true));
+    Value hi = node.create<MinOp>(sortedCoordinate(d + 2, false), sortedCoordinate(d + 2, true));
     Value positive = node.create<GreaterOp>(hi, lo);
     Value side = node.create<SubOp>(hi, lo);
     overlaps = d ? node.create<AndOp>(overlaps, positive) : positive;
@@ -205,54 +189,41 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   }
   auto area = [&](bool asColumn) {
     return node.create<MulOp>(
-        node.create<SubOp>(sortedCoordinate(2, asColumn),
-                           sortedCoordinate(0, asColumn)),
-        node.create<SubOp>(sortedCoordinate(3, asColumn),
-                           sortedCoordinate(1, asColumn)));
+        node.create<SubOp>(sortedCoordinate(2, asColumn), sortedCoordinate(0, asColumn)),
+        node.create<SubOp>(sortedCoordinate(3, asColumn), sortedCoordinate(1, asColumn)));
   };
   Value areaQ = area(false), areaR = area(true);
-  Value unionArea =
-      node.create<SubOp>(node.create<AddOp>(areaQ, areaR), intersection);
+  Value unionArea = node.create<SubOp>(node.create<AddOp>(areaQ, areaR), intersection);
   Value iou = node.create<DivOp>(intersection, unionArea);
   Value suppress = overlaps;
   for (Value positive : {intersection, areaQ, areaR, unionArea})
     suppress = node.create<AndOp>(suppress, node.create<GreaterOp>(positive, zero));
   Value threshold = *iouThreshold ? *iouThreshold : zero;
   suppress = node.create<AndOp>(suppress, node.create<GreaterOp>(iou, threshold));
-  Value suppressF = node.create<MulOp>(node.cast(suppress, f),
-                                       strictUpper(node, n, f));
+  Value upper = strictUpper(node, n, f);
+  Value suppressF = node.create<MulOp>(node.cast(suppress, f), upper);
 
   // The greedy pass: the box at position r, when alive, is selected and
   // clears the later boxes it suppresses.
   Value one = node.scalar(f, 1);
   alive = node.reshape(alive, {groups, 1, n});
   for (int64_t r = 0; r + 1 < n; ++r) {
-    Value selected = node.create<SliceOp>(
-        alive, b.getDenseI64ArrayAttr({0, 0, r}),
-        b.getDenseI64ArrayAttr({groups, 1, r + 1}), b.getDenseI64ArrayAttr({1, 1, 1}));
-    Value row = node.create<SliceOp>(
-        suppressF, b.getDenseI64ArrayAttr({0, r, 0}),
-        b.getDenseI64ArrayAttr({groups, r + 1, n}), b.getDenseI64ArrayAttr({1, 1, 1}));
-    alive = node.create<MulOp>(
-        alive, node.create<SubOp>(one, node.create<MulOp>(selected, row)));
+    Value selected = node.create<SliceOp>(alive, b.getDenseI64ArrayAttr({0, 0, r}),
+                                          b.getDenseI64ArrayAttr({groups, 1, r + 1}),
+                                          b.getDenseI64ArrayAttr({1, 1, 1}));
+    Value row = node.create<SliceOp>(suppressF, b.getDenseI64ArrayAttr({0, r, 0}),
+                                     b.getDenseI64ArrayAttr({groups, r + 1, n}),
+                                     b.getDenseI64ArrayAttr({1, 1, 1}));
+    alive = node.create<MulOp>(alive, node.create<SubOp>(one, node.create<MulOp>(selected, row)));
   }
   alive = node.reshape(alive, {groups, n});
 
-  // At most perGroup per group; each one's slot is its group's offset plus
-  // the number of selected boxes before it in the group.
-  Value rankInGroup = node.create<MatmulOp>(alive, strictUpper(node, n, f));
-  Value kept = node.create<AndOp>(
-      node.create<GreaterOp>(alive, zero),
-      node.create<LessOp>(rankInGroup, node.scalar(f, double(perGroup))));
-  Value keptF = node.cast(kept, f);
-  Value perGroupCount = node.create<ReduceSumOp>(
-      keptF, b.getDenseI64ArrayAttr({1}), b.getBoolAttr(false));
-  Value offsets = node.create<MatmulOp>(node.reshape(perGroupCount, {1, groups}),
-                                        strictUpper(node, groups, f));
-  Value slotsF = node.create<AddOp>(node.reshape(offsets, {groups, 1}), rankInGroup);
-  int64_t bound = groups * perGroup;
-  Value slots = node.create<SelectOp>(kept, node.cast(slotsF, i64),
-                                      node.scalar(i64, bound));
+  // At most perGroup per group: the selected boxes with fewer than perGroup
+  // selected before them in their group.
+  Value rankInGroup = node.create<MatmulOp>(alive, upper);
+  Value kept =
+      node.create<AndOp>(node.create<GreaterOp>(alive, zero),
+                         node.create<LessOp>(rankInGroup, node.scalar(f, double(perGroup))));
 
   // The (batch, class, box) rows of every group's boxes in score order.
   SmallVector<int64_t> batchOf, classOf;
@@ -267,13 +238,14 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
                  node.reshape(order, {groups, n, 1})},
       int64_t(2));
   table = node.reshape(table, {groups * n, 3});
-  Value placed =
-      placeRows(node, table, 0, node.reshape(slots, {groups * n}), bound);
-  Value extent = node.cast(
-      node.create<ReduceSumOp>(keptF, b.getDenseI64ArrayAttr({0, 1}),
-                               b.getBoolAttr(false)),
-      i64);
-  node.setOutput(0, buildBounded(b, node.loc(), placed, 0, extent));
+  // Compacted in order, then cut to the bound: at most perGroup rows per
+  // group are kept.
+  Value all = compactRows(node, table, 0, node.reshape(kept, {groups * n}));
+  std::optional<Bounded> compacted = getBounded(all);
+  Value padded = node.create<SliceOp>(compacted->padded, b.getDenseI64ArrayAttr({0, 0}),
+                                      b.getDenseI64ArrayAttr({groups * perGroup, 3}),
+                                      b.getDenseI64ArrayAttr({1, 1}));
+  node.setOutput(0, buildBounded(b, node.loc(), padded, 0, compacted->extent));
   return success();
 }
 

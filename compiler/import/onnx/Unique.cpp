@@ -8,11 +8,12 @@
 // Everything comes from n x n comparisons of the entries, each entry seen as
 // a row of the other dimensions' m elements: eq[j, i] says rows j and i are
 // equal, less[j, i] that row j sorts before row i (lexicographically: at the
-// first element where they differ). An entry is a first occurrence when no
-// earlier row equals it; its slot in Y is the number of first occurrences
-// that sort before it (or, unsorted, that come before it), and the first
-// occurrences are placed there with placeRows. NaN equals NaN and sorts
-// after every number, as numpy's unique does.
+// first element where they differ). An entry is a first occurrence when the
+// first row equal to it is itself; the slot of its value in Y is the number
+// of first occurrences that sort before it (or, unsorted, that come before
+// its first occurrence), which is also inverse_indices; the first
+// occurrences are placed at their slots with placeRows. NaN equals NaN and
+// sorts after every number, as numpy's unique does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,31 +30,45 @@ static constexpr int64_t kMaxUniqueEntries = 4096;
 /// The most elements of the n x n x m comparison tensors.
 static constexpr int64_t kMaxUniqueComparisons = int64_t(1) << 24;
 
-/// `a == b`, with NaN equal to NaN for floats.
-static Value sameValue(NodeContext &node, Value a, Value b, Type element) {
-  Value equal = node.create<EqualOp>(a, b);
-  if (!isa<FloatType>(element))
-    return equal;
-  Value aNaN = node.create<NotOp>(node.create<EqualOp>(a, a));
-  Value bNaN = node.create<NotOp>(node.create<EqualOp>(b, b));
-  return node.create<OrOp>(equal, node.create<AndOp>(aNaN, bNaN));
-}
+namespace {
+/// Pairwise comparisons of the rows of an [n, m] tensor, seen as `lhs`
+/// [n, 1, m] against `rhs` [1, n, m]. For floats NaN equals NaN and sorts
+/// after every number (numpy's unique).
+struct RowComparison {
+  RowComparison(NodeContext &node, Value rows, int64_t n, int64_t m, Type element)
+      : node(node), lhs(node.reshape(rows, {n, 1, m})), rhs(node.reshape(rows, {1, n, m})),
+        isFloat(isa<FloatType>(element)) {
+    if (isFloat) {
+      lhsNumber = node.create<EqualOp>(lhs, lhs);
+      rhsNaN = node.create<NotOp>(node.create<EqualOp>(rhs, rhs));
+    }
+  }
+  /// lhs == rhs, elementwise.
+  Value same() {
+    Value equal = node.create<EqualOp>(lhs, rhs);
+    if (!isFloat)
+      return equal;
+    Value lhsNaN = node.create<NotOp>(lhsNumber);
+    return node.create<OrOp>(equal, node.create<AndOp>(lhsNaN, rhsNaN));
+  }
+  /// lhs < rhs, elementwise.
+  Value less() {
+    Value less = node.create<LessOp>(lhs, rhs);
+    if (!isFloat)
+      return less;
+    return node.create<OrOp>(less, node.create<AndOp>(lhsNumber, rhsNaN));
+  }
 
-/// `a < b`, with NaN after every number for floats.
-static Value sortsBefore(NodeContext &node, Value a, Value b, Type element) {
-  Value less = node.create<LessOp>(a, b);
-  if (!isa<FloatType>(element))
-    return less;
-  Value aNumber = node.create<EqualOp>(a, a);
-  Value bNaN = node.create<NotOp>(node.create<EqualOp>(b, b));
-  return node.create<OrOp>(less, node.create<AndOp>(aNumber, bNaN));
-}
+  NodeContext &node;
+  Value lhs, rhs, lhsNumber, rhsNaN;
+  bool isFloat;
+};
+} // namespace
 
 /// `x` (i1) summed over `axis` as i64, the axis removed.
 static Value countTrue(NodeContext &node, Value x, int64_t axis) {
   OpBuilder &b = node.builder();
-  return node.create<ReduceSumOp>(node.cast(x, b.getI64Type()),
-                                  b.getDenseI64ArrayAttr({axis}),
+  return node.create<ReduceSumOp>(node.cast(x, b.getI64Type()), b.getDenseI64ArrayAttr({axis}),
                                   b.getBoolAttr(false));
 }
 
@@ -84,8 +99,8 @@ static LogicalResult convertUnique(NodeContext &node) {
     node.emitError() << "the input has " << n << " entries of " << m
                      << " elements; Unique compares every pair, and Kiln "
                         "supports at most "
-                     << kMaxUniqueEntries << " entries and "
-                     << kMaxUniqueComparisons << " compared elements";
+                     << kMaxUniqueEntries << " entries and " << kMaxUniqueComparisons
+                     << " compared elements";
     return failure();
   }
 
@@ -103,49 +118,47 @@ static LogicalResult convertUnique(NodeContext &node) {
         permutation.push_back(d);
     rows = node.create<TransposeOp>(rows, b.getDenseI64ArrayAttr(permutation));
   }
-  Value rowJ = node.reshape(rows, {n, 1, m}), rowI = node.reshape(rows, {1, n, m});
+  RowComparison compare(node, rows, n, m, element);
 
   // eq[j, i]: rows j and i are equal; less[j, i]: row j sorts before row i.
-  Value same = sameValue(node, rowJ, rowI, element);
+  Value same = compare.same();
+  Value differs = m == 1 ? Value() : node.create<NotOp>(same);
   Value eq = m == 1 ? node.reshape(same, {n, n})
-                    : node.create<EqualOp>(
-                          countTrue(node, node.create<NotOp>(same), 2),
-                          node.scalar(i64, 0));
+                    : node.create<EqualOp>(countTrue(node, differs, 2), node.scalar(i64, 0));
+  // The first occurrence of every entry's value (argmax takes the first of
+  // the equal rows, and a row equals itself), and whether it is one.
   SmallVector<int64_t> positions = llvm::to_vector(llvm::seq<int64_t>(0, n));
   Value iota = i64Tensor(node, {n}, positions);
-  Value earlier = node.create<LessOp>(node.reshape(iota, {n, 1}),
-                                      node.reshape(iota, {1, n}));
-  Value key = earlier;
+  Value firstOf = node.create<ArgMaxOp>(node.cast(eq, i64), b.getI64IntegerAttr(0),
+                                        b.getBoolAttr(false), b.getBoolAttr(false));
+  Value isFirst = node.create<EqualOp>(firstOf, iota);
+
+  // key[j, i]: a first occurrence j takes a slot before entry i's value. In
+  // both orders the count of such j is the slot of i's first occurrence.
+  Value key;
   if (node.intAttr("sorted", 1) != 0) {
-    Value lt = sortsBefore(node, rowJ, rowI, element);
+    Value lt = compare.less();
     if (m == 1) {
       key = node.reshape(lt, {n, n});
     } else {
       // lt at the first element where the rows differ (element 0 when they
       // are equal, where lt is false).
-      Value differs = node.cast(node.create<NotOp>(same), i64);
-      Value first = node.create<ArgMaxOp>(differs, b.getI64IntegerAttr(2),
-                                          b.getBoolAttr(true),
-                                          b.getBoolAttr(false));
-      key = node.create<GatherElementsOp>(node.cast(lt, b.getI8Type()), first,
-                                          int64_t(2));
+      Value first = node.create<ArgMaxOp>(node.cast(differs, i64), b.getI64IntegerAttr(2),
+                                          b.getBoolAttr(true), b.getBoolAttr(false));
+      key = node.create<GatherElementsOp>(node.cast(lt, b.getI8Type()), first, int64_t(2));
       key = node.cast(node.reshape(key, {n, n}), b.getI1Type());
     }
+  } else {
+    // Comparing with firstOf, not a constant triangle: no n x n constant.
+    key = node.create<LessOp>(node.reshape(iota, {n, 1}), node.reshape(firstOf, {1, n}));
   }
-
-  // The first occurrences and their slots in Y (n, past the bound, for the
-  // others).
-  Value isFirst = node.create<EqualOp>(
-      countTrue(node, node.create<AndOp>(eq, earlier), 0), node.scalar(i64, 0));
-  Value firstJ = node.reshape(isFirst, {n, 1});
-  Value slotOf = countTrue(node, node.create<AndOp>(key, firstJ), 0);
+  Value slotOf = countTrue(node, node.create<AndOp>(key, node.reshape(isFirst, {n, 1})), 0);
+  // Past the bound (dropped) for the entries that are not first occurrences.
   Value slots = node.create<SelectOp>(isFirst, slotOf, node.scalar(i64, n));
-  Value extent = node.create<ReduceSumOp>(node.cast(isFirst, i64),
-                                          b.getDenseI64ArrayAttr({0}),
+  Value extent = node.create<ReduceSumOp>(node.cast(isFirst, i64), b.getDenseI64ArrayAttr({0}),
                                           b.getBoolAttr(false));
   auto bounded = [&](Value entries, int64_t along) {
-    return buildBounded(b, node.loc(), placeRows(node, entries, along, slots, n),
-                        along, extent);
+    return buildBounded(b, node.loc(), placeRows(node, entries, along, slots, n), along, extent);
   };
 
   Value unique = data;
@@ -157,20 +170,11 @@ static LogicalResult convertUnique(NodeContext &node) {
   node.setOutput(0, buildBounded(b, node.loc(), placed, axis, extent));
   if (node.hasOutput(1))
     node.setOutput(1, bounded(iota, 0));
-  if (node.hasOutput(2)) {
-    // Entry i's position: the slot of the first occurrence equal to it.
-    Value firstEqual = node.cast(node.create<AndOp>(eq, firstJ), i64);
-    Value weighted =
-        node.create<MulOp>(firstEqual, node.reshape(slotOf, {n, 1}));
-    node.setOutput(2, node.create<ReduceSumOp>(weighted,
-                                               b.getDenseI64ArrayAttr({0}),
-                                               b.getBoolAttr(false)));
-  }
+  if (node.hasOutput(2))
+    node.setOutput(2, slotOf);
   if (node.hasOutput(3))
     node.setOutput(3, bounded(countTrue(node, eq, 1), 0));
   return success();
 }
 
-void onnx_import::registerUniquePatterns(PatternRegistry &r) {
-  r.add("Unique", 11, convertUnique);
-}
+void onnx_import::registerUniquePatterns(PatternRegistry &r) { r.add("Unique", 11, convertUnique); }
