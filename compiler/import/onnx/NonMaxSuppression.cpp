@@ -169,30 +169,31 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   Value sortedIndex = node.create<ExpandOp>(RankedTensorType::get({groups, n, 4}, i64),
                                             node.reshape(order, {groups, n, 1}));
   sorted = node.create<GatherElementsOp>(sorted, sortedIndex, int64_t(1));
-  auto sortedCoordinate = [&](int64_t k, bool asColumn) {
-    Value c = node.create<SliceOp>(sorted, b.getDenseI64ArrayAttr({0, 0, k}),
-                                   b.getDenseI64ArrayAttr({groups, n, k + 1}),
-                                   b.getDenseI64ArrayAttr({1, 1, 1}));
-    return asColumn ? node.reshape(c, {groups, 1, n}) : c;
-  };
+  // Each sorted coordinate as a column [G, N, 1] (box q) and a row [G, 1, N]
+  // (box r).
+  Value columns[4], rows[4];
+  for (int64_t k = 0; k < 4; ++k) {
+    columns[k] = node.create<SliceOp>(sorted, b.getDenseI64ArrayAttr({0, 0, k}),
+                                      b.getDenseI64ArrayAttr({groups, n, k + 1}),
+                                      b.getDenseI64ArrayAttr({1, 1, 1}));
+    rows[k] = node.reshape(columns[k], {groups, 1, n});
+  }
 
   // suppress[g, q, r]: box q (selected first) suppresses box r, for q < r.
   Value zero = node.scalar(f, 0);
   Value overlaps, intersection;
   for (int64_t d = 0; d < 2; ++d) {
-    Value lo = node.create<MaxOp>(sortedCoordinate(d, false), sortedCoordinate(d, true));
-    Value hi = node.create<MinOp>(sortedCoordinate(d + 2, false), sortedCoordinate(d + 2, true));
+    Value lo = node.create<MaxOp>(columns[d], rows[d]);
+    Value hi = node.create<MinOp>(columns[d + 2], rows[d + 2]);
     Value positive = node.create<GreaterOp>(hi, lo);
     Value side = node.create<SubOp>(hi, lo);
     overlaps = d ? node.create<AndOp>(overlaps, positive) : positive;
     intersection = d ? node.create<MulOp>(intersection, side) : side;
   }
-  auto area = [&](bool asColumn) {
-    return node.create<MulOp>(
-        node.create<SubOp>(sortedCoordinate(2, asColumn), sortedCoordinate(0, asColumn)),
-        node.create<SubOp>(sortedCoordinate(3, asColumn), sortedCoordinate(1, asColumn)));
+  auto area = [&](Value *c) {
+    return node.create<MulOp>(node.create<SubOp>(c[2], c[0]), node.create<SubOp>(c[3], c[1]));
   };
-  Value areaQ = area(false), areaR = area(true);
+  Value areaQ = area(columns), areaR = area(rows);
   Value unionArea = node.create<SubOp>(node.create<AddOp>(areaQ, areaR), intersection);
   Value iou = node.create<DivOp>(intersection, unionArea);
   Value suppress = overlaps;
