@@ -95,7 +95,7 @@ static LogicalResult convertUnique(NodeContext &node) {
     return failure();
   }
   int64_t m = dataType.getNumElements() / n;
-  if (n > kMaxUniqueEntries || n * n * m > kMaxUniqueComparisons) {
+  if (n > kMaxUniqueEntries || n * n > kMaxUniqueComparisons / m) {
     node.emitError() << "the input has " << n << " entries of " << m
                      << " elements; Unique compares every pair, and Kiln "
                         "supports at most "
