@@ -109,6 +109,11 @@ bool ArtifactWriter::validate(std::string &error) const {
         return fail(item + ": unknown dtype, negative dimension or byte size "
                            "overflow");
       (output ? outputBytes : inputBytes).push_back(bytes);
+      if (t.extentAxis != -1 &&
+          (!output || t.extentAxis < 0 || size_t(t.extentAxis) >= t.shape.size()))
+        return fail(item + ": extent axis " + std::to_string(t.extentAxis) +
+                    (output ? " is out of range for rank " + std::to_string(t.shape.size())
+                            : std::string(" on an input")));
     }
   }
   if (outputs_.empty())
@@ -189,6 +194,25 @@ bool ArtifactWriter::validate(std::string &error) const {
                       std::to_string(bytes[i]) + " bytes");
       }
     }
+    size_t nextExtent = 0;
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      if (outputs_[i].extentAxis < 0)
+        continue;
+      std::string item = prefix + "output " + std::to_string(i) + " ('" +
+                         outputs_[i].name + "')";
+      if (nextExtent >= p.extents.size() || p.extents[nextExtent].first != i)
+        return fail(item + " has an extent axis but no extent binding");
+      const BindingDesc &b = p.extents[nextExtent++].second;
+      if (!checkBinding(b, item + " extent"))
+        return false;
+      if (b.size != 8)
+        return fail(item + ": extent binding of " + std::to_string(b.size) +
+                    " bytes, not 8 (an int64)");
+    }
+    if (nextExtent != p.extents.size())
+      return fail(prefix + "has an extent binding for output " +
+                  std::to_string(p.extents[nextExtent].first) +
+                  ", which has no extent axis (or is out of order)");
     for (size_t d = 0; d < p.dispatches.size(); ++d) {
       const DispatchDesc &dispatch = p.dispatches[d];
       std::string item = prefix + "dispatch " + std::to_string(d);
@@ -215,8 +239,8 @@ std::string ArtifactWriter::buildManifest(int32_t constantsSection) const {
   auto tensors = [&](const std::vector<TensorDesc> &list) {
     std::vector<flatbuffers::Offset<TensorInfo>> result;
     for (const TensorDesc &t : list)
-      result.push_back(
-          CreateTensorInfoDirect(fbb, t.name.c_str(), t.dtype, &t.shape));
+      result.push_back(CreateTensorInfoDirect(fbb, t.name.c_str(), t.dtype,
+                                              &t.shape, t.extentAxis));
     return fbb.CreateVector(result);
   };
   auto bindings = [&](const std::vector<BindingDesc> &list) {
@@ -253,9 +277,15 @@ std::string ArtifactWriter::buildManifest(int32_t constantsSection) const {
     auto name = fbb.CreateString(p.name);
     auto programInputs = bindings(p.inputs);
     auto programOutputs = bindings(p.outputs);
+    auto dispatchVector = fbb.CreateVector(dispatches);
+    std::vector<flatbuffers::Offset<OutputExtent>> extents;
+    for (const auto &[output, b] : p.extents) {
+      Binding binding(BindingKind(b.kind), b.offset, b.size);
+      extents.push_back(CreateOutputExtent(fbb, output, &binding));
+    }
     programs.push_back(CreateProgram(fbb, name, p.arenaSize, programInputs,
-                                     programOutputs,
-                                     fbb.CreateVector(dispatches)));
+                                     programOutputs, dispatchVector,
+                                     extents.empty() ? 0 : fbb.CreateVector(extents)));
   }
   auto producer = fbb.CreateString(producer_);
   auto options = fbb.CreateString(options_);

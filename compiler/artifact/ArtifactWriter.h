@@ -78,12 +78,18 @@ struct ProgramDesc {
   std::vector<BindingDesc> inputs;  // one per model input, in the arena
   std::vector<BindingDesc> outputs; // one per model output
   std::vector<DispatchDesc> dispatches;
+  /// For each output with an extent axis, in output order: (output index,
+  /// where the program leaves its run-time size, an int64).
+  std::vector<std::pair<uint32_t, BindingDesc>> extents;
 };
 
 struct TensorDesc {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// Outputs only: the axis whose size the data decides (shape holds its
+  /// upper bound there), or -1.
+  int32_t extentAxis = -1;
 };
 
 /// Bytes of one element of `dtype` (0 outside the enum).

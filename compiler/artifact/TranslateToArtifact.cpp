@@ -117,13 +117,27 @@ private:
       writer.addInput(*d);
     }
     for (auto [i, type] : llvm::enumerate(program.getResultTypes())) {
+      if (isExtent(program, i))
+        continue;
       auto name = program.getResultAttrOfType<StringAttr>(i, kOnnxNameAttr);
       auto d = desc(type, name ? name.getValue() : "output" + std::to_string(i), program.getLoc());
       if (failed(d))
         return failure();
+      if (auto extent = program.getResultAttrOfType<DenseI64ArrayAttr>(i, kExtentAttr))
+        d->extentAxis = int32_t(extent[0]);
       writer.addOutput(*d);
     }
     return success();
+  }
+
+  /// Whether result `i` of `program` is the extent of another (the verifier
+  /// checked the attributes).
+  static bool isExtent(ProgramOp program, unsigned i) {
+    for (unsigned r = 0; r < program.getResultTypes().size(); ++r)
+      if (auto extent = program.getResultAttrOfType<DenseI64ArrayAttr>(r, kExtentAttr))
+        if (extent[1] == int64_t(i))
+          return true;
+    return false;
   }
 
   /// Stores the program's constants at the places its plan gave them in
@@ -191,9 +205,16 @@ private:
     for (Attribute attr : program.getInputBindingsAttr())
       desc.inputs.push_back(bindingDesc(cast<BindingAttr>(attr), base));
     auto ret = cast<ReturnOp>(program.getBody().front().getTerminator());
-    for (auto [value, attr] : llvm::zip(ret.getValues(), program.getOutputBindingsAttr())) {
+    for (auto [i, value, attr] :
+         llvm::enumerate(ret.getValues(), program.getOutputBindingsAttr())) {
       if (failed(check(value, cast<BindingAttr>(attr))))
         return failure();
+      if (isExtent(program, i))
+        continue;
+      if (auto extent = program.getResultAttrOfType<DenseI64ArrayAttr>(i, kExtentAttr))
+        desc.extents.push_back(
+            {uint32_t(desc.outputs.size()),
+             bindingDesc(cast<BindingAttr>(program.getOutputBindingsAttr()[extent[1]]), base)});
       desc.outputs.push_back(bindingDesc(cast<BindingAttr>(attr), base));
     }
     for (auto launch : program.getBody().front().getOps<LaunchOp>()) {

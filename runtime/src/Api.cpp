@@ -173,6 +173,13 @@ kiln_status_t kiln_artifact_output_info(const kiln_artifact_t *artifact,
   return tensorInfo(artifact, index, out_info, true);
 }
 
+int64_t kiln_artifact_output_extent_axis(const kiln_artifact_t *artifact,
+                                         size_t index) {
+  if (!artifact || index >= artifact->artifact->outputs().size())
+    return -1;
+  return artifact->artifact->outputs()[index].extentAxis;
+}
+
 size_t kiln_artifact_target_count(const kiln_artifact_t *artifact) {
   if (!artifact)
     return 0;

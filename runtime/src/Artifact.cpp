@@ -378,6 +378,13 @@ kiln_status_t Artifact::validateTensors(bool outputs) {
       }
     }
     t.byteSize = bytes;
+    int32_t axis = info->extent_axis();
+    if (axis != -1 && (!outputs || axis < 0 || size_t(axis) >= t.shape.size()))
+      return invalid(outputs ? strFormat("%s: extent axis %d is out of range "
+                                         "for rank %zu",
+                                         item.c_str(), axis, t.shape.size())
+                             : item + ": an input cannot have an extent axis");
+    t.extentAxis = axis;
     result.push_back(std::move(t));
   }
   return nullptr;
@@ -500,6 +507,29 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
   };
   KILN_RETURN_IF_ERROR(checkInterface(false));
   KILN_RETURN_IF_ERROR(checkInterface(true));
+
+  // One extent per output with an extent axis, in output order.
+  auto *extents = program->extents();
+  size_t extentCount = extents ? extents->size() : 0, next = 0;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (outputs_[i].extentAxis < 0)
+      continue;
+    std::string item = strFormat("%soutput %zu ('%s')", prefix.c_str(), i,
+                                 outputs_[i].name.c_str());
+    if (next >= extentCount || extents->Get(next)->output() != i ||
+        !extents->Get(next)->extent())
+      return invalid(item + ": an extent axis but no extent binding");
+    const fb::Binding *binding = extents->Get(next++)->extent();
+    KILN_RETURN_IF_ERROR(checkBinding(binding, item + " extent"));
+    if (binding->size() != 8)
+      return invalid(strFormat("%s: extent binding of %llu bytes, not 8 (an "
+                               "int64)",
+                               item.c_str(), ull(binding->size())));
+  }
+  if (next != extentCount)
+    return invalid(strFormat("%san extent binding for output %u, which has "
+                             "no extent axis (or is out of order)",
+                             prefix.c_str(), extents->Get(next)->output()));
 
   auto *dispatches = program->dispatches();
   size_t count = dispatches ? dispatches->size() : 0;

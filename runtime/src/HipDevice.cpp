@@ -272,6 +272,10 @@ kiln_status_t HipProgram::load(const HipDevice &device,
     for (const fb::Binding *binding : *outputs)
       p->outputs_.push_back({binding->kind() == fb::BindingKind::Constant,
                              binding->offset(), binding->size()});
+  if (auto *extents = program.extents())
+    for (const fb::OutputExtent *extent : *extents)
+      p->extents_.push_back({extent->extent()->kind() == fb::BindingKind::Constant,
+                             extent->extent()->offset(), extent->extent()->size()});
   if (auto *dispatches = program.dispatches()) {
     for (const fb::Dispatch *dispatch : *dispatches) {
       Launch launch = kernelLaunches[dispatch->kernel()];
@@ -296,7 +300,8 @@ kiln_status_t HipProgram::load(const HipDevice &device,
 //===----------------------------------------------------------------------===//
 
 kiln_status_t HipProgram::run(const std::vector<const kiln_tensor_t *> &inputs,
-                              kiln_tensor_t *outputs, uint64_t *dispatchNs) {
+                              kiln_tensor_t *outputs, int64_t *extents,
+                              uint64_t *dispatchNs) {
   const HipApi &api = *api_;
   KILN_HIP_RETURN_IF_ERROR(api, artifactName_, hipSetDevice, (device_));
   // Once work is queued, an error must not return before the stream is idle:
@@ -350,6 +355,17 @@ kiln_status_t HipProgram::run(const std::vector<const kiln_tensor_t *> &inputs,
           api, strFormat("%s: output %zu", artifactName_.c_str(), i),
           hipMemcpyDtoHAsync,
           (outputs[i].data, arena + t.offset, size_t(t.size), stream_));
+    }
+    for (size_t i = 0; i < extents_.size(); ++i) {
+      const Transfer &t = extents_[i];
+      if (t.constant) {
+        std::memcpy(&extents[i], hostConstants_ + t.offset, sizeof(int64_t));
+        continue;
+      }
+      KILN_HIP_RETURN_IF_ERROR(
+          api, strFormat("%s: output extent %zu", artifactName_.c_str(), i),
+          hipMemcpyDtoHAsync,
+          (&extents[i], arena + t.offset, sizeof(int64_t), stream_));
     }
     return nullptr;
   }();

@@ -76,8 +76,11 @@ public:
   /// launches every dispatch in order on the session's stream, copies the
   /// outputs out and waits. With profiling, adds each dispatch's time to
   /// `dispatchNs[i]`.
+  /// Also copies each output extent (Program.extents, in order) to
+  /// `extents`.
   kiln_status_t run(const std::vector<const kiln_tensor_t *> &inputs,
-                    kiln_tensor_t *outputs, uint64_t *dispatchNs);
+                    kiln_tensor_t *outputs, int64_t *extents,
+                    uint64_t *dispatchNs);
 
   /// Device base addresses, for tests.
   const void *arena() const { return arena_; }
@@ -114,7 +117,7 @@ private:
   hip::hipStream_t stream_ = nullptr;
   std::vector<hip::hipEvent_t> events_; // dispatches + 1 when profiling
   std::vector<Launch> launches_;
-  std::vector<Transfer> inputs_, outputs_;
+  std::vector<Transfer> inputs_, outputs_, extents_;
 };
 
 } // namespace kiln::rt

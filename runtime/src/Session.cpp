@@ -76,6 +76,12 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
   const fb::Program *program =
       programs->Get(flatbuffers::uoffset_t(programIndex));
   session->program_ = program;
+  // The validator checked one extent per output with an extent axis.
+  for (size_t i = 0; i < a.outputs().size(); ++i)
+    if (a.outputs()[i].extentAxis >= 0)
+      session->extentOutputs_.push_back(i);
+  session->extents_.assign(session->extentOutputs_.size(), 0);
+  session->runShapes_.resize(session->extentOutputs_.size());
 
   int codeObject = a.findCodeObject(device->target);
   if (codeObject < 0) {
@@ -161,6 +167,9 @@ kiln_status_t Session::loadHost(int codeObject) {
   if (auto *outputs = program_->outputs())
     for (const fb::Binding *binding : *outputs)
       outputAddresses_.push_back(address(binding));
+  if (auto *extents = program_->extents())
+    for (const fb::OutputExtent *extent : *extents)
+      extentAddresses_.push_back(address(extent->extent()));
   if (auto *dispatches = program_->dispatches())
     for (const fb::Dispatch *dispatch : *dispatches)
       if (auto *bindings = dispatch->bindings())
@@ -265,7 +274,7 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
   KILN_RETURN_IF_ERROR(checkOutputs(outputs, outputCount));
 
   if (hip_)
-    KILN_RETURN_IF_ERROR(hip_->run(byModelIndex, outputs,
+    KILN_RETURN_IF_ERROR(hip_->run(byModelIndex, outputs, extents_.data(),
                                    profiling_ ? dispatchNs_.data() : nullptr));
   else
     KILN_RETURN_IF_ERROR(runHost(byModelIndex, outputs));
@@ -280,7 +289,43 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
     t.shape = e.shape.data();
     t.byte_size = size_t(e.byteSize);
   }
+  KILN_RETURN_IF_ERROR(applyExtents(outputs));
   ++runs_;
+  return nullptr;
+}
+
+kiln_status_t Session::applyExtents(kiln_tensor_t *outputs) {
+  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  for (size_t k = 0; k < extentOutputs_.size(); ++k) {
+    size_t i = extentOutputs_[k];
+    const TensorInfo &e = expected[i];
+    size_t axis = size_t(e.extentAxis);
+    int64_t bound = e.shape[axis], extent = extents_[k];
+    if (extent < 0 || extent > bound)
+      return makeStatus(
+          KILN_STATUS_INTERNAL,
+          strFormat("output '%s': the program computed %lld entries along "
+                    "axis %zu, outside its bound [0, %lld]",
+                    e.name.c_str(), (long long)extent, axis, (long long)bound));
+    // The buffer holds `outer` blocks of `bound * inner` bytes; keep the
+    // first `extent * inner` of each, moved to the front in order (each
+    // move goes to a lower address, so memmove in order is safe).
+    uint64_t outer = 1, inner = kiln_dtype_size(e.dtype);
+    for (size_t d = 0; d < e.shape.size(); ++d)
+      if (d < axis)
+        outer *= uint64_t(e.shape[d]);
+      else if (d > axis)
+        inner *= uint64_t(e.shape[d]);
+    auto *data = static_cast<unsigned char *>(outputs[i].data);
+    uint64_t kept = uint64_t(extent) * inner, block = uint64_t(bound) * inner;
+    if (kept != block)
+      for (uint64_t o = 0; o < outer; ++o)
+        std::memmove(data + o * kept, data + o * block, size_t(kept));
+    runShapes_[k] = e.shape;
+    runShapes_[k][axis] = extent;
+    outputs[i].shape = runShapes_[k].data();
+    outputs[i].byte_size = size_t(outer * kept);
+  }
   return nullptr;
 }
 
@@ -342,6 +387,8 @@ kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
     if (expected[i].byteSize != 0)
       std::memcpy(outputs[i].data, outputAddresses_[i],
                   size_t(expected[i].byteSize));
+  for (size_t k = 0; k < extentAddresses_.size(); ++k)
+    std::memcpy(&extents_[k], extentAddresses_[k], sizeof(int64_t));
   return nullptr;
 }
 

@@ -70,6 +70,10 @@ private:
   kiln_status_t prepareEmu();
   kiln_status_t runHost(const std::vector<const kiln_tensor_t *> &inputs,
                         kiln_tensor_t *outputs);
+  /// Shapes the outputs whose size the data decides from `extents_`: checks
+  /// each extent against its bound, moves the first `extent` entries along
+  /// the axis to the front of the caller's buffer and sets the run's shape.
+  kiln_status_t applyExtents(kiln_tensor_t *outputs);
 
   kiln_device_s *device_ = nullptr;
   kiln_artifact_s *artifactHandle_ = nullptr;
@@ -84,6 +88,13 @@ private:
   std::vector<void *> bindings_;
   std::vector<unsigned char *> inputAddresses_;
   std::vector<const unsigned char *> outputAddresses_;
+  // Outputs with an extent axis, in output order: where the program leaves
+  // the extent (host devices), its value after a run, and the shape the run
+  // returns (kiln_tensor_t.shape points here until the next run).
+  std::vector<size_t> extentOutputs_;
+  std::vector<const unsigned char *> extentAddresses_;
+  std::vector<int64_t> extents_;
+  std::vector<std::vector<int64_t>> runShapes_;
 
   std::mutex mutex_; // serializes run and the profile
   bool profiling_ = false;

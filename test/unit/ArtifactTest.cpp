@@ -534,6 +534,35 @@ TEST(ArtifactManifest, ConstantBindingWithoutConstants) {
             "artifact has no constants section");
 }
 
+/// addModel with z's extent along `axis` (an int64 constant) and `edit`.
+static std::string extentError(int32_t axis, const std::function<void(ProgramDesc &)> &edit) {
+  ArtifactWriter writer = addModel(edit, "add_f32", "cpu", axis);
+  static const int64_t three = 3;
+  writer.addConstant(&three, 8);
+  std::string error;
+  EXPECT_FALSE(writer.validate(error)); // the writer refuses it too
+  return openError(writeUnchecked(writer));
+}
+
+TEST(ArtifactManifest, OutputExtents) {
+  auto extent = [](uint64_t size) {
+    return [size](ProgramDesc &p) { p.extents.push_back({0, {BindingDesc::Constant, 0, size}}); };
+  };
+  EXPECT_EQ(extentError(1, {}), "test.kiln: output 0 ('z'): an extent axis but no extent binding");
+  EXPECT_EQ(extentError(1, extent(4)),
+            "test.kiln: output 0 ('z'): extent binding of 4 bytes, not 8 (an int64)");
+  EXPECT_EQ(extentError(2, extent(8)),
+            "test.kiln: output 0 ('z'): extent axis 2 is out of range for rank 2");
+  EXPECT_EQ(extentError(-1, extent(8)),
+            "test.kiln: an extent binding for output 0, which has no extent axis "
+            "(or is out of order)");
+  EXPECT_EQ(extentError(0, [](ProgramDesc &p) {
+              p.extents.push_back({0, {BindingDesc::Arena, 380, 8}});
+            }),
+            "test.kiln: output 0 ('z') extent: arena range [380, 388) exceeds the arena "
+            "(384 bytes)");
+}
+
 TEST(ArtifactManifest, KernelIndexOutOfRange) {
   EXPECT_EQ(errorFor([](ProgramDesc &p) { p.dispatches[0].kernel = 7; }),
             "test.kiln: dispatch 0: kernel index 7 is out of range (the code "

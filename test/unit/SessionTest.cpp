@@ -100,6 +100,60 @@ TEST(Session, AddsTwoInputs) {
   }
 }
 
+/// addModel's z = x + y with its size along `axis` decided at run time:
+/// the extent is an int64 constant holding `extent`.
+Artifact extentModel(int32_t axis, int64_t extent) {
+  ArtifactWriter writer = addModel(
+      [](ProgramDesc &p) { p.extents.push_back({0, {BindingDesc::Constant, 0, 8}}); },
+      "add_f32", "cpu", axis);
+  EXPECT_EQ(writer.addConstantCopy(&extent, 8), 0u);
+  return openArtifact(writer);
+}
+
+TEST(Session, OutputExtentShapesTheResult) {
+  Device device = cpuDevice(2);
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2);
+  std::vector<float> xv = floats(x), yv = floats(y);
+  struct Case {
+    int32_t axis;
+    int64_t extent;
+    std::vector<int64_t> shape;
+  };
+  for (const Case &c : {Case{1, 3, {4, 3}}, Case{0, 2, {2, 8}}, Case{1, 8, {4, 8}},
+                        Case{1, 0, {4, 0}}}) {
+    Artifact artifact = extentModel(c.axis, c.extent);
+    EXPECT_EQ(kiln_artifact_output_extent_axis(artifact.get(), 0), c.axis);
+    EXPECT_EQ(kiln_artifact_output_extent_axis(artifact.get(), 1), -1);
+    Session session = makeSession(device, artifact);
+    std::vector<Tensor> outputs;
+    Status status = session.run({x, y}, outputs);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(outputs[0].shape, c.shape);
+    int64_t rows = c.shape[0], cols = c.shape[1];
+    ASSERT_EQ(outputs[0].data.size(), size_t(rows * cols * 4));
+    std::vector<float> z = floats(outputs[0]);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t col = 0; col < cols; ++col)
+        EXPECT_EQ(z[r * cols + col], xv[r * 8 + col] + yv[r * 8 + col])
+            << "axis " << c.axis << " extent " << c.extent << " at " << r << ", " << col;
+  }
+  EXPECT_EQ(kiln_artifact_output_extent_axis(nullptr, 0), -1);
+}
+
+TEST(Session, ExtentOutsideItsBoundFailsTheRun) {
+  Device device = cpuDevice(1);
+  for (int64_t extent : {9, -1}) {
+    Artifact artifact = extentModel(1, extent);
+    Session session = makeSession(device, artifact);
+    std::vector<Tensor> outputs;
+    Status status = session.run({floatTensor("x", 0, 1), floatTensor("y", 0, 1)}, outputs);
+    EXPECT_EQ(status.code(), KILN_STATUS_INTERNAL);
+    EXPECT_EQ(std::string(status.message()),
+              "output 'z': the program computed " + std::to_string(extent) +
+                  " entries along axis 1, outside its bound [0, 8]");
+  }
+}
+
 TEST(Session, ConstantsAreUsedInPlace) {
   // t = x + y in the arena, then z = t * 3 with the scale a constant.
   static const float three = 3.0f;

@@ -50,14 +50,15 @@ bool test::fileExists(const std::string &path) {
 
 ArtifactWriter
 test::addModel(const std::function<void(artifact::ProgramDesc &)> &edit,
-               const std::string &symbol, const std::string &target) {
+               const std::string &symbol, const std::string &target,
+               int32_t extentAxis) {
   ArtifactWriter writer;
   writer.setProducer("kiln unit tests");
   writer.setOptions("--test");
   writer.setModel("add.onnx");
   writer.addInput({"x", DType::F32, {4, 8}});
   writer.addInput({"y", DType::F32, {4, 8}});
-  writer.addOutput({"z", DType::F32, {4, 8}});
+  writer.addOutput({"z", DType::F32, {4, 8}, extentAxis});
   CodeObjectDesc code;
   code.target = target;
   code.triple = "x86_64-unknown-linux-gnu";

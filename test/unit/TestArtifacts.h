@@ -31,11 +31,13 @@ bool fileExists(const std::string &path);
 
 /// The model of kiln-test-artifact: inputs x, y float32 [4, 8], output z,
 /// one dispatch of add_f32 with 2 workgroups; arena x@0, y@128, z@256.
-/// `edit` may change the program before it is added.
+/// `edit` may change the program before it is added. With `extentAxis`,
+/// z's size along that axis is decided at run time (the program needs an
+/// extent binding, which `edit` adds).
 artifact::ArtifactWriter
 addModel(const std::function<void(artifact::ProgramDesc &)> &edit = {},
          const std::string &symbol = "add_f32",
-         const std::string &target = "cpu");
+         const std::string &target = "cpu", int32_t extentAxis = -1);
 
 /// Stand-in bytes for a gfx code object: a valid AMDGPU ELF header (64-bit,
 /// little-endian, ET_DYN, EM_AMDGPU, HSA OS ABI) followed by `note`. Enough

@@ -385,9 +385,14 @@ void printSummaryText(const rt::Artifact &artifact,
   auto printTensors = [](const char *what,
                          const std::vector<rt::TensorInfo> &tensors) {
     outs() << what << ":\n";
-    for (const rt::TensorInfo &t : tensors)
+    for (const rt::TensorInfo &t : tensors) {
       outs() << "  " << t.name << ": " << kiln_dtype_name(t.dtype) << " "
-             << support::shapeString(t.shape) << "\n";
+             << support::shapeString(t.shape);
+      if (t.extentAxis >= 0)
+        outs() << " (axis " << t.extentAxis << " at most "
+               << t.shape[t.extentAxis] << ", its size decided at run time)";
+      outs() << "\n";
+    }
     if (tensors.empty())
       outs() << "  (none)\n";
   };
@@ -413,6 +418,10 @@ void printSummaryText(const rt::Artifact &artifact,
     };
     printInterface("input", program->inputs(), artifact.inputs());
     printInterface("output", program->outputs(), artifact.outputs());
+    if (auto *extents = program->extents())
+      for (const fb::OutputExtent *extent : *extents)
+        outs() << "  extent of " << artifact.outputs()[extent->output()].name
+               << ": " << bindingText(extent->extent()) << "\n";
     for (size_t d = 0; d < count; ++d) {
       const fb::Dispatch *dispatch = dispatches->Get(d);
       uint32_t k = dispatch->kernel();
@@ -571,6 +580,8 @@ void printSummaryJson(const rt::Artifact &artifact,
               for (int64_t d : t.shape)
                 j.value(d);
             });
+            if (t.extentAxis >= 0)
+              j.attribute("extent_axis", int64_t(t.extentAxis));
           });
       });
     };
@@ -603,6 +614,17 @@ void printSummaryJson(const rt::Artifact &artifact,
           };
           interface("inputs", program->inputs(), artifact.inputs());
           interface("outputs", program->outputs(), artifact.outputs());
+          if (auto *extents = program->extents())
+            j.attributeArray("extents", [&] {
+              for (const fb::OutputExtent *extent : *extents)
+                j.object([&] {
+                  const fb::Binding *b = extent->extent();
+                  j.attribute("output", artifact.outputs()[extent->output()].name);
+                  j.attribute("kind", bindingKind(b->kind()));
+                  j.attribute("offset", uint64_t(b->offset()));
+                  j.attribute("size", uint64_t(b->size()));
+                });
+            });
           j.attributeArray("dispatches", [&] {
             auto *dispatches = program->dispatches();
             for (size_t d = 0; dispatches && d < dispatches->size(); ++d) {

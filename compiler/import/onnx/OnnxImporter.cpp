@@ -954,12 +954,17 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
       return nullptr;
     flattenOutput(out.name(), v, results, resultNames, extents);
   }
-  // The extents of data-dependent outputs follow the model's outputs.
+  // The extents of data-dependent outputs follow the model's outputs, one
+  // result per distinct extent (Unique's outputs share theirs).
   SmallVector<std::pair<unsigned, SmallVector<int64_t>>> extentAttrs;
+  llvm::DenseMap<Value, int64_t> extentResults;
   for (const PendingExtent &e : extents) {
-    extentAttrs.push_back({e.result, {e.axis, int64_t(results.size())}});
-    resultNames.push_back(resultNames[e.result] + kExtentNameSuffix.str());
-    results.push_back(e.extent);
+    auto [it, inserted] = extentResults.try_emplace(e.extent, results.size());
+    if (inserted) {
+      resultNames.push_back(resultNames[e.result] + kExtentNameSuffix.str());
+      results.push_back(e.extent);
+    }
+    extentAttrs.push_back({e.result, {e.axis, it->second}});
   }
   for (Value v : results)
     resultTypes.push_back(v.getType());

@@ -204,8 +204,23 @@ static LogicalResult convertTopK(NodeContext &node) {
     return failure();
   int64_t size = type.getShape()[*axis];
   int64_t k;
+  // K given at run time: every entry sorted (k = the axis size), returned as
+  // a Bounded value whose extent is K clamped to [0, size].
+  Value runtimeK;
   if (node.opset() < 10) {
     k = node.intAttr("k", -1);
+  } else if (!node.constantInput(1)) {
+    if (node.inputType(1).getNumElements() != 1) {
+      node.emitError() << "K must hold one value, got "
+                       << node.inputType(1).getNumElements();
+      return failure();
+    }
+    k = size;
+    OpBuilder &b = node.builder();
+    Value kValue = node.reshape(node.input(1), {});
+    runtimeK = node.create<MinOp>(
+        node.create<MaxOp>(kValue, node.scalar(b.getI64Type(), 0)),
+        node.scalar(b.getI64Type(), size));
   } else {
     auto values = node.constantInts(1, "K");
     if (failed(values))
@@ -219,6 +234,13 @@ static LogicalResult convertTopK(NodeContext &node) {
   if (k < 0 || k > size) {
     node.emitError() << "K = " << k << " is outside [0, " << size
                      << "], the size of axis " << *axis;
+    return failure();
+  }
+  if (runtimeK && k > kMaxTopK) {
+    node.notConstant(1, "K",
+                     "an integer constant (axis " + std::to_string(*axis) + " has " +
+                         std::to_string(size) + " entries, more than the " +
+                         std::to_string(kMaxTopK) + " a run-time K sorts)");
     return failure();
   }
   if (k > kMaxTopK) {
@@ -263,9 +285,13 @@ static LogicalResult convertTopK(NodeContext &node) {
     return parts.size() == 1 ? parts.front()
                              : node.create<ConcatOp>(parts, *axis);
   };
-  node.setOutput(0, concat(values));
+  auto result = [&](ValueRange parts) {
+    Value joined = concat(parts);
+    return runtimeK ? buildBounded(b, node.loc(), joined, *axis, runtimeK) : joined;
+  };
+  node.setOutput(0, result(values));
   if (node.hasOutput(1))
-    node.setOutput(1, concat(indices));
+    node.setOutput(1, result(indices));
   return success();
 }
 

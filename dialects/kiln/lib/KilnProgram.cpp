@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/StringSet.h"
@@ -104,6 +105,33 @@ LogicalResult ProgramOp::verify() {
   for (Type type : llvm::concat<const Type>(getArgumentTypes(), getResultTypes()))
     if (!isa<RankedTensorType>(type) || !cast<RankedTensorType>(type).hasStaticShape())
       return emitOpError() << "inputs and outputs must be statically shaped tensors, not " << type;
+  // Data-dependent sizes: kiln.extent = [axis, extent result].
+  ArrayRef<Type> results = getResultTypes();
+  llvm::SmallDenseSet<int64_t> extents;
+  for (unsigned i = 0; i < results.size(); ++i) {
+    Attribute attr = getResultAttr(i, kExtentAttr);
+    if (!attr)
+      continue;
+    auto extent = dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!extent || extent.size() != 2)
+      return emitOpError() << "result " << i << ": '" << kExtentAttr
+                           << "' must be array<i64: axis, extent result>, not " << attr;
+    auto type = cast<RankedTensorType>(results[i]);
+    if (extent[0] < 0 || extent[0] >= type.getRank())
+      return emitOpError() << "result " << i << ": extent axis " << extent[0]
+                           << " is out of range for " << type;
+    int64_t e = extent[1];
+    if (e < 0 || e >= int64_t(results.size()) || e == int64_t(i))
+      return emitOpError() << "result " << i << ": extent result " << e << " is out of range";
+    auto extentType = cast<RankedTensorType>(results[e]);
+    if (extentType.getRank() != 0 || !extentType.getElementType().isInteger(64))
+      return emitOpError() << "result " << i << ": extent result " << e
+                           << " must be a tensor<i64>, not " << extentType;
+    extents.insert(e); // outputs of one op (Unique's) share their extent
+  }
+  for (int64_t e : extents)
+    if (getResultAttr(e, kExtentAttr))
+      return emitOpError() << "result " << e << " is an extent and has an extent itself";
   if (!isPlanned()) {
     if (getInputBindings() || getOutputBindings())
       return emitOpError("has bindings but no arena size");
@@ -331,6 +359,9 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << name << "' must be array<i64: OW, KH, KW, SH, SW, DH, DW>";
     return success();
   }
+  if (name == kExtentAttr)
+    return op->emitError() << "'" << name
+                           << "' belongs on a program result, not on an operation";
   if (name == "kiln.name") {
     if (!isa<StringAttr>(value))
       return op->emitError() << "'" << name << "' must be a string, not " << value;

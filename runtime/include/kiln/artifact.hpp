@@ -25,6 +25,9 @@ struct TensorInfo {
   kiln_dtype_t dtype = KILN_DTYPE_F32;
   std::vector<int64_t> shape;
   uint64_t byteSize = 0;
+  /// Outputs only: the axis whose size the data decides (shape holds the
+  /// upper bound there, byteSize the bytes at that bound), or -1.
+  int32_t extentAxis = -1;
 };
 
 struct SectionEntry {

@@ -142,6 +142,12 @@ kiln_status_t kiln_artifact_input_info(const kiln_artifact_t *artifact,
 kiln_status_t kiln_artifact_output_info(const kiln_artifact_t *artifact,
                                         size_t index,
                                         kiln_tensor_info_t *out_info);
+/* For an output whose size along one axis the data decides (NonZero,
+   Unique, NonMaxSuppression, ...): that axis, where the info's shape holds
+   the upper bound (and byte_size the bytes at the bound). -1 for outputs
+   with a static shape, and for an index out of range. */
+int64_t kiln_artifact_output_extent_axis(const kiln_artifact_t *artifact,
+                                         size_t index);
 
 /* Targets with a code object ("cpu", "gfx942", ...). */
 size_t kiln_artifact_target_count(const kiln_artifact_t *artifact);
@@ -245,6 +251,9 @@ typedef struct kiln_tensor_s {
      model output i. The caller sets `data` and `byte_size` (the capacity,
      at least the output's size); on success the runtime sets name, dtype,
      rank, shape (pointing into the artifact) and byte_size (bytes written).
+     An output with an extent axis (kiln_artifact_output_extent_axis) needs
+     the capacity of its bound; its shape then is the run's (pointing into
+     the session, valid until its next run), the entries packed row-major.
    Nothing is written to the outputs when validation fails; a GPU error
    during a hip run may leave output data partly written. On an emu device a
    kernel that cannot run as written (mismatched barriers or matrix

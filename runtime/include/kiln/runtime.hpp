@@ -220,6 +220,7 @@ public:
       results[i].dtype = buffers[i].dtype;
       results[i].shape.assign(buffers[i].shape,
                               buffers[i].shape + buffers[i].rank);
+      results[i].data.resize(buffers[i].byte_size); // an extent's run size
     }
     outputs = std::move(results);
     return status;
