@@ -71,6 +71,8 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerRandomPatterns(r);
     registerSamplingPatterns(r);
     registerDataDependentPatterns(r);
+    registerUniquePatterns(r);
+    registerNonMaxSuppressionPatterns(r);
     return r;
   }();
   return registry;

@@ -271,6 +271,8 @@ mlir::Value compactRows(NodeContext &node, mlir::Value rows, int64_t axis,
                         mlir::Value mask);
 
 void registerDataDependentPatterns(PatternRegistry &registry);
+void registerUniquePatterns(PatternRegistry &registry);
+void registerNonMaxSuppressionPatterns(PatternRegistry &registry);
 void registerSpectralPatterns(PatternRegistry &registry);
 void registerLinearAlgebraPatterns(PatternRegistry &registry);
 void registerTextPatterns(PatternRegistry &registry);
