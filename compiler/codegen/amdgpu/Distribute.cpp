@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -170,6 +171,48 @@ LogicalResult concatToGeneric(RewriterBase &rewriter, tensor::InsertSliceOp last
   return success();
 }
 
+/// A dispatch that is one tensor.extract_slice (a Slice, a Split output) as
+/// a tileable linalg.generic over the result whose body reads the source at
+/// offset + stride * index: untileable, the slice would be copied by one
+/// thread (a 512-element copy unrolled into a single block that LLVM takes
+/// seconds to schedule).
+LogicalResult sliceToGeneric(RewriterBase &rewriter, tensor::ExtractSliceOp slice) {
+  RankedTensorType type = slice.getType();
+  if (!type.hasStaticShape() || !slice.getSourceType().hasStaticShape())
+    return failure();
+  for (ArrayRef<int64_t> values :
+       {slice.getStaticOffsets(), slice.getStaticSizes(), slice.getStaticStrides()})
+    if (llvm::any_of(values, ShapedType::isDynamic))
+      return failure();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  Location loc = slice.getLoc();
+  rewriter.setInsertionPoint(slice);
+  unsigned rank = type.getRank();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+      SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange) {
+        SmallVector<Value> at;
+        unsigned next = 0;
+        for (unsigned d = 0; d < slice.getSourceType().getRank(); ++d) {
+          int64_t offset = slice.getStaticOffsets()[d], stride = slice.getStaticStrides()[d];
+          if (dropped.test(d)) {
+            at.push_back(arith::ConstantIndexOp::create(b, loc, offset));
+            continue;
+          }
+          Value i = linalg::IndexOp::create(b, loc, next++);
+          at.push_back(affine::AffineApplyOp::create(
+              b, loc, AffineMap::get(1, 0, b.getAffineDimExpr(0) * stride + offset), i));
+        }
+        Value read = tensor::ExtractOp::create(b, loc, slice.getSource(), at);
+        linalg::YieldOp::create(b, loc, read);
+      });
+  rewriter.replaceOp(slice, generic.getResults());
+  return success();
+}
+
 /// `op` with its input `operand`, a tensor.pad of a function argument by a
 /// constant, read through the pad instead: a linalg.generic over the same
 /// loops whose body computes the padded index from the operand's indexing
@@ -287,6 +330,15 @@ struct KilnGPUDistributePass : kiln::impl::KilnGPUDistributeBase<KilnGPUDistribu
       });
       for (auto [op, number] : padded)
         (void)readThroughPad(rewriter, op, op->getOpOperand(number));
+      // A slice as the dispatch's result is read by every thread.
+      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+      for (Value result : ret.getOperands()) {
+        while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            result.getDefiningOp()))
+          result = result.getDefiningOp()->getOperand(0);
+        if (auto slice = result.getDefiningOp<tensor::ExtractSliceOp>())
+          (void)sliceToGeneric(rewriter, slice);
+      }
     }
     TilingInterface consumer = findDispatchConsumer(func);
     if (!consumer)

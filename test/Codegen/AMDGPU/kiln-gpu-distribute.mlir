@@ -137,3 +137,32 @@ func.func @padded_conv(%x: tensor<1x960x4x4xf32>, %w: tensor<16x960x3x3xf32>) ->
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x960x6x6xf32>, tensor<16x960x3x3xf32>) outs(%f : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
   return %c : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// A dispatch that is one slice (columns 32..63 of every other row): a
+// linalg.generic that reads the source at offset + stride * index, tiled
+// over the threads like any elementwise op, instead of one thread copying
+// everything. The rank-reducing slice keeps its dropped dimension at its
+// offset.
+// CHECK-LABEL: func @slice
+// CHECK-SAME: kiln.thread_tiles = 32 : i64
+// CHECK: scf.forall
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg0[
+// CHECK-NOT: tensor.extract_slice %arg0[0, 32]
+func.func @slice(%x: tensor<8x96xf32>) -> tensor<4x32xf32> attributes {kiln.dispatch} {
+  %s = tensor.extract_slice %x[0, 32] [4, 32] [2, 1] : tensor<8x96xf32> to tensor<4x32xf32>
+  return %s : tensor<4x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @slice_rank_reducing
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg0[%[[C2]],
+func.func @slice_rank_reducing(%x: tensor<3x64xf32>) -> tensor<64xf32> attributes {kiln.dispatch} {
+  %s = tensor.extract_slice %x[2, 0] [1, 64] [1, 1] : tensor<3x64xf32> to tensor<64xf32>
+  return %s : tensor<64xf32>
+}
