@@ -53,10 +53,6 @@ EXPORTER = HERE / "torch_models.py"
 # Keep the reason to one line: the failing op and Kiln's diagnostic. An entry
 # that starts passing fails the run, so the table only shrinks.
 EXPECTED_FAILURES: dict[tuple[str, str], str] = {
-    ("deeplabv3_mobilenet_v3_large", "emu:gfx942"):
-        "gfx942 codegen of the ASPP Conv 960->256 3x3 dilation 12 pad 12 on 4x4 "
-        "('/model/classifier/classifier.0/convs.1/convs.1.0/Conv'): per-thread temporaries "
-        "of 2400000 bytes exceed the 65536 bytes a gfx thread may use",
     ("script_data_if", "*"):
         "If '/If' branches on x.mean() > 0: control flow at run time is not built yet "
         "(kiln-compile: cond must be a boolean constant known at compile time)",

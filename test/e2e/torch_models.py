@@ -40,6 +40,9 @@ import torch.nn.functional as F
 import torchvision
 from torch import nn
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench/models"))
+from export import op_types  # noqa: E402  (the op types of a model, subgraphs included)
+
 OPSET = 17
 WEIGHT_SEED = 0
 INPUT_SEED = 1234
@@ -503,19 +506,6 @@ def cache_key(name: str) -> str:
     return h.hexdigest()
 
 
-def op_types(model: onnx.ModelProto) -> list[str]:
-    ops: set[str] = set()
-
-    def visit(graph: onnx.GraphProto) -> None:
-        for node in graph.node:
-            ops.add(node.op_type)
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    visit(attr.g)
-                for sub in attr.graphs:
-                    visit(sub)
-    visit(model.graph)
-    return sorted(ops)
 
 
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:

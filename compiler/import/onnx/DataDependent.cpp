@@ -106,6 +106,16 @@ Value onnx_import::compactRows(NodeContext &node, Value rows, int64_t axis,
                       axis, extent);
 }
 
+FailureOr<std::pair<Value, int64_t>> onnx_import::axisOrFlattened(NodeContext &node) {
+  auto type = node.inputType(0);
+  if (!node.hasAttr("axis"))
+    return std::make_pair(node.reshape(node.input(0), {type.getNumElements()}), int64_t(0));
+  auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  return std::make_pair(node.input(0), *axis);
+}
+
 /// `x != 0` as i1 (x itself when it is bool).
 static Value isNonZero(NodeContext &node, Value x) {
   Type element = cast<RankedTensorType>(x.getType()).getElementType();
@@ -124,6 +134,14 @@ static LogicalResult convertNonZero(NodeContext &node) {
   if (shape.empty())
     shape.push_back(1); // a scalar is one element (numpy's view of it)
   int64_t rank = shape.size(), count = computeProduct(shape);
+  // The coordinate table is a constant of rank x count i64.
+  constexpr int64_t kMaxNonZeroTable = int64_t(1) << 24;
+  if (rank * count > kMaxNonZeroTable) {
+    node.emitError() << "the input has " << count << " elements of rank " << rank
+                     << "; NonZero supports at most " << kMaxNonZeroTable
+                     << " coordinates (rank x elements)";
+    return failure();
+  }
   SmallVector<int64_t> strides = computeStrides(shape);
   SmallVector<int64_t> coordinates(rank * count);
   for (int64_t i = 0; i < count; ++i)

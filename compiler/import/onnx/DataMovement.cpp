@@ -618,18 +618,11 @@ static LogicalResult convertCompress(NodeContext &node) {
   // whose condition is true: a gather of constant positions when the
   // condition is a constant, else a compaction whose size is known only at
   // run time (a Bounded value, see DataDependent.cpp).
-  Value input = node.input(0);
-  auto type = node.inputType(0);
   DenseElementsAttr condition = node.constantInput(1);
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    auto normalized = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
-    if (failed(normalized))
-      return failure();
-    axis = *normalized;
-  } else {
-    input = node.reshape(input, {type.getNumElements()});
-  }
+  auto inputAndAxis = axisOrFlattened(node);
+  if (failed(inputAndAxis))
+    return failure();
+  auto [input, axis] = *inputAndAxis;
   int64_t size = cast<RankedTensorType>(input.getType()).getShape()[axis];
   int64_t entries = node.inputType(1).getNumElements();
   if (entries > size) {

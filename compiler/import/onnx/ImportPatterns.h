@@ -270,6 +270,10 @@ mlir::Value placeRows(NodeContext &node, mlir::Value rows, int64_t axis,
 mlir::Value compactRows(NodeContext &node, mlir::Value rows, int64_t axis,
                         mlir::Value mask);
 
+/// Input 0 with the axis its `axis` attribute names or, without the
+/// attribute, input 0 flattened with axis 0 (Compress, Unique).
+mlir::FailureOr<std::pair<mlir::Value, int64_t>> axisOrFlattened(NodeContext &node);
+
 void registerDataDependentPatterns(PatternRegistry &registry);
 void registerUniquePatterns(PatternRegistry &registry);
 void registerNonMaxSuppressionPatterns(PatternRegistry &registry);

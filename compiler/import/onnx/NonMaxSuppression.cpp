@@ -5,7 +5,8 @@
 // skipping a box whose IoU with an already selected box exceeds the
 // threshold, and stops after max_output_boxes_per_class boxes. How many are
 // selected is known only at run time: the result is a Bounded value
-// (ImportPatterns.h) at B * C * min(N, max_output_boxes_per_class) rows.
+// (ImportPatterns.h) at B * C * min(N, max_output_boxes_per_class) rows
+// (B * C * N when max_output_boxes_per_class is itself a run-time input).
 //
 // The decomposition works on all B * C (batch, class) groups at once:
 //   - each box's rank is the number of boxes that come before it (higher
@@ -84,11 +85,21 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   int64_t classes = scoresType.getShape()[1], groups = batches * classes;
 
   int64_t maxOutput = 0;
+  // max_output_boxes_per_class known only at run time: bounded by N boxes
+  // per group, the limit compared at run time.
+  Value runtimeMax;
   if (node.hasInput(2)) {
     if (!node.constantInput(2)) {
-      node.notConstant(2, "max_output_boxes_per_class", "an integer constant");
-      return failure();
+      if (node.inputType(2).getNumElements() != 1) {
+        node.emitError() << "max_output_boxes_per_class must hold one value, got "
+                         << node.inputType(2).getNumElements();
+        return failure();
+      }
+      runtimeMax = node.cast(node.reshape(node.input(2), {}), f);
+      maxOutput = n;
     }
+  }
+  if (node.hasInput(2) && !runtimeMax) {
     auto values = node.constantInts(2, "max_output_boxes_per_class");
     if (failed(values))
       return failure();
@@ -224,7 +235,8 @@ static LogicalResult convertNonMaxSuppression(NodeContext &node) {
   Value rankInGroup = node.create<MatmulOp>(alive, upper);
   Value kept =
       node.create<AndOp>(node.create<GreaterOp>(alive, zero),
-                         node.create<LessOp>(rankInGroup, node.scalar(f, double(perGroup))));
+                         node.create<LessOp>(rankInGroup, runtimeMax ? runtimeMax
+                                                                     : node.scalar(f, double(perGroup))));
 
   // The (batch, class, box) rows of every group's boxes in score order.
   SmallVector<int64_t> batchOf, classOf;

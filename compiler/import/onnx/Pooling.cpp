@@ -74,7 +74,8 @@ static Value maxPoolIndices(NodeContext &node, Value input,
         colFlat += at * colMajor[i];
       }
       reads.push_back(inside ? flat : 0);
-      stored.push_back(inside ? (columnMajor ? colFlat : flat) : 0);
+      if (columnMajor)
+        stored.push_back(inside ? colFlat : 0);
       padded.push_back(!inside);
       for (int64_t i = spatial - 1; i >= 0 && ++k[i] == kernel[i]; --i)
         k[i] = 0;
@@ -83,9 +84,9 @@ static Value maxPoolIndices(NodeContext &node, Value input,
       o[i] = 0;
   }
   OpBuilder &b = node.builder();
+  Value readTable = i64Tensor(node, {positions * taps}, reads);
   Value window = node.create<GatherOp>(
-      node.reshape(input, {shape[0], shape[1], planeSize}),
-      i64Tensor(node, {positions * taps}, reads), int64_t(2));
+      node.reshape(input, {shape[0], shape[1], planeSize}), readTable, int64_t(2));
   window = node.reshape(window, {shape[0], shape[1], positions, taps});
   if (llvm::is_contained(padded, true)) {
     auto maskType = RankedTensorType::get({positions, taps}, b.getI1Type());
@@ -102,8 +103,11 @@ static Value maxPoolIndices(NodeContext &node, Value input,
     rowStarts.push_back(p * taps);
   Value entry =
       node.create<AddOp>(tap, i64Tensor(node, {positions}, rowStarts));
+  // Row-major indices are the read positions themselves (both 0 in the
+  // padding, which argmax never picks over a real tap).
   Value index = node.create<GatherOp>(
-      i64Tensor(node, {positions * taps}, stored), entry, int64_t(0));
+      columnMajor ? i64Tensor(node, {positions * taps}, stored) : readTable, entry,
+      int64_t(0));
   SmallVector<int64_t> planeStarts;
   for (int64_t p = 0; p < planes; ++p)
     planeStarts.push_back(p * planeSize);

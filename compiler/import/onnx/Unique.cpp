@@ -76,17 +76,10 @@ static Value countTrue(NodeContext &node, Value x, int64_t axis) {
 static LogicalResult convertUnique(NodeContext &node) {
   OpBuilder &b = node.builder();
   Type i64 = b.getI64Type();
-  Value data = node.input(0);
-  auto type = node.inputType(0);
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    auto normalized = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
-    if (failed(normalized))
-      return failure();
-    axis = *normalized;
-  } else {
-    data = node.reshape(data, {type.getNumElements()});
-  }
+  auto dataAndAxis = axisOrFlattened(node);
+  if (failed(dataAndAxis))
+    return failure();
+  auto [data, axis] = *dataAndAxis;
   auto dataType = cast<RankedTensorType>(data.getType());
   int64_t n = dataType.getShape()[axis];
   if (n == 0 || dataType.getNumElements() == 0) {
