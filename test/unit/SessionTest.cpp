@@ -53,7 +53,8 @@ Session makeSession(const Device &device, const Artifact &artifact,
 
 std::vector<float> floats(const Tensor &t) {
   std::vector<float> v(t.data.size() / 4);
-  std::memcpy(v.data(), t.data.data(), t.data.size());
+  if (!v.empty()) // an output of no elements has no data pointer
+    std::memcpy(v.data(), t.data.data(), t.data.size());
   return v;
 }
 
