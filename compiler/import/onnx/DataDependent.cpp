@@ -55,9 +55,9 @@ static Value exclusivePrefixSum(NodeContext &node, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t n = type.getShape()[0];
   auto shifted = [&](Value v, int64_t by) -> Value {
-    Value zeros = node.splat(RankedTensorType::get({by}, type.getElementType()), 0);
     if (by >= n)
       return node.splat(type, 0);
+    Value zeros = node.splat(RankedTensorType::get({by}, type.getElementType()), 0);
     Value head = node.create<SliceOp>(v, node.builder().getDenseI64ArrayAttr({0}),
                                       node.builder().getDenseI64ArrayAttr({n - by}),
                                       node.builder().getDenseI64ArrayAttr({1}));
