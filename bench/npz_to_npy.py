@@ -31,7 +31,8 @@ def split_npz(npz: Path, out_dir: Path) -> dict[str, Path]:
     paths: dict[str, Path] = {}
     with np.load(npz) as archive:
         for name in archive.files:
-            array = np.ascontiguousarray(archive[name])
+            # (np.ascontiguousarray would make a scalar 1-d.)
+            array = np.require(archive[name], requirements="C")
             path = out_dir / f"{sanitize(name)}.npy"
             if path in paths.values():
                 raise ValueError(f"{npz}: two arrays map to {path.name}")

@@ -226,6 +226,63 @@ bool ArtifactWriter::validate(std::string &error) const {
                           item + " binding " + std::to_string(b)))
           return false;
     }
+    // The commands, as the runtime checks them (runtime/src/Artifact.cpp).
+    for (size_t i = 0; i < p.commands.size(); ++i) {
+      const CommandDesc &c = p.commands[i];
+      std::string item = prefix + "command " + std::to_string(i);
+      bool src = false, dst = false, counter = false, jump = false;
+      switch (c.op) {
+      case CommandOp::Dispatch:
+        if (c.index >= p.dispatches.size())
+          return fail(item + ": dispatch " + std::to_string(c.index) + " is out of range");
+        break;
+      case CommandOp::Copy:
+        src = dst = true;
+        if (c.src.size != c.dst.size)
+          return fail(item + ": copies " + std::to_string(c.src.size) + " bytes to " +
+                      std::to_string(c.dst.size));
+        break;
+      case CommandOp::CopyToRow:
+        src = dst = counter = true;
+        if (c.src.size == 0 || c.dst.size % c.src.size != 0)
+          return fail(item + ": a destination that is no whole number of rows");
+        break;
+      case CommandOp::JumpIfFalse:
+        src = jump = true;
+        if (c.src.size != 1)
+          return fail(item + ": a condition that is not one byte");
+        break;
+      case CommandOp::Jump:
+        jump = true;
+        break;
+      case CommandOp::CounterReset:
+      case CommandOp::CounterIncrement:
+        counter = true;
+        break;
+      case CommandOp::CounterStore:
+        dst = counter = true;
+        if (c.dst.size != 8)
+          return fail(item + ": a counter stored in other than 8 bytes");
+        break;
+      case CommandOp::JumpIfCounterAtLeast:
+        src = counter = jump = true;
+        if (c.src.size != 8)
+          return fail(item + ": a limit that is not an int64");
+        break;
+      default:
+        return fail(item + ": unknown command");
+      }
+      if (src && !checkBinding(c.src, item + " source"))
+        return false;
+      if (dst && !checkBinding(c.dst, item + " destination"))
+        return false;
+      if (dst && c.dst.kind != BindingDesc::Arena)
+        return fail(item + ": writes outside the arena");
+      if (counter && c.counter >= p.counters)
+        return fail(item + ": counter " + std::to_string(c.counter) + " is out of range");
+      if (jump && c.index > p.commands.size())
+        return fail(item + ": jumps past the end");
+    }
   }
   return true;
 }
@@ -283,9 +340,17 @@ std::string ArtifactWriter::buildManifest(int32_t constantsSection) const {
       Binding binding(BindingKind(b.kind), b.offset, b.size);
       extents.push_back(CreateOutputExtent(fbb, output, &binding));
     }
+    auto binding = [](const BindingDesc &b) {
+      return Binding(BindingKind(b.kind), b.offset, b.size);
+    };
+    std::vector<Command> commands;
+    for (const CommandDesc &c : p.commands)
+      commands.emplace_back(c.op, c.counter, c.index, binding(c.src), binding(c.dst));
     programs.push_back(CreateProgram(fbb, name, p.arenaSize, programInputs,
                                      programOutputs, dispatchVector,
-                                     extents.empty() ? 0 : fbb.CreateVector(extents)));
+                                     extents.empty() ? 0 : fbb.CreateVector(extents),
+                                     commands.empty() ? 0 : fbb.CreateVectorOfStructs(commands),
+                                     p.counters));
   }
   auto producer = fbb.CreateString(producer_);
   auto options = fbb.CreateString(options_);

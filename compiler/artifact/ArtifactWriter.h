@@ -72,6 +72,14 @@ struct DispatchDesc {
   std::string ops; // ONNX node names fused into the dispatch
 };
 
+/// One step of a program with control flow (kiln_artifact.fbs: Command).
+struct CommandDesc {
+  CommandOp op = CommandOp::Dispatch;
+  uint32_t counter = 0; // CopyToRow and Counter*
+  uint32_t index = 0;   // Dispatch: into dispatches; jumps: into commands
+  BindingDesc src, dst;
+};
+
 struct ProgramDesc {
   std::string name = "main";
   uint64_t arenaSize = 0;
@@ -81,6 +89,10 @@ struct ProgramDesc {
   /// For each output with an extent axis, in output order: (output index,
   /// where the program leaves its run-time size, an int64).
   std::vector<std::pair<uint32_t, BindingDesc>> extents;
+  /// Empty: the dispatches run in order. Else the commands run, from the
+  /// first, with `counters` loop counters.
+  std::vector<CommandDesc> commands;
+  uint32_t counters = 0;
 };
 
 struct TensorDesc {

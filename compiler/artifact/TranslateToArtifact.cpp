@@ -1,7 +1,8 @@
 //===- TranslateToArtifact.cpp - final module -> .kiln --------------------===//
 //
 // Reads only the IR: programs (inputs, outputs, launches and their
-// bindings), executables (kernel order, names of the fused ONNX nodes,
+// bindings; kiln.if and kiln.loop become commands around the commands of
+// the private programs they run, laid out in their scratch), executables (kernel order, names of the fused ONNX nodes,
 // FLOPs and bytes from the exports) and binaries (code objects and their
 // kernel tables), and hands them to the artifact writer.
 //
@@ -81,9 +82,14 @@ public:
       kernelIndex[executable.getSymName()] = executables.size();
       executables.push_back(executable);
     }
-    auto programs = llvm::to_vector(module.getOps<ProgramOp>());
+    // Public programs are the artifact's; private ones are branches and
+    // loop bodies, laid out inside the programs that run them.
+    SmallVector<ProgramOp> programs;
+    for (ProgramOp program : module.getOps<ProgramOp>())
+      if (!program.isPrivate())
+        programs.push_back(program);
     if (programs.empty())
-      return emitError(module.getLoc()) << "the module has no kiln.program";
+      return emitError(module.getLoc()) << "the module has no public kiln.program";
     if (failed(addTensors(programs.front())))
       return failure();
     for (ProgramOp program : programs)
@@ -141,9 +147,13 @@ private:
   }
 
   /// Stores the program's constants at the places its plan gave them in
-  /// its pool (the pool starts at the next aligned offset of the section).
-  LogicalResult addConstants(ProgramOp program, uint64_t &base) {
-    base = (writer.constantsSize() + 63) / 64 * 64;
+  /// its pool (the pool starts at the next aligned offset of the section),
+  /// once per program; returns where the pool starts.
+  FailureOr<uint64_t> constantsOf(ProgramOp program) {
+    auto known = pools.find(program);
+    if (known != pools.end())
+      return known->second;
+    uint64_t base = (writer.constantsSize() + 63) / 64 * 64;
     for (auto cst : program.getBody().front().getOps<ConstantOp>()) {
       auto type = cast<RankedTensorType>(cst.getType());
       uint64_t size = storageBytes(type);
@@ -171,80 +181,244 @@ private:
         return cst.emitOpError("weight blob is missing, or the constant kind cannot "
                                "be stored in an artifact");
       }
-      planned.push_back({cst, offset - base});
+      storedAt[cst] = offset - base;
     }
+    pools[program] = base;
+    return base;
+  }
+
+  /// Where a binding of a program whose arena starts `arenaBase` bytes into
+  /// the artifact program's arena and whose constants start at `pool` lives.
+  static BindingDesc place(Attribute attr, uint64_t arenaBase, uint64_t pool) {
+    auto binding = cast<BindingAttr>(attr);
+    if (binding.getKind() == kiln::BindingKind::Constant)
+      return {BindingDesc::Constant, pool + binding.getOffset(), binding.getSize()};
+    return {BindingDesc::Arena, arenaBase + binding.getOffset(), binding.getSize()};
+  }
+
+  /// The pool the plan assumed must be the one written (both place each
+  /// constant at the next 64-byte boundary in program order).
+  LogicalResult checkConstant(ProgramOp program, Value value, Attribute attr) {
+    auto binding = cast<BindingAttr>(attr);
+    if (binding.getKind() != kiln::BindingKind::Constant)
+      return success();
+    Value source = value;
+    while (auto reshape = source.getDefiningOp<ReshapeOp>())
+      source = reshape.getInput();
+    auto cst = source.getDefiningOp<ConstantOp>();
+    auto stored = cst ? storedAt.find(cst) : storedAt.end();
+    if (stored == storedAt.end() || stored->second != binding.getOffset())
+      return program.emitOpError("constant binding at ")
+             << binding.getOffset() << " does not match the stored constant pool";
     return success();
   }
 
   LogicalResult addProgram(ProgramOp program) {
     if (!program.isPlanned())
       return program.emitOpError("has no memory plan (run kiln-plan-memory)");
-    uint64_t base = 0;
-    planned.clear();
-    if (failed(addConstants(program, base)))
+    FailureOr<uint64_t> pool = constantsOf(program);
+    if (failed(pool))
       return failure();
-    // The pool the plan assumed must be the one written (both place each
-    // constant at the next 64-byte boundary in program order).
-    llvm::DenseMap<Operation *, uint64_t> storedAt(planned.begin(), planned.end());
-    auto check = [&](Value value, BindingAttr binding) -> LogicalResult {
-      if (binding.getKind() != kiln::BindingKind::Constant)
-        return success();
-      Value source = value;
-      while (auto reshape = source.getDefiningOp<ReshapeOp>())
-        source = reshape.getInput();
-      auto cst = source.getDefiningOp<ConstantOp>();
-      if (!cst || storedAt.lookup(cst) != binding.getOffset())
-        return program.emitOpError("constant binding at ")
-               << binding.getOffset() << " does not match the stored constant pool";
-      return success();
-    };
-
     ProgramDesc desc;
     desc.name = program.getSymName().str();
     desc.arenaSize = *program.getArenaSize();
     for (Attribute attr : program.getInputBindingsAttr())
-      desc.inputs.push_back(bindingDesc(cast<BindingAttr>(attr), base));
+      desc.inputs.push_back(place(attr, 0, *pool));
     auto ret = cast<ReturnOp>(program.getBody().front().getTerminator());
     for (auto [i, value, attr] :
          llvm::enumerate(ret.getValues(), program.getOutputBindingsAttr())) {
-      if (failed(check(value, cast<BindingAttr>(attr))))
+      if (failed(checkConstant(program, value, attr)))
         return failure();
       if (isExtent(program, i))
         continue;
       if (auto extent = program.getResultAttrOfType<DenseI64ArrayAttr>(i, kExtentAttr))
         desc.extents.push_back(
             {uint32_t(desc.outputs.size()),
-             bindingDesc(cast<BindingAttr>(program.getOutputBindingsAttr()[extent[1]]), base)});
-      desc.outputs.push_back(bindingDesc(cast<BindingAttr>(attr), base));
+             place(program.getOutputBindingsAttr()[extent[1]], 0, *pool)});
+      desc.outputs.push_back(place(attr, 0, *pool));
     }
-    for (auto launch : program.getBody().front().getOps<LaunchOp>()) {
-      auto kernel = kernelIndex.find(launch.getCallee());
-      if (kernel == kernelIndex.end())
-        return launch.emitOpError("launches '") << launch.getCallee()
-               << "', which is not a kiln.executable of the module";
-      ExecutableOp executable = executables[kernel->second];
-      DispatchDesc dispatch;
-      dispatch.kernel = kernel->second;
-      for (auto [value, attr] : llvm::zip(launch.getOperands(), launch.getOperandBindingsAttr())) {
-        if (failed(check(value, cast<BindingAttr>(attr))))
-          return failure();
-        dispatch.bindings.push_back(bindingDesc(cast<BindingAttr>(attr), base));
-      }
-      for (Attribute attr : launch.getResultBindingsAttr())
-        dispatch.bindings.push_back(bindingDesc(cast<BindingAttr>(attr), base));
-      // Cost: the first variant's export (every variant computes the same).
-      auto variants = executable.getBlock().getOps<VariantOp>();
-      if (!variants.empty()) {
-        ExportOp exp = (*variants.begin()).getExport();
-        dispatch.flops = exp.getFlops();
-        dispatch.bytes = exp.getBytes();
-      }
-      std::vector<std::string> names;
-      collectNames(executable.getLoc(), names);
-      dispatch.ops = llvm::join(names, ",");
-      desc.dispatches.push_back(std::move(dispatch));
-    }
+    bool controlFlow = false;
+    program.walk([&](Operation *op) { controlFlow |= isa<IfOp, LoopOp>(op); });
+    if (failed(emitBody(program, 0, *pool, desc)))
+      return failure();
+    if (!controlFlow)
+      desc.commands.clear(); // the dispatches in order say the same
     writer.addProgram(std::move(desc));
+    return success();
+  }
+
+  /// The commands of `program` (the artifact program itself, or a branch or
+  /// loop body laid out `arenaBase` bytes into its arena) appended to
+  /// `desc`: a Dispatch per launch, and the copies, jumps and counters of
+  /// its kiln.if and kiln.loop ops around their sub-programs' commands.
+  LogicalResult emitBody(ProgramOp program, uint64_t arenaBase, uint64_t pool,
+                         ProgramDesc &desc) {
+    auto command = [&](CommandOp op) -> CommandDesc & {
+      desc.commands.push_back({});
+      desc.commands.back().op = op;
+      return desc.commands.back();
+    };
+    auto copy = [&](const BindingDesc &src, const BindingDesc &dst) {
+      if (src.size == 0)
+        return;
+      CommandDesc &c = command(CommandOp::Copy);
+      c.src = src;
+      c.dst = dst;
+    };
+    auto places = [&](ArrayAttr attrs, uint64_t base, uint64_t constants) {
+      std::vector<BindingDesc> list;
+      for (Attribute attr : attrs)
+        list.push_back(place(attr, base, constants));
+      return list;
+    };
+    // A sub-program run in `scratch`: its inputs copied in from `operands`,
+    // its commands, its outputs copied out to `results`.
+    auto call = [&](Operation *op, FlatSymbolRefAttr name, ArrayRef<BindingDesc> operands,
+                    ArrayRef<BindingDesc> results, uint64_t scratch) -> LogicalResult {
+      auto sub = module.lookupSymbol<ProgramOp>(name);
+      if (!sub || !sub.isPlanned())
+        return op->emitOpError() << "runs '" << name.getValue()
+                                 << "', which is not a planned kiln.program";
+      if (++depth > kMaxDepth)
+        return op->emitOpError() << "nests control flow more than " << kMaxDepth << " deep";
+      FailureOr<uint64_t> subPool = constantsOf(sub);
+      if (failed(subPool))
+        return failure();
+      for (auto [src, dst] : llvm::zip(operands, places(sub.getInputBindingsAttr(), scratch,
+                                                          *subPool)))
+        copy(src, dst);
+      if (failed(emitBody(sub, scratch, *subPool, desc)))
+        return failure();
+      for (auto [src, dst] : llvm::zip(places(sub.getOutputBindingsAttr(), scratch, *subPool),
+                                       results))
+        copy(src, dst);
+      --depth;
+      return success();
+    };
+
+    for (Operation &op : program.getBody().front()) {
+      if (auto launch = dyn_cast<LaunchOp>(op)) {
+        if (failed(addDispatch(program, launch, arenaBase, pool, desc)))
+          return failure();
+        command(CommandOp::Dispatch).index = uint32_t(desc.dispatches.size() - 1);
+        continue;
+      }
+      if (isa<IfOp, LoopOp>(op))
+        for (auto [value, attr] : llvm::zip(op.getOperands(),
+                                            op.getAttrOfType<ArrayAttr>("operand_bindings")))
+          if (failed(checkConstant(program, value, attr)))
+            return failure();
+      if (auto ifOp = dyn_cast<IfOp>(op)) {
+        std::vector<BindingDesc> operands =
+            places(ifOp.getOperandBindingsAttr(), arenaBase, pool);
+        std::vector<BindingDesc> results = places(ifOp.getResultBindingsAttr(), arenaBase, pool);
+        uint64_t scratch = arenaBase + ifOp.getScratchAttr().getOffset();
+        size_t thenCount = ifOp.getThenOperands().size();
+        size_t skip = desc.commands.size();
+        command(CommandOp::JumpIfFalse).src = operands[0];
+        if (failed(call(ifOp, ifOp.getThenBranchAttr(),
+                        ArrayRef(operands).slice(1, thenCount), results, scratch)))
+          return failure();
+        size_t done = desc.commands.size();
+        command(CommandOp::Jump);
+        desc.commands[skip].index = uint32_t(desc.commands.size());
+        if (failed(call(ifOp, ifOp.getElseBranchAttr(),
+                        ArrayRef(operands).drop_front(1 + thenCount), results, scratch)))
+          return failure();
+        desc.commands[done].index = uint32_t(desc.commands.size());
+        continue;
+      }
+      if (auto loop = dyn_cast<LoopOp>(op)) {
+        std::vector<BindingDesc> operands = places(loop.getOperandBindingsAttr(), arenaBase, pool);
+        std::vector<BindingDesc> results = places(loop.getResultBindingsAttr(), arenaBase, pool);
+        BindingAttr scratchAttr = loop.getScratchAttr();
+        uint64_t scratch = arenaBase + scratchAttr.getOffset();
+        BindingDesc cond{BindingDesc::Arena, scratch + scratchAttr.getSize() - 64, 1};
+        size_t carried = loop.getInit().size();
+        uint32_t counter = desc.counters++;
+        auto body = module.lookupSymbol<ProgramOp>(loop.getBodyAttr());
+        if (!body || !body.isPlanned())
+          return loop.emitOpError() << "runs '" << loop.getBody()
+                                    << "', which is not a planned kiln.program";
+        FailureOr<uint64_t> bodyPool = constantsOf(body);
+        if (failed(bodyPool))
+          return failure();
+        std::vector<BindingDesc> in = places(body.getInputBindingsAttr(), scratch, *bodyPool);
+        std::vector<BindingDesc> out = places(body.getOutputBindingsAttr(), scratch, *bodyPool);
+        // The state: the condition in the scratch's last bytes, the carried
+        // values in the loop's results.
+        copy(operands[1], cond);
+        for (size_t k = 0; k < carried; ++k)
+          copy(operands[2 + k], results[k]);
+        command(CommandOp::CounterReset).counter = counter;
+        uint32_t top = uint32_t(desc.commands.size());
+        size_t exitCount = desc.commands.size();
+        CommandDesc &atLimit = command(CommandOp::JumpIfCounterAtLeast);
+        atLimit.counter = counter;
+        atLimit.src = operands[0];
+        size_t exitCond = desc.commands.size();
+        command(CommandOp::JumpIfFalse).src = cond;
+        CommandDesc &store = command(CommandOp::CounterStore);
+        store.counter = counter;
+        store.dst = in[0];
+        copy(cond, in[1]);
+        for (size_t k = 0; k < carried; ++k)
+          copy(results[k], in[2 + k]);
+        for (size_t j = 2 + carried; j < in.size(); ++j)
+          copy(operands[j], in[j]);
+        if (++depth > kMaxDepth)
+          return loop.emitOpError() << "nests control flow more than " << kMaxDepth << " deep";
+        if (failed(emitBody(body, scratch, *bodyPool, desc)))
+          return failure();
+        --depth;
+        copy(out[0], cond);
+        for (size_t k = 0; k < carried; ++k)
+          copy(out[1 + k], results[k]);
+        for (size_t s = 1 + carried; s < out.size(); ++s) {
+          if (out[s].size == 0)
+            continue;
+          CommandDesc &row = command(CommandOp::CopyToRow);
+          row.counter = counter;
+          row.src = out[s];
+          row.dst = results[s - 1];
+        }
+        command(CommandOp::CounterIncrement).counter = counter;
+        command(CommandOp::Jump).index = top;
+        desc.commands[exitCount].index = uint32_t(desc.commands.size());
+        desc.commands[exitCond].index = uint32_t(desc.commands.size());
+        continue;
+      }
+    }
+    return success();
+  }
+
+  LogicalResult addDispatch(ProgramOp program, LaunchOp launch, uint64_t arenaBase,
+                            uint64_t pool, ProgramDesc &desc) {
+    auto kernel = kernelIndex.find(launch.getCallee());
+    if (kernel == kernelIndex.end())
+      return launch.emitOpError("launches '") << launch.getCallee()
+             << "', which is not a kiln.executable of the module";
+    ExecutableOp executable = executables[kernel->second];
+    DispatchDesc dispatch;
+    dispatch.kernel = kernel->second;
+    for (auto [value, attr] : llvm::zip(launch.getOperands(), launch.getOperandBindingsAttr())) {
+      if (failed(checkConstant(program, value, attr)))
+        return failure();
+      dispatch.bindings.push_back(place(attr, arenaBase, pool));
+    }
+    for (Attribute attr : launch.getResultBindingsAttr())
+      dispatch.bindings.push_back(place(attr, arenaBase, pool));
+    // Cost: the first variant's export (every variant computes the same).
+    auto variants = executable.getBlock().getOps<VariantOp>();
+    if (!variants.empty()) {
+      ExportOp exp = (*variants.begin()).getExport();
+      dispatch.flops = exp.getFlops();
+      dispatch.bytes = exp.getBytes();
+    }
+    std::vector<std::string> names;
+    collectNames(executable.getLoc(), names);
+    dispatch.ops = llvm::join(names, ",");
+    desc.dispatches.push_back(std::move(dispatch));
     return success();
   }
 
@@ -289,7 +463,14 @@ private:
   ArtifactWriter writer;
   std::vector<ExecutableOp> executables;
   llvm::StringMap<unsigned> kernelIndex;
-  std::vector<std::pair<Operation *, uint64_t>> planned;
+  // Each program's constant pool (once, however often it is run) and where
+  // each constant was stored in its pool.
+  llvm::DenseMap<Operation *, uint64_t> pools;
+  llvm::DenseMap<Operation *, uint64_t> storedAt;
+  // Sub-programs nest at most this deep (the verifier rules out cycles only
+  // through the symbol table; this also bounds the flattened size).
+  static constexpr unsigned kMaxDepth = 64;
+  unsigned depth = 0;
 };
 
 } // namespace

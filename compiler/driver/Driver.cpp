@@ -101,6 +101,8 @@ LogicalResult runPasses(ModuleOp module, llvm::function_ref<void(OpPassManager &
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Branches and loop bodies whose kiln.if / kiln.loop folded away.
+  pm.addPass(createSymbolDCEPass());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());

@@ -5,8 +5,9 @@
 // dispatch's single result join it while they are its only user and keep its
 // shape (bias, activation, residual add), and for roots that are not
 // contractions, single-use elementwise producers join too. Every other op
-// except constants and reshapes (views, handled by memory planning) gets a
-// dispatch of its own.
+// except constants, reshapes (views, handled by memory planning) and control
+// flow (kiln.if and kiln.loop, commands of the program) gets a dispatch of
+// its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,7 +87,8 @@ struct KilnFormDispatchesPass
     for (Operation *op : ops) {
       if (grouped.contains(op) || op->getDialect() != op->getContext()->getLoadedDialect<KilnDialect>())
         continue;
-      if (isa<ConstantOp, ReshapeOp, DispatchOp, YieldOp>(op))
+      // Control flow stays in the program: it runs other programs.
+      if (isa<ConstantOp, ReshapeOp, DispatchOp, YieldOp, IfOp, LoopOp>(op))
         continue;
       // A single-use elementwise producer of a non-contraction root waits for
       // its root, which takes it in (ops are visited in block order).

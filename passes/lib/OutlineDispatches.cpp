@@ -29,6 +29,8 @@ void convertToProgram(func::FuncOp func) {
                                    func.getFunctionType(), func.getArgAttrsAttr(),
                                    func.getResAttrsAttr(), /*arena_size=*/nullptr,
                                    /*input_bindings=*/nullptr, /*output_bindings=*/nullptr);
+  // Branches and loop bodies stay private: only control flow runs them.
+  SymbolTable::setSymbolVisibility(program, SymbolTable::getSymbolVisibility(func));
   program.getBody().takeBody(func.getBody());
   Block &block = program.getBody().front();
   auto ret = cast<func::ReturnOp>(block.getTerminator());
@@ -43,7 +45,8 @@ struct KilnOutlineDispatchesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    // The model entries (every function the importer made: @main).
+    // The model entries (every function the importer made: @main, and the
+    // private branches and bodies its kiln.if and kiln.loop run).
     SmallVector<func::FuncOp> entries;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func->hasAttr(kDispatchAttr) && !func.isExternal())

@@ -8,6 +8,13 @@
 // whose live range intersects (live from definition to last use; inputs
 // from the start, outputs to the end).
 //
+// A kiln.if or kiln.loop runs other programs (its branches, its body), each
+// with its own plan: those are planned first, and the op gets a scratch
+// range of the parent's arena, live while it runs, that holds their arenas
+// (and, for a loop, its condition between iterations in the last 64 bytes).
+// The runtime lays the sub-program's arena out there, so one arena holds
+// everything a run touches.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Passes.h"
@@ -37,9 +44,54 @@ struct Buffer {
 
 struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
   void runOnOperation() override {
-    for (auto program : getOperation().getOps<ProgramOp>())
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    // Sub-programs before the programs that run them.
+    llvm::DenseMap<Operation *, int> state; // 1: being planned, 2: planned
+    std::function<LogicalResult(ProgramOp)> visit = [&](ProgramOp program) -> LogicalResult {
+      int &s = state[program];
+      if (s == 2)
+        return success();
+      if (s == 1)
+        return program.emitOpError("runs itself through kiln.if or kiln.loop");
+      s = 1;
+      for (Operation &op : program.getBody().front())
+        for (StringAttr callee : subPrograms(&op)) {
+          auto sub = symbols.lookup<ProgramOp>(callee);
+          if (!sub)
+            return op.emitOpError() << "runs '" << callee.getValue()
+                                    << "', which is not a kiln.program of the module";
+          if (failed(visit(sub)))
+            return failure();
+        }
       if (failed(plan(program)))
+        return failure();
+      state[program] = 2;
+      return success();
+    };
+    for (auto program : module.getOps<ProgramOp>())
+      if (failed(visit(program)))
         return signalPassFailure();
+  }
+
+  /// The programs a command runs (a branch or a loop body).
+  static SmallVector<StringAttr> subPrograms(Operation *op) {
+    if (auto ifOp = dyn_cast<IfOp>(op))
+      return {ifOp.getThenBranchAttr().getAttr(), ifOp.getElseBranchAttr().getAttr()};
+    if (auto loop = dyn_cast<LoopOp>(op))
+      return {loop.getBodyAttr().getAttr()};
+    return {};
+  }
+
+  /// Bytes of scratch a control-flow command needs: the largest arena of
+  /// the programs it runs, and for a loop 64 more for its condition.
+  static uint64_t scratchBytes(Operation *op) {
+    auto module = op->getParentOfType<ModuleOp>();
+    uint64_t bytes = 0;
+    for (StringAttr callee : subPrograms(op))
+      bytes = std::max<uint64_t>(
+          bytes, alignUp(*module.lookupSymbol<ProgramOp>(callee).getArenaSize()));
+    return isa<LoopOp>(op) ? bytes + kAlignment : bytes;
   }
 
   LogicalResult plan(ProgramOp program) {
@@ -59,6 +111,8 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     // Constants: one place each in the program's constant pool, in the order
     // the program first uses them (the artifact stores them in that order).
     llvm::DenseMap<Operation *, uint64_t> constantOffset;
+    // The scratch buffer of each control-flow command.
+    llvm::DenseMap<Operation *, unsigned> scratchOf;
     uint64_t poolSize = 0;
 
     for (BlockArgument arg : block.getArguments())
@@ -71,16 +125,20 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
         auto it = bufferOf.find(reshape.getInput());
         if (it != bufferOf.end())
           bufferOf[reshape.getResult()] = it->second;
-      } else if (isa<LaunchOp>(op)) {
+      } else if (isa<LaunchOp, IfOp, LoopOp>(op)) {
         for (Value result : op.getResults())
           addBuffer(result, index);
+        if (!isa<LaunchOp>(op)) {
+          scratchOf[&op] = buffers.size();
+          buffers.push_back({Value(), scratchBytes(&op), index, index});
+        }
       } else if (auto cst = dyn_cast<ConstantOp>(op)) {
         uint64_t offset = alignUp(poolSize);
         constantOffset[cst] = offset;
         poolSize = offset + storageBytes(cast<RankedTensorType>(cst.getType()));
       } else if (!isa<ReturnOp>(op)) {
         return op.emitOpError("cannot be placed in the program's arena; "
-                              "expected only launches, constants and reshapes");
+                              "expected only launches, control flow, constants and reshapes");
       }
       ++index;
     }
@@ -154,6 +212,20 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     for (auto launch : block.getOps<LaunchOp>()) {
       launch.setOperandBindingsAttr(bindingsOf(launch.getOperands()));
       launch.setResultBindingsAttr(bindingsOf(launch.getResults()));
+    }
+    for (auto [op, i] : scratchOf) {
+      auto scratch = BindingAttr::get(ctx, BindingKind::Arena, buffers[i].offset, buffers[i].size);
+      ArrayAttr operands = bindingsOf(op->getOperands()), results = bindingsOf(op->getResults());
+      if (auto ifOp = dyn_cast<IfOp>(op)) {
+        ifOp.setOperandBindingsAttr(operands);
+        ifOp.setResultBindingsAttr(results);
+        ifOp.setScratchAttr(scratch);
+      } else {
+        auto loop = cast<LoopOp>(op);
+        loop.setOperandBindingsAttr(operands);
+        loop.setResultBindingsAttr(results);
+        loop.setScratchAttr(scratch);
+      }
     }
     return success();
   }

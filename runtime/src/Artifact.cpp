@@ -548,6 +548,104 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
         KILN_RETURN_IF_ERROR(checkBinding(
             bindings->Get(b), strFormat("%s binding %zu", item.c_str(), b)));
   }
+  return validateCommands(*program, prefix, count, checkBinding);
+}
+
+kiln_status_t Artifact::validateCommands(
+    const fb::Program &program, const std::string &prefix,
+    size_t dispatchCount,
+    const std::function<kiln_status_t(const fb::Binding *,
+                                      const std::string &)> &checkBinding) {
+  auto *commands = program.commands();
+  if (!commands)
+    return nullptr;
+  if (!elementsAligned(commands))
+    return invalid(prefix + "commands are misaligned in the manifest");
+  size_t count = commands->size();
+  for (size_t i = 0; i < count; ++i) {
+    const fb::Command *c = commands->Get(flatbuffers::uoffset_t(i));
+    std::string item = strFormat("%scommand %zu", prefix.c_str(), i);
+    auto bindings = [&](bool src, bool dst) -> kiln_status_t {
+      if (src)
+        KILN_RETURN_IF_ERROR(checkBinding(&c->src(), item + " source"));
+      if (dst) {
+        KILN_RETURN_IF_ERROR(checkBinding(&c->dst(), item + " destination"));
+        if (c->dst().kind() != fb::BindingKind::Arena)
+          return invalid(item + ": writes outside the arena");
+      }
+      return nullptr;
+    };
+    auto counter = [&]() -> kiln_status_t {
+      if (c->counter() >= program.counters())
+        return invalid(strFormat("%s: counter %u is out of range (the program "
+                                 "has %u)",
+                                 item.c_str(), c->counter(),
+                                 program.counters()));
+      return nullptr;
+    };
+    auto target = [&]() -> kiln_status_t {
+      if (c->index() > count)
+        return invalid(strFormat("%s: jumps to command %u, past the end (%zu "
+                                 "commands)",
+                                 item.c_str(), c->index(), count));
+      return nullptr;
+    };
+    auto size = [&](const fb::Binding &b, uint64_t bytes,
+                    const char *what) -> kiln_status_t {
+      if (b.size() != bytes)
+        return invalid(strFormat("%s: %s of %llu bytes, not %llu",
+                                 item.c_str(), what, ull(b.size()),
+                                 ull(bytes)));
+      return nullptr;
+    };
+    switch (c->op()) {
+    case fb::CommandOp::Dispatch:
+      if (c->index() >= dispatchCount)
+        return invalid(strFormat("%s: dispatch %u is out of range (%zu "
+                                 "dispatches)",
+                                 item.c_str(), c->index(), dispatchCount));
+      break;
+    case fb::CommandOp::Copy:
+      KILN_RETURN_IF_ERROR(bindings(true, true));
+      KILN_RETURN_IF_ERROR(size(c->dst(), c->src().size(), "a destination"));
+      break;
+    case fb::CommandOp::CopyToRow:
+      KILN_RETURN_IF_ERROR(bindings(true, true));
+      KILN_RETURN_IF_ERROR(counter());
+      if (c->src().size() == 0 || c->dst().size() % c->src().size() != 0)
+        return invalid(strFormat("%s: a destination of %llu bytes is no "
+                                 "whole number of %llu-byte rows",
+                                 item.c_str(), ull(c->dst().size()),
+                                 ull(c->src().size())));
+      break;
+    case fb::CommandOp::JumpIfFalse:
+      KILN_RETURN_IF_ERROR(bindings(true, false));
+      KILN_RETURN_IF_ERROR(size(c->src(), 1, "a condition"));
+      KILN_RETURN_IF_ERROR(target());
+      break;
+    case fb::CommandOp::Jump:
+      KILN_RETURN_IF_ERROR(target());
+      break;
+    case fb::CommandOp::CounterReset:
+    case fb::CommandOp::CounterIncrement:
+      KILN_RETURN_IF_ERROR(counter());
+      break;
+    case fb::CommandOp::CounterStore:
+      KILN_RETURN_IF_ERROR(bindings(false, true));
+      KILN_RETURN_IF_ERROR(counter());
+      KILN_RETURN_IF_ERROR(size(c->dst(), 8, "a destination"));
+      break;
+    case fb::CommandOp::JumpIfCounterAtLeast:
+      KILN_RETURN_IF_ERROR(bindings(true, false));
+      KILN_RETURN_IF_ERROR(counter());
+      KILN_RETURN_IF_ERROR(size(c->src(), 8, "a limit"));
+      KILN_RETURN_IF_ERROR(target());
+      break;
+    default:
+      return invalid(strFormat("%s: unknown command %u", item.c_str(),
+                               unsigned(c->op())));
+    }
+  }
   return nullptr;
 }
 

@@ -2,6 +2,8 @@
 
 #include "HipDevice.h"
 
+#include "Commands.h"
+
 #include "ArtifactFormat.h"
 #include "Handles.h"
 #include "Status.h"
@@ -286,7 +288,12 @@ kiln_status_t HipProgram::load(const HipDevice &device,
     }
   }
 
-  if (profiling) {
+  p->program_ = &program;
+  if (auto *commands = program.commands())
+    p->slots_.assign(commands->size(), 0);
+  // With commands a dispatch may run many times or not at all: the run is
+  // not timed per dispatch.
+  if (profiling && !program.commands()) {
     p->events_.assign(p->launches_.size() + 1, nullptr);
     for (hipEvent_t &event : p->events_)
       KILN_HIP_RETURN_IF_ERROR(api, artifact.name(), hipEventCreate, (&event));
@@ -298,6 +305,70 @@ kiln_status_t HipProgram::load(const HipDevice &device,
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
+
+kiln_status_t HipProgram::launch(size_t i) {
+  const HipApi &api = *api_;
+  Launch &launch = launches_[i];
+  if (launch.workgroupCount == 0)
+    return nullptr;
+  uint64_t noArguments = 0;
+  size_t size = launch.kernargs.size() * sizeof(uint64_t);
+  void *buffer = launch.kernargs.empty()
+                     ? static_cast<void *>(&noArguments)
+                     : static_cast<void *>(launch.kernargs.data());
+  void *extra[] = {kLaunchParamBufferPointer, buffer, kLaunchParamBufferSize,
+                   &size, kLaunchParamEnd};
+  KILN_HIP_RETURN_IF_ERROR(
+      api, dispatchName(i), hipModuleLaunchKernel,
+      (launch.function, launch.workgroupCount, 1, 1, launch.workgroupSize[0],
+       launch.workgroupSize[1], launch.workgroupSize[2], 0, stream_, nullptr,
+       extra));
+  return nullptr;
+}
+
+/// The commands of a program on the stream: copies stay on the device and
+/// are queued like the dispatches; a jump's scalar is copied back and
+/// waited for (the only point where a run with control flow waits).
+class HipProgram::Commands : public CommandTarget {
+public:
+  explicit Commands(HipProgram &program) : p(program) {}
+  kiln_status_t dispatch(uint32_t index) override { return p.launch(index); }
+  kiln_status_t copy(const fb::Binding &src, const fb::Binding &dst,
+                     uint64_t dstOffset, uint64_t size) override {
+    KILN_HIP_RETURN_IF_ERROR(
+        *p.api_, p.artifactName_ + ": a copy of the program", hipMemcpyDtoDAsync,
+        (address(dst) + dstOffset, address(src), size_t(size), p.stream_));
+    return nullptr;
+  }
+  kiln_status_t read(const fb::Binding &src, void *out, size_t size) override {
+    std::string where = p.artifactName_ + ": a condition of the program";
+    KILN_HIP_RETURN_IF_ERROR(*p.api_, where, hipMemcpyDtoHAsync,
+                             (out, address(src), size, p.stream_));
+    KILN_HIP_RETURN_IF_ERROR(*p.api_, where, hipStreamSynchronize,
+                             (p.stream_));
+    return nullptr;
+  }
+  kiln_status_t writeInt64(const fb::Binding &dst, int64_t value,
+                           size_t slot) override {
+    // The slot outlives the queued copy: every loop iteration reads its
+    // condition (and waits) before the same command writes again.
+    p.slots_[slot] = value;
+    KILN_HIP_RETURN_IF_ERROR(*p.api_, p.artifactName_ + ": a loop counter",
+                             hipMemcpyHtoDAsync,
+                             (address(dst), &p.slots_[slot], sizeof(int64_t),
+                              p.stream_));
+    return nullptr;
+  }
+
+private:
+  unsigned char *address(const fb::Binding &b) const {
+    return static_cast<unsigned char *>(b.kind() == fb::BindingKind::Arena
+                                            ? p.arena_
+                                            : p.constants_) +
+           b.offset();
+  }
+  HipProgram &p;
+};
 
 kiln_status_t HipProgram::run(const std::vector<const kiln_tensor_t *> &inputs,
                               kiln_tensor_t *outputs, int64_t *extents,
@@ -322,25 +393,16 @@ kiln_status_t HipProgram::run(const std::vector<const kiln_tensor_t *> &inputs,
     if (timed)
       KILN_HIP_RETURN_IF_ERROR(api, artifactName_, hipEventRecord,
                                (events_[0], stream_));
-    for (size_t i = 0; i < launches_.size(); ++i) {
-      Launch &launch = launches_[i];
-      if (launch.workgroupCount != 0) {
-        uint64_t noArguments = 0;
-        size_t size = launch.kernargs.size() * sizeof(uint64_t);
-        void *buffer = launch.kernargs.empty()
-                           ? static_cast<void *>(&noArguments)
-                           : static_cast<void *>(launch.kernargs.data());
-        void *extra[] = {kLaunchParamBufferPointer, buffer,
-                         kLaunchParamBufferSize, &size, kLaunchParamEnd};
-        KILN_HIP_RETURN_IF_ERROR(
-            api, dispatchName(i), hipModuleLaunchKernel,
-            (launch.function, launch.workgroupCount, 1, 1,
-             launch.workgroupSize[0], launch.workgroupSize[1],
-             launch.workgroupSize[2], 0, stream_, nullptr, extra));
+    if (program_->commands()) {
+      Commands target(*this);
+      KILN_RETURN_IF_ERROR(runCommands(*program_, target, artifactName_));
+    } else {
+      for (size_t i = 0; i < launches_.size(); ++i) {
+        KILN_RETURN_IF_ERROR(launch(i));
+        if (timed)
+          KILN_HIP_RETURN_IF_ERROR(api, dispatchName(i), hipEventRecord,
+                                   (events_[i + 1], stream_));
       }
-      if (timed)
-        KILN_HIP_RETURN_IF_ERROR(api, dispatchName(i), hipEventRecord,
-                                 (events_[i + 1], stream_));
     }
 
     for (size_t i = 0; i < outputs_.size(); ++i) {

@@ -90,6 +90,9 @@ private:
   HipProgram() = default;
   /// "<artifact>: dispatch I (kernel 'NAME')".
   std::string dispatchName(size_t index) const;
+  /// Queues dispatch `i`.
+  kiln_status_t launch(size_t i);
+  class Commands;
 
   /// One kernel launch, fully prepared.
   struct Launch {
@@ -118,6 +121,8 @@ private:
   std::vector<hip::hipEvent_t> events_; // dispatches + 1 when profiling
   std::vector<Launch> launches_;
   std::vector<Transfer> inputs_, outputs_, extents_;
+  const kiln::artifact::Program *program_ = nullptr;
+  std::vector<int64_t> slots_; // the loop counters' host copies, per command
 };
 
 } // namespace kiln::rt

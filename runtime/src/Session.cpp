@@ -3,6 +3,7 @@
 #include "Session.h"
 
 #include "ArtifactFormat.h"
+#include "Commands.h"
 #include "Handles.h"
 #include "Status.h"
 
@@ -356,30 +357,73 @@ kiln_status_t Session::prepareEmu() {
   return nullptr;
 }
 
+kiln_status_t Session::runDispatch(size_t i) {
+  using Clock = std::chrono::steady_clock;
+  const Dispatch &d = dispatches_[i];
+  Clock::time_point start;
+  if (profiling_)
+    start = Clock::now();
+  ThreadPool &pool = *device_->pool;
+  if (device_->emuChip) {
+    KILN_RETURN_IF_ERROR(emuRun(&pool, *device_->emuChip, emuLaunches_[i]));
+  } else {
+    KernelJob job{d.fn, bindings_.data() + d.firstBinding};
+    pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
+  }
+  if (profiling_)
+    dispatchNs_[i] +=
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     Clock::now() - start)
+                     .count());
+  return nullptr;
+}
+
+/// The commands of a program on the cpu and emu devices: the arena and the
+/// constants are host memory, and a dispatch runs as runHost would run it.
+class Session::HostCommands : public CommandTarget {
+public:
+  explicit HostCommands(Session &session) : session(session) {}
+  kiln_status_t dispatch(uint32_t index) override {
+    return session.runDispatch(index);
+  }
+  kiln_status_t copy(const fb::Binding &src, const fb::Binding &dst,
+                     uint64_t dstOffset, uint64_t size) override {
+    std::memmove(address(dst) + dstOffset, address(src), size_t(size));
+    return nullptr;
+  }
+  kiln_status_t read(const fb::Binding &src, void *out, size_t size) override {
+    std::memcpy(out, address(src), size);
+    return nullptr;
+  }
+  kiln_status_t writeInt64(const fb::Binding &dst, int64_t value,
+                           size_t) override {
+    std::memcpy(address(dst), &value, sizeof(value));
+    return nullptr;
+  }
+
+private:
+  unsigned char *address(const fb::Binding &b) const {
+    // Commands never write constants (the validator checked).
+    auto *base = b.kind() == fb::BindingKind::Arena
+                     ? static_cast<unsigned char *>(session.arena_)
+                     : const_cast<unsigned char *>(session.artifact_->constants());
+    return base + b.offset();
+  }
+  Session &session;
+};
+
 kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
                                kiln_tensor_t *outputs) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->byte_size != 0)
       std::memcpy(inputAddresses_[i], inputs[i]->data, inputs[i]->byte_size);
 
-  ThreadPool &pool = *device_->pool;
-  using Clock = std::chrono::steady_clock;
-  for (size_t i = 0; i < dispatches_.size(); ++i) {
-    const Dispatch &d = dispatches_[i];
-    Clock::time_point start;
-    if (profiling_)
-      start = Clock::now();
-    if (device_->emuChip) {
-      KILN_RETURN_IF_ERROR(emuRun(&pool, *device_->emuChip, emuLaunches_[i]));
-    } else {
-      KernelJob job{d.fn, bindings_.data() + d.firstBinding};
-      pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
-    }
-    if (profiling_)
-      dispatchNs_[i] +=
-          uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       Clock::now() - start)
-                       .count());
+  if (program_->commands()) {
+    HostCommands target(*this);
+    KILN_RETURN_IF_ERROR(runCommands(*program_, target, artifact_->name()));
+  } else {
+    for (size_t i = 0; i < dispatches_.size(); ++i)
+      KILN_RETURN_IF_ERROR(runDispatch(i));
   }
 
   const std::vector<TensorInfo> &expected = artifact_->outputs();

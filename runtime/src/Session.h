@@ -70,6 +70,9 @@ private:
   kiln_status_t prepareEmu();
   kiln_status_t runHost(const std::vector<const kiln_tensor_t *> &inputs,
                         kiln_tensor_t *outputs);
+  /// Runs dispatch `i` on the cpu or emu device (and times it).
+  kiln_status_t runDispatch(size_t i);
+  class HostCommands;
   /// Shapes the outputs whose size the data decides from `extents_`: checks
   /// each extent against its bound, moves the first `extent` entries along
   /// the axis to the front of the caller's buffer and sets the run's shape.

@@ -52,14 +52,7 @@ EXPORTER = HERE / "torch_models.py"
 # (model, device) -> why it does not work yet; device "*" is every device.
 # Keep the reason to one line: the failing op and Kiln's diagnostic. An entry
 # that starts passing fails the run, so the table only shrinks.
-EXPECTED_FAILURES: dict[tuple[str, str], str] = {
-    ("script_data_if", "*"):
-        "If '/If' branches on x.mean() > 0: control flow at run time is not built yet "
-        "(kiln-compile: cond must be a boolean constant known at compile time)",
-    ("script_loop_unpinned", "*"):
-        "Loop '/Loop' runs 'steps' times: control flow at run time is not built yet "
-        "(kiln-compile: M must be an integer constant known at compile time)",
-}
+EXPECTED_FAILURES: dict[tuple[str, str], str] = {}
 
 
 def expected_failure(model: str, device: str) -> str | None:

@@ -437,6 +437,49 @@ void printSummaryText(const rt::Artifact &artifact,
         outs() << "    binding " << b << ": " << bindingText(bindings->Get(b))
                << "\n";
     }
+    if (auto *commands = program->commands()) {
+      outs() << "  commands (" << commands->size() << ", "
+             << program->counters() << " loop counters):\n";
+      for (size_t i = 0; i < commands->size(); ++i) {
+        const fb::Command *c = commands->Get(i);
+        outs() << "    " << i << ": ";
+        switch (c->op()) {
+        case fb::CommandOp::Dispatch:
+          outs() << "dispatch " << c->index();
+          break;
+        case fb::CommandOp::Copy:
+          outs() << "copy " << bindingText(&c->src()) << " to "
+                 << bindingText(&c->dst());
+          break;
+        case fb::CommandOp::CopyToRow:
+          outs() << "copy " << bindingText(&c->src()) << " to row counter"
+                 << c->counter() << " of " << bindingText(&c->dst());
+          break;
+        case fb::CommandOp::JumpIfFalse:
+          outs() << "if not " << bindingText(&c->src()) << " go to "
+                 << c->index();
+          break;
+        case fb::CommandOp::Jump:
+          outs() << "go to " << c->index();
+          break;
+        case fb::CommandOp::CounterReset:
+          outs() << "counter" << c->counter() << " = 0";
+          break;
+        case fb::CommandOp::CounterStore:
+          outs() << "store counter" << c->counter() << " to "
+                 << bindingText(&c->dst());
+          break;
+        case fb::CommandOp::CounterIncrement:
+          outs() << "counter" << c->counter() << " += 1";
+          break;
+        case fb::CommandOp::JumpIfCounterAtLeast:
+          outs() << "if counter" << c->counter() << " >= "
+                 << bindingText(&c->src()) << " go to " << c->index();
+          break;
+        }
+        outs() << "\n";
+      }
+    }
   }
 
   bool anyGfx = false;

@@ -1,19 +1,24 @@
 //===- ControlFlow.cpp - ONNX If, Loop and Scan -> kiln -------------------===//
 //
-// Kiln compiles a static program, so control flow is resolved at import:
-// If imports the branch its condition selects (the condition must be a
-// constant: computed from shapes, which fold, or a graph input pinned with
-// --input-value), and Loop and Scan are unrolled, their body imported once per
-// iteration with the loop-carried values of the one before. A Loop runs
-// while its trip count and condition, both constants after each iteration,
-// say so; a Scan runs over the static length of its scanned axis (opset 8's
-// batched Scan once per batch element).
+// Control flow is resolved at import wherever it can be: an If whose
+// condition is a constant (computed from shapes, which fold, or a graph
+// input pinned with --input-value) imports the branch it selects, and Loop
+// and Scan are unrolled, their body imported once per iteration with the
+// loop-carried values of the one before, while the Loop's trip count and
+// condition fold after each iteration; a Scan runs over the static length of
+// its scanned axis (opset 8's batched Scan once per batch element).
+//
+// Otherwise the If or Loop runs at run time: its branches or body become
+// private functions of the module (their captured outer values as extra
+// arguments), compiled like @main into programs of their own, and a kiln.if
+// or kiln.loop runs them (see docs/architecture.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "import/onnx/ImportPatterns.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <limits>
 #include <optional>
@@ -54,12 +59,93 @@ static Value stack(NodeContext &node, ArrayRef<Value> parts, int64_t axis) {
   return node.create<ConcatOp>(expanded, axis);
 }
 
-static LogicalResult convertIf(NodeContext &node) {
-  DenseElementsAttr cond = node.constantInput(0);
-  if (!cond) {
-    node.notConstant(0, "cond", "a boolean constant");
+/// Whether `value` can enter or leave control flow decided at run time: a
+/// tensor of static shape, not a sequence, an optional or a value whose size
+/// the data decides.
+static bool isPlainTensor(Value value) {
+  return !getAggregate(value) && !getBounded(value);
+}
+
+static bool isOneElement(Type type, unsigned bits) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getNumElements() == 1 && tensor.getElementType().isInteger(bits);
+}
+
+/// An If whose condition is known only at run time: each branch becomes a
+/// private function taking the outer values it captures, and a kiln.if
+/// runs one of them.
+static LogicalResult convertRuntimeIf(NodeContext &node) {
+  Value cond = node.input(0);
+  if (!isOneElement(cond.getType(), 1)) {
+    node.emitError() << "cond must hold one boolean, got " << cond.getType();
     return failure();
   }
+  OpBuilder &b = node.builder();
+  struct Branch {
+    const char *role;
+    func::FuncOp func;
+    SmallVector<Value> results;
+  };
+  Branch branches[2] = {{"then", nullptr, {}}, {"else", nullptr, {}}};
+  auto fail = [&]() {
+    for (Branch &branch : branches)
+      if (branch.func)
+        branch.func.erase();
+    return failure();
+  };
+  // Why the branches cannot run at run time: then cond must fold.
+  auto needsConstant = [&](const std::string &reason) {
+    node.notConstant(0, "cond", "a boolean constant", reason);
+    return fail();
+  };
+  for (Branch &branch : branches) {
+    const onnx::GraphProto *graph = node.graphAttr(std::string(branch.role) + "_branch");
+    if (!graph)
+      return fail();
+    OpBuilder::InsertionGuard guard(b);
+    auto outputs = node.outlineSubgraph(*graph, {}, branch.role, branch.func);
+    if (failed(outputs))
+      return fail();
+    if (outputs->size() != node.numOutputs()) {
+      node.emitError() << "the " << branch.role << " branch has " << outputs->size()
+                       << " outputs for the node's " << node.numOutputs();
+      return fail();
+    }
+    for (auto [k, value] : llvm::enumerate(*outputs))
+      if (!isPlainTensor(value))
+        return needsConstant("output " + std::to_string(k) + " of the " + branch.role +
+                             " branch is a sequence, an optional or of a size the data "
+                             "decides, which only a branch chosen at compile time can give");
+    branch.results = std::move(*outputs);
+  }
+  for (unsigned k = 0; k < node.numOutputs(); ++k) {
+    Type a = branches[0].results[k].getType(), c = branches[1].results[k].getType();
+    if (a != c) {
+      std::string types;
+      llvm::raw_string_ostream os(types);
+      os << a << " in the then branch and " << c << " in the else branch";
+      return needsConstant("output " + std::to_string(k) + " is " + types +
+                           ", and Kiln gives every value one type");
+    }
+  }
+  SmallVector<Value> captures[2];
+  for (auto [i, branch] : llvm::enumerate(branches)) {
+    OpBuilder::InsertionGuard guard(b);
+    captures[i] = node.finishOutlined(branch.func, branch.results);
+  }
+  auto ifOp = IfOp::create(b, node.loc(), TypeRange(ValueRange(branches[0].results)), cond,
+                           branches[0].func.getSymName(), branches[1].func.getSymName(),
+                           captures[0], captures[1], /*operand_bindings=*/nullptr,
+                           /*result_bindings=*/nullptr, /*scratch=*/nullptr);
+  for (auto [i, value] : llvm::enumerate(ifOp.getResults()))
+    node.setOutput(i, value);
+  return success();
+}
+
+static LogicalResult convertIf(NodeContext &node) {
+  DenseElementsAttr cond = node.constantInput(0);
+  if (!cond)
+    return convertRuntimeIf(node);
   std::optional<bool> taken = constantBool(node.input(0));
   if (!taken) {
     node.emitError() << "cond must hold one boolean, got " << cond.getType();
@@ -83,71 +169,42 @@ static LogicalResult convertIf(NodeContext &node) {
   return success();
 }
 
-static LogicalResult convertLoop(NodeContext &node) {
-  const onnx::GraphProto *body = node.graphAttr("body");
-  if (!body)
-    return failure();
+namespace {
+/// How unrolling a Loop ended.
+enum class Unrolled { Done, Failed, AtRunTime };
+} // namespace
+
+/// Unrolls a Loop whose trip count and initial condition are constants:
+/// the body is imported once per iteration while its condition folds to
+/// true. AtRunTime (nothing reported) when the condition does not fold or
+/// the loop runs more than kMaxUnrolledIterations: it must run at run time.
+static Unrolled unrollLoop(NodeContext &node, const onnx::GraphProto &body,
+                           int64_t tripCount, bool running) {
   OpBuilder &b = node.builder();
   Type i64 = b.getI64Type(), i1 = b.getI1Type();
-  int64_t tripCount = std::numeric_limits<int64_t>::max();
-  if (node.hasInput(0)) {
-    auto m = node.constantInts(0, "M");
-    if (failed(m))
-      return failure();
-    if (m->size() != 1) {
-      node.emitError() << "M must hold one trip count";
-      return failure();
-    }
-    tripCount = m->front();
-  }
-  bool running = true;
-  if (node.hasInput(1)) {
-    if (!node.constantInput(1)) {
-      node.notConstant(1, "cond", "a boolean constant");
-      return failure();
-    }
-    std::optional<bool> cond = constantBool(node.input(1));
-    if (!cond) {
-      node.emitError() << "cond must hold one boolean";
-      return failure();
-    }
-    running = *cond;
-  }
-  if (!node.hasInput(0) && !node.hasInput(1)) {
-    node.emitError() << "a Loop with neither a trip count nor a condition "
-                        "never ends";
-    return failure();
-  }
   SmallVector<Value> carried;
   for (unsigned i = 2; i < node.numInputs(); ++i)
     carried.push_back(node.input(i));
   size_t scanOutputs = 0;
   SmallVector<SmallVector<Value>> scanned;
   for (int64_t iteration = 0; running && iteration < tripCount; ++iteration) {
-    if (iteration == kMaxUnrolledIterations) {
-      node.emitError() << "the loop runs more than " << kMaxUnrolledIterations
-                       << " iterations, which Kiln does not unroll";
-      return failure();
-    }
+    if (iteration == kMaxUnrolledIterations)
+      return Unrolled::AtRunTime;
     SmallVector<Value> inputs{node.scalar(i64, iteration),
                               node.scalar(i1, 1)};
     inputs.append(carried);
-    auto outputs = node.importSubgraph(*body, inputs);
+    auto outputs = node.importSubgraph(body, inputs);
     if (failed(outputs))
-      return failure();
+      return Unrolled::Failed;
     if (outputs->size() < 1 + carried.size()) {
       node.emitError() << "the body has " << outputs->size()
                        << " outputs; expected the condition and "
                        << carried.size() << " loop-carried values";
-      return failure();
+      return Unrolled::Failed;
     }
     std::optional<bool> cond = constantBool(outputs->front());
-    if (!cond) {
-      node.emitError() << "the body's condition is computed at run time; "
-                          "Kiln unrolls loops whose iterations are known at "
-                          "compile time";
-      return failure();
-    }
+    if (!cond)
+      return Unrolled::AtRunTime;
     running = *cond;
     for (size_t i = 0; i < carried.size(); ++i)
       carried[i] = (*outputs)[1 + i];
@@ -162,7 +219,7 @@ static LogicalResult convertLoop(NodeContext &node) {
                      << " outputs; the body gives " << carried.size()
                      << " loop-carried values and " << scanOutputs
                      << " scan outputs";
-    return failure();
+    return Unrolled::Failed;
   }
   for (auto [i, value] : llvm::enumerate(carried))
     node.setOutput(i, value);
@@ -171,13 +228,190 @@ static LogicalResult convertLoop(NodeContext &node) {
       if (node.hasOutput(k)) {
         node.emitError() << "the loop runs no iteration, so its scan output "
                          << k << " has no known shape";
-        return failure();
+        return Unrolled::Failed;
       }
       continue;
     }
     node.setOutput(k, stack(node, scanned[k - carried.size()], 0));
   }
+  return Unrolled::Done;
+}
+
+/// A Loop whose trip count or condition is known only at run time: the body
+/// becomes a private function taking (iteration, cond, carried...,
+/// captures...) and a kiln.loop runs it. Scan outputs need a loop that
+/// runs exactly its constant trip count.
+static LogicalResult convertRuntimeLoop(NodeContext &node, const onnx::GraphProto &body) {
+  OpBuilder &b = node.builder();
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  auto scalarType = [](Type element) { return RankedTensorType::get({}, element); };
+  Value trip = node.hasInput(0)
+                   ? node.input(0)
+                   : node.create<ConstantOp>(DenseElementsAttr::get(
+                         scalarType(i64), APInt(64, std::numeric_limits<int64_t>::max())));
+  if (!isOneElement(trip.getType(), 64)) {
+    node.emitError() << "M must hold one int64 trip count, got " << trip.getType();
+    return failure();
+  }
+  Value cond = node.hasInput(1) ? node.input(1) : node.scalar(i1, 1);
+  if (!isOneElement(cond.getType(), 1)) {
+    node.emitError() << "cond must hold one boolean, got " << cond.getType();
+    return failure();
+  }
+  SmallVector<Value> init;
+  SmallVector<Type> inputTypes{scalarType(i64), scalarType(i1)};
+  for (unsigned i = 2; i < node.numInputs(); ++i) {
+    Value v = node.input(i);
+    if (!isPlainTensor(v)) {
+      node.emitError() << "loop-carried input " << i
+                       << " is a sequence, an optional or of a size the data decides; "
+                          "Kiln runs loops over those only when it can unroll them "
+                          "(a trip count and condition known at compile time)";
+      return failure();
+    }
+    init.push_back(v);
+    inputTypes.push_back(v.getType());
+  }
+  size_t carried = init.size();
+  func::FuncOp func;
+  auto fail = [&]() {
+    if (func)
+      func.erase();
+    return failure();
+  };
+  SmallVector<Value> results, captures;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto outputs = node.outlineSubgraph(body, inputTypes, "body", func);
+    if (failed(outputs))
+      return fail();
+    if (outputs->size() < 1 + carried) {
+      node.emitError() << "the body has " << outputs->size()
+                       << " outputs; expected the condition and " << carried
+                       << " loop-carried values";
+      return fail();
+    }
+    for (auto [k, value] : llvm::enumerate(*outputs)) {
+      Type want = k == 0 ? Type(scalarType(i1)) : k <= carried ? init[k - 1].getType() : Type();
+      if (!isPlainTensor(value)) {
+        node.emitError() << "body output " << k
+                         << " is a sequence, an optional or of a size the data decides; "
+                            "Kiln runs such loops only when it can unroll them";
+        return fail();
+      }
+      auto type = cast<RankedTensorType>(value.getType());
+      auto wanted = dyn_cast_or_null<RankedTensorType>(want);
+      if (wanted && type != wanted) {
+        if (type.getElementType() != wanted.getElementType() ||
+            type.getNumElements() != wanted.getNumElements()) {
+          node.emitError() << "body output " << k << " is " << type << " where "
+                           << (k == 0 ? "the condition" : "the loop-carried value")
+                           << " is " << wanted
+                           << "; a loop that runs at run time keeps the types of its "
+                              "values (a trip count and condition known at compile time "
+                              "would unroll it)";
+          return fail();
+        }
+        value = node.reshape(value, wanted.getShape());
+      }
+      results.push_back(value);
+    }
+    size_t scans = results.size() - 1 - carried;
+    if (node.numOutputs() != carried + scans) {
+      node.emitError() << "the node has " << node.numOutputs()
+                       << " outputs; the body gives " << carried
+                       << " loop-carried values and " << scans << " scan outputs";
+      return fail();
+    }
+    captures = node.finishOutlined(func, results);
+  }
+  // Scan outputs stack one row per iteration: the loop must run exactly
+  // its constant trip count.
+  size_t scans = results.size() - 1 - carried;
+  int64_t rows = 0;
+  if (scans) {
+    DenseElementsAttr m = node.hasInput(0) ? node.constantInput(0) : nullptr;
+    if (!m) {
+      node.notConstant(0, "M", "an integer constant",
+                       "the loop has scan outputs, one row per iteration");
+      return fail();
+    }
+    rows = (*m.getValues<APInt>().begin()).getSExtValue();
+    std::optional<bool> initial = node.hasInput(1) ? constantBool(cond) : std::optional(true);
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    Value next = ret.getOperand(0);
+    while (auto reshape = next.getDefiningOp<ReshapeOp>())
+      next = reshape.getInput();
+    bool endless = next == func.getArgument(1) || constantBool(next) == std::optional(true);
+    if (initial != std::optional(true) || !endless) {
+      if (!initial)
+        node.notConstant(1, "cond", "a boolean constant",
+                         "the loop has scan outputs, one row per iteration");
+      else
+        node.emitError() << "the body's condition can end the loop before its trip count, "
+                            "and its scan outputs have one row per iteration: their size "
+                            "would be known only at run time, which Kiln supports for Loop "
+                            "only when it can unroll it";
+      return fail();
+    }
+  }
+  SmallVector<Type> resultTypes(ValueRange(init).getTypes());
+  for (Value row : ArrayRef(results).drop_front(1 + carried)) {
+    auto type = cast<RankedTensorType>(row.getType());
+    SmallVector<int64_t> shape{rows};
+    llvm::append_range(shape, type.getShape());
+    resultTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, cond, func.getSymName(), init,
+                             captures, /*operand_bindings=*/nullptr,
+                             /*result_bindings=*/nullptr, /*scratch=*/nullptr);
+  for (auto [i, value] : llvm::enumerate(loop.getResults()))
+    node.setOutput(i, value);
   return success();
+}
+
+static LogicalResult convertLoop(NodeContext &node) {
+  const onnx::GraphProto *body = node.graphAttr("body");
+  if (!body)
+    return failure();
+  if (!node.hasInput(0) && !node.hasInput(1)) {
+    node.emitError() << "a Loop with neither a trip count nor a condition "
+                        "never ends";
+    return failure();
+  }
+  // Unrolled when the trip count and the initial condition are constants
+  // and the body's condition folds in every iteration; else run at run time.
+  int64_t tripCount = std::numeric_limits<int64_t>::max();
+  std::optional<bool> running = true;
+  bool constant = true;
+  if (node.hasInput(0)) {
+    DenseElementsAttr m = node.constantInput(0);
+    if (m && (m.getNumElements() != 1 || !isa<IntegerType>(m.getElementType()))) {
+      node.emitError() << "M must hold one trip count";
+      return failure();
+    }
+    constant &= bool(m);
+    if (m)
+      tripCount = (*m.getValues<APInt>().begin()).getSExtValue();
+  }
+  if (node.hasInput(1)) {
+    running = node.constantInput(1) ? constantBool(node.input(1)) : std::nullopt;
+    constant &= running.has_value();
+  }
+  if (!constant)
+    return convertRuntimeLoop(node, *body);
+
+  ImportCheckpoint checkpoint = node.checkpoint();
+  switch (unrollLoop(node, *body, tripCount, *running)) {
+  case Unrolled::Done:
+    return success();
+  case Unrolled::Failed:
+    return failure();
+  case Unrolled::AtRunTime:
+    break;
+  }
+  node.rollback(checkpoint);
+  return convertRuntimeLoop(node, *body);
 }
 
 /// Imports `body` once per step t < `length` of a Scan: its inputs are

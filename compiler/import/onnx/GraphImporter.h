@@ -77,6 +77,23 @@ public:
   importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs,
                  llvm::StringRef what);
 
+  /// Imports `graph` as the body of a new private function of the module
+  /// (a branch or loop body that runs at run time) whose first arguments
+  /// have `inputTypes` and are the graph's inputs; the builder is left at
+  /// the end of the function's entry block and the graph's outputs (values
+  /// in the function, or of the enclosing scope) are returned. The values
+  /// the import defined are forgotten afterwards. `finishOutlined` ends it.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  outlineSubgraph(const onnx::GraphProto &graph, mlir::TypeRange inputTypes,
+                  llvm::StringRef what, llvm::StringRef symbolPrefix,
+                  mlir::func::FuncOp &func);
+  /// Returns `results` from `func` and turns the values of enclosing scopes
+  /// that it uses into arguments appended to its inputs (constants are
+  /// cloned into it instead); returns those captured values, in argument
+  /// order.
+  llvm::SmallVector<mlir::Value> finishOutlined(mlir::func::FuncOp func,
+                                                mlir::ValueRange results);
+
   static std::string nodeName(const onnx::NodeProto &node);
   static std::string describeNode(const onnx::NodeProto &node);
 
@@ -136,6 +153,8 @@ private:
   int64_t opset = 0;
   bool failedConversion = false;
   llvm::StringMap<mlir::Value> values;
+  /// Functions outlined so far (their names are numbered).
+  unsigned outlinedCount = 0;
   llvm::StringMap<const onnx::TensorProto *> initializers;
 };
 

@@ -9,6 +9,7 @@
 #include "import/onnx/ImportPatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -139,10 +140,12 @@ static SmallVector<std::string> graphInputsOf(Value value) {
   return names;
 }
 
-void NodeContext::notConstant(unsigned i, StringRef what, StringRef kind) {
+void NodeContext::notConstant(unsigned i, StringRef what, StringRef kind, StringRef reason) {
   InFlightDiagnostic diag = emitError();
   diag << "input " << i << " ('" << what << "') must be " << kind
        << " known at compile time";
+  if (!reason.empty())
+    diag << " (" << reason << ")";
   Value v = input(i);
   SmallVector<std::string> from = v ? graphInputsOf(v) : SmallVector<std::string>();
   if (from.empty())
@@ -269,6 +272,50 @@ NodeContext::importSubgraph(const onnx::GraphProto &subgraph,
   return graph.importSubgraph(subgraph, inputs,
                               "graph '" + subgraph.name() + "' of " +
                                   GraphImporter::describeNode(node));
+}
+
+FailureOr<SmallVector<Value>>
+NodeContext::outlineSubgraph(const onnx::GraphProto &subgraph, TypeRange inputTypes,
+                             StringRef role, func::FuncOp &func) {
+  std::string prefix = (opType().lower() + "_" + role).str();
+  return graph.outlineSubgraph(subgraph, inputTypes,
+                               "graph '" + subgraph.name() + "' of " +
+                                   GraphImporter::describeNode(node),
+                               prefix, func);
+}
+
+SmallVector<Value> NodeContext::finishOutlined(func::FuncOp func, ValueRange results) {
+  return graph.finishOutlined(func, results);
+}
+
+ImportCheckpoint NodeContext::checkpoint() {
+  ImportCheckpoint c;
+  c.block = b.getInsertionBlock();
+  Block::iterator point = b.getInsertionPoint();
+  c.before = point == c.block->begin() ? nullptr : &*std::prev(point);
+  c.next = point == c.block->end() ? nullptr : &*point;
+  c.lastFunction = &c.block->getParentOp()->getParentOfType<ModuleOp>().getBody()->back();
+  c.values = graph.values;
+  return c;
+}
+
+void NodeContext::rollback(const ImportCheckpoint &c) {
+  // Newest first: what an op uses was built before it.
+  auto erase = [](Block *in, Operation *after, Operation *end) {
+    while (true) {
+      Operation *op = end ? end->getPrevNode() : (in->empty() ? nullptr : &in->back());
+      if (!op || op == after)
+        return;
+      op->dropAllUses();
+      op->erase();
+    }
+  };
+  erase(c.block, c.before, c.next);
+  erase(c.lastFunction->getBlock(), c.lastFunction, nullptr);
+  // Initializers materialized at the block's start stay (unused) but are
+  // no longer mapped.
+  graph.values = c.values;
+  b.setInsertionPoint(c.block, c.next ? Block::iterator(c.next) : c.block->end());
 }
 
 FailureOr<Type> NodeContext::dataType(int64_t dataType, StringRef what) {

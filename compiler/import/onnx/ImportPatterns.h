@@ -13,6 +13,7 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -32,6 +33,17 @@ class TensorProto;
 namespace kiln::onnx_import {
 
 class GraphImporter;
+
+/// Where an import attempt that may be undone started (NodeContext::
+/// checkpoint): the ops the builder's block had before its insertion point,
+/// the module's last function, and the names mapped.
+struct ImportCheckpoint {
+  mlir::Block *block = nullptr;
+  mlir::Operation *before = nullptr; // last op before the insertion point
+  mlir::Operation *next = nullptr;   // the op at the insertion point, or null
+  mlir::Operation *lastFunction = nullptr;
+  llvm::StringMap<mlir::Value> values;
+};
 
 /// What a pattern sees of one ONNX node.
 class NodeContext {
@@ -71,7 +83,9 @@ public:
   /// Reports that input `i` ('what') must be `kind` ("an integer
   /// constant") known at compile time, naming the graph inputs it comes from
   /// and the --input-value / --input-shape that would fix it.
-  void notConstant(unsigned i, llvm::StringRef what, llvm::StringRef kind);
+  /// `reason`, when given, says why (in parentheses after the message).
+  void notConstant(unsigned i, llvm::StringRef what, llvm::StringRef kind,
+                   llvm::StringRef reason = "");
 
   bool hasAttr(llvm::StringRef name) const;
   int64_t intAttr(llvm::StringRef name, int64_t defaultValue) const;
@@ -92,6 +106,24 @@ public:
   /// a diagnostic.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs);
+
+  /// Imports `graph` into a new private function of the module, for control
+  /// flow decided at run time (see GraphImporter::outlineSubgraph): its
+  /// inputs have `inputTypes`; `role` ("then", "else", "body") names it.
+  /// The builder is left inside the function; `finishOutlined` returns
+  /// `results` from it and gives the outer values it captures.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  outlineSubgraph(const onnx::GraphProto &graph, mlir::TypeRange inputTypes,
+                  llvm::StringRef role, mlir::func::FuncOp &func);
+  llvm::SmallVector<mlir::Value> finishOutlined(mlir::func::FuncOp func,
+                                                mlir::ValueRange results);
+
+  /// Records what has been imported so far; `rollback` erases everything
+  /// imported since (ops, outlined functions) and forgets the names mapped
+  /// since, so that a pattern can try one way (unrolling) and fall back to
+  /// another.
+  ImportCheckpoint checkpoint();
+  void rollback(const ImportCheckpoint &checkpoint);
 
   /// The builtin element type of ONNX data type `dataType` (a TensorProto
   /// enum value); emits an error naming `what` when unsupported.

@@ -21,6 +21,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -750,6 +751,59 @@ GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
     results.push_back(v);
   }
   return results;
+}
+
+FailureOr<SmallVector<Value>>
+GraphImporter::outlineSubgraph(const onnx::GraphProto &graph, TypeRange inputTypes,
+                               StringRef what, StringRef symbolPrefix, func::FuncOp &func) {
+  Block *current = builder.getInsertionBlock();
+  auto module = current->getParentOp()->getParentOfType<ModuleOp>();
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  std::string name = (symbolPrefix + "_" + llvm::Twine(outlinedCount++)).str();
+  func = func::FuncOp::create(moduleBuilder, fileLoc, name,
+                              builder.getFunctionType(inputTypes, {}));
+  func.setPrivate();
+  Block *entry = func.addEntryBlock();
+  // Everything the import maps, initializers of enclosing graphs
+  // materialized inside the function included, is forgotten afterwards.
+  llvm::StringMap<Value> saved = values;
+  builder.setInsertionPointToEnd(entry);
+  auto outputs = importSubgraph(graph, entry->getArguments(), what);
+  values = std::move(saved);
+  if (failed(outputs)) {
+    builder.setInsertionPointToEnd(current);
+    func.erase();
+    func = nullptr;
+    return failure();
+  }
+  return outputs;
+}
+
+SmallVector<Value> GraphImporter::finishOutlined(func::FuncOp func, ValueRange results) {
+  Block &entry = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  func::ReturnOp::create(b, func.getLoc(), results);
+  // The values of enclosing scopes the function uses, in order of use.
+  llvm::SetVector<Value> outer;
+  func.walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!func.getBody().isAncestor(operand.getParentRegion()))
+        outer.insert(operand);
+  });
+  auto inside = [&](OpOperand &use) { return func->isAncestor(use.getOwner()); };
+  SmallVector<Value> captured;
+  b.setInsertionPointToStart(&entry);
+  for (Value value : outer) {
+    Operation *def = value.getDefiningOp();
+    if (def && def->getNumOperands() == 0 && def->hasTrait<OpTrait::ConstantLike>()) {
+      value.replaceUsesWithIf(b.clone(*def)->getResult(0), inside);
+      continue;
+    }
+    value.replaceUsesWithIf(entry.addArgument(value.getType(), value.getLoc()), inside);
+    captured.push_back(value);
+  }
+  func.setType(b.getFunctionType(entry.getArgumentTypes(), TypeRange(results.getTypes())));
+  return captured;
 }
 
 FailureOr<InputLayout>

@@ -160,9 +160,9 @@ LogicalResult ProgramOp::verifyRegions() {
   if (block.getNumArguments() != getArgumentTypes().size())
     return emitOpError("entry block must have one argument per input");
   for (Operation &op : block)
-    if (!isa<LaunchOp, ReturnOp, ConstantOp, ReshapeOp>(op))
-      return op.emitOpError("cannot be part of a program; expected kiln.launch, kiln.constant, "
-                            "kiln.reshape or kiln.return");
+    if (!isa<LaunchOp, IfOp, LoopOp, ReturnOp, ConstantOp, ReshapeOp>(op))
+      return op.emitOpError("cannot be part of a program; expected kiln.launch, kiln.if, "
+                            "kiln.loop, kiln.constant, kiln.reshape or kiln.return");
   return success();
 }
 
@@ -192,36 +192,157 @@ std::optional<BindingKind> requiredKind(Value value) {
   return std::nullopt;
 }
 
-} // namespace
-
-LogicalResult LaunchOp::verify() {
-  auto program = cast<ProgramOp>((*this)->getParentOp());
-  if (!program.isPlanned()) {
-    if (getOperandBindings() || getResultBindings())
-      return emitOpError("has bindings in a program without a memory plan");
+/// The placement of a command of a program (kiln.launch, kiln.if,
+/// kiln.loop): none before memory planning, else one binding per operand and
+/// result, of the kind its value needs, and for control flow a scratch range
+/// of at least `minScratch` bytes in the arena. Outside a program (in the
+/// function the importer made) there is no placement.
+LogicalResult verifyPlacement(Operation *op, ArrayAttr operandBindings, ArrayAttr resultBindings,
+                              std::optional<BindingAttr> scratch, uint64_t minScratch) {
+  auto program = dyn_cast<ProgramOp>(op->getParentOp());
+  bool placed = operandBindings || resultBindings || (scratch && *scratch);
+  if (!program || !program.isPlanned()) {
+    if (placed)
+      return op->emitOpError("has bindings outside a program with a memory plan");
     return success();
   }
-  if (!getOperandBindings() || !getResultBindings())
-    return emitOpError("has no bindings in a program with a memory plan");
+  if (!operandBindings || !resultBindings)
+    return op->emitOpError("has no bindings in a program with a memory plan");
   uint64_t arena = *program.getArenaSize();
-  if (failed(verifyBindings(*this, "operand", getOperandBindingsAttr(), getOperands().getTypes(),
-                            arena)) ||
-      failed(verifyBindings(*this, "result", getResultBindingsAttr(), getResultTypes(), arena)))
+  if (failed(verifyBindings(op, "operand", operandBindings, op->getOperandTypes(), arena)) ||
+      failed(verifyBindings(op, "result", resultBindings, op->getResultTypes(), arena)))
     return failure();
-  for (auto [i, value, attr] : llvm::enumerate(getOperands(), getOperandBindingsAttr())) {
+  if (scratch) {
+    if (!*scratch)
+      return op->emitOpError("has no scratch range in a program with a memory plan");
+    if ((*scratch).getKind() != BindingKind::Arena || (*scratch).getEnd() > arena ||
+        (*scratch).getSize() < minScratch)
+      return op->emitOpError() << "needs a scratch range of at least " << minScratch
+                               << " bytes inside the arena of " << arena << " bytes, not "
+                               << *scratch;
+  }
+  for (auto [i, value, attr] : llvm::enumerate(op->getOperands(), operandBindings)) {
     BindingKind kind = cast<BindingAttr>(attr).getKind();
     std::optional<BindingKind> required = requiredKind(value);
     if (required ? kind != *required
                  : kind != BindingKind::Arena && kind != BindingKind::Output)
-      return emitOpError() << "operand " << i << " has a " << stringifyBindingKind(kind)
-                           << " binding; its value needs "
-                           << (required ? stringifyBindingKind(*required) : "arena or output");
+      return op->emitOpError() << "operand " << i << " has a " << stringifyBindingKind(kind)
+                               << " binding; its value needs "
+                               << (required ? stringifyBindingKind(*required) : "arena or output");
   }
-  for (auto [i, attr] : llvm::enumerate(getResultBindingsAttr())) {
+  for (auto [i, attr] : llvm::enumerate(resultBindings)) {
     BindingKind kind = cast<BindingAttr>(attr).getKind();
     if (kind != BindingKind::Arena && kind != BindingKind::Output)
-      return emitOpError() << "result " << i << " has a " << stringifyBindingKind(kind)
-                           << " binding; results live in the arena (arena or output)";
+      return op->emitOpError() << "result " << i << " has a " << stringifyBindingKind(kind)
+                               << " binding; results live in the arena (arena or output)";
+  }
+  return success();
+}
+
+/// Whether `type` is a tensor of one element of `bits`-bit integers.
+bool isScalarOf(Type type, unsigned bits) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 1 &&
+         tensor.getElementType().isInteger(bits);
+}
+
+/// The function (before outlining) or program `name` that a control-flow op
+/// runs, or an error naming `role`.
+FailureOr<FunctionType> calleeType(Operation *op, SymbolTableCollection &symbols,
+                                   FlatSymbolRefAttr name, StringRef role) {
+  Operation *callee = symbols.lookupNearestSymbolFrom(op, name);
+  if (auto func = dyn_cast_or_null<func::FuncOp>(callee); func && !func.isExternal())
+    return func.getFunctionType();
+  if (auto program = dyn_cast_or_null<ProgramOp>(callee))
+    return program.getFunctionType();
+  return op->emitOpError() << "names " << role << " '" << name.getValue()
+                           << "', which is neither a function with a body nor a kiln.program";
+}
+
+} // namespace
+
+LogicalResult LaunchOp::verify() {
+  return verifyPlacement(*this, getOperandBindingsAttr(), getResultBindingsAttr(), std::nullopt,
+                         0);
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.if, kiln.loop
+//===----------------------------------------------------------------------===//
+
+LogicalResult IfOp::verify() {
+  if (!isScalarOf(getCond().getType(), 1))
+    return emitOpError() << "cond must be a boolean tensor of one element, not "
+                         << getCond().getType();
+  return verifyPlacement(*this, getOperandBindingsAttr(), getResultBindingsAttr(),
+                         getScratchAttr(), 0);
+}
+
+LogicalResult IfOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  for (auto [role, name, operands] :
+       {std::tuple{"then branch", getThenBranchAttr(), getThenOperands()},
+        std::tuple{"else branch", getElseBranchAttr(), getElseOperands()}}) {
+    FailureOr<FunctionType> type = calleeType(*this, symbols, name, role);
+    if (failed(type))
+      return failure();
+    if (TypeRange(type->getInputs()) != TypeRange(operands.getTypes()) ||
+        TypeRange(type->getResults()) != TypeRange(getResultTypes()))
+      return emitOpError() << "the " << role << " '" << name.getValue() << "' has type " << *type
+                           << "; the op gives it " << operands.getTypes() << " and expects "
+                           << getResultTypes();
+  }
+  return success();
+}
+
+LogicalResult LoopOp::verify() {
+  if (!isScalarOf(getTripCount().getType(), 64))
+    return emitOpError() << "trip_count must be an i64 tensor of one element, not "
+                         << getTripCount().getType();
+  if (!isScalarOf(getCond().getType(), 1))
+    return emitOpError() << "cond must be a boolean tensor of one element, not "
+                         << getCond().getType();
+  if (getNumResults() < getInit().size())
+    return emitOpError() << "has " << getNumResults() << " results for " << getInit().size()
+                         << " carried values";
+  if (TypeRange(getInit().getTypes()) !=
+      TypeRange(getResultTypes()).take_front(getInit().size()))
+    return emitOpError() << "carried values of types " << getInit().getTypes()
+                         << " must keep them as results";
+  for (Value scanned : getScanned())
+    if (cast<RankedTensorType>(scanned.getType()).getRank() < 1)
+      return emitOpError() << "scanned result " << scanned.getType()
+                           << " needs a leading iteration dimension";
+  return verifyPlacement(*this, getOperandBindingsAttr(), getResultBindingsAttr(),
+                         getScratchAttr(), 64);
+}
+
+LogicalResult LoopOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<FunctionType> type = calleeType(*this, symbols, getBodyAttr(), "body");
+  if (failed(type))
+    return failure();
+  size_t carried = getInit().size();
+  ArrayRef<Type> inputs = type->getInputs(), results = type->getResults();
+  auto mismatch = [&]() {
+    return emitOpError() << "the body '" << getBody() << "' has type " << *type
+                         << "; it must take (iteration, cond, carried..., captures...) and "
+                            "return (cond, carried..., scanned...) for the op's types";
+  };
+  if (inputs.size() != 2 + carried + getCaptures().size() || !isScalarOf(inputs[0], 64) ||
+      !isScalarOf(inputs[1], 1) ||
+      TypeRange(inputs.slice(2, carried)) != TypeRange(getInit().getTypes()) ||
+      TypeRange(inputs.drop_front(2 + carried)) != TypeRange(getCaptures().getTypes()))
+    return mismatch();
+  if (results.size() != 1 + getNumResults() || !isScalarOf(results[0], 1) ||
+      TypeRange(results.slice(1, carried)) != TypeRange(getInit().getTypes()))
+    return mismatch();
+  for (auto [bodyType, resultType] :
+       llvm::zip(results.drop_front(1 + carried), getScanned().getTypes())) {
+    auto row = cast<RankedTensorType>(bodyType);
+    auto stacked = cast<RankedTensorType>(resultType);
+    if (stacked.getShape().drop_front() != row.getShape() ||
+        stacked.getElementType() != row.getElementType())
+      return emitOpError() << "scanned result " << stacked << " does not stack the body's "
+                           << row;
   }
   return success();
 }

@@ -13,6 +13,7 @@
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,6 +87,13 @@ private:
   kiln_status_t validateTensors(bool outputs);
   kiln_status_t validateCodeObjects(size_t &kernelCount);
   kiln_status_t validateProgram(size_t index, size_t kernelCount);
+  /// The program's commands (jumps, counters, copies), with `checkBinding`
+  /// for the ranges they read and write.
+  kiln_status_t validateCommands(
+      const kiln::artifact::Program &program, const std::string &prefix,
+      size_t dispatchCount,
+      const std::function<kiln_status_t(const kiln::artifact::Binding *,
+                                        const std::string &)> &checkBinding);
   kiln_status_t invalid(const std::string &message) const;
 
   std::string name_;

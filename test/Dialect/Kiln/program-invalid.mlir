@@ -66,7 +66,7 @@ kiln.program @main(%x: tensor<8xf32>) -> tensor<8xf32>
 // -----
 
 kiln.program @main(%x: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{'kiln.relu' op cannot be part of a program; expected kiln.launch, kiln.constant, kiln.reshape or kiln.return}}
+  // expected-error @+1 {{'kiln.relu' op cannot be part of a program; expected kiln.launch, kiln.if, kiln.loop, kiln.constant, kiln.reshape or kiln.return}}
   %0 = kiln.relu %x : tensor<8xf32>
   kiln.return %0 : tensor<8xf32>
 }
@@ -173,3 +173,149 @@ func.func @f() attributes {kiln.workgroup_count = "four"} { return }
 
 // expected-error @+1 {{unknown kiln attribute 'kiln.arena_offset'}}
 func.func @f() attributes {kiln.arena_offset = 0 : i64} { return }
+
+// -----
+
+func.func private @t(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+func.func @main(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.if' op cond must be a boolean tensor of one element, not 'tensor<2xi1>'}}
+  %y = kiln.if %c then @t(%x) else @t(%x) : (tensor<2xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func private @t(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+func.func @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.if' op names else branch 'missing', which is neither a function with a body nor a kiln.program}}
+  %y = kiln.if %c then @t(%x) else @missing(%x) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func private @t(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+func.func @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'kiln.if' op the then branch 't' has type '(tensor<4xf32>) -> tensor<4xf32>'; the op gives it 'tensor<4xf32>' and expects 'tensor<8xf32>'}}
+  %y = kiln.if %c then @t(%x) else @t(%x) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func private @t(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+func.func @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.if' op has bindings outside a program with a memory plan}}
+  %y = kiln.if %c then @t(%x) else @t(%x) bindings([], []) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+kiln.program private @branch(%a: tensor<4xf32>) -> tensor<4xf32>
+    attributes {arena_size = 64 : i64, input_bindings = [#kiln.binding<input, 0, 16>],
+                output_bindings = [#kiln.binding<input, 0, 16>]} {
+  kiln.return %a : tensor<4xf32>
+}
+kiln.program @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32>
+    attributes {arena_size = 256 : i64,
+                input_bindings = [#kiln.binding<input, 0, 1>, #kiln.binding<input, 64, 16>],
+                output_bindings = [#kiln.binding<output, 128, 16>]} {
+  // expected-error @+1 {{'kiln.if' op needs a scratch range of at least 0 bytes inside the arena of 256 bytes, not #kiln.binding<arena, 192, 128>}}
+  %y = kiln.if %c then @branch(%x) else @branch(%x)
+      bindings([#kiln.binding<input, 0, 1>, #kiln.binding<input, 64, 16>, #kiln.binding<input, 64, 16>],
+               [#kiln.binding<output, 128, 16>]) scratch(#kiln.binding<arena, 192, 128>)
+      : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %y : tensor<4xf32>
+}
+
+// -----
+
+kiln.program private @branch(%a: tensor<4xf32>) -> tensor<4xf32>
+    attributes {arena_size = 64 : i64, input_bindings = [#kiln.binding<input, 0, 16>],
+                output_bindings = [#kiln.binding<input, 0, 16>]} {
+  kiln.return %a : tensor<4xf32>
+}
+kiln.program @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32>
+    attributes {arena_size = 256 : i64,
+                input_bindings = [#kiln.binding<input, 0, 1>, #kiln.binding<input, 64, 16>],
+                output_bindings = [#kiln.binding<output, 128, 16>]} {
+  // expected-error @+1 {{'kiln.if' op has no scratch range in a program with a memory plan}}
+  %y = kiln.if %c then @branch(%x) else @branch(%x)
+      bindings([#kiln.binding<input, 0, 1>, #kiln.binding<input, 64, 16>, #kiln.binding<input, 64, 16>],
+               [#kiln.binding<output, 128, 16>])
+      : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>) {
+  return %c, %h : tensor<i1>, tensor<4xf32>
+}
+func.func @main(%n: tensor<i32>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.loop' op trip_count must be an i64 tensor of one element, not 'tensor<i32>'}}
+  %h = kiln.loop @body(%n, %c, %x) captures() : (tensor<i32>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>) {
+  return %c, %h : tensor<i1>, tensor<4xf32>
+}
+func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'kiln.loop' op carried values of types 'tensor<4xf32>' must keep them as results}}
+  %h = kiln.loop @body(%n, %c, %x) captures() : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<8xf32>
+  return %h : tensor<8xf32>
+}
+
+// -----
+
+func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>) {
+  return %c, %h : tensor<i1>, tensor<4xf32>
+}
+func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.loop' op the body 'body' has type '(tensor<i64>, tensor<i1>, tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>)'; it must take (iteration, cond, carried..., captures...) and return (cond, carried..., scanned...) for the op's types}}
+  %h = kiln.loop @body(%n, %c, %x) captures(%x) : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>, tensor<4xf32>) {
+  return %c, %h, %h : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+}
+func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<3x5xf32>) {
+  // expected-error @+1 {{'kiln.loop' op scanned result 'tensor<3x5xf32>' does not stack the body's 'tensor<4xf32>'}}
+  %h, %r = kiln.loop @body(%n, %c, %x) captures() : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> (tensor<4xf32>, tensor<3x5xf32>)
+  return %h, %r : tensor<4xf32>, tensor<3x5xf32>
+}
+
+// -----
+
+kiln.program private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>)
+    attributes {arena_size = 192 : i64,
+                input_bindings = [#kiln.binding<input, 0, 8>, #kiln.binding<input, 64, 1>, #kiln.binding<input, 128, 16>],
+                output_bindings = [#kiln.binding<input, 64, 1>, #kiln.binding<input, 128, 16>]} {
+  kiln.return %c, %h : tensor<i1>, tensor<4xf32>
+}
+kiln.program @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32>
+    attributes {arena_size = 512 : i64,
+                input_bindings = [#kiln.binding<input, 0, 8>, #kiln.binding<input, 64, 1>, #kiln.binding<input, 128, 16>],
+                output_bindings = [#kiln.binding<output, 192, 16>]} {
+  // expected-error @+1 {{'kiln.loop' op needs a scratch range of at least 64 bytes inside the arena of 512 bytes, not #kiln.binding<arena, 256, 32>}}
+  %h = kiln.loop @body(%n, %c, %x) captures()
+      bindings([#kiln.binding<input, 0, 8>, #kiln.binding<input, 64, 1>, #kiln.binding<input, 128, 16>],
+               [#kiln.binding<output, 192, 16>]) scratch(#kiln.binding<arena, 256, 32>)
+      : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %h : tensor<4xf32>
+}

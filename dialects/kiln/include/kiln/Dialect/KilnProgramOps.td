@@ -105,6 +105,95 @@ def Kiln_LaunchOp : Kiln_Op<"launch", [
   let hasVerifier = 1;
 }
 
+def Kiln_IfOp : Kiln_Op<"if", [
+    AttrSizedOperandSegments, NoMemoryEffect,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run one of two programs on a condition computed at run time";
+  let description = [{
+    An ONNX `If` whose condition does not fold. `cond` is a boolean tensor
+    of one element; when it holds true the function or program
+    `then_branch` runs on `then_operands`, else `else_branch` on
+    `else_operands` (each branch's captured outer values), and the branch's
+    outputs are the op's results. The branches are private functions of the
+    module (programs once dispatches are outlined) with the operand and
+    result types of the op.
+
+    In a planned program `operand_bindings` (cond, then the then operands,
+    then the else operands) and `result_bindings` place the op's tensors like
+    a launch's, and `scratch` is the arena range the branches' own arenas
+    are laid out in while the op runs (both start at its offset).
+
+    ```mlir
+    %y = kiln.if %c then @if_then_0(%x) else @if_else_1(%x)
+        : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$cond, FlatSymbolRefAttr:$then_branch,
+                       FlatSymbolRefAttr:$else_branch,
+                       Variadic<Kiln_Tensor>:$then_operands,
+                       Variadic<Kiln_Tensor>:$else_operands,
+                       OptionalAttr<Kiln_BindingArrayAttr>:$operand_bindings,
+                       OptionalAttr<Kiln_BindingArrayAttr>:$result_bindings,
+                       OptionalAttr<Kiln_BindingAttr>:$scratch);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let assemblyFormat = [{
+    $cond `then` $then_branch `(` $then_operands `)` `else` $else_branch `(` $else_operands `)`
+    (`bindings` `(` $operand_bindings^ `,` $result_bindings `)`)?
+    (`scratch` `(` qualified($scratch)^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_LoopOp : Kiln_Op<"loop", [
+    AttrSizedOperandSegments, NoMemoryEffect,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run a program while a counter and a condition say so";
+  let description = [{
+    An ONNX `Loop` whose trip count or condition is known only at run time.
+    With `i` counting from 0, the body (a private function or program) runs
+    while `i < trip_count` (an i64 tensor of one element) and the condition
+    (a boolean tensor of one element, `cond` before the first iteration, the
+    body's first result after each) holds. The body takes
+    `(i, cond, carried..., captures...)` and returns
+    `(cond, carried..., scanned...)`; the carried values start as `init` and
+    keep their types. The op's results are the final carried values, then
+    one tensor per scanned body result stacking every iteration's along a
+    new leading dimension, whose size the trip count must then be (the
+    importer allows scanned results only for loops that cannot end early).
+
+    In a planned program `operand_bindings` (trip count, cond, init,
+    captures) and `result_bindings` place the op's tensors like a launch's;
+    the carried values live in their result bindings between iterations.
+    `scratch` is the arena range of the body's own arena and, in its last 64
+    bytes, the condition between iterations.
+
+    ```mlir
+    %h = kiln.loop @loop_body_0(%n, %true, %h0) captures(%x)
+        : (tensor<i64>, tensor<i1>, tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$trip_count, Kiln_Tensor:$cond,
+                       FlatSymbolRefAttr:$body,
+                       Variadic<Kiln_Tensor>:$init,
+                       Variadic<Kiln_Tensor>:$captures,
+                       OptionalAttr<Kiln_BindingArrayAttr>:$operand_bindings,
+                       OptionalAttr<Kiln_BindingArrayAttr>:$result_bindings,
+                       OptionalAttr<Kiln_BindingAttr>:$scratch);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let assemblyFormat = [{
+    $body `(` $trip_count `,` $cond (`,` $init^)? `)` `captures` `(` $captures `)`
+    (`bindings` `(` $operand_bindings^ `,` $result_bindings `)`)?
+    (`scratch` `(` qualified($scratch)^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The results stacking a scanned body result each (after the carried).
+    mlir::ResultRange getScanned() { return getResults().drop_front(getInit().size()); }
+  }];
+}
+
 def Kiln_ExecutableOp : Kiln_Op<"executable", [
     Symbol, SymbolTable, IsolatedFromAbove, NoTerminator, SingleBlock]> {
   let summary = "one dispatch, compiled for every target";

@@ -1,0 +1,77 @@
+//===- Commands.cpp - A program's command list, run on any device ---------===//
+
+#include "Commands.h"
+
+#include "Status.h"
+
+#include <vector>
+
+using namespace kiln::rt;
+namespace fb = kiln::artifact;
+
+kiln_status_t kiln::rt::runCommands(const fb::Program &program,
+                                    CommandTarget &target,
+                                    const std::string &where) {
+  auto *commands = program.commands();
+  if (!commands)
+    return nullptr;
+  std::vector<int64_t> counters(program.counters(), 0);
+  size_t count = commands->size();
+  for (size_t pc = 0; pc < count;) {
+    const fb::Command &c = *commands->Get(flatbuffers::uoffset_t(pc));
+    size_t next = pc + 1;
+    switch (c.op()) {
+    case fb::CommandOp::Dispatch:
+      KILN_RETURN_IF_ERROR(target.dispatch(c.index()));
+      break;
+    case fb::CommandOp::Copy:
+      if (c.src().size() != 0)
+        KILN_RETURN_IF_ERROR(target.copy(c.src(), c.dst(), 0, c.src().size()));
+      break;
+    case fb::CommandOp::CopyToRow: {
+      // The validator checked that dst holds whole rows; the row is the
+      // loop's iteration, which must be one of them.
+      uint64_t row = uint64_t(counters[c.counter()]), rows = c.dst().size() / c.src().size();
+      if (counters[c.counter()] < 0 || row >= rows)
+        return makeStatus(
+            KILN_STATUS_INTERNAL,
+            strFormat("%s: command %zu: loop iteration %lld has no row in a "
+                      "scan output of %llu rows",
+                      where.c_str(), pc, (long long)counters[c.counter()],
+                      (unsigned long long)rows));
+      KILN_RETURN_IF_ERROR(
+          target.copy(c.src(), c.dst(), row * c.src().size(), c.src().size()));
+      break;
+    }
+    case fb::CommandOp::JumpIfFalse: {
+      unsigned char cond = 0;
+      KILN_RETURN_IF_ERROR(target.read(c.src(), &cond, 1));
+      if (!cond)
+        next = c.index();
+      break;
+    }
+    case fb::CommandOp::Jump:
+      next = c.index();
+      break;
+    case fb::CommandOp::CounterReset:
+      counters[c.counter()] = 0;
+      break;
+    case fb::CommandOp::CounterStore:
+      KILN_RETURN_IF_ERROR(
+          target.writeInt64(c.dst(), counters[c.counter()], pc));
+      break;
+    case fb::CommandOp::CounterIncrement:
+      ++counters[c.counter()];
+      break;
+    case fb::CommandOp::JumpIfCounterAtLeast: {
+      int64_t limit = 0;
+      KILN_RETURN_IF_ERROR(target.read(c.src(), &limit, sizeof(limit)));
+      if (counters[c.counter()] >= limit)
+        next = c.index();
+      break;
+    }
+    }
+    pc = next;
+  }
+  return nullptr;
+}
