@@ -94,3 +94,25 @@ func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
 // PIPE-NEXT: %[[D1:.*]] = kiln.launch @dispatch_1_relu(%[[RS]])
 // PIPE-NEXT: %[[D2:.*]] = kiln.launch @dispatch_2_add(
 // PIPE-NEXT: kiln.return %[[D1]], %[[D2]]
+
+// -----
+
+// Branches stay private: only the kiln.if runs them, and they are planned
+// and laid out inside @main's arena.
+// CHECK-LABEL: kiln.program @main
+// CHECK-NEXT: kiln.if %arg0 then @branch(%arg1) else @branch(%arg1)
+// CHECK-LABEL: kiln.program private @branch
+// CHECK-NEXT: %[[R:.*]] = kiln.launch @dispatch_0_neg(%arg0)
+// CHECK-NEXT: kiln.return %[[R]]
+func.func @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = kiln.if %c then @branch(%x) else @branch(%x) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func private @branch(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.dispatch "dispatch_0_neg" (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%b: tensor<4xf32>):
+    %n = kiln.neg %b : tensor<4xf32>
+    kiln.yield %n : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

@@ -141,3 +141,59 @@ kiln.program @sub_byte(%x: tensor<128xi8>) -> tensor<4xi32> {
 kiln.program @second(%x: tensor<4xi32>) -> tensor<4xi32> {
   kiln.return %x : tensor<4xi32>
 }
+
+// -----
+
+// Control flow: the branches (after @main in the module) are planned first;
+// the kiln.if gets a scratch range as large as the larger branch arena,
+// live while it runs, so it overlaps neither its operands nor its result.
+//   @small: arena 64 (its input); @large: 64 input + 64 launch result = 128.
+//   @main: %c 1 B, %x 16 B, %y 16 B (returned), scratch 128 B, all live at
+//   the kiln.if: scratch -> 0, then %c -> 128, %x -> 192, %y -> 256.
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: arena_size = 320 : i64
+// CHECK-NEXT: kiln.if %arg0 then @small(%arg1) else @large(%arg1)
+// CHECK-SAME: bindings([#kiln.binding<input, 128, 1>, #kiln.binding<input, 192, 16>, #kiln.binding<input, 192, 16>], [#kiln.binding<output, 256, 16>])
+// CHECK-SAME: scratch(#kiln.binding<arena, 0, 128>)
+// CHECK-LABEL: kiln.program private @small
+// CHECK-SAME: arena_size = 64 : i64
+// CHECK-LABEL: kiln.program private @large
+// CHECK-SAME: arena_size = 128 : i64
+func.func private @neg(tensor<4xf32>) -> tensor<4xf32>
+kiln.program @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = kiln.if %c then @small(%x) else @large(%x) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %y : tensor<4xf32>
+}
+kiln.program private @small(%a: tensor<4xf32>) -> tensor<4xf32> {
+  kiln.return %a : tensor<4xf32>
+}
+kiln.program private @large(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = kiln.launch @neg(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %b : tensor<4xf32>
+}
+
+// -----
+
+// A loop's scratch holds its body's arena and, in 64 more bytes, the
+// condition between iterations: body arena 192 (i 8 B, c 1 B, h 16 B) +
+// 64 = 256 at offset 0; the trip count, cond and init follow.
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: arena_size = 512 : i64
+// CHECK-NEXT: kiln.loop @body(%arg0, %arg1, %arg2) captures()
+// CHECK-SAME: scratch(#kiln.binding<arena, 0, 256>)
+kiln.program @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %h = kiln.loop @body(%n, %c, %x) captures() : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %h : tensor<4xf32>
+}
+kiln.program private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>) {
+  kiln.return %c, %h : tensor<i1>, tensor<4xf32>
+}
+
+// -----
+
+func.func private @branch(tensor<4xf32>) -> tensor<4xf32>
+// expected-error @+1 {{'kiln.program' op runs itself through kiln.if or kiln.loop}}
+kiln.program @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = kiln.if %c then @main(%c, %x) else @main(%c, %x) : (tensor<i1>, tensor<i1>, tensor<4xf32>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %y : tensor<4xf32>
+}
