@@ -563,6 +563,73 @@ TEST(ArtifactManifest, OutputExtents) {
             "(384 bytes)");
 }
 
+/// addModel's program with `commands` (and two loop counters), written
+/// unchecked; the error the reader gives, which the writer must give too.
+static std::string commandError(std::vector<CommandDesc> commands) {
+  ArtifactWriter writer = addModel([&](ProgramDesc &p) {
+    p.commands = commands;
+    p.counters = 2;
+  });
+  static const int64_t limit = 3;
+  writer.addConstant(&limit, 8);
+  std::string error;
+  EXPECT_EQ(writer.validate(error), commands.empty()) << error;
+  return openError(writeUnchecked(writer));
+}
+
+TEST(ArtifactManifest, Commands) {
+  using Op = CommandOp;
+  BindingDesc x{BindingDesc::Arena, 0, 128}, z{BindingDesc::Arena, 256, 128},
+      flag{BindingDesc::Arena, 0, 1}, counter{BindingDesc::Arena, 0, 8},
+      limit{BindingDesc::Constant, 0, 8};
+  auto c = [](Op op, uint32_t index, BindingDesc src = {}, BindingDesc dst = {},
+              uint32_t counter = 0) {
+    CommandDesc d;
+    d.op = op;
+    d.index = index;
+    d.src = src;
+    d.dst = dst;
+    d.counter = counter;
+    return d;
+  };
+  EXPECT_EQ(commandError({c(Op::Dispatch, 1)}),
+            "test.kiln: command 0: dispatch 1 is out of range (1 dispatches)");
+  EXPECT_EQ(commandError({c(Op::Jump, 2)}),
+            "test.kiln: command 0: jumps to command 2, past the end (1 commands)");
+  EXPECT_EQ(commandError({c(Op::CounterReset, 0, {}, {}, 2)}),
+            "test.kiln: command 0: counter 2 is out of range (the program has 2)");
+  EXPECT_EQ(commandError({c(Op::Copy, 0, x, {BindingDesc::Arena, 256, 64})}),
+            "test.kiln: command 0: a destination of 64 bytes, not 128");
+  EXPECT_EQ(commandError({c(Op::Copy, 0, limit, limit)}),
+            "test.kiln: command 0: writes outside the arena");
+  EXPECT_EQ(commandError({c(Op::Copy, 0, x, {BindingDesc::Arena, 320, 128})}),
+            "test.kiln: command 0 destination: arena range [320, 448) exceeds the arena "
+            "(384 bytes)");
+  EXPECT_EQ(commandError({c(Op::CopyToRow, 0, {BindingDesc::Arena, 0, 48}, z)}),
+            "test.kiln: command 0: a destination of 128 bytes is no whole number of 48-byte "
+            "rows");
+  EXPECT_EQ(commandError({c(Op::JumpIfFalse, 0, counter)}),
+            "test.kiln: command 0: a condition of 8 bytes, not 1");
+  EXPECT_EQ(commandError({c(Op::JumpIfCounterAtLeast, 0, flag)}),
+            "test.kiln: command 0: a limit of 1 bytes, not 8");
+  EXPECT_EQ(commandError({c(Op::CounterStore, 0, {}, flag)}),
+            "test.kiln: command 0: a destination of 1 bytes, not 8");
+  EXPECT_EQ(commandError({c(Op::CounterStore, 0, {}, limit)}),
+            "test.kiln: command 0: writes outside the arena");
+  EXPECT_EQ(commandError({c(Op(42), 0)}), "test.kiln: command 0: unknown command 42");
+  // A whole loop is fine.
+  ArtifactWriter writer = addModel([&](ProgramDesc &p) {
+    p.counters = 1;
+    p.commands = {c(Op::CounterReset, 0), c(Op::JumpIfCounterAtLeast, 5, limit),
+                  c(Op::Dispatch, 0), c(Op::CounterIncrement, 0), c(Op::Jump, 1)};
+  });
+  static const int64_t three = 3;
+  writer.addConstant(&three, 8);
+  std::string error;
+  EXPECT_TRUE(writer.validate(error)) << error;
+  EXPECT_EQ(openError(writeBytes(writer)), "");
+}
+
 TEST(ArtifactManifest, KernelIndexOutOfRange) {
   EXPECT_EQ(errorFor([](ProgramDesc &p) { p.dispatches[0].kernel = 7; }),
             "test.kiln: dispatch 0: kernel index 7 is out of range (the code "

@@ -72,7 +72,7 @@ struct FakeHip {
   std::vector<std::string> functions; // hipFunction_t i + 1 names entry i
   std::vector<Allocation> allocations, freed;
   std::vector<Upload> uploads;
-  int downloads = 0;
+  int downloads = 0, deviceCopies = 0;
   std::vector<Launch> launches;
   int streamsCreated = 0, streamsDestroyed = 0, synchronizations = 0;
   int eventsCreated = 0, eventsDestroyed = 0, eventRecords = 0;
@@ -209,6 +209,12 @@ hipError_t fakeMemcpyDtoHAsync(void *destination, hipDeviceptr_t source,
   ++fake().downloads;
   return hipSuccess;
 }
+hipError_t fakeMemcpyDtoDAsync(hipDeviceptr_t destination, hipDeviceptr_t source,
+                               size_t size, hipStream_t) {
+  std::memmove(destination, source, size);
+  ++fake().deviceCopies;
+  return hipSuccess;
+}
 hipStream_t const kStream = reinterpret_cast<hipStream_t>(uintptr_t(0x5000));
 hipError_t fakeStreamCreate(hipStream_t *stream) {
   ++fake().streamsCreated;
@@ -271,6 +277,7 @@ HipApi fakeApi() {
   api.hipMemcpyHtoD = fakeMemcpyHtoD;
   api.hipMemcpyHtoDAsync = fakeMemcpyHtoDAsync;
   api.hipMemcpyDtoHAsync = fakeMemcpyDtoHAsync;
+  api.hipMemcpyDtoDAsync = fakeMemcpyDtoDAsync;
   api.hipStreamCreate = fakeStreamCreate;
   api.hipStreamDestroy = fakeStreamDestroy;
   api.hipStreamSynchronize = fakeStreamSynchronize;
@@ -693,6 +700,61 @@ TEST_F(HipDeviceTest, OutputExtentIsReadBackFromTheDevice) {
     for (int c = 0; c < 3; ++c)
       EXPECT_EQ(z[r * 3 + c], xv[r * 8 + c] + yv[r * 8 + c]) << r << ", " << c;
   EXPECT_EQ(hip.downloads, 2); // z and its extent
+}
+
+TEST_F(HipDeviceTest, CommandsRunOnTheStream) {
+  // x += y three times (z = x + y, then x = z on the device), the trip count
+  // a constant the loop reads back before each iteration and the counter
+  // stored to the device each time.
+  ArtifactWriter writer = addModel([](ProgramDesc &p) {
+    p.arenaSize = 448;
+    p.counters = 1;
+    auto c = [](CommandOp op, uint32_t index = 0, BindingDesc src = {}, BindingDesc dst = {}) {
+      CommandDesc d;
+      d.op = op;
+      d.index = index;
+      d.src = src;
+      d.dst = dst;
+      return d;
+    };
+    p.commands = {c(CommandOp::CounterReset),
+                  c(CommandOp::JumpIfCounterAtLeast, 7, {BindingDesc::Constant, 0, 8}),
+                  c(CommandOp::CounterStore, 0, {}, {BindingDesc::Arena, 384, 8}),
+                  c(CommandOp::Dispatch, 0),
+                  c(CommandOp::Copy, 0, {BindingDesc::Arena, 256, 128}, {BindingDesc::Arena, 0, 128}),
+                  c(CommandOp::CounterIncrement), c(CommandOp::Jump, 1)};
+  });
+  static const int64_t three = 3;
+  writer.addConstant(&three, 8);
+  writer.addCodeObject(gfxCodeObject());
+  Artifact artifact = open(writer);
+  Device d = device();
+  Session s;
+  Status status = session(d, artifact, s);
+  ASSERT_TRUE(status.ok()) << status.message();
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2);
+  std::vector<Tensor> outputs;
+  status = s.run({x, y}, outputs);
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<float> z(32), xv(32), yv(32);
+  std::memcpy(z.data(), outputs[0].data.data(), 128);
+  std::memcpy(xv.data(), x.data.data(), 128);
+  std::memcpy(yv.data(), y.data.data(), 128);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(z[i], xv[i] + 3 * yv[i]) << i;
+  EXPECT_EQ(hip.launches.size(), 3u);
+  EXPECT_EQ(hip.deviceCopies, 3);
+  EXPECT_EQ(hip.downloads, 5);       // four trip-count checks and z
+  EXPECT_EQ(hip.synchronizations, 5); // each check waits, then the run
+  // The counter went to the device as 0, 1, 2 (after x and y).
+  ASSERT_GE(hip.uploads.size(), 5u);
+  for (int64_t i = 0; i < 3; ++i) {
+    const auto &upload = hip.uploads[hip.uploads.size() - 3 + size_t(i)];
+    ASSERT_EQ(upload.bytes.size(), 8u);
+    int64_t stored;
+    std::memcpy(&stored, upload.bytes.data(), 8);
+    EXPECT_EQ(stored, i);
+  }
 }
 
 TEST_F(HipDeviceTest, ReleaseFreesEverything) {

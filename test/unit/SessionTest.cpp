@@ -155,6 +155,112 @@ TEST(Session, ExtentOutsideItsBoundFailsTheRun) {
   }
 }
 
+/// addModel's z = x + y (arena: x at 0, y at 128, z at 256, 128 bytes each)
+/// run through `commands` with one loop counter; `constant` holds the
+/// constants section.
+Artifact commandModel(std::vector<CommandDesc> commands, const std::string &constant) {
+  ArtifactWriter writer = addModel([&](ProgramDesc &p) {
+    p.commands = std::move(commands);
+    p.counters = 1;
+  });
+  writer.addConstantCopy(constant.data(), constant.size());
+  return openArtifact(writer);
+}
+
+CommandDesc command(CommandOp op, uint32_t index = 0, BindingDesc src = {},
+                    BindingDesc dst = {}) {
+  CommandDesc c;
+  c.op = op;
+  c.index = index;
+  c.src = src;
+  c.dst = dst;
+  return c;
+}
+
+const BindingDesc kX{BindingDesc::Arena, 0, 128}, kZ{BindingDesc::Arena, 256, 128};
+
+TEST(Session, CommandsBranchOnAByte) {
+  // z = flag ? x + y : x.
+  Device device = cpuDevice(2);
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2);
+  std::vector<float> xv = floats(x), yv = floats(y);
+  for (char flag : {1, 0}) {
+    Artifact artifact = commandModel(
+        {command(CommandOp::JumpIfFalse, 3, {BindingDesc::Constant, 0, 1}),
+         command(CommandOp::Dispatch, 0), command(CommandOp::Jump, 4),
+         command(CommandOp::Copy, 0, kX, kZ)},
+        std::string(1, flag));
+    Session session = makeSession(device, artifact);
+    std::vector<Tensor> outputs;
+    Status status = session.run({x, y}, outputs);
+    ASSERT_TRUE(status.ok()) << status.message();
+    std::vector<float> z = floats(outputs[0]);
+    for (size_t i = 0; i < z.size(); ++i)
+      EXPECT_EQ(z[i], flag ? xv[i] + yv[i] : xv[i]) << int(flag) << " " << i;
+  }
+}
+
+TEST(Session, CommandsLoopWithACounter) {
+  // x += y three times (z = x + y, then x = z), then the same loop again
+  // in a second run: the counter starts from 0 each run.
+  Device device = cpuDevice(2);
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2);
+  std::vector<float> xv = floats(x), yv = floats(y);
+  int64_t three = 3;
+  Artifact artifact = commandModel(
+      {command(CommandOp::CounterReset),
+       command(CommandOp::JumpIfCounterAtLeast, 6, {BindingDesc::Constant, 0, 8}),
+       command(CommandOp::Dispatch, 0), command(CommandOp::Copy, 0, kZ, kX),
+       command(CommandOp::CounterIncrement), command(CommandOp::Jump, 1)},
+      std::string(reinterpret_cast<const char *>(&three), 8));
+  Session session = makeSession(device, artifact);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Tensor> outputs;
+    Status status = session.run({x, y}, outputs);
+    ASSERT_TRUE(status.ok()) << status.message();
+    std::vector<float> z = floats(outputs[0]);
+    for (size_t i = 0; i < z.size(); ++i)
+      EXPECT_EQ(z[i], xv[i] + 3 * yv[i]) << run << " " << i;
+  }
+}
+
+TEST(Session, CommandsStoreTheCounterAndFillRows) {
+  // For r in 0..3: x's first 8 bytes = r (int64), then row r of z (32 bytes)
+  // = x's first row. A fifth iteration would have no row: the run fails.
+  Device device = cpuDevice(1);
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", 0, 0);
+  std::vector<float> xv = floats(x);
+  for (int64_t limit : {4, 5}) {
+    Artifact artifact = commandModel(
+        {command(CommandOp::CounterReset),
+         command(CommandOp::JumpIfCounterAtLeast, 6, {BindingDesc::Constant, 0, 8}),
+         command(CommandOp::CounterStore, 0, {}, {BindingDesc::Arena, 0, 8}),
+         command(CommandOp::CopyToRow, 0, {BindingDesc::Arena, 0, 32}, kZ),
+         command(CommandOp::CounterIncrement), command(CommandOp::Jump, 1)},
+        std::string(reinterpret_cast<const char *>(&limit), 8));
+    Session session = makeSession(device, artifact);
+    std::vector<Tensor> outputs;
+    Status status = session.run({x, y}, outputs);
+    if (limit == 5) {
+      EXPECT_EQ(status.code(), KILN_STATUS_INTERNAL);
+      EXPECT_EQ(std::string(status.message()),
+                "test.kiln: command 3: loop iteration 4 has no row in a scan output of 4 rows");
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status.message();
+    const unsigned char *z = outputs[0].data.data();
+    for (int64_t r = 0; r < 4; ++r) {
+      int64_t stored;
+      std::memcpy(&stored, z + r * 32, 8);
+      EXPECT_EQ(stored, r);
+      float rest[6];
+      std::memcpy(rest, z + r * 32 + 8, sizeof(rest));
+      for (int i = 0; i < 6; ++i)
+        EXPECT_EQ(rest[i], xv[2 + i]) << r << " " << i;
+    }
+  }
+}
+
 TEST(Session, ConstantsAreUsedInPlace) {
   // t = x + y in the arena, then z = t * 3 with the scale a constant.
   static const float three = 3.0f;
