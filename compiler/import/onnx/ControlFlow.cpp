@@ -71,6 +71,42 @@ static bool isOneElement(Type type, unsigned bits) {
   return tensor && tensor.getNumElements() == 1 && tensor.getElementType().isInteger(bits);
 }
 
+/// Runs `attempt`, which builds control flow that runs at run time, with
+/// its diagnostics held back. When it fails, the error says that input
+/// `input` ('what') would have to be a constant instead, with the reason,
+/// so that the --input-value that makes the node fold is named (unless the
+/// reason names one itself, or the input is a constant already).
+static LogicalResult atRunTimeOrPin(NodeContext &node, unsigned input, StringRef what,
+                                    StringRef kind, llvm::function_ref<LogicalResult()> attempt) {
+  std::string first;
+  LogicalResult result = failure();
+  {
+    ScopedDiagnosticHandler hold(node.context(), [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && first.empty())
+        first = diag.str();
+      return success();
+    });
+    result = attempt();
+  }
+  if (succeeded(result) || first.empty())
+    return result;
+  if (StringRef(first).contains("--input-value") || !node.hasInput(input) ||
+      node.constantInput(input)) {
+    mlir::emitError(node.loc()) << first; // as it was
+    return failure();
+  }
+  // This node's own messages lose their prefix inside the new one.
+  StringRef name = node.name();
+  if (auto loc = dyn_cast<NameLoc>(node.loc()))
+    name = loc.getName().getValue();
+  std::string own = ("at node '" + name + "': ").str();
+  size_t at = first.find(own);
+  if (StringRef(first).starts_with(node.opType()) && at != std::string::npos)
+    first = first.substr(at + own.size());
+  node.notConstant(input, what, kind, "it cannot run at run time: " + first);
+  return failure();
+}
+
 /// An If whose condition is known only at run time: each branch becomes a
 /// private function taking the outer values it captures, and a kiln.if
 /// runs one of them.
@@ -145,7 +181,8 @@ static LogicalResult convertRuntimeIf(NodeContext &node) {
 static LogicalResult convertIf(NodeContext &node) {
   DenseElementsAttr cond = node.constantInput(0);
   if (!cond)
-    return convertRuntimeIf(node);
+    return atRunTimeOrPin(node, 0, "cond", "a boolean constant",
+                          [&] { return convertRuntimeIf(node); });
   std::optional<bool> taken = constantBool(node.input(0));
   if (!taken) {
     node.emitError() << "cond must hold one boolean, got " << cond.getType();
@@ -398,8 +435,15 @@ static LogicalResult convertLoop(NodeContext &node) {
     running = node.constantInput(1) ? constantBool(node.input(1)) : std::nullopt;
     constant &= running.has_value();
   }
+  // When it cannot run at run time, the error names the input to pin.
+  unsigned blame = node.hasInput(0) && !node.constantInput(0) ? 0 : 1;
+  auto atRunTime = [&] {
+    return atRunTimeOrPin(node, blame, blame ? "cond" : "M",
+                          blame ? "a boolean constant" : "an integer constant",
+                          [&] { return convertRuntimeLoop(node, *body); });
+  };
   if (!constant)
-    return convertRuntimeLoop(node, *body);
+    return atRunTime();
 
   ImportCheckpoint checkpoint = node.checkpoint();
   switch (unrollLoop(node, *body, tripCount, *running)) {
@@ -411,7 +455,7 @@ static LogicalResult convertLoop(NodeContext &node) {
     break;
   }
   node.rollback(checkpoint);
-  return convertRuntimeLoop(node, *body);
+  return atRunTime();
 }
 
 /// Imports `body` once per step t < `length` of a Scan: its inputs are
