@@ -102,6 +102,9 @@ PY
         "$KILN_BUILD/bin/kiln-compile" test/Driver/Inputs/flatten_only.onnxtxt \
           --target=cpu,gfx942 --emulation -o "$dir/flatten.kiln" ||
           echo "fuzz: warning: no flatten_only seed" >&2
+        "$KILN_BUILD/bin/kiln-compile" test/Driver/Inputs/control_flow.onnxtxt \
+          --target=cpu -o "$dir/control_flow.kiln" ||
+          echo "fuzz: warning: no control_flow seed" >&2
       else
         echo "fuzz: note: no $KILN_BUILD/bin/kiln-compile: seeds without" \
              "compiled models" >&2

@@ -118,7 +118,7 @@ def add_case(name, op, inputs, attrs, reference):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 7
     onnx.checker.check_model(model)
-    CASES.append((name, model, feeds, reference))
+    CASES.append((name, model, feeds, reference, None))
 
 
 def matmul_case(name, a, b, za=None, zb=None, const_b=False, const_zp=False):
@@ -126,6 +126,25 @@ def matmul_case(name, a, b, za=None, zb=None, const_b=False, const_zp=False):
               None if za is None else ("a_zero_point", za, const_zp),
               None if zb is None else ("b_zero_point", zb, const_zp)]
     add_case(name, "MatMulInteger", inputs, {}, matmul_integer_ref(a, b, za, zb))
+    if a.dtype == np.uint8 and b.dtype == np.int8:
+        CASES[-1] = CASES[-1][:4] + ((a, b),)
+
+
+def int16_pair_overflow(a, b):
+    """Per output element of a u8 x s8 matmul: whether some adjacent pair of
+    products along k (k = 2p, 2p + 1) sums outside int16. ONNX Runtime's
+    u8 x s8 kernel on x86 hosts without VNNI multiplies with vpmaddubsw,
+    which adds such pairs with int16 saturation, so its results differ from
+    the exact ones exactly there."""
+    a = a.astype(np.int64)
+    b = b.astype(np.int64)
+    if a.shape[-1] % 2:
+        a = np.concatenate([a, np.zeros(a.shape[:-1] + (1,), np.int64)], -1)
+        b = np.concatenate([b, np.zeros(b.shape[:-2] + (1,) + b.shape[-1:], np.int64)], -2)
+    products = a[..., :, :, None] * b[..., None, :, :]  # [..., m, k, n]
+    k = products.shape[-2]
+    pairs = products.reshape(products.shape[:-2] + (k // 2, 2, products.shape[-1])).sum(-2)
+    return (np.abs(pairs + 0.5) > 32767.5).any(-2)
 
 
 u8, i8 = np.uint8, np.int8
@@ -232,7 +251,7 @@ def main():
     bin_dir = args.build.resolve() / "bin"
     work = Path(tempfile.mkdtemp(prefix="kiln-integer-"))
     compared = ort_compared = ort_skipped = failures = 0
-    for n, (name, model, feeds, ref) in enumerate(CASES):
+    for n, (name, model, feeds, ref, u8s8) in enumerate(CASES):
         d = work / f"case{n}"
         d.mkdir()
         onnx.save(model, d / "m.onnx")
@@ -268,7 +287,16 @@ def main():
         else:
             ort_ref = np.load(d / "ort" / "y.npy")
             ort_ok = ort_ref.dtype == got.dtype and ort_ref.shape == got.shape and np.array_equal(got, ort_ref)
-            if not np.array_equal(ort_ref, ref):
+            saturated = (u8s8 is not None and ort_ref.shape == ref.shape
+                         and not np.array_equal(ort_ref, ref)
+                         and int16_pair_overflow(*u8s8)[ort_ref != ref].all())
+            if saturated:
+                # Explained: ONNX Runtime's int16 pair saturation (see
+                # int16_pair_overflow); numpy stays the reference.
+                ort_note = (f"; ONNX Runtime differs in {int(np.sum(ort_ref != ref))} elements, "
+                            "each where its u8 x s8 kernel saturates int16 pairs (a host without VNNI)")
+                ort_ok = True
+            elif not np.array_equal(ort_ref, ref):
                 ort_note = "; numpy reference differs from ONNX Runtime"
                 ok = False
             else:

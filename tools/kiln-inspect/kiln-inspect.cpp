@@ -692,6 +692,23 @@ void printSummaryJson(const rt::Artifact &artifact,
               });
             }
           });
+          if (auto *commands = program->commands()) {
+            j.attribute("counters", int64_t(program->counters()));
+            j.attributeArray("commands", [&] {
+              for (const fb::Command *c : *commands)
+                j.object([&] {
+                  j.attribute("op", fb::EnumNameCommandOp(c->op()));
+                  j.attribute("index", int64_t(c->index()));
+                  j.attribute("counter", int64_t(c->counter()));
+                  j.attributeBegin("src");
+                  jsonBinding(j, &c->src());
+                  j.attributeEnd();
+                  j.attributeBegin("dst");
+                  jsonBinding(j, &c->dst());
+                  j.attributeEnd();
+                });
+            });
+          }
         });
       }
     });

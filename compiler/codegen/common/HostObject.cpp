@@ -124,6 +124,36 @@ void attachLoopAnnotations(Operation *root) {
   });
 }
 
+/// Defines compiler-rt's `__truncsfbf2` (f32 -> bf16, rounding to nearest
+/// even; a NaN stays a quiet NaN) in the code object, hidden. Without
+/// AVX-512 BF16 the x86 backend keeps scalar bf16 values in f32 registers
+/// and calls it to store one (an element extracted from a bf16 vector), and
+/// the code objects link no runtime library that would define it.
+static void defineBF16Truncation(llvm::Module &module, StringRef cpu, StringRef features) {
+  llvm::Function *existing = module.getFunction("__truncsfbf2");
+  if (existing && !existing->isDeclaration())
+    return;
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *f32 = llvm::Type::getFloatTy(ctx), *bf16 = llvm::Type::getBFloatTy(ctx);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx), *i16 = llvm::Type::getInt16Ty(ctx);
+  llvm::Function *f = existing;
+  if (!f)
+    f = llvm::Function::Create(llvm::FunctionType::get(bf16, {f32}, false),
+                               llvm::GlobalValue::ExternalLinkage, "__truncsfbf2", module);
+  f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  f->addFnAttr("target-cpu", cpu);
+  if (!features.empty())
+    f->addFnAttr("target-features", features);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  llvm::Value *x = f->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(x, i32);
+  llvm::Value *odd = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value *rounded = b.CreateAdd(bits, b.CreateAdd(odd, b.getInt32(0x7fff)));
+  llvm::Value *quiet = b.CreateOr(bits, b.getInt32(0x00400000));
+  llvm::Value *result = b.CreateSelect(b.CreateFCmpUNO(x, x), quiet, rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(b.CreateLShr(result, 16), i16), bf16));
+}
+
 LogicalResult emitHostObject(ModuleOp module, StringRef hostCPU, StringRef hostFeatures,
                              llvm::function_ref<LogicalResult(llvm::Module &)> addEntries,
                              HostObject &object, std::string *assembly) {
@@ -173,6 +203,9 @@ LogicalResult emitHostObject(ModuleOp module, StringRef hostCPU, StringRef hostF
   auto optimize = makeOptimizingTransformer(3, 0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail(module, "LLVM optimization failed: " + llvm::toString(std::move(err)));
+  // After optimization, which would drop it as unused: the backend's calls
+  // appear only during instruction selection.
+  defineBF16Truncation(*llvmModule, cpu, features);
 
   object.triple = triple.str();
   object.cpu = cpu;

@@ -31,6 +31,11 @@ void buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(memref::createFoldMemRefAliasOpsPass());
+  // Folding a subview into a transfer can leave a 1-D transfer along a
+  // strided dimension (a non-minor-identity map), which only VectorToSCF
+  // lowers (to scalar loads).
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
