@@ -247,6 +247,11 @@ bool ArtifactWriter::validate(std::string &error) const {
         if (c.src.size == 0 || c.dst.size % c.src.size != 0)
           return fail(item + ": a destination that is no whole number of rows");
         break;
+      case CommandOp::CopyFromRow:
+        src = dst = counter = true;
+        if (c.dst.size == 0 || c.src.size % c.dst.size != 0)
+          return fail(item + ": a source that is no whole number of rows");
+        break;
       case CommandOp::JumpIfFalse:
         src = jump = true;
         if (c.src.size != 1)

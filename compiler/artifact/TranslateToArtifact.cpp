@@ -364,7 +364,16 @@ private:
         copy(cond, in[1]);
         for (size_t k = 0; k < carried; ++k)
           copy(results[k], in[2 + k]);
-        for (size_t j = 2 + carried; j < in.size(); ++j)
+        size_t scanInputs = loop.getScanInputs().size();
+        for (size_t j = 2 + carried; j < 2 + carried + scanInputs; ++j) {
+          if (in[j].size == 0)
+            continue;
+          CommandDesc &row = command(CommandOp::CopyFromRow);
+          row.counter = counter;
+          row.src = operands[j];
+          row.dst = in[j];
+        }
+        for (size_t j = 2 + carried + scanInputs; j < in.size(); ++j)
           copy(operands[j], in[j]);
         if (++depth > kMaxDepth)
           return loop.emitOpError() << "nests control flow more than " << kMaxDepth << " deep";

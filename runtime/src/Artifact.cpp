@@ -618,6 +618,15 @@ kiln_status_t Artifact::validateCommands(
                                  item.c_str(), ull(c->dst().size()),
                                  ull(c->src().size())));
       break;
+    case fb::CommandOp::CopyFromRow:
+      KILN_RETURN_IF_ERROR(bindings(true, true));
+      KILN_RETURN_IF_ERROR(counter());
+      if (c->dst().size() == 0 || c->src().size() % c->dst().size() != 0)
+        return invalid(strFormat("%s: a source of %llu bytes is no whole "
+                                 "number of %llu-byte rows",
+                                 item.c_str(), ull(c->src().size()),
+                                 ull(c->dst().size())));
+      break;
     case fb::CommandOp::JumpIfFalse:
       KILN_RETURN_IF_ERROR(bindings(true, false));
       KILN_RETURN_IF_ERROR(size(c->src(), 1, "a condition"));

@@ -26,21 +26,27 @@ kiln_status_t kiln::rt::runCommands(const fb::Program &program,
       break;
     case fb::CommandOp::Copy:
       if (c.src().size() != 0)
-        KILN_RETURN_IF_ERROR(target.copy(c.src(), c.dst(), 0, c.src().size()));
+        KILN_RETURN_IF_ERROR(
+            target.copy(c.src(), 0, c.dst(), 0, c.src().size()));
       break;
-    case fb::CommandOp::CopyToRow: {
-      // The validator checked that dst holds whole rows; the row is the
-      // loop's iteration, which must be one of them.
-      uint64_t row = uint64_t(counters[c.counter()]), rows = c.dst().size() / c.src().size();
-      if (counters[c.counter()] < 0 || row >= rows)
+    case fb::CommandOp::CopyToRow:
+    case fb::CommandOp::CopyFromRow: {
+      // The validator checked that the stacked side holds whole rows; the
+      // row is the loop's iteration, which must be one of them.
+      bool to = c.op() == fb::CommandOp::CopyToRow;
+      uint64_t rowBytes = to ? c.src().size() : c.dst().size();
+      uint64_t rows = (to ? c.dst().size() : c.src().size()) / rowBytes;
+      int64_t i = counters[c.counter()];
+      if (i < 0 || uint64_t(i) >= rows)
         return makeStatus(
             KILN_STATUS_INTERNAL,
             strFormat("%s: command %zu: loop iteration %lld has no row in a "
-                      "scan output of %llu rows",
-                      where.c_str(), pc, (long long)counters[c.counter()],
+                      "scan %s of %llu rows",
+                      where.c_str(), pc, (long long)i, to ? "output" : "input",
                       (unsigned long long)rows));
-      KILN_RETURN_IF_ERROR(
-          target.copy(c.src(), c.dst(), row * c.src().size(), c.src().size()));
+      uint64_t offset = uint64_t(i) * rowBytes;
+      KILN_RETURN_IF_ERROR(target.copy(c.src(), to ? 0 : offset, c.dst(),
+                                       to ? offset : 0, rowBytes));
       break;
     }
     case fb::CommandOp::JumpIfFalse: {

@@ -28,8 +28,10 @@ public:
   virtual ~CommandTarget() = default;
   /// Runs dispatch `index` of the program.
   virtual kiln_status_t dispatch(uint32_t index) = 0;
-  /// Copies `size` bytes from `src` to `dst`, `dstOffset` bytes into it.
+  /// Copies `size` bytes from `srcOffset` bytes into `src` to `dstOffset`
+  /// bytes into `dst`.
   virtual kiln_status_t copy(const kiln::artifact::Binding &src,
+                             uint64_t srcOffset,
                              const kiln::artifact::Binding &dst,
                              uint64_t dstOffset, uint64_t size) = 0;
   /// Reads the first `size` bytes of `src` into `out` once everything

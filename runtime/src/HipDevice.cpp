@@ -333,11 +333,13 @@ class HipProgram::Commands : public CommandTarget {
 public:
   explicit Commands(HipProgram &program) : p(program) {}
   kiln_status_t dispatch(uint32_t index) override { return p.launch(index); }
-  kiln_status_t copy(const fb::Binding &src, const fb::Binding &dst,
-                     uint64_t dstOffset, uint64_t size) override {
+  kiln_status_t copy(const fb::Binding &src, uint64_t srcOffset,
+                     const fb::Binding &dst, uint64_t dstOffset,
+                     uint64_t size) override {
     KILN_HIP_RETURN_IF_ERROR(
         *p.api_, p.artifactName_ + ": a copy of the program", hipMemcpyDtoDAsync,
-        (address(dst) + dstOffset, address(src), size_t(size), p.stream_));
+        (address(dst) + dstOffset, address(src) + srcOffset, size_t(size),
+         p.stream_));
     return nullptr;
   }
   kiln_status_t read(const fb::Binding &src, void *out, size_t size) override {

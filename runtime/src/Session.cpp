@@ -386,9 +386,11 @@ public:
   kiln_status_t dispatch(uint32_t index) override {
     return session.runDispatch(index);
   }
-  kiln_status_t copy(const fb::Binding &src, const fb::Binding &dst,
-                     uint64_t dstOffset, uint64_t size) override {
-    std::memmove(address(dst) + dstOffset, address(src), size_t(size));
+  kiln_status_t copy(const fb::Binding &src, uint64_t srcOffset,
+                     const fb::Binding &dst, uint64_t dstOffset,
+                     uint64_t size) override {
+    std::memmove(address(dst) + dstOffset, address(src) + srcOffset,
+                 size_t(size));
     return nullptr;
   }
   kiln_status_t read(const fb::Binding &src, void *out, size_t size) override {

@@ -608,6 +608,10 @@ TEST(ArtifactManifest, Commands) {
   EXPECT_EQ(commandError({c(Op::CopyToRow, 0, {BindingDesc::Arena, 0, 48}, z)}),
             "test.kiln: command 0: a destination of 128 bytes is no whole number of 48-byte "
             "rows");
+  EXPECT_EQ(commandError({c(Op::CopyFromRow, 0, z, {BindingDesc::Arena, 0, 48})}),
+            "test.kiln: command 0: a source of 128 bytes is no whole number of 48-byte rows");
+  EXPECT_EQ(commandError({c(Op::CopyFromRow, 0, z, limit)}),
+            "test.kiln: command 0: writes outside the arena");
   EXPECT_EQ(commandError({c(Op::JumpIfFalse, 0, counter)}),
             "test.kiln: command 0: a condition of 8 bytes, not 1");
   EXPECT_EQ(commandError({c(Op::JumpIfCounterAtLeast, 0, flag)}),

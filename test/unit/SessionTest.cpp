@@ -261,6 +261,34 @@ TEST(Session, CommandsStoreTheCounterAndFillRows) {
   }
 }
 
+TEST(Session, CommandsReadRows) {
+  // For r in 0..3: row r of x (32 bytes) to y's first row, then y's first
+  // row to row r of z: z becomes x. A fifth iteration reads no row of x.
+  Device device = cpuDevice(1);
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", 0, 0);
+  std::vector<float> xv = floats(x);
+  BindingDesc row{BindingDesc::Arena, 128, 32};
+  for (int64_t limit : {4, 5}) {
+    Artifact artifact = commandModel(
+        {command(CommandOp::CounterReset),
+         command(CommandOp::JumpIfCounterAtLeast, 6, {BindingDesc::Constant, 0, 8}),
+         command(CommandOp::CopyFromRow, 0, kX, row), command(CommandOp::CopyToRow, 0, row, kZ),
+         command(CommandOp::CounterIncrement), command(CommandOp::Jump, 1)},
+        std::string(reinterpret_cast<const char *>(&limit), 8));
+    Session session = makeSession(device, artifact);
+    std::vector<Tensor> outputs;
+    Status status = session.run({x, y}, outputs);
+    if (limit == 5) {
+      EXPECT_EQ(status.code(), KILN_STATUS_INTERNAL);
+      EXPECT_EQ(std::string(status.message()),
+                "test.kiln: command 2: loop iteration 4 has no row in a scan input of 4 rows");
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(floats(outputs[0]), xv);
+  }
+}
+
 TEST(Session, ConstantsAreUsedInPlace) {
   // t = x + y in the arena, then z = t * 3 with the scale a constant.
   static const float three = 3.0f;

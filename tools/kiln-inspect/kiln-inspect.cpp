@@ -455,6 +455,10 @@ void printSummaryText(const rt::Artifact &artifact,
           outs() << "copy " << bindingText(&c->src()) << " to row counter"
                  << c->counter() << " of " << bindingText(&c->dst());
           break;
+        case fb::CommandOp::CopyFromRow:
+          outs() << "copy row counter" << c->counter() << " of "
+                 << bindingText(&c->src()) << " to " << bindingText(&c->dst());
+          break;
         case fb::CommandOp::JumpIfFalse:
           outs() << "if not " << bindingText(&c->src()) << " go to "
                  << c->index();

@@ -400,7 +400,7 @@ static LogicalResult convertRuntimeLoop(NodeContext &node, const onnx::GraphProt
     resultTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
   }
   auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, cond, func.getSymName(), init,
-                             captures, /*operand_bindings=*/nullptr,
+                             /*scan_inputs=*/ValueRange(), captures, /*operand_bindings=*/nullptr,
                              /*result_bindings=*/nullptr, /*scratch=*/nullptr);
   for (auto [i, value] : llvm::enumerate(loop.getResults()))
     node.setOutput(i, value);
@@ -599,6 +599,141 @@ static LogicalResult convertScan8(NodeContext &node) {
   return success();
 }
 
+/// `value` reversed along dimension 0.
+static Value reverseRows(NodeContext &node, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> starts(type.getRank(), 0), ends(type.getShape()),
+      steps(type.getRank(), 1);
+  starts[0] = type.getDimSize(0) - 1;
+  ends[0] = -1;
+  steps[0] = -1;
+  return node.create<SliceOp>(value, starts, ends, steps);
+}
+
+/// `value` with dimension `from` moved to position `to` (the others keep
+/// their order).
+static Value moveDim(NodeContext &node, Value value, int64_t from, int64_t to) {
+  if (from == to)
+    return value;
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+  SmallVector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != from)
+      order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return node.create<TransposeOp>(value, order);
+}
+
+/// A Scan too long to unroll: a kiln.loop over its `length` steps whose
+/// body takes row t of each scan input (its scanned axis moved to the
+/// front, reversed for direction 1) and stacks each scan output along a
+/// new leading axis (moved to its scan_output_axes and reversed for
+/// scan_output_directions afterwards).
+static LogicalResult convertRuntimeScan(NodeContext &node, const onnx::GraphProto &body,
+                                        ArrayRef<Value> states, ArrayRef<Value> sequences,
+                                        ArrayRef<int64_t> axes, ArrayRef<int64_t> directions,
+                                        int64_t length) {
+  OpBuilder &b = node.builder();
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  auto scalarType = [](Type element) { return RankedTensorType::get({}, element); };
+  SmallVector<Value> stacked;
+  SmallVector<Type> inputTypes{scalarType(i64), scalarType(i1)};
+  for (Value state : states) {
+    if (!isPlainTensor(state)) {
+      node.emitError() << "a state of a Scan longer than " << kMaxUnrolledIterations
+                       << " steps is a sequence, an optional or of a size the data decides";
+      return failure();
+    }
+    inputTypes.push_back(state.getType());
+  }
+  for (auto [j, sequence] : llvm::enumerate(sequences)) {
+    Value rows = moveDim(node, sequence, axes[j], 0);
+    if (directions[j])
+      rows = reverseRows(node, rows);
+    stacked.push_back(rows);
+    auto type = cast<RankedTensorType>(rows.getType());
+    inputTypes.push_back(RankedTensorType::get(type.getShape().drop_front(),
+                                               type.getElementType()));
+  }
+  size_t carried = states.size();
+  func::FuncOp func;
+  auto fail = [&]() {
+    if (func)
+      func.erase();
+    return failure();
+  };
+  SmallVector<Value> results, captures;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto outputs = node.outlineSubgraph(body, inputTypes, "body", func, /*hiddenInputs=*/2);
+    if (failed(outputs))
+      return fail();
+    if (outputs->size() < carried) {
+      node.emitError() << "the body has " << outputs->size() << " outputs for " << carried
+                       << " states";
+      return fail();
+    }
+    results.push_back(node.scalar(i1, 1)); // a Scan runs all its steps
+    for (auto [k, value] : llvm::enumerate(*outputs)) {
+      auto type = cast<RankedTensorType>(value.getType());
+      if (!isPlainTensor(value)) {
+        node.emitError() << "body output " << k
+                         << " is a sequence, an optional or of a size the data decides";
+        return fail();
+      }
+      if (k < carried && type != states[k].getType()) {
+        auto wanted = cast<RankedTensorType>(states[k].getType());
+        if (type.getElementType() != wanted.getElementType() ||
+            type.getNumElements() != wanted.getNumElements()) {
+          node.emitError() << "body output " << k << " is " << type << " where the state is "
+                           << wanted << "; a Scan run at run time keeps the types of its states";
+          return fail();
+        }
+        value = node.reshape(value, wanted.getShape());
+      }
+      results.push_back(value);
+    }
+    captures = node.finishOutlined(func, results);
+  }
+  if (node.numOutputs() != results.size() - 1) {
+    node.emitError() << "the node has " << node.numOutputs() << " outputs; the body gives "
+                     << carried << " states and " << results.size() - 1 - carried
+                     << " scan outputs";
+    return failure();
+  }
+  SmallVector<Type> resultTypes(ValueRange(states).getTypes());
+  for (Value row : ArrayRef(results).drop_front(1 + carried)) {
+    auto type = cast<RankedTensorType>(row.getType());
+    SmallVector<int64_t> shape{length};
+    llvm::append_range(shape, type.getShape());
+    resultTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  Value trip = node.create<ConstantOp>(DenseElementsAttr::get(scalarType(i64), APInt(64, length)));
+  auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, node.scalar(i1, 1),
+                             func.getSymName(), states, stacked, captures,
+                             /*operand_bindings=*/nullptr, /*result_bindings=*/nullptr,
+                             /*scratch=*/nullptr);
+  size_t scans = results.size() - 1 - carried;
+  SmallVector<int64_t> outputAxes = node.intsAttr("scan_output_axes");
+  SmallVector<int64_t> outputDirections = node.intsAttr("scan_output_directions");
+  outputAxes.resize(scans, 0);
+  outputDirections.resize(scans, 0);
+  for (auto [i, value] : llvm::enumerate(loop.getResults())) {
+    if (i < carried) {
+      node.setOutput(i, value);
+      continue;
+    }
+    size_t k = i - carried;
+    int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+    auto axis = node.normalizeAxis(outputAxes[k], rank);
+    if (failed(axis))
+      return failure();
+    Value out = outputDirections[k] ? reverseRows(node, value) : value;
+    node.setOutput(i, moveDim(node, out, 0, *axis));
+  }
+  return success();
+}
+
 static LogicalResult convertScan(NodeContext &node) {
   const onnx::GraphProto *body = node.graphAttr("body");
   if (!body)
@@ -643,15 +778,12 @@ static LogicalResult convertScan(NodeContext &node) {
     length = size;
     sequences.push_back(input);
   }
-  if (length > kMaxUnrolledIterations) {
-    node.emitError() << "the scan runs " << length << " iterations, more than "
-                     << "the " << kMaxUnrolledIterations
-                     << " Kiln unrolls";
-    return failure();
-  }
   SmallVector<Value> carried;
   for (int64_t i = 0; i < states; ++i)
     carried.push_back(node.input(i));
+  if (length > kMaxUnrolledIterations)
+    return convertRuntimeScan(node, *body, carried, sequences, inputAxes, inputDirections,
+                              length);
   SmallVector<SmallVector<Value>> scanned;
   if (failed(scanSteps(node, *body, carried, sequences, inputAxes,
                        inputDirections, length, scanned)))

@@ -83,10 +83,12 @@ public:
   /// the end of the function's entry block and the graph's outputs (values
   /// in the function, or of the enclosing scope) are returned. The values
   /// the import defined are forgotten afterwards. `finishOutlined` ends it.
+  /// The first `hiddenInputs` arguments are not the graph's (a Scan body
+  /// run by kiln.loop also takes the iteration and condition).
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   outlineSubgraph(const onnx::GraphProto &graph, mlir::TypeRange inputTypes,
                   llvm::StringRef what, llvm::StringRef symbolPrefix,
-                  mlir::func::FuncOp &func);
+                  mlir::func::FuncOp &func, unsigned hiddenInputs = 0);
   /// Returns `results` from `func` and turns the values of enclosing scopes
   /// that it uses into arguments appended to its inputs (constants are
   /// cloned into it instead); returns those captured values, in argument

@@ -276,12 +276,12 @@ NodeContext::importSubgraph(const onnx::GraphProto &subgraph,
 
 FailureOr<SmallVector<Value>>
 NodeContext::outlineSubgraph(const onnx::GraphProto &subgraph, TypeRange inputTypes,
-                             StringRef role, func::FuncOp &func) {
+                             StringRef role, func::FuncOp &func, unsigned hiddenInputs) {
   std::string prefix = (opType().lower() + "_" + role).str();
   return graph.outlineSubgraph(subgraph, inputTypes,
                                "graph '" + subgraph.name() + "' of " +
                                    GraphImporter::describeNode(node),
-                               prefix, func);
+                               prefix, func, hiddenInputs);
 }
 
 SmallVector<Value> NodeContext::finishOutlined(func::FuncOp func, ValueRange results) {

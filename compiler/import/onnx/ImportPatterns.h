@@ -114,7 +114,8 @@ public:
   /// `results` from it and gives the outer values it captures.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   outlineSubgraph(const onnx::GraphProto &graph, mlir::TypeRange inputTypes,
-                  llvm::StringRef role, mlir::func::FuncOp &func);
+                  llvm::StringRef role, mlir::func::FuncOp &func,
+                  unsigned hiddenInputs = 0);
   llvm::SmallVector<mlir::Value> finishOutlined(mlir::func::FuncOp func,
                                                 mlir::ValueRange results);
 

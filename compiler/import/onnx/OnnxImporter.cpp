@@ -755,7 +755,8 @@ GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
 
 FailureOr<SmallVector<Value>>
 GraphImporter::outlineSubgraph(const onnx::GraphProto &graph, TypeRange inputTypes,
-                               StringRef what, StringRef symbolPrefix, func::FuncOp &func) {
+                               StringRef what, StringRef symbolPrefix, func::FuncOp &func,
+                               unsigned hiddenInputs) {
   Block *current = builder.getInsertionBlock();
   auto module = current->getParentOp()->getParentOfType<ModuleOp>();
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
@@ -768,7 +769,7 @@ GraphImporter::outlineSubgraph(const onnx::GraphProto &graph, TypeRange inputTyp
   // materialized inside the function included, is forgotten afterwards.
   llvm::StringMap<Value> saved = values;
   builder.setInsertionPointToEnd(entry);
-  auto outputs = importSubgraph(graph, entry->getArguments(), what);
+  auto outputs = importSubgraph(graph, entry->getArguments().drop_front(hiddenInputs), what);
   values = std::move(saved);
   if (failed(outputs)) {
     builder.setInsertionPointToEnd(current);

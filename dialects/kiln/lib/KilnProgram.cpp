@@ -312,6 +312,10 @@ LogicalResult LoopOp::verify() {
     if (cast<RankedTensorType>(scanned.getType()).getRank() < 1)
       return emitOpError() << "scanned result " << scanned.getType()
                            << " needs a leading iteration dimension";
+  for (Value input : getScanInputs())
+    if (cast<RankedTensorType>(input.getType()).getRank() < 1)
+      return emitOpError() << "scan input " << input.getType()
+                           << " needs a leading dimension of rows";
   return verifyPlacement(*this, getOperandBindingsAttr(), getResultBindingsAttr(),
                          getScratchAttr(), 64);
 }
@@ -320,17 +324,25 @@ LogicalResult LoopOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<FunctionType> type = calleeType(*this, symbols, getBodyAttr(), "body");
   if (failed(type))
     return failure();
-  size_t carried = getInit().size();
+  size_t carried = getInit().size(), scans = getScanInputs().size();
   ArrayRef<Type> inputs = type->getInputs(), results = type->getResults();
   auto mismatch = [&]() {
     return emitOpError() << "the body '" << getBody() << "' has type " << *type
-                         << "; it must take (iteration, cond, carried..., captures...) and "
-                            "return (cond, carried..., scanned...) for the op's types";
+                         << "; it must take (iteration, cond, carried..., rows..., "
+                            "captures...) and return (cond, carried..., scanned...) for the "
+                            "op's types";
   };
-  if (inputs.size() != 2 + carried + getCaptures().size() || !isScalarOf(inputs[0], 64) ||
-      !isScalarOf(inputs[1], 1) ||
+  SmallVector<Type> rows;
+  for (Type input : getScanInputs().getTypes()) {
+    auto stacked = cast<RankedTensorType>(input);
+    rows.push_back(RankedTensorType::get(stacked.getShape().drop_front(),
+                                         stacked.getElementType()));
+  }
+  if (inputs.size() != 2 + carried + scans + getCaptures().size() ||
+      !isScalarOf(inputs[0], 64) || !isScalarOf(inputs[1], 1) ||
       TypeRange(inputs.slice(2, carried)) != TypeRange(getInit().getTypes()) ||
-      TypeRange(inputs.drop_front(2 + carried)) != TypeRange(getCaptures().getTypes()))
+      TypeRange(inputs.slice(2 + carried, scans)) != TypeRange(rows) ||
+      TypeRange(inputs.drop_front(2 + carried + scans)) != TypeRange(getCaptures().getTypes()))
     return mismatch();
   if (results.size() != 1 + getNumResults() || !isScalarOf(results[0], 1) ||
       TypeRange(results.slice(1, carried)) != TypeRange(getInit().getTypes()))

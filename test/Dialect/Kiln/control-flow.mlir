@@ -45,3 +45,20 @@ kiln.program @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32>
       : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   kiln.return %y : tensor<4xf32>
 }
+
+// -----
+
+// A loop with scan inputs: the body takes row i of each after the carried
+// values.
+// CHECK-LABEL: func.func @scan
+// CHECK: kiln.loop @rows(%{{.*}}, %{{.*}}, %{{.*}}) scan(%{{.*}}) captures(%{{.*}}) : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<7x4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<7x4xf32>)
+func.func private @rows(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>, %r: tensor<4xf32>, %x: tensor<4xf32>)
+    -> (tensor<i1>, tensor<4xf32>, tensor<4xf32>) {
+  %s = kiln.add %h, %r : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %c, %s, %x : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+}
+func.func @scan(%n: tensor<i64>, %c: tensor<i1>, %h0: tensor<4xf32>, %seq: tensor<7x4xf32>, %x: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<7x4xf32>) {
+  %h, %out = kiln.loop @rows(%n, %c, %h0) scan(%seq) captures(%x) : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<7x4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<7x4xf32>)
+  return %h, %out : tensor<4xf32>, tensor<7x4xf32>
+}

@@ -284,7 +284,7 @@ func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>) -> (
   return %c, %h : tensor<i1>, tensor<4xf32>
 }
 func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kiln.loop' op the body 'body' has type '(tensor<i64>, tensor<i1>, tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>)'; it must take (iteration, cond, carried..., captures...) and return (cond, carried..., scanned...) for the op's types}}
+  // expected-error @+1 {{'kiln.loop' op the body 'body' has type '(tensor<i64>, tensor<i1>, tensor<4xf32>) -> (tensor<i1>, tensor<4xf32>)'; it must take (iteration, cond, carried..., rows..., captures...) and return (cond, carried..., scanned...) for the op's types}}
   %h = kiln.loop @body(%n, %c, %x) captures(%x) : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %h : tensor<4xf32>
 }
@@ -318,4 +318,26 @@ kiln.program @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor
                [#kiln.binding<output, 192, 16>]) scratch(#kiln.binding<arena, 256, 32>)
       : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
   kiln.return %h : tensor<4xf32>
+}
+
+// -----
+
+func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>, %r: tensor<5xf32>) -> (tensor<i1>, tensor<4xf32>) {
+  return %c, %h : tensor<i1>, tensor<4xf32>
+}
+func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>, %seq: tensor<7x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.loop' op the body 'body' has type '(tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<5xf32>) -> (tensor<i1>, tensor<4xf32>)'; it must take (iteration, cond, carried..., rows..., captures...) and return (cond, carried..., scanned...) for the op's types}}
+  %h = kiln.loop @body(%n, %c, %x) scan(%seq) captures() : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<7x4xf32>) -> tensor<4xf32>
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+func.func private @body(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4xf32>, %r: tensor<f32>) -> (tensor<i1>, tensor<4xf32>) {
+  return %c, %h : tensor<i1>, tensor<4xf32>
+}
+func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>, %seq: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.loop' op scan input 'tensor<f32>' needs a leading dimension of rows}}
+  %h = kiln.loop @body(%n, %c, %x) scan(%seq) captures() : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %h : tensor<4xf32>
 }

@@ -150,20 +150,24 @@ def Kiln_LoopOp : Kiln_Op<"loop", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run a program while a counter and a condition say so";
   let description = [{
-    An ONNX `Loop` whose trip count or condition is known only at run time.
-    With `i` counting from 0, the body (a private function or program) runs
-    while `i < trip_count` (an i64 tensor of one element) and the condition
-    (a boolean tensor of one element, `cond` before the first iteration, the
-    body's first result after each) holds. The body takes
-    `(i, cond, carried..., captures...)` and returns
-    `(cond, carried..., scanned...)`; the carried values start as `init` and
-    keep their types. The op's results are the final carried values, then
-    one tensor per scanned body result stacking every iteration's along a
-    new leading dimension, whose size the trip count must then be (the
-    importer allows scanned results only for loops that cannot end early).
+    An ONNX `Loop` whose trip count or condition is known only at run time,
+    or a `Loop` or `Scan` too long to unroll. With `i` counting from 0, the
+    body (a private function or program) runs while `i < trip_count` (an i64
+    tensor of one element) and the condition (a boolean tensor of one
+    element, `cond` before the first iteration, the body's first result
+    after each) holds. The body takes
+    `(i, cond, carried..., rows..., captures...)` and returns
+    `(cond, carried..., scanned...)`: the carried values start as `init` and
+    keep their types; `rows` are row `i` of each of `scan_inputs` (stacked
+    along their leading dimension, which must have a row for every
+    iteration). The op's results are the final carried values, then one
+    tensor per scanned body result stacking every iteration's along a new
+    leading dimension, whose size the trip count must then be (the importer
+    allows scanned results only for loops that cannot end early).
 
-    In a planned program `operand_bindings` (trip count, cond, init,
-    captures) and `result_bindings` place the op's tensors like a launch's;
+    In a planned program `operand_bindings` (trip count, cond, init, scan
+    inputs, captures) and `result_bindings` place the op's tensors like a
+    launch's;
     the carried values live in their result bindings between iterations.
     `scratch` is the arena range of the body's own arena and, in its last 64
     bytes, the condition between iterations.
@@ -176,13 +180,15 @@ def Kiln_LoopOp : Kiln_Op<"loop", [
   let arguments = (ins Kiln_Tensor:$trip_count, Kiln_Tensor:$cond,
                        FlatSymbolRefAttr:$body,
                        Variadic<Kiln_Tensor>:$init,
+                       Variadic<Kiln_Tensor>:$scan_inputs,
                        Variadic<Kiln_Tensor>:$captures,
                        OptionalAttr<Kiln_BindingArrayAttr>:$operand_bindings,
                        OptionalAttr<Kiln_BindingArrayAttr>:$result_bindings,
                        OptionalAttr<Kiln_BindingAttr>:$scratch);
   let results = (outs Variadic<Kiln_Tensor>:$results);
   let assemblyFormat = [{
-    $body `(` $trip_count `,` $cond (`,` $init^)? `)` `captures` `(` $captures `)`
+    $body `(` $trip_count `,` $cond (`,` $init^)? `)` (`scan` `(` $scan_inputs^ `)`)?
+    `captures` `(` $captures `)`
     (`bindings` `(` $operand_bindings^ `,` $result_bindings `)`)?
     (`scratch` `(` qualified($scratch)^ `)`)?
     attr-dict `:` functional-type(operands, results)
