@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.hpp"
+#include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
 
 #include <algorithm>
@@ -41,6 +42,8 @@ const char *const kUsage =
     "  --min-time=S         time runs until S seconds have passed\n"
     "                       (default: --min-time=1)\n"
     "  --seed=N             seed for the random inputs (default: 0)\n"
+    "  --input=NAME=@FILE.npy  input NAME from a .npy file instead of random\n"
+    "                       values (a trip count, a flag, real data)\n"
     "  --top=N              slowest dispatches to list (default: 10)\n"
     "  --json               print one JSON line instead of the table\n"
     "  --help               print this help\n";
@@ -61,6 +64,7 @@ struct Options {
   uint64_t seed = 0;
   uint64_t top = 10;
   bool json = false;
+  std::vector<std::pair<std::string, std::string>> inputFiles; // name, path
 };
 
 Options parseArguments(int argc, char **argv) {
@@ -93,6 +97,11 @@ Options parseArguments(int argc, char **argv) {
       options.haveMinTime = true;
     } else if (support::flagValue(arg, "--seed=", text)) {
       count(text, options.seed, 0, UINT64_MAX, "--seed");
+    } else if (support::flagValue(arg, "--input=", text)) {
+      size_t at = text.find("=@");
+      if (at == std::string::npos || at == 0 || at + 2 == text.size())
+        fatal("--input=" + text + ": expected NAME=@FILE.npy");
+      options.inputFiles.emplace_back(text.substr(0, at), text.substr(at + 2));
     } else if (support::flagValue(arg, "--top=", text)) {
       count(text, options.top, 0, 1000000, "--top");
     } else if (!arg.empty() && arg[0] == '-') {
@@ -175,12 +184,25 @@ int main(int argc, char **argv) {
     fatal(status.message());
 
   std::vector<Tensor> inputs;
-  for (const kiln_tensor_info_t &info : artifact.inputs()) {
+  std::vector<kiln_tensor_info_t> modelInputs = artifact.inputs();
+  for (const auto &[name, path] : options.inputFiles)
+    if (std::none_of(modelInputs.begin(), modelInputs.end(),
+                     [&](const kiln_tensor_info_t &m) { return name == m.name; }))
+      fatal("--input: no model input named '" + name + "'");
+  for (const kiln_tensor_info_t &info : modelInputs) {
     Tensor t;
-    t.name = info.name;
-    t.dtype = info.dtype;
-    t.shape.assign(info.shape, info.shape + info.rank);
-    support::fillRandom(t, support::inputSeed(options.seed, t.name));
+    auto file = std::find_if(options.inputFiles.begin(), options.inputFiles.end(),
+                             [&](const auto &f) { return f.first == info.name; });
+    if (file != options.inputFiles.end()) {
+      std::string error;
+      if (!npy::read(file->second, t, error))
+        fatal("input '" + file->first + "': " + error);
+    } else {
+      t.dtype = info.dtype;
+      t.shape.assign(info.shape, info.shape + info.rank);
+      support::fillRandom(t, support::inputSeed(options.seed, info.name));
+    }
+    t.name = info.name; // the session checks dtype and shape
     inputs.push_back(std::move(t));
   }
   std::vector<kiln_tensor_t> views;
