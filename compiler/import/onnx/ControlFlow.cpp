@@ -274,6 +274,47 @@ static Unrolled unrollLoop(NodeContext &node, const onnx::GraphProto &body,
   return Unrolled::Done;
 }
 
+/// Body output `k` of a loop run at run time as the value it returns: a
+/// plain tensor of `wanted`'s type (reshaped when only the shape differs,
+/// [1] for [] say) when `wanted` is given. Null after an error saying that
+/// `role` ("the loop-carried value") must keep its type.
+static Value bodyResult(NodeContext &node, Value value, size_t k, Type wanted,
+                        StringRef role) {
+  if (!isPlainTensor(value)) {
+    node.emitError() << "body output " << k
+                     << " is a sequence, an optional or of a size the data decides; Kiln "
+                        "runs a loop over those only when it can unroll it";
+    return nullptr;
+  }
+  auto type = cast<RankedTensorType>(value.getType());
+  auto want = dyn_cast_or_null<RankedTensorType>(wanted);
+  if (!want || type == want)
+    return value;
+  if (type.getElementType() != want.getElementType() ||
+      type.getNumElements() != want.getNumElements()) {
+    node.emitError() << "body output " << k << " is " << type << " where " << role << " is "
+                     << want
+                     << "; a loop that runs at run time keeps the types of its values (a "
+                        "trip count and condition known at compile time would unroll it)";
+    return nullptr;
+  }
+  return node.reshape(value, want.getShape());
+}
+
+/// The result types of a kiln.loop: the carried values', then each scanned
+/// body result stacked `rows` times along a new leading dimension.
+static SmallVector<Type> loopResultTypes(ValueRange carried, ArrayRef<Value> scanned,
+                                         int64_t rows) {
+  SmallVector<Type> types(carried.getTypes());
+  for (Value row : scanned) {
+    auto type = cast<RankedTensorType>(row.getType());
+    SmallVector<int64_t> shape{rows};
+    llvm::append_range(shape, type.getShape());
+    types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  return types;
+}
+
 /// A Loop whose trip count or condition is known only at run time: the body
 /// becomes a private function taking (iteration, cond, carried...,
 /// captures...) and a kiln.loop runs it. Scan outputs need a loop that
@@ -330,28 +371,11 @@ static LogicalResult convertRuntimeLoop(NodeContext &node, const onnx::GraphProt
     }
     for (auto [k, value] : llvm::enumerate(*outputs)) {
       Type want = k == 0 ? Type(scalarType(i1)) : k <= carried ? init[k - 1].getType() : Type();
-      if (!isPlainTensor(value)) {
-        node.emitError() << "body output " << k
-                         << " is a sequence, an optional or of a size the data decides; "
-                            "Kiln runs such loops only when it can unroll them";
+      Value result = bodyResult(node, value, k, want,
+                                k == 0 ? "the condition" : "the loop-carried value");
+      if (!result)
         return fail();
-      }
-      auto type = cast<RankedTensorType>(value.getType());
-      auto wanted = dyn_cast_or_null<RankedTensorType>(want);
-      if (wanted && type != wanted) {
-        if (type.getElementType() != wanted.getElementType() ||
-            type.getNumElements() != wanted.getNumElements()) {
-          node.emitError() << "body output " << k << " is " << type << " where "
-                           << (k == 0 ? "the condition" : "the loop-carried value")
-                           << " is " << wanted
-                           << "; a loop that runs at run time keeps the types of its "
-                              "values (a trip count and condition known at compile time "
-                              "would unroll it)";
-          return fail();
-        }
-        value = node.reshape(value, wanted.getShape());
-      }
-      results.push_back(value);
+      results.push_back(result);
     }
     size_t scans = results.size() - 1 - carried;
     if (node.numOutputs() != carried + scans) {
@@ -392,13 +416,8 @@ static LogicalResult convertRuntimeLoop(NodeContext &node, const onnx::GraphProt
       return fail();
     }
   }
-  SmallVector<Type> resultTypes(ValueRange(init).getTypes());
-  for (Value row : ArrayRef(results).drop_front(1 + carried)) {
-    auto type = cast<RankedTensorType>(row.getType());
-    SmallVector<int64_t> shape{rows};
-    llvm::append_range(shape, type.getShape());
-    resultTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
-  }
+  SmallVector<Type> resultTypes =
+      loopResultTypes(init, ArrayRef(results).drop_front(1 + carried), rows);
   auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, cond, func.getSymName(), init,
                              /*scan_inputs=*/ValueRange(), captures, /*operand_bindings=*/nullptr,
                              /*result_bindings=*/nullptr, /*scratch=*/nullptr);
@@ -675,23 +694,11 @@ static LogicalResult convertRuntimeScan(NodeContext &node, const onnx::GraphProt
     }
     results.push_back(node.scalar(i1, 1)); // a Scan runs all its steps
     for (auto [k, value] : llvm::enumerate(*outputs)) {
-      auto type = cast<RankedTensorType>(value.getType());
-      if (!isPlainTensor(value)) {
-        node.emitError() << "body output " << k
-                         << " is a sequence, an optional or of a size the data decides";
+      Value result =
+          bodyResult(node, value, k, k < carried ? states[k].getType() : Type(), "the state");
+      if (!result)
         return fail();
-      }
-      if (k < carried && type != states[k].getType()) {
-        auto wanted = cast<RankedTensorType>(states[k].getType());
-        if (type.getElementType() != wanted.getElementType() ||
-            type.getNumElements() != wanted.getNumElements()) {
-          node.emitError() << "body output " << k << " is " << type << " where the state is "
-                           << wanted << "; a Scan run at run time keeps the types of its states";
-          return fail();
-        }
-        value = node.reshape(value, wanted.getShape());
-      }
-      results.push_back(value);
+      results.push_back(result);
     }
     captures = node.finishOutlined(func, results);
   }
@@ -701,13 +708,8 @@ static LogicalResult convertRuntimeScan(NodeContext &node, const onnx::GraphProt
                      << " scan outputs";
     return failure();
   }
-  SmallVector<Type> resultTypes(ValueRange(states).getTypes());
-  for (Value row : ArrayRef(results).drop_front(1 + carried)) {
-    auto type = cast<RankedTensorType>(row.getType());
-    SmallVector<int64_t> shape{length};
-    llvm::append_range(shape, type.getShape());
-    resultTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
-  }
+  SmallVector<Type> resultTypes =
+      loopResultTypes(states, ArrayRef(results).drop_front(1 + carried), length);
   Value trip = node.create<ConstantOp>(DenseElementsAttr::get(scalarType(i64), APInt(64, length)));
   auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, node.scalar(i1, 1),
                              func.getSymName(), states, stacked, captures,
