@@ -465,6 +465,25 @@ def script_data_if():
     return ScriptDataIf().eval(), {"x": randn(4, 16)}
 
 
+class MaskSelect(nn.Module):
+    """Boolean-mask indexing and nonzero (sizes the data decides): a scale of
+    the positive entries of a projection, and their coordinates."""
+
+    def __init__(self, d: int = 8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor):
+        y = self.proj(x)
+        picked = y[y > 0] * 2.0
+        return torch.nonzero(y > 0.5), torch.sigmoid(picked)
+
+
+def mask_select():
+    torch.manual_seed(WEIGHT_SEED)
+    return MaskSelect().eval(), {"x": randn(5, 8)}
+
+
 # ---------------------------------------------------------------------------
 # Registry
 # ---------------------------------------------------------------------------
@@ -492,6 +511,7 @@ MODELS: dict[str, Spec] = {
     # The same graph with nothing pinned: needs control flow at run time.
     "script_loop_unpinned": Spec(script_loop, ["h"], script=True),
     "script_data_if": Spec(script_data_if, ["y"], script=True),
+    "mask_select": Spec(mask_select, ["coords", "picked"]),
     "squeezenet1_1": Spec(torchvision_model(tv.squeezenet1_1, 64), ["logits"]),
     "shufflenet_v2_x0_5": Spec(torchvision_model(tv.shufflenet_v2_x0_5, 64), ["logits"]),
     "mobilenet_v3_small": Spec(torchvision_model(tv.mobilenet_v3_small, 64), ["logits"]),

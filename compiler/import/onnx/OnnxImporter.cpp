@@ -643,6 +643,79 @@ static bool takesAggregates(StringRef opType) {
          llvm::is_contained({"ConcatFromSequence", "Identity", "If", "Loop"}, opType);
 }
 
+/// For a node given inputs whose size along an axis the data decides (the
+/// padded tensors of `bounded`, by input index): the output axis their rows
+/// land on when the op keeps rows apart (each output row computed from the
+/// matching input rows), or none. All bounded inputs must share one extent
+/// and land on the same axis; other operands must broadcast along it.
+static std::optional<int64_t>
+rowWiseAxis(NodeContext &node, ArrayRef<std::pair<unsigned, Bounded>> bounded) {
+  StringRef op = node.opType();
+  auto rank = [&](unsigned i) {
+    return cast<RankedTensorType>(node.inputType(i)).getRank();
+  };
+  for (auto [i, b] : bounded)
+    if (b.extent != bounded.front().second.extent)
+      return std::nullopt;
+  auto [index, first] = bounded.front();
+  static const llvm::StringSet<> unary = {
+      "Abs", "Neg", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Floor",
+      "Ceil", "Round", "Not", "Sign", "Erf", "Softplus", "Cast", "CastLike", "LeakyRelu",
+      "Elu", "Selu", "HardSigmoid", "Clip", "IsNaN", "IsInf", "Sin", "Cos"};
+  static const llvm::StringSet<> broadcasting = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Equal", "Less", "Greater",
+      "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where", "BitShift"};
+  if (unary.contains(op)) {
+    // Clip's bounds and CastLike's target are not row data.
+    if (bounded.size() != 1 || index != 0)
+      return std::nullopt;
+    return first.axis;
+  }
+  if (broadcasting.contains(op)) {
+    int64_t outRank = 0;
+    for (unsigned i = 0; i < node.numInputs(); ++i)
+      outRank = std::max(outRank, rank(i));
+    int64_t axis = first.axis + outRank - rank(index);
+    for (auto [i, b] : bounded)
+      if (b.axis + outRank - rank(i) != axis)
+        return std::nullopt;
+    for (unsigned i = 0; i < node.numInputs(); ++i) {
+      if (llvm::any_of(bounded, [&](auto &entry) { return entry.first == i; }))
+        continue;
+      int64_t d = axis - (outRank - rank(i));
+      if (d >= 0 && cast<RankedTensorType>(node.inputType(i)).getDimSize(d) != 1)
+        return std::nullopt;
+    }
+    return axis;
+  }
+  if (bounded.size() != 1)
+    return std::nullopt;
+  if (op == "Transpose") {
+    SmallVector<int64_t> perm = node.intsAttr("perm");
+    if (perm.empty())
+      perm = llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank(0))));
+    auto at = llvm::find(perm, first.axis);
+    return at == perm.end() ? std::nullopt : std::optional<int64_t>(at - perm.begin());
+  }
+  if (op == "GatherND") {
+    // Rows of the indices (not their last axis) give rows of the result.
+    if (index != 1 || node.intAttr("batch_dims", 0) != 0 || first.axis >= rank(1) - 1)
+      return std::nullopt;
+    return first.axis;
+  }
+  if (op == "Gather") {
+    int64_t axis = node.intAttr("axis", 0);
+    if (axis < 0)
+      axis += rank(0);
+    if (index == 1)
+      return axis + first.axis;
+    if (first.axis == axis)
+      return std::nullopt;
+    return first.axis < axis ? first.axis : first.axis + rank(1) - 1;
+  }
+  return std::nullopt;
+}
+
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
                                          ArrayRef<int> order) {
   const PatternRegistry &registry = getPatternRegistry();
@@ -662,19 +735,35 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
       context.emitError() << arity;
       return failure();
     }
+    // Inputs whose size along an axis the data decides: an op that computes
+    // each output row from the matching input rows takes the padded
+    // tensors, and its outputs are Bounded along the axis the rows land on,
+    // with the same extent; any other op is refused.
+    SmallVector<std::pair<std::string, Value>> boundedInputs;
+    std::optional<std::pair<int64_t, Value>> boundedOutput; // axis, extent
     if (node.op_type() != "Identity") {
-      for (auto [i, in] : llvm::enumerate(node.input())) {
-        std::optional<Bounded> bounded =
-            in.empty() ? std::nullopt : getBounded(lookup(in));
-        if (!bounded)
-          continue;
-        context.emitError()
-            << "input " << i << " ('" << in << "') has a size known only at run time (axis "
-            << bounded->axis << ", at most "
-            << cast<RankedTensorType>(bounded->padded.getType()).getShape()[bounded->axis]
-            << "), which Kiln supports only as a graph output; " << node.op_type()
-            << " cannot take it";
-        return failure();
+      SmallVector<std::pair<unsigned, Bounded>> bounded;
+      for (auto [i, in] : llvm::enumerate(node.input()))
+        if (std::optional<Bounded> b = in.empty() ? std::nullopt : getBounded(lookup(in)))
+          bounded.push_back({unsigned(i), *b});
+      if (!bounded.empty()) {
+        std::optional<int64_t> axis = rowWiseAxis(context, bounded);
+        if (!axis) {
+          auto [i, b] = bounded.front();
+          context.emitError()
+              << "input " << i << " ('" << node.input(i)
+              << "') has a size known only at run time (axis " << b.axis << ", at most "
+              << cast<RankedTensorType>(b.padded.getType()).getShape()[b.axis]
+              << "), which Kiln supports as a graph output and through ops that keep its "
+                 "rows apart (elementwise ops, Cast, Transpose, Gather, GatherND); "
+              << node.op_type() << " cannot take it";
+          return failure();
+        }
+        boundedOutput = {*axis, bounded.front().second.extent};
+        for (auto [i, b] : bounded) {
+          boundedInputs.push_back({node.input(i), values[node.input(i)]});
+          values[node.input(i)] = b.padded;
+        }
       }
     }
     if (!takesAggregates(node.op_type())) {
@@ -692,6 +781,13 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
     const PatternFn *pattern = registry.lookup(node.op_type(), opset);
     if (failed((*pattern)(context)) || failedConversion)
       return failure();
+    for (auto &[name, value] : boundedInputs)
+      values[name] = value;
+    if (boundedOutput)
+      for (const std::string &out : node.output())
+        if (!out.empty() && values.count(out))
+          values[out] = buildBounded(builder, loc, values[out], boundedOutput->first,
+                                     boundedOutput->second);
     for (int i = 0; i < node.output_size(); ++i) {
       if (!node.output(i).empty() && !values.count(node.output(i))) {
         context.emitError() << "produced no value for output " << i << " ('"
