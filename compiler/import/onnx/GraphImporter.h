@@ -55,6 +55,15 @@ public:
 
   mlir::OwningOpRef<mlir::ModuleOp> run(const onnx::ModelProto &model);
 
+  /// The checks of run() that libonnx's version converter relies on without
+  /// making them itself (it dereferences the producer of every value a node
+  /// or the graph uses): every value defined once, every use defined, no
+  /// cycle. Run before converting an old opset; failure after a diagnostic.
+  mlir::LogicalResult checkGraph(const onnx::GraphProto &graph) {
+    std::vector<int> order;
+    return checkStructure(graph, order);
+  }
+
   /// `model` for libonnx's checker: mapped initializers become graph inputs.
   onnx::ModelProto withoutMappedData(const onnx::ModelProto &model);
 

@@ -1165,13 +1165,17 @@ onnx::ModelProto GraphImporter::withoutMappedData(const onnx::ModelProto &model)
 /// Models older than kMinOpset are converted to it with libonnx's version
 /// converter first (then imported as usual). The converter copies the model,
 /// so initializer payloads left in the mapped file are copied in first.
-static LogicalResult upgradeOldOpset(Location fileLoc, ModelStorage &storage) {
+static LogicalResult upgradeOldOpset(Location fileLoc, ModelStorage &storage,
+                                     GraphImporter &importer) {
   int64_t opset = -1;
   for (const auto &entry : storage.model.opset_import())
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = entry.version();
   if (opset < 1 || opset >= kMinOpset)
     return success(); // run() reports a missing or too new opset
+  // The converter crashes on a graph that uses a value nothing defines.
+  if (failed(importer.checkGraph(storage.model.graph())))
+    return failure();
   auto *graph = storage.model.mutable_graph();
   for (int i = 0; i < graph->initializer_size(); ++i) {
     onnx::TensorProto *tensor = graph->mutable_initializer(i);
@@ -1252,8 +1256,8 @@ onnx_import::importOnnxFile(MLIRContext &context, StringRef path,
     mlir::emitError(fileLoc) << message;
     return nullptr;
   }
-  if (failed(upgradeOldOpset(fileLoc, *storage)))
-    return nullptr;
   GraphImporter importer(context, fileLoc, options, storage);
+  if (failed(upgradeOldOpset(fileLoc, *storage, importer)))
+    return nullptr;
   return importer.run(storage->model);
 }

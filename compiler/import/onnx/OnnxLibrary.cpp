@@ -17,8 +17,15 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <exception>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace kiln::onnx_import;
 
@@ -95,7 +102,9 @@ std::string kiln::onnx_import::checkNodeInputs(const onnx::NodeProto &node, int6
   }
 }
 
-std::string kiln::onnx_import::convertOpset(onnx::ModelProto &model, int64_t target) {
+/// The conversion itself, in the process that runs it: "" and the
+/// converted model, or the converter's message.
+static std::string convertInProcess(onnx::ModelProto &model, int64_t target) {
   // The converter's adapters (the broadcasting of Add, Gemm, ...) read the
   // shapes of their inputs: infer them first. Inference is best-effort; a
   // model it cannot type is still handed to the converter.
@@ -112,8 +121,81 @@ std::string kiln::onnx_import::convertOpset(onnx::ModelProto &model, int64_t tar
     std::string what = e.what();
     // libonnx prefixes its messages with "[ONNXRuntimeError]"-like tags and
     // may span lines: keep the first line.
-    return what.substr(0, what.find('\n'));
+    what = what.substr(0, what.find('\n'));
+    return what.empty() ? "the version converter failed" : what;
   } catch (...) {
     return "the version converter failed";
   }
+}
+
+/// Writes all of `bytes` to `fd`; false on error.
+static bool writeAll(int fd, const char *bytes, size_t size) {
+  while (size) {
+    ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    bytes += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+std::string kiln::onnx_import::convertOpset(onnx::ModelProto &model, int64_t target) {
+  // libonnx's converter dereferences what a malformed model leaves out (a
+  // node's missing input, a shape it assumes), so it runs in a child
+  // process: a crash there is this model's error, not the compiler's. The
+  // child sends back 'M' and the converted model, or 'E' and the message.
+  int pipeFds[2];
+  if (::pipe(pipeFds) != 0)
+    return convertInProcess(model, target);
+  std::fflush(nullptr);
+  pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipeFds[0]);
+    ::close(pipeFds[1]);
+    return convertInProcess(model, target);
+  }
+  if (child == 0) {
+    ::close(pipeFds[0]);
+    // A crash ends the child quietly (no stack dump from LLVM's or a
+    // sanitizer's handler): the parent reports it.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+      std::signal(sig, SIG_DFL);
+    std::string message = convertInProcess(model, target);
+    std::string reply;
+    if (message.empty() && model.SerializeToString(&reply))
+      reply.insert(0, 1, 'M');
+    else
+      reply = "E" + (message.empty() ? std::string("the converted model is too large") : message);
+    ::_exit(writeAll(pipeFds[1], reply.data(), reply.size()) ? 0 : 1);
+  }
+  ::close(pipeFds[1]);
+  std::string reply;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(pipeFds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    reply.append(buffer, size_t(n));
+  }
+  ::close(pipeFds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return "the version converter crashed on it (" +
+           std::string(strsignal(WTERMSIG(status))) + "): the model is malformed";
+  if (reply.empty() || (reply[0] != 'M' && reply[0] != 'E'))
+    return "the version converter failed";
+  if (reply[0] == 'E')
+    return reply.substr(1);
+  onnx::ModelProto converted;
+  if (parseModelBytes(llvm::StringRef(reply).drop_front(), converted) != "")
+    return "the version converter gave a model that does not parse";
+  model = std::move(converted);
+  return "";
 }
