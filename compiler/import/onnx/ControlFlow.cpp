@@ -386,10 +386,13 @@ static LogicalResult convertRuntimeLoop(NodeContext &node, const onnx::GraphProt
     }
     captures = node.finishOutlined(func, results);
   }
-  // Scan outputs stack one row per iteration: the loop must run exactly
-  // its constant trip count.
+  // Scan outputs stack one row per iteration, as many as the constant trip
+  // count. A loop that can end earlier also counts its iterations (a
+  // carried value after the others) and its scan outputs are Bounded by
+  // that count, the rows past it zeros.
   size_t scans = results.size() - 1 - carried;
   int64_t rows = 0;
+  bool early = false;
   if (scans) {
     DenseElementsAttr m = node.hasInput(0) ? node.constantInput(0) : nullptr;
     if (!m) {
@@ -398,31 +401,63 @@ static LogicalResult convertRuntimeLoop(NodeContext &node, const onnx::GraphProt
       return fail();
     }
     rows = (*m.getValues<APInt>().begin()).getSExtValue();
+    if (rows < 0 || rows > kMaxTensorElements) {
+      node.emitError() << "M is " << rows << ", which scan outputs cannot have rows for";
+      return fail();
+    }
     std::optional<bool> initial = node.hasInput(1) ? constantBool(cond) : std::optional(true);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     Value next = ret.getOperand(0);
     while (auto reshape = next.getDefiningOp<ReshapeOp>())
       next = reshape.getInput();
     bool endless = next == func.getArgument(1) || constantBool(next) == std::optional(true);
-    if (initial != std::optional(true) || !endless) {
-      if (!initial)
-        node.notConstant(1, "cond", "a boolean constant",
-                         "the loop has scan outputs, one row per iteration");
-      else
-        node.emitError() << "the body's condition can end the loop before its trip count, "
-                            "and its scan outputs have one row per iteration: their size "
-                            "would be known only at run time, which Kiln supports for Loop "
-                            "only when it can unroll it";
-      return fail();
-    }
+    early = initial != std::optional(true) || !endless;
   }
+  SmallVector<Value> loopInit(init);
+  if (early) {
+    OpBuilder::InsertionGuard guard(b);
+    Block &entry = func.getBody().front();
+    BlockArgument count = entry.insertArgument(2 + carried, scalarType(i64), func.getLoc());
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    b.setInsertionPoint(ret);
+    Value next = node.create<AddOp>(count, node.scalar(i64, 1));
+    SmallVector<Value> operands(ret.getOperands());
+    operands.insert(operands.begin() + 1 + carried, next);
+    ret->setOperands(operands);
+    func.setType(b.getFunctionType(entry.getArgumentTypes(), ValueRange(operands).getTypes()));
+  }
+  if (early)
+    loopInit.push_back(node.scalar(i64, 0));
   SmallVector<Type> resultTypes =
-      loopResultTypes(init, ArrayRef(results).drop_front(1 + carried), rows);
-  auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, cond, func.getSymName(), init,
+      loopResultTypes(loopInit, ArrayRef(results).drop_front(1 + carried), rows);
+  auto loop = LoopOp::create(b, node.loc(), resultTypes, trip, cond, func.getSymName(), loopInit,
                              /*scan_inputs=*/ValueRange(), captures, /*operand_bindings=*/nullptr,
                              /*result_bindings=*/nullptr, /*scratch=*/nullptr);
-  for (auto [i, value] : llvm::enumerate(loop.getResults()))
-    node.setOutput(i, value);
+  for (size_t i = 0; i < carried; ++i)
+    node.setOutput(i, loop.getResult(i));
+  for (size_t k = 0; k < scans; ++k) {
+    Value stacked = loop.getResult(loopInit.size() + k);
+    if (!early) {
+      node.setOutput(carried + k, stacked);
+      continue;
+    }
+    // Rows at or past the count are zeros (a consumer indexing with them
+    // stays in range).
+    Value count = loop.getResult(carried);
+    auto type = cast<RankedTensorType>(stacked.getType());
+    SmallVector<int64_t> column(type.getRank(), 1);
+    column[0] = rows;
+    auto iotaType = RankedTensorType::get({rows}, i64);
+    SmallVector<APInt> indices;
+    for (int64_t r = 0; r < rows; ++r)
+      indices.push_back(APInt(64, r));
+    Value iota = node.reshape(node.create<ConstantOp>(DenseElementsAttr::get(iotaType, indices)),
+                              column);
+    Value kept = node.create<LessOp>(iota, count);
+    Value zero = node.scalar(type.getElementType(), 0);
+    Value masked = node.create<SelectOp>(kept, stacked, zero);
+    node.setOutput(carried + k, buildBounded(b, node.loc(), masked, 0, count));
+  }
   return success();
 }
 
