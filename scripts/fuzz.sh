@@ -142,7 +142,11 @@ PY
 }
 
 # --- run ---------------------------------------------------------------------
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+# allow_user_segv_handler: the importer runs libONNX's version converter in
+# a forked child that resets SIGSEGV to die quietly (its crash is the
+# model's error); without it ASan keeps its handler there and the child
+# reports the crash as the fuzzer's own.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:allow_user_segv_handler=1}"
 # The fork-mode children get their temporary files here.
 export TMPDIR="$BUILD/tmp"
 mkdir -p "$TMPDIR"

@@ -19,6 +19,8 @@ PACKAGES=(
   # ONNX, protobuf, FlatBuffers, GoogleTest
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
+  # kiln-serve: HTTP and JSON
+  libcpp-httplib-dev nlohmann-json3-dev pkg-config
   # model export and references (for /usr/bin/python3)
   python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
   # memory/time measurements in tests

@@ -618,6 +618,10 @@ static LogicalResult convertCompress(NodeContext &node) {
   // whose condition is true: a gather of constant positions when the
   // condition is a constant, else a compaction whose size is known only at
   // run time (a Bounded value, see DataDependent.cpp).
+  if (!node.inputType(1).getElementType().isInteger(1)) {
+    node.emitError() << "condition must be a bool tensor, not " << node.inputType(1);
+    return failure();
+  }
   DenseElementsAttr condition = node.constantInput(1);
   auto inputAndAxis = axisOrFlattened(node);
   if (failed(inputAndAxis))

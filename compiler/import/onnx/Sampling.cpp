@@ -351,8 +351,8 @@ static LogicalResult convertGridSample(NodeContext &node) {
 // RoiAlign
 //===----------------------------------------------------------------------===//
 
-/// At most this many sampling points along a side of a RoiAlign bin with
-/// sampling_ratio 0.
+/// At most this many sampling points along a side of a RoiAlign bin (the
+/// grid of sampling_ratio 0, or sampling_ratio itself).
 static constexpr int64_t kMaxGridSide = 1024;
 
 /// The per-ROI sampling grid of RoiAlign when `sampling_ratio` is 0: the
@@ -449,6 +449,11 @@ static LogicalResult convertRoiAlign(NodeContext &node) {
     node.emitError() << "output_height and output_width must be positive and "
                         "sampling_ratio not negative, got "
                      << outH << ", " << outW << " and " << ratio;
+    return failure();
+  }
+  if (ratio > kMaxGridSide) {
+    node.emitError() << "sampling_ratio " << ratio << " asks for more than the "
+                     << kMaxGridSide << " sampling points per bin side Kiln supports";
     return failure();
   }
   int64_t n = imageType.getShape()[0], channels = imageType.getShape()[1];

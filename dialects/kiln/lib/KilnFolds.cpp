@@ -345,6 +345,10 @@ OpFoldResult GreaterEqualOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   auto cond = dyn_cast_or_null<DenseElementsAttr>(adaptor.getCondition());
+  // Folding runs before verification (createOrFold): a condition that is
+  // not boolean is the verifier's to report.
+  if (cond && !cond.getElementType().isInteger(1))
+    return {};
   if (cond && cond.isSplat()) {
     Value chosen =
         cond.getSplatValue<bool>() ? getTrueValue() : getFalseValue();
