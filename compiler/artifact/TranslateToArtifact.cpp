@@ -1,10 +1,11 @@
 //===- TranslateToArtifact.cpp - final module -> .kiln --------------------===//
 //
 // Reads only the IR: programs (inputs, outputs, launches and their
-// bindings; kiln.if and kiln.loop become commands around the commands of
-// the private programs they run, laid out in their scratch), executables (kernel order, names of the fused ONNX nodes,
-// FLOPs and bytes from the exports) and binaries (code objects and their
-// kernel tables), and hands them to the artifact writer.
+// bindings; kiln.if and kiln.loop become commands around the commands of the
+// private programs they run, laid out in their scratch), executables (kernel
+// order, names of the fused ONNX nodes, FLOPs and bytes from the exports)
+// and binaries (code objects and their kernel tables), and hands them to the
+// artifact writer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,12 +58,6 @@ std::optional<ArrayRef<char>> blobBytes(ElementsAttr value) {
     if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
       return blob->getData();
   return std::nullopt;
-}
-
-BindingDesc bindingDesc(BindingAttr binding, uint64_t constantBase) {
-  if (binding.getKind() == kiln::BindingKind::Constant)
-    return {BindingDesc::Constant, constantBase + binding.getOffset(), binding.getSize()};
-  return {BindingDesc::Arena, binding.getOffset(), binding.getSize()};
 }
 
 class Translation {
@@ -275,24 +270,18 @@ private:
     // its commands, its outputs copied out to `results`.
     auto call = [&](Operation *op, FlatSymbolRefAttr name, ArrayRef<BindingDesc> operands,
                     ArrayRef<BindingDesc> results, uint64_t scratch) -> LogicalResult {
-      auto sub = module.lookupSymbol<ProgramOp>(name);
-      if (!sub || !sub.isPlanned())
-        return op->emitOpError() << "runs '" << name.getValue()
-                                 << "', which is not a planned kiln.program";
-      if (++depth > kMaxDepth)
-        return op->emitOpError() << "nests control flow more than " << kMaxDepth << " deep";
-      FailureOr<uint64_t> subPool = constantsOf(sub);
-      if (failed(subPool))
+      FailureOr<std::pair<ProgramOp, uint64_t>> sub = subProgram(op, name);
+      if (failed(sub))
         return failure();
-      for (auto [src, dst] : llvm::zip(operands, places(sub.getInputBindingsAttr(), scratch,
-                                                          *subPool)))
+      auto [branch, subPool] = *sub;
+      for (auto [src, dst] :
+           llvm::zip(operands, places(branch.getInputBindingsAttr(), scratch, subPool)))
         copy(src, dst);
-      if (failed(emitBody(sub, scratch, *subPool, desc)))
+      if (failed(emitNested(op, branch, scratch, subPool, desc)))
         return failure();
-      for (auto [src, dst] : llvm::zip(places(sub.getOutputBindingsAttr(), scratch, *subPool),
-                                       results))
+      for (auto [src, dst] :
+           llvm::zip(places(branch.getOutputBindingsAttr(), scratch, subPool), results))
         copy(src, dst);
-      --depth;
       return success();
     };
 
@@ -336,15 +325,12 @@ private:
         BindingDesc cond{BindingDesc::Arena, scratch + scratchAttr.getSize() - 64, 1};
         size_t carried = loop.getInit().size();
         uint32_t counter = desc.counters++;
-        auto body = module.lookupSymbol<ProgramOp>(loop.getBodyAttr());
-        if (!body || !body.isPlanned())
-          return loop.emitOpError() << "runs '" << loop.getBody()
-                                    << "', which is not a planned kiln.program";
-        FailureOr<uint64_t> bodyPool = constantsOf(body);
-        if (failed(bodyPool))
+        FailureOr<std::pair<ProgramOp, uint64_t>> sub = subProgram(loop, loop.getBodyAttr());
+        if (failed(sub))
           return failure();
-        std::vector<BindingDesc> in = places(body.getInputBindingsAttr(), scratch, *bodyPool);
-        std::vector<BindingDesc> out = places(body.getOutputBindingsAttr(), scratch, *bodyPool);
+        auto [body, bodyPool] = *sub;
+        std::vector<BindingDesc> in = places(body.getInputBindingsAttr(), scratch, bodyPool);
+        std::vector<BindingDesc> out = places(body.getOutputBindingsAttr(), scratch, bodyPool);
         // The state: the condition in the scratch's last bytes, the carried
         // values in the loop's results.
         copy(operands[1], cond);
@@ -375,11 +361,8 @@ private:
         }
         for (size_t j = 2 + carried + scanInputs; j < in.size(); ++j)
           copy(operands[j], in[j]);
-        if (++depth > kMaxDepth)
-          return loop.emitOpError() << "nests control flow more than " << kMaxDepth << " deep";
-        if (failed(emitBody(body, scratch, *bodyPool, desc)))
+        if (failed(emitNested(loop, body, scratch, bodyPool, desc)))
           return failure();
-        --depth;
         copy(out[0], cond);
         for (size_t k = 0; k < carried; ++k)
           copy(out[1 + k], results[k]);
@@ -399,6 +382,30 @@ private:
       }
     }
     return success();
+  }
+
+  /// The planned program `name` that control-flow op `op` runs, and where
+  /// its constants start.
+  FailureOr<std::pair<ProgramOp, uint64_t>> subProgram(Operation *op, FlatSymbolRefAttr name) {
+    auto sub = module.lookupSymbol<ProgramOp>(name);
+    if (!sub || !sub.isPlanned())
+      return op->emitOpError() << "runs '" << name.getValue()
+                               << "', which is not a planned kiln.program";
+    FailureOr<uint64_t> pool = constantsOf(sub);
+    if (failed(pool))
+      return failure();
+    return std::make_pair(sub, *pool);
+  }
+
+  /// emitBody for a sub-program `op` runs, at most kMaxDepth deep.
+  LogicalResult emitNested(Operation *op, ProgramOp sub, uint64_t arenaBase, uint64_t pool,
+                           ProgramDesc &desc) {
+    if (depth == kMaxDepth)
+      return op->emitOpError() << "nests control flow more than " << kMaxDepth << " deep";
+    ++depth;
+    LogicalResult result = emitBody(sub, arenaBase, pool, desc);
+    --depth;
+    return result;
   }
 
   LogicalResult addDispatch(ProgramOp program, LaunchOp launch, uint64_t arenaBase,
