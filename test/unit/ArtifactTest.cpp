@@ -582,50 +582,40 @@ TEST(ArtifactManifest, Commands) {
   BindingDesc x{BindingDesc::Arena, 0, 128}, z{BindingDesc::Arena, 256, 128},
       flag{BindingDesc::Arena, 0, 1}, counter{BindingDesc::Arena, 0, 8},
       limit{BindingDesc::Constant, 0, 8};
-  auto c = [](Op op, uint32_t index, BindingDesc src = {}, BindingDesc dst = {},
-              uint32_t counter = 0) {
-    CommandDesc d;
-    d.op = op;
-    d.index = index;
-    d.src = src;
-    d.dst = dst;
-    d.counter = counter;
-    return d;
-  };
-  EXPECT_EQ(commandError({c(Op::Dispatch, 1)}),
+  EXPECT_EQ(commandError({command(Op::Dispatch, 1)}),
             "test.kiln: command 0: dispatch 1 is out of range (1 dispatches)");
-  EXPECT_EQ(commandError({c(Op::Jump, 2)}),
+  EXPECT_EQ(commandError({command(Op::Jump, 2)}),
             "test.kiln: command 0: jumps to command 2, past the end (1 commands)");
-  EXPECT_EQ(commandError({c(Op::CounterReset, 0, {}, {}, 2)}),
+  EXPECT_EQ(commandError({command(Op::CounterReset, 0, {}, {}, 2)}),
             "test.kiln: command 0: counter 2 is out of range (the program has 2)");
-  EXPECT_EQ(commandError({c(Op::Copy, 0, x, {BindingDesc::Arena, 256, 64})}),
+  EXPECT_EQ(commandError({command(Op::Copy, 0, x, {BindingDesc::Arena, 256, 64})}),
             "test.kiln: command 0: a destination of 64 bytes, not 128");
-  EXPECT_EQ(commandError({c(Op::Copy, 0, limit, limit)}),
+  EXPECT_EQ(commandError({command(Op::Copy, 0, limit, limit)}),
             "test.kiln: command 0: writes outside the arena");
-  EXPECT_EQ(commandError({c(Op::Copy, 0, x, {BindingDesc::Arena, 320, 128})}),
+  EXPECT_EQ(commandError({command(Op::Copy, 0, x, {BindingDesc::Arena, 320, 128})}),
             "test.kiln: command 0 destination: arena range [320, 448) exceeds the arena "
             "(384 bytes)");
-  EXPECT_EQ(commandError({c(Op::CopyToRow, 0, {BindingDesc::Arena, 0, 48}, z)}),
+  EXPECT_EQ(commandError({command(Op::CopyToRow, 0, {BindingDesc::Arena, 0, 48}, z)}),
             "test.kiln: command 0: a destination of 128 bytes is no whole number of 48-byte "
             "rows");
-  EXPECT_EQ(commandError({c(Op::CopyFromRow, 0, z, {BindingDesc::Arena, 0, 48})}),
+  EXPECT_EQ(commandError({command(Op::CopyFromRow, 0, z, {BindingDesc::Arena, 0, 48})}),
             "test.kiln: command 0: a source of 128 bytes is no whole number of 48-byte rows");
-  EXPECT_EQ(commandError({c(Op::CopyFromRow, 0, z, limit)}),
+  EXPECT_EQ(commandError({command(Op::CopyFromRow, 0, z, limit)}),
             "test.kiln: command 0: writes outside the arena");
-  EXPECT_EQ(commandError({c(Op::JumpIfFalse, 0, counter)}),
+  EXPECT_EQ(commandError({command(Op::JumpIfFalse, 0, counter)}),
             "test.kiln: command 0: a condition of 8 bytes, not 1");
-  EXPECT_EQ(commandError({c(Op::JumpIfCounterAtLeast, 0, flag)}),
+  EXPECT_EQ(commandError({command(Op::JumpIfCounterAtLeast, 0, flag)}),
             "test.kiln: command 0: a limit of 1 bytes, not 8");
-  EXPECT_EQ(commandError({c(Op::CounterStore, 0, {}, flag)}),
+  EXPECT_EQ(commandError({command(Op::CounterStore, 0, {}, flag)}),
             "test.kiln: command 0: a destination of 1 bytes, not 8");
-  EXPECT_EQ(commandError({c(Op::CounterStore, 0, {}, limit)}),
+  EXPECT_EQ(commandError({command(Op::CounterStore, 0, {}, limit)}),
             "test.kiln: command 0: writes outside the arena");
-  EXPECT_EQ(commandError({c(Op(42), 0)}), "test.kiln: command 0: unknown command 42");
+  EXPECT_EQ(commandError({command(Op(42), 0)}), "test.kiln: command 0: unknown command 42");
   // A whole loop is fine.
   ArtifactWriter writer = addModel([&](ProgramDesc &p) {
     p.counters = 1;
-    p.commands = {c(Op::CounterReset, 0), c(Op::JumpIfCounterAtLeast, 5, limit),
-                  c(Op::Dispatch, 0), c(Op::CounterIncrement, 0), c(Op::Jump, 1)};
+    p.commands = {command(Op::CounterReset, 0), command(Op::JumpIfCounterAtLeast, 5, limit),
+                  command(Op::Dispatch, 0), command(Op::CounterIncrement, 0), command(Op::Jump, 1)};
   });
   static const int64_t three = 3;
   writer.addConstant(&three, 8);

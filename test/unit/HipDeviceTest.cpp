@@ -709,20 +709,12 @@ TEST_F(HipDeviceTest, CommandsRunOnTheStream) {
   ArtifactWriter writer = addModel([](ProgramDesc &p) {
     p.arenaSize = 448;
     p.counters = 1;
-    auto c = [](CommandOp op, uint32_t index = 0, BindingDesc src = {}, BindingDesc dst = {}) {
-      CommandDesc d;
-      d.op = op;
-      d.index = index;
-      d.src = src;
-      d.dst = dst;
-      return d;
-    };
-    p.commands = {c(CommandOp::CounterReset),
-                  c(CommandOp::JumpIfCounterAtLeast, 7, {BindingDesc::Constant, 0, 8}),
-                  c(CommandOp::CounterStore, 0, {}, {BindingDesc::Arena, 384, 8}),
-                  c(CommandOp::Dispatch, 0),
-                  c(CommandOp::Copy, 0, {BindingDesc::Arena, 256, 128}, {BindingDesc::Arena, 0, 128}),
-                  c(CommandOp::CounterIncrement), c(CommandOp::Jump, 1)};
+    p.commands = {command(CommandOp::CounterReset),
+                  command(CommandOp::JumpIfCounterAtLeast, 7, {BindingDesc::Constant, 0, 8}),
+                  command(CommandOp::CounterStore, 0, {}, {BindingDesc::Arena, 384, 8}),
+                  command(CommandOp::Dispatch, 0),
+                  command(CommandOp::Copy, 0, {BindingDesc::Arena, 256, 128}, {BindingDesc::Arena, 0, 128}),
+                  command(CommandOp::CounterIncrement), command(CommandOp::Jump, 1)};
   });
   static const int64_t three = 3;
   writer.addConstant(&three, 8);

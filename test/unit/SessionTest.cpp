@@ -167,16 +167,6 @@ Artifact commandModel(std::vector<CommandDesc> commands, const std::string &cons
   return openArtifact(writer);
 }
 
-CommandDesc command(CommandOp op, uint32_t index = 0, BindingDesc src = {},
-                    BindingDesc dst = {}) {
-  CommandDesc c;
-  c.op = op;
-  c.index = index;
-  c.src = src;
-  c.dst = dst;
-  return c;
-}
-
 const BindingDesc kX{BindingDesc::Arena, 0, 128}, kZ{BindingDesc::Arena, 256, 128};
 
 TEST(Session, CommandsBranchOnAByte) {

@@ -169,3 +169,14 @@ Tensor test::floatTensor(const std::string &name, float start, float step) {
   }
   return t;
 }
+
+CommandDesc test::command(CommandOp op, uint32_t index, BindingDesc src, BindingDesc dst,
+                          uint32_t counter) {
+  CommandDesc c;
+  c.op = op;
+  c.index = index;
+  c.src = src;
+  c.dst = dst;
+  c.counter = counter;
+  return c;
+}

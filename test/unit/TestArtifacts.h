@@ -39,6 +39,11 @@ addModel(const std::function<void(artifact::ProgramDesc &)> &edit = {},
          const std::string &symbol = "add_f32",
          const std::string &target = "cpu", int32_t extentAxis = -1);
 
+/// One command of a program with control flow (kiln_artifact.fbs: Command).
+artifact::CommandDesc command(artifact::CommandOp op, uint32_t index = 0,
+                              artifact::BindingDesc src = {}, artifact::BindingDesc dst = {},
+                              uint32_t counter = 0);
+
 /// Stand-in bytes for a gfx code object: a valid AMDGPU ELF header (64-bit,
 /// little-endian, ET_DYN, EM_AMDGPU, HSA OS ABI) followed by `note`. Enough
 /// for the runtime's header check; only fake HIP tables "load" it.
