@@ -403,6 +403,10 @@ static LogicalResult convertGather(NodeContext &node) {
   auto axis = node.normalizeAxis(node.intAttr("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
+  if (!isa<IntegerType>(node.inputType(1).getElementType())) {
+    node.emitError() << "indices must be int32 or int64, not " << node.inputType(1);
+    return failure();
+  }
   if (DenseElementsAttr indices = node.constantInput(1)) {
     int64_t dim = type.getShape()[*axis];
     for (const APInt &v : indices.getValues<APInt>()) {

@@ -179,15 +179,20 @@ static LogicalResult convertLRN(NodeContext &node) {
   int64_t rank = type.getRank(), channels = type.getShape()[1];
   Type element = type.getElementType();
   OpBuilder &b = node.builder();
+  // The window of channel c is [c - before, c + after]; channels more than
+  // C - 1 away are never real, so the padding (and the number of shifted
+  // slices) stops there, whatever `size` says (it still scales alpha).
   SmallVector<int64_t> pads(2 * rank, 0);
-  pads[1] = (size - 1) / 2;
-  pads[rank + 1] = size - 1 - pads[1];
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  pads[1] = std::min(before, std::max<int64_t>(channels - 1, 0));
+  pads[rank + 1] = std::min(after, std::max<int64_t>(channels - 1, 0));
+  int64_t shifts = pads[1] + pads[rank + 1] + 1;
   Value squares = node.create<MulOp>(input, input);
   Value padded = node.create<PadOp>(squares, b.getDenseI64ArrayAttr(pads),
                                     b.getStringAttr("constant"),
                                     b.getF64FloatAttr(0));
   Value sum;
-  for (int64_t shift = 0; shift < size; ++shift) {
+  for (int64_t shift = 0; shift < shifts; ++shift) {
     SmallVector<int64_t> starts(rank, 0), ends(type.getShape()), steps(rank, 1);
     starts[1] = shift;
     ends[1] = shift + channels;
