@@ -104,6 +104,13 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // Branches and loop bodies whose kiln.if / kiln.loop folded away.
   pm.addPass(createSymbolDCEPass());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
+  if (options.quantizeWeights)
+    pm.addNestedPass<func::FuncOp>(createKilnQuantizeWeights());
+  pm.addNestedPass<func::FuncOp>(createKilnFoldQuantizedOps());
+  // The integer weights transposed out of dequantizations (QDQ Gemms).
+  pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
+  pm.addNestedPass<func::FuncOp>(createKilnExpandQuantization());
+  pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

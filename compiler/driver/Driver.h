@@ -46,6 +46,9 @@ struct CompileOptions {
   /// Also store each gfx target's kernels built for the host ("emu:<gfx>"
   /// code objects), which the runtime's emu:<gfx> device runs.
   bool emulation = false;
+  /// Post-training quantization: the float weights of contractions whose
+  /// activation the importer quantized become int8 (kiln-quantize-weights).
+  bool quantizeWeights = false;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact
   /// Testing only: the first stage after dispatch formation fails on the

@@ -9,6 +9,7 @@
 #include "driver/Driver.h"
 #include "import/onnx/OnnxImporter.h"
 #include "kiln/Dialect/KilnDialect.h"
+#include "quantize/PostTraining.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -25,6 +26,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -124,6 +126,42 @@ static cl::opt<bool> elideWeights(
     cl::desc("Print weight blobs as __elided__ (default: on for stdout, off "
              "when writing a file with -o, so the file parses back)"),
     cl::cat(kilnCategory));
+static cl::OptionCategory quantCategory("kiln-compile quantization options");
+static cl::opt<std::string> quantizeScheme(
+    "quantize",
+    cl::desc("Post-training quantization: int8 (uint8 activations per tensor from "
+             "calibration, int8 weights per output channel, integer convolutions and "
+             "matmuls)"),
+    cl::value_desc("int8"), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationDir(
+    "calibration",
+    cl::desc("Calibration samples: one folder per sample holding one NAME.npy per model "
+             "input; Kiln runs the float model on them and writes the calibration table"),
+    cl::value_desc("DIR"), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationTable(
+    "calibration-table",
+    cl::desc("The calibration table (JSON): written with --calibration (default: "
+             "OUTPUT.calibration.json), else read instead of calibrating"),
+    cl::value_desc("FILE"), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationMethod(
+    "calibration-method",
+    cl::desc("How a range is chosen: minmax (default), percentile, entropy (KL divergence), "
+             "mse"),
+    cl::init("minmax"), cl::cat(quantCategory));
+static cl::opt<double> calibrationPercentile(
+    "calibration-percentile", cl::desc("--calibration-method=percentile: the percentile of |x| kept"),
+    cl::init(99.999), cl::cat(quantCategory));
+static cl::opt<std::string> validationDir(
+    "validation",
+    cl::desc("Samples to validate the quantized model on (same layout as --calibration; "
+             "default: the last fifth of the calibration samples, held back)"),
+    cl::value_desc("DIR"), cl::cat(quantCategory));
+static cl::opt<std::string> quantReport(
+    "quant-report", cl::desc("Write the quantization report as JSON"),
+    cl::value_desc("FILE.json"), cl::cat(quantCategory));
+static cl::list<std::string> quantizeExclude(
+    "quantize-exclude", cl::desc("Node names or op types kept in float (comma-separated)"),
+    cl::CommaSeparated, cl::value_desc("NAME|OP,..."), cl::cat(quantCategory));
 static cl::opt<bool> noChecker("no-onnx-checker",
                                cl::desc("Skip libonnx's model checker"),
                                cl::cat(kilnCategory));
@@ -133,7 +171,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&kilnCategory, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions({&kilnCategory, &quantCategory, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv, "Kiln: ONNX -> AMD gfx compiler\n");
 
   kiln::onnx_import::ImportOptions options;
@@ -215,16 +253,6 @@ int main(int argc, char **argv) {
     return success();
   });
 
-  // A .mlir input is a kiln-dialect program (@main calling kiln ops), as
-  // the importer would produce: lit tests use it for ops no ONNX op
-  // produces directly (integer and i4 matmuls).
-  OwningOpRef<ModuleOp> module =
-      llvm::StringRef(inputFile).ends_with(".mlir")
-          ? parseSourceFile<ModuleOp>(inputFile, &context)
-          : kiln::onnx_import::importOnnxFile(context, inputFile, options);
-  if (!module || failed(verify(*module)))
-    return 1;
-
   kiln::driver::CompileOptions compileOptions;
   compileOptions.stopAfter = stage;
   compileOptions.modelPath = inputFile;
@@ -235,6 +263,69 @@ int main(int argc, char **argv) {
   compileOptions.emulation = emulation;
   compileOptions.gfx.testFault = testFault;
   compileOptions.testInternalError = testInternalError;
+
+  // Post-training quantization: calibrate (or read the table) first.
+  kiln::quantize::PostTrainingOptions ptq;
+  kiln::quantize::PostTrainingState ptqState;
+  bool quantizing = !quantizeScheme.empty();
+  auto quantError = [](const std::string &message) {
+    llvm::errs() << "kiln-compile: error: " << message << "\n";
+    return 1;
+  };
+  if (!quantizing && (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
+                      validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
+                      quantizeExclude.getNumOccurrences()))
+    return quantError("--calibration, --calibration-table, --validation, --quant-report and "
+                      "--quantize-exclude need --quantize=int8");
+  if (quantizing) {
+    if (quantizeScheme != "int8")
+      return quantError("--quantize=" + quantizeScheme +
+                        ": the schemes Kiln builds today are: int8 (int8-dynamic and "
+                        "int4-weights are not built yet)");
+    if (llvm::StringRef(inputFile).ends_with(".mlir"))
+      return quantError("--quantize needs an ONNX model, not a .mlir file");
+    std::optional<kiln::quantize::Method> method =
+        kiln::quantize::parseMethod(calibrationMethod);
+    if (!method)
+      return quantError("--calibration-method=" + calibrationMethod +
+                        ": expected minmax, percentile, entropy or mse");
+    if (!(calibrationPercentile > 0 && calibrationPercentile <= 100))
+      return quantError("--calibration-percentile must be in (0, 100]");
+    if (calibrationDir.empty() && calibrationTable.empty())
+      return quantError("--quantize=int8 needs calibration data (--calibration=DIR) or a "
+                        "calibration table (--calibration-table=FILE); Kiln never makes "
+                        "ranges up");
+    ptq.modelPath = inputFile;
+    ptq.calibrationDir = calibrationDir;
+    ptq.tablePath = calibrationTable;
+    if (ptq.tablePath.empty())
+      ptq.tablePath = (outputFile == "-" ? llvm::sys::path::stem(inputFile).str()
+                                         : std::string(outputFile)) +
+                      ".calibration.json";
+    ptq.validationDir = validationDir;
+    ptq.reportPath = quantReport;
+    ptq.calibration.method = *method;
+    ptq.calibration.percentile = calibrationPercentile;
+    ptq.exclude.assign(quantizeExclude.begin(), quantizeExclude.end());
+    ptq.progress = llvm::sys::Process::StandardErrIsDisplayed();
+    compileOptions.quantizeWeights = true;
+  }
+
+  // A .mlir input is a kiln-dialect program (@main calling kiln ops), as
+  // the importer would produce: lit tests use it for ops no ONNX op
+  // produces directly (integer and i4 matmuls).
+  if (quantizing) {
+    std::string error;
+    if (!kiln::quantize::prepare(context, options, compileOptions, ptq, ptqState, error))
+      return error.empty() ? 1 : quantError(error);
+  }
+  OwningOpRef<ModuleOp> module =
+      llvm::StringRef(inputFile).ends_with(".mlir")
+          ? parseSourceFile<ModuleOp>(inputFile, &context)
+          : kiln::onnx_import::importOnnxFile(context, inputFile, options);
+  if (!module || failed(verify(*module)))
+    return 1;
+
   for (int i = 1; i < argc; ++i)
     compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);
   if (!dumpDir.empty()) {
@@ -255,11 +346,21 @@ int main(int argc, char **argv) {
       }
     };
   }
+  if (quantizing)
+    compileOptions.dumpStage =
+        kiln::quantize::countIntegerOps(ptqState, std::move(compileOptions.dumpStage));
   std::vector<kiln::driver::StageOutput> outputs;
   if (failed(kiln::driver::compile(module, compileOptions, outputFile, outputs)))
     return 1;
-  if (stage == Stage::Artifact)
+  if (stage == Stage::Artifact) {
+    if (quantizing) {
+      std::string error;
+      if (!kiln::quantize::report(context, options, compileOptions, ptq, ptqState, outputFile,
+                                  error))
+        return error.empty() ? 1 : quantError(error);
+    }
     return 0;
+  }
 
   std::string errorMessage;
   auto output = openOutputFile(outputFile, &errorMessage);

@@ -246,7 +246,7 @@ static LogicalResult convertQLinearConv(NodeContext &node) {
       node.cast(filterScale, f32));
   Value scale = node.create<DivOp>(
       node.cast(node.reshape(node.input(6), {}), f32), inputScale);
-  Value zeroPoint = node.cast(node.reshape(node.input(7), {}), f32);
+  Value zeroPoint = node.reshape(node.input(7), {});
   node.setOutput(0, quantizeLinear(node, node.cast(acc, f32), scale, zeroPoint,
                                    node.inputType(7).getElementType()));
   return success();

@@ -121,7 +121,13 @@ private:
                                      bool nested = false);
   /// Converts the nodes of `graph` in `order` through the pattern registry.
   mlir::LogicalResult importNodes(const onnx::GraphProto &graph,
-                                  llvm::ArrayRef<int> order);
+                                  llvm::ArrayRef<int> order, bool mainGraph = false);
+  /// The activation (input 0) of `node` when post-training quantization
+  /// applies to it (see ImportOptions::observeQuantizable), else empty.
+  std::string quantizableActivation(const onnx::NodeProto &node);
+  /// The quantized-then-dequantized value of activation `name` (made once).
+  mlir::FailureOr<mlir::Value> fakeQuantized(const std::string &name,
+                                             const onnx::NodeProto &node);
   mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);
   mlir::FailureOr<mlir::RankedTensorType>
   inputType(const std::string &name, const onnx::TypeProto &type);
@@ -167,6 +173,10 @@ private:
   /// Functions outlined so far (their names are numbered).
   unsigned outlinedCount = 0;
   llvm::StringMap<const onnx::TensorProto *> initializers;
+  /// Post-training quantization: the activations observed (in first-use
+  /// order) and the fake-quantized values made for them.
+  llvm::SmallVector<std::string> observed;
+  llvm::StringMap<mlir::Value> fakeQuantizedValues;
 };
 
 } // namespace kiln::onnx_import

@@ -316,9 +316,9 @@ void registerTextPatterns(PatternRegistry &registry);
 void registerRandomPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
-/// `quantized` (ONNX's linear quantization), computed in x's float type;
-/// `scale` and `zeroPoint` (null for 0) are in that type and broadcast
-/// against x.
+/// `quantized` (ONNX's linear quantization, a kiln.quantize); `scale` is in
+/// x's float type, `zeroPoint` (null for 0) in `quantized`, and both
+/// broadcast against x.
 mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
                            mlir::Value zeroPoint, mlir::Type quantized);
 

@@ -196,7 +196,7 @@ static LogicalResult convertQLinearMatMul(NodeContext &node) {
             node.cast(matmulScale(node, 4, /*perRow=*/false), f32));
         Value scale = node.create<DivOp>(
             node.cast(matmulScale(node, 6, false), f32), inputScale);
-        Value zeroPoint = node.cast(node.reshape(node.input(7), {}), f32);
+        Value zeroPoint = node.reshape(node.input(7), {});
         return quantizeLinear(node, node.cast(product, f32), scale, zeroPoint,
                               node.inputType(7).getElementType());
       },

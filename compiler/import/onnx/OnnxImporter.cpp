@@ -19,6 +19,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -716,8 +718,58 @@ rowWiseAxis(NodeContext &node, ArrayRef<std::pair<unsigned, Bounded>> bounded) {
   return std::nullopt;
 }
 
+std::string GraphImporter::quantizableActivation(const onnx::NodeProto &node) {
+  const std::string &op = node.op_type();
+  if ((op != "Conv" && op != "MatMul" && op != "Gemm") || node.input_size() < 2 ||
+      !node.domain().empty())
+    return "";
+  for (const std::string &excluded : options.quantizeExclude)
+    if (excluded == op || excluded == node.name())
+      return "";
+  Value activation = lookup(node.input(0)), weight = lookup(node.input(1));
+  if (!activation || !weight || !matchPattern(weight, m_Constant()) ||
+      !getElementTypeOrSelf(activation.getType()).isF32() ||
+      !getElementTypeOrSelf(weight.getType()).isF32())
+    return "";
+  return node.input(0);
+}
+
+FailureOr<Value> GraphImporter::fakeQuantized(const std::string &name,
+                                              const onnx::NodeProto &node) {
+  if (Value done = fakeQuantizedValues.lookup(name))
+    return done;
+  auto it = options.quantizeActivations.find(name);
+  if (it == options.quantizeActivations.end()) {
+    mlir::emitError(NameLoc::get(builder.getStringAttr(nodeName(node))))
+        << "the calibration table has no range for tensor '" << name << "' (input 0 of "
+        << describeNode(node) << "): it was made for another model";
+    return failure();
+  }
+  const ImportOptions::Quantization &q = it->second;
+  Value real = values[name];
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfterValue(real);
+  Location loc = NameLoc::get(builder.getStringAttr(name + ".quantized"));
+  auto type = cast<RankedTensorType>(real.getType());
+  // kiln's int8 is the signless i8 (see Kiln_Int8Tensor).
+  Type integer = q.isSigned ? IntegerType::get(ctx, 8)
+                            : IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  auto f32Scalar = RankedTensorType::get({}, builder.getF32Type());
+  auto intScalar = RankedTensorType::get({}, integer);
+  Value scale = ConstantOp::create(
+      builder, loc, DenseElementsAttr::get(f32Scalar, static_cast<float>(q.scale)));
+  Value zeroPoint = ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(intScalar, APInt(8, static_cast<uint64_t>(q.zeroPoint),
+                                              /*isSigned=*/q.isSigned)));
+  Value quantized = QuantizeOp::create(builder, loc, type.clone(integer), real, scale, zeroPoint);
+  Value result = DequantizeOp::create(builder, loc, type, quantized, scale, zeroPoint);
+  fakeQuantizedValues[name] = result;
+  return result;
+}
+
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
-                                         ArrayRef<int> order) {
+                                         ArrayRef<int> order, bool mainGraph) {
   const PatternRegistry &registry = getPatternRegistry();
   for (int index : order) {
     const onnx::NodeProto &node = graph.node(index);
@@ -727,6 +779,22 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
     for (const std::string &in : node.input())
       if (!in.empty() && !lookup(in))
         return failure();
+    // Post-training quantization: a quantizable node reads its activation
+    // observed, or through the table's quantization.
+    std::string activation;
+    Value realActivation;
+    if (mainGraph && (options.observeQuantizable || options.quantize))
+      activation = quantizableActivation(node);
+    if (!activation.empty() && options.observeQuantizable &&
+        !llvm::is_contained(observed, activation))
+      observed.push_back(activation);
+    if (!activation.empty() && options.quantize) {
+      FailureOr<Value> fake = fakeQuantized(activation, node);
+      if (failed(fake))
+        return failure();
+      realActivation = values[activation];
+      values[activation] = *fake;
+    }
     NodeContext context(*this, node, opset, loc, builder);
     // Patterns read their required inputs without checking: a node that
     // lacks one is stopped here, against libonnx's schema of the op.
@@ -781,6 +849,8 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
     const PatternFn *pattern = registry.lookup(node.op_type(), opset);
     if (failed((*pattern)(context)) || failedConversion)
       return failure();
+    if (realActivation)
+      values[activation] = realActivation;
     for (auto &[name, value] : boundedInputs)
       values[name] = value;
     if (boundedOutput)
@@ -1092,8 +1162,16 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   if (!pinnedText.empty())
     (*module)->setAttr(kPinnedInputsAttr, builder.getDictionaryAttr(pinnedText));
 
-  if (failed(importNodes(graph, order)))
+  if (failed(importNodes(graph, order, /*mainGraph=*/true)))
     return nullptr;
+  if (options.quantize)
+    for (const auto &entry : options.quantizeActivations)
+      if (!fakeQuantizedValues.count(entry.getKey())) {
+        error() << "the calibration table has a range for tensor '" << entry.getKey()
+                << "', which no quantizable node of the model reads: it was made for "
+                   "another model";
+        return nullptr;
+      }
 
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
@@ -1105,6 +1183,16 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
       return nullptr;
     flattenOutput(out.name(), v, results, resultNames, extents);
   }
+  // Observed activations follow the model's outputs (one result each, even
+  // when the tensor is an output too).
+  SmallVector<Attribute> observedNames;
+  for (const std::string &name : observed) {
+    results.push_back(values[name]);
+    resultNames.push_back(name);
+    observedNames.push_back(builder.getStringAttr(name));
+  }
+  if (options.observeQuantizable)
+    (*module)->setAttr(kObservedTensorsAttr, builder.getArrayAttr(observedNames));
   // The extents of data-dependent outputs follow the model's outputs, one
   // result per distinct extent (Unique's outputs share theirs).
   SmallVector<std::pair<unsigned, SmallVector<int64_t>>> extentAttrs;

@@ -36,7 +36,33 @@ struct ImportOptions {
   llvm::StringMap<bool> absentInputs;
   /// Run libonnx's checker on models whose opset it knows (<= 17).
   bool runChecker = true;
+
+  /// Post-training quantization (compiler/quantize). A node is quantizable
+  /// when it is a Conv, MatMul or Gemm of the main graph whose input 0 is a
+  /// float tensor and whose weight (input 1) is a constant, and neither its
+  /// name nor its op type is in `quantizeExclude`; its input 0 is the
+  /// activation the calibration measures, named by its ONNX tensor name.
+  ///
+  /// With `observeQuantizable`, every such activation also becomes an output
+  /// of the model (after its own outputs, once per tensor), and the module
+  /// lists their names in `kiln.observed_tensors` (kObservedTensorsAttr).
+  bool observeQuantizable = false;
+  /// The quantization of each activation, by ONNX name: a quantizable node
+  /// reads its input 0 through kiln.quantize and kiln.dequantize with these
+  /// parameters (the node's other users keep the float tensor). A
+  /// quantizable activation without an entry, or an entry no quantizable
+  /// node reads, is an error: the table was made for another model.
+  struct Quantization {
+    double scale = 1;
+    int64_t zeroPoint = 0;
+    bool isSigned = false; // int8, else uint8
+  };
+  llvm::StringMap<Quantization> quantizeActivations;
+  bool quantize = false; // quantizeActivations applies (it may be empty)
+  /// Node names and op types kept in float.
+  llvm::SmallVector<std::string> quantizeExclude;
 };
+
 
 /// Parses "NAME=1x3x224x224" into `options`; returns an error message on bad
 /// syntax, or an empty string.

@@ -1,8 +1,9 @@
 //===- Quantization.cpp - ONNX (de)quantization ops -> kiln ---------------===//
 //
 // QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, the linear
-// quantization of pre-quantized and dynamically quantized models, in kiln's
-// float and integer elementwise ops:
+// quantization of pre-quantized and dynamically quantized models, as
+// kiln.quantize and kiln.dequantize (which the graph passes fold into integer
+// contractions or expand into elementwise ops):
 //   quantize:   q = saturate(round_half_even(x / scale) + zero_point)
 //   dequantize: x = (q - zero_point) * scale
 // with a per-tensor scale, or a per-axis one (a vector along `axis`).
@@ -22,12 +23,14 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
 
-/// The smallest and largest values of integer type `type`.
-static std::pair<double, double> integerRange(Type type) {
-  unsigned bits = type.getIntOrFloatBitWidth();
-  if (type.isUnsignedInteger())
-    return {0, std::ldexp(1.0, bits) - 1};
-  return {-std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - 1) - 1};
+/// The integer types kiln.quantize and kiln.dequantize take (ONNX's int4,
+/// uint4, int8, uint8, int16, uint16, and int32 for dequantized biases).
+static bool isQuantizedType(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer || integer.isSigned())
+    return false;
+  unsigned width = integer.getWidth();
+  return width == 4 || width == 8 || width == 16 || (width == 32 && integer.isSignless());
 }
 
 /// `param` (a scale or zero point) shaped to broadcast against an input of
@@ -56,14 +59,8 @@ static Value broadcastParameter(NodeContext &node, Value param,
 
 Value onnx_import::quantizeLinear(NodeContext &node, Value x, Value scale,
                                   Value zeroPoint, Type quantized) {
-  Value q = node.create<RoundOp>(node.create<DivOp>(x, scale));
-  if (zeroPoint)
-    q = node.create<AddOp>(q, zeroPoint);
-  auto [lowest, highest] = integerRange(quantized);
-  OpBuilder &b = node.builder();
-  q = node.create<ClipOp>(q, b.getF64FloatAttr(lowest),
-                          b.getF64FloatAttr(highest));
-  return node.cast(q, quantized);
+  auto type = cast<RankedTensorType>(x.getType()).clone(quantized);
+  return QuantizeOp::create(node.builder(), node.loc(), type, x, scale, zeroPoint);
 }
 
 /// The node's floating-point input 0, or null after a diagnostic.
@@ -89,7 +86,7 @@ static LogicalResult convertQuantizeLinear(NodeContext &node) {
   Type quantized = IntegerType::get(node.context(), 8, IntegerType::Unsigned);
   if (node.hasInput(2))
     quantized = node.inputType(2).getElementType();
-  if (!isa<IntegerType>(quantized) || quantized.isInteger(1)) {
+  if (!isQuantizedType(quantized) || quantized.isInteger(32)) {
     node.emitError() << "quantizing to " << quantized
                      << " is not supported (integer types only)";
     return failure();
@@ -106,7 +103,6 @@ static LogicalResult convertQuantizeLinear(NodeContext &node) {
                                    "y_zero_point");
     if (!zeroPoint)
       return failure();
-    zeroPoint = node.cast(zeroPoint, element);
   }
   node.setOutput(0, quantizeLinear(node, x, scale, zeroPoint, quantized));
   return success();
@@ -115,8 +111,9 @@ static LogicalResult convertQuantizeLinear(NodeContext &node) {
 static LogicalResult convertDequantizeLinear(NodeContext &node) {
   Value x = node.input(0);
   auto type = cast<RankedTensorType>(x.getType());
-  if (!isa<IntegerType>(type.getElementType())) {
-    node.emitError() << "expected an integer input, got " << type;
+  if (!isQuantizedType(type.getElementType())) {
+    node.emitError() << "expected an integer input (int4, uint4, int8, uint8, int16, uint16 "
+                        "or int32), got " << type;
     return failure();
   }
   if (node.intAttr("block_size", 0) != 0) {
@@ -133,15 +130,20 @@ static LogicalResult convertDequantizeLinear(NodeContext &node) {
                      << node.inputType(1);
     return failure();
   }
-  Value real = node.cast(x, element);
+  Value zeroPoint;
   if (node.hasInput(2)) {
-    Value zeroPoint = broadcastParameter(node, node.input(2), type.getShape(),
-                                         "x_zero_point");
+    if (node.inputType(2).getElementType() != type.getElementType()) {
+      node.emitError() << "x_zero_point " << node.inputType(2) << " differs in type from x "
+                       << type;
+      return failure();
+    }
+    zeroPoint = broadcastParameter(node, node.input(2), type.getShape(),
+                                   "x_zero_point");
     if (!zeroPoint)
       return failure();
-    real = node.create<SubOp>(real, node.cast(zeroPoint, element));
   }
-  node.setOutput(0, node.create<MulOp>(real, scale));
+  node.setOutput(0, DequantizeOp::create(node.builder(), node.loc(), type.clone(element),
+                                         x, scale, zeroPoint));
   return success();
 }
 
@@ -169,9 +171,10 @@ static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
       node.create<RoundOp>(
           node.create<SubOp>(zero, node.create<DivOp>(lowest, scale))),
       b.getF64FloatAttr(0), b.getF64FloatAttr(255));
-  node.setOutput(0, quantizeLinear(node, x, scale, zeroPoint, u8));
+  Value zeroPointU8 = node.cast(zeroPoint, u8);
+  node.setOutput(0, quantizeLinear(node, x, scale, zeroPointU8, u8));
   node.setOutput(1, scale);
-  node.setOutput(2, node.cast(zeroPoint, u8));
+  node.setOutput(2, zeroPointU8);
   return success();
 }
 

@@ -427,6 +427,50 @@ static LogicalResult verifyZeroPoint(Operation *op, Value zeroPoint,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Linear quantization
+//===----------------------------------------------------------------------===//
+
+/// Checks a quantize or dequantize: `real` and `integer` have one shape,
+/// `scale` has the float element type of `real`, `zeroPoint` the element
+/// type of `integer`, and both broadcast to that shape.
+static LogicalResult verifyQuantization(Operation *op, RankedTensorType real,
+                                        RankedTensorType integer, Value scale,
+                                        Value zeroPoint) {
+  if (real.getShape() != integer.getShape())
+    return op->emitOpError("float shape ")
+           << shapeString(real.getShape()) << " differs from integer shape "
+           << shapeString(integer.getShape());
+  auto checkParam = [&](Value param, StringRef name, Type element) -> LogicalResult {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getElementType() != element)
+      return op->emitOpError(name) << " element type " << type.getElementType()
+                                   << " must be " << element;
+    auto broadcast = broadcastShapes(type.getShape(), real.getShape());
+    if (type.getRank() > real.getRank() || failed(broadcast) ||
+        ArrayRef<int64_t>(*broadcast) != real.getShape())
+      return op->emitOpError(name) << " shape " << shapeString(type.getShape())
+                                   << " does not broadcast to "
+                                   << shapeString(real.getShape());
+    return success();
+  };
+  if (failed(checkParam(scale, "scale", real.getElementType())))
+    return failure();
+  if (zeroPoint && failed(checkParam(zeroPoint, "zero_point", integer.getElementType())))
+    return failure();
+  return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  return verifyQuantization(*this, getInput().getType(), getResult().getType(),
+                            getScale(), getZeroPoint());
+}
+
+LogicalResult DequantizeOp::verify() {
+  return verifyQuantization(*this, getResult().getType(), getInput().getType(),
+                            getScale(), getZeroPoint());
+}
+
 LogicalResult MatmulIntegerOp::inferReturnTypes(MLIRContext *ctx,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,

@@ -508,6 +508,14 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
                              << "' must be a dictionary of strings on a module, not " << value;
     return success();
   }
+  if (name == kObservedTensorsAttr) {
+    auto names = dyn_cast<ArrayAttr>(value);
+    if (!names || !isa<ModuleOp>(op) ||
+        llvm::any_of(names, [](Attribute a) { return !isa<StringAttr>(a); }))
+      return op->emitError() << "'" << name << "' must be an array of strings on a module, not "
+                             << value;
+    return success();
+  }
   return op->emitError() << "unknown kiln attribute '" << name << "'";
 }
 

@@ -667,3 +667,44 @@ func.func @acos_integer(%a: tensor<2xi32>) {
   %0 = kiln.acos %a : tensor<2xi32>
   return
 }
+
+// -----
+
+func.func @quantize_shape(%x: tensor<2x3xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{float shape [2, 3] differs from integer shape [3, 2]}}
+  %0 = kiln.quantize %x, %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x2xui8>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<2x3xf32>, %s: tensor<f16>) {
+  // expected-error @+1 {{scale element type 'f16' must be 'f32'}}
+  %0 = kiln.quantize %x, %s : (tensor<2x3xf32>, tensor<f16>) -> tensor<2x3xui8>
+  return
+}
+
+// -----
+
+func.func @quantize_zero_point_type(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<i8>) {
+  // expected-error @+1 {{zero_point element type 'i8' must be 'ui8'}}
+  %0 = kiln.quantize %x, %s zero_point(%z) : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xui8>
+  return
+}
+
+// -----
+
+// One scale per row is not one per column.
+func.func @dequantize_scale_shape(%q: tensor<2x3xi8>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{scale shape [2] does not broadcast to [2, 3]}}
+  %0 = kiln.dequantize %q, %s : (tensor<2x3xi8>, tensor<2xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_bool(%q: tensor<2x3xi1>, %s: tensor<f32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = kiln.dequantize %q, %s : (tensor<2x3xi1>, tensor<f32>) -> tensor<2x3xf32>
+  return
+}

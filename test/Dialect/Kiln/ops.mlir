@@ -190,3 +190,12 @@ func.func @dispatch(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32>
   }
   return %0 : tensor<2x4xf32>
 }
+
+// CHECK-LABEL: func @quantization
+func.func @quantization(%x: tensor<1x3x4xf32>, %s: tensor<1x3x1xf32>, %z: tensor<1x3x1xi8>, %q: tensor<1x3x4xi32>, %t: tensor<f32>) -> (tensor<1x3x4xi8>, tensor<1x3x4xf32>) {
+  // CHECK: kiln.quantize %{{.*}}, %{{.*}} zero_point(%{{.*}}) : (tensor<1x3x4xf32>, tensor<1x3x1xf32>, tensor<1x3x1xi8>) -> tensor<1x3x4xi8>
+  %0 = kiln.quantize %x, %s zero_point(%z) : (tensor<1x3x4xf32>, tensor<1x3x1xf32>, tensor<1x3x1xi8>) -> tensor<1x3x4xi8>
+  // CHECK: kiln.dequantize %{{.*}}, %{{.*}} : (tensor<1x3x4xi32>, tensor<f32>) -> tensor<1x3x4xf32>
+  %1 = kiln.dequantize %q, %t : (tensor<1x3x4xi32>, tensor<f32>) -> tensor<1x3x4xf32>
+  return %0, %1 : tensor<1x3x4xi8>, tensor<1x3x4xf32>
+}

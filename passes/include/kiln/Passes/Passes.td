@@ -22,6 +22,45 @@ def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp
   }];
 }
 
+def KilnQuantizeWeights : Pass<"kiln-quantize-weights", "mlir::func::FuncOp"> {
+  let summary = "quantize the float weights of contractions whose activation is quantized";
+  let description = [{
+    Post-training quantization (`kiln-compile --quantize=int8`): a `kiln.conv`
+    whose input, or a `kiln.matmul` whose `lhs`, is a `kiln.dequantize` and
+    whose weight is an f32 constant (a `[K, N]` one for matmul) gets the
+    weight as `kiln.dequantize` of int8 constants: symmetric, one scale per
+    output channel (conv's filter dimension 0, matmul's column),
+    `scale = max |w| / 127`, values rounded half to even into [-127, 127].
+    `kiln-fold-quantized-ops` then makes the contraction an integer one.
+  }];
+}
+
+def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp"> {
+  let summary = "conv and matmul of dequantized 8-bit operands become integer contractions";
+  let description = [{
+    `kiln.conv(kiln.dequantize(x), kiln.dequantize(w), bias)` with f32
+    results, 8-bit `x` and `w`, constant scales and zero points (`x` per
+    tensor; `w` per tensor or per output channel) becomes
+    `float(kiln.conv_integer(x, w, zx, zw)) * (sx * sw) + bias`; likewise
+    `kiln.matmul` of a per-tensor `lhs` and a `[K, N]` `rhs` per tensor or per
+    column becomes `kiln.matmul_integer`. The float scaling and bias are
+    elementwise consumers of the integer op, which dispatch formation fuses
+    into its epilogue (together with the next layer's `kiln.quantize`). This
+    is how pre-quantized QDQ models and Kiln's own quantization reach the
+    integer kernels; anything else keeps its float contraction.
+  }];
+}
+
+def KilnExpandQuantization : Pass<"kiln-expand-quantization", "mlir::func::FuncOp"> {
+  let summary = "write the remaining kiln.quantize and kiln.dequantize as elementwise ops";
+  let description = [{
+    `kiln.quantize` becomes `cast(clip(round(x / scale) + zero_point))` and
+    `kiln.dequantize` `(cast(x) - zero_point) * scale`, in the float type;
+    runs after `kiln-fold-quantized-ops`, so that only what no integer
+    contraction took is expanded.
+  }];
+}
+
 def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   let summary = "group kiln ops into kiln.dispatch regions (one kernel each)";
   let description = [{

@@ -47,6 +47,10 @@ inline constexpr llvm::StringLiteral kExtentNameSuffix = "#extent";
 /// (--input-value), each ONNX name -> its values as written ("16000",
 /// "1,3,224,224"). The artifact records them; they are no program inputs.
 inline constexpr llvm::StringLiteral kPinnedInputsAttr = "kiln.pinned_inputs";
+/// On the module: the ONNX names of the activations the importer added as
+/// outputs for calibration (ImportOptions::observeQuantizable), an array of
+/// strings.
+inline constexpr llvm::StringLiteral kObservedTensorsAttr = "kiln.observed_tensors";
 
 /// Largest number of elements a folder materializes. Folding exists for the
 /// shape computations exported models carry (Shape -> Gather -> Concat ->

@@ -363,6 +363,63 @@ def Kiln_ConvIntegerOp : Kiln_Op<"conv_integer",
 }
 
 //===----------------------------------------------------------------------===//
+// Linear quantization
+//===----------------------------------------------------------------------===//
+
+def Kiln_QuantizedTensor : RankedTensorOf<[I<4>, UI<4>, I8, UI8, I16, UI16, I32]>;
+
+def Kiln_QuantizeOp : Kiln_Op<"quantize", [Pure]> {
+  let summary = "linear quantization of a float tensor to integers";
+  let description = [{
+    ONNX QuantizeLinear: `result = saturate(round_half_even(input / scale) +
+    zero_point)`, saturated to the range of the result's integer type. `scale`
+    (of the input's float type) and `zero_point` (of the result's type; 0 when
+    missing) broadcast to the input's shape with numpy's rules: one value per
+    tensor, or one per channel along an axis (`[1, C, 1, 1]`).
+
+    Kept as one op until the graph passes have folded the quantized
+    contractions (`kiln-fold-quantized-ops`); `kiln-expand-quantization` then
+    writes what is left as elementwise ops.
+
+    ```mlir
+    %q = kiln.quantize %x, %scale zero_point(%zp)
+        : (tensor<1x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x8xui8>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_QuantizedTensor>:$zero_point);
+  let results = (outs Kiln_QuantizedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`zero_point` `(` $zero_point^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_DequantizeOp : Kiln_Op<"dequantize", [Pure]> {
+  let summary = "the float values of linearly quantized integers";
+  let description = [{
+    ONNX DequantizeLinear: `result = (input - zero_point) * scale`, computed in
+    the float type of `scale` and the result. `scale` and `zero_point` (of the
+    input's integer type; 0 when missing) broadcast to the input's shape as for
+    `kiln.quantize`.
+
+    ```mlir
+    %w = kiln.dequantize %wq, %scale
+        : (tensor<16x8x3x3xi8>, tensor<16x1x1x1xf32>) -> tensor<16x8x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_QuantizedTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_QuantizedTensor>:$zero_point);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`zero_point` `(` $zero_point^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,101 @@
+//===- Calibration.h - post-training quantization: data and ranges -*- C++ -*-===//
+//
+// Calibration runs a float model, compiled for the CPU by Kiln itself with the
+// activations to quantize as extra outputs (ImportOptions::observeQuantizable),
+// on sample inputs, and turns what it sees into one range per activation
+// (minmax, percentile, entropy or MSE). The ranges are kept in a calibration
+// table (JSON) that later compiles reuse; the importer quantizes each
+// activation with the parameters derived from its range. Validation runs the
+// float and the quantized artifacts on held-back samples and says what the
+// quantization cost.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_QUANTIZE_CALIBRATION_H
+#define KILN_COMPILER_QUANTIZE_CALIBRATION_H
+
+#include "import/onnx/OnnxImporter.h"
+#include "kiln/runtime.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::quantize {
+
+enum class Method { MinMax, Percentile, Entropy, Mse };
+const char *methodName(Method method);
+std::optional<Method> parseMethod(const std::string &name);
+
+/// One set of model inputs, and where it came from (for messages).
+struct Sample {
+  std::string name;
+  std::vector<Tensor> inputs;
+};
+
+/// Reads the samples of `dir`: one folder per sample (in name order) holding
+/// one NAME.npy per input of `inputs` (the name as kiln-run writes it), or
+/// one NAME.npz per sample keyed by input name. Each input must match its
+/// dtype and shape. False with `error` naming the file and what is wrong.
+bool readSamples(const std::string &dir, const std::vector<kiln_tensor_info_t> &inputs,
+                 std::vector<Sample> &samples, std::string &error);
+
+/// What calibration decided for one activation.
+struct TensorRange {
+  std::string name;
+  double min = 0, max = 0; // seen over all samples
+  double lo = 0, hi = 0;   // the range quantized
+};
+
+struct Table {
+  std::string model;
+  Method method = Method::MinMax;
+  double percentile = 99.999;
+  int64_t samples = 0;
+  std::vector<TensorRange> tensors;
+};
+
+struct CalibrationOptions {
+  Method method = Method::MinMax;
+  double percentile = 99.999; // Method::Percentile
+  int bins = 2048;            // histogram bins over [0, max |x|]
+  /// Called with (sample index, sample count, pass) as calibration goes.
+  std::function<void(size_t, size_t, int)> progress;
+};
+
+/// Runs `session` (whose outputs include the float32 tensors `observed`) on
+/// every sample and fills `table.tensors` (in `observed` order), `samples`
+/// and `method`. False with `error`.
+bool calibrate(Session &session, const std::vector<std::string> &observed,
+               const std::vector<Sample> &samples, const CalibrationOptions &options,
+               Table &table, std::string &error);
+
+/// The clipping threshold of a histogram of |x| (`counts` over bins of
+/// `width`) by `method` for `levels` quantization levels over [0, T]:
+/// exposed for the unit tests.
+double threshold(const std::vector<double> &counts, double width, Method method,
+                 double percentile, int levels);
+
+bool writeTable(const Table &table, const std::string &path, std::string &error);
+bool readTable(const std::string &path, Table &table, std::string &error);
+
+/// The uint8 asymmetric quantization of a range (widened to include 0).
+onnx_import::ImportOptions::Quantization activationQuantization(const TensorRange &range);
+
+/// What quantization cost on one model output.
+struct OutputReport {
+  std::string name;
+  double cosine = 1;      // worst over the samples
+  double maxAbsError = 0; // over the samples
+  int64_t top1Agree = -1, top1Total = 0; // rank-2 [N, C > 1] outputs only
+};
+
+/// Runs `reference` (the float model; extra outputs ignored) and `quantized`
+/// on `samples` and compares their outputs of the same name, per element.
+bool compareOutputs(Session &reference, Session &quantized, const std::vector<Sample> &samples,
+                    std::vector<OutputReport> &report, std::string &error);
+
+} // namespace kiln::quantize
+
+#endif // KILN_COMPILER_QUANTIZE_CALIBRATION_H

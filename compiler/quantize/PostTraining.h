@@ -1,0 +1,64 @@
+//===- PostTraining.h - kiln-compile --quantize ------------------*- C++ -*-===//
+//
+// Post-training quantization as kiln-compile runs it: before the compile,
+// calibrate (or read a table) and tell the importer how to quantize each
+// activation; after it, run the float and the quantized model on held-back
+// samples and report what the quantization cost.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_QUANTIZE_POSTTRAINING_H
+#define KILN_COMPILER_QUANTIZE_POSTTRAINING_H
+
+#include "driver/Driver.h"
+#include "quantize/Calibration.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+namespace kiln::quantize {
+
+struct PostTrainingOptions {
+  std::string modelPath;
+  std::string calibrationDir;   // --calibration
+  std::string tablePath;        // --calibration-table: read, or written with --calibration
+  std::string validationDir;    // --validation (else held back from --calibration)
+  std::string reportPath;       // --quant-report (JSON)
+  CalibrationOptions calibration;
+  std::vector<std::string> exclude; // --quantize-exclude
+  bool progress = false;            // a progress line on stderr
+};
+
+/// What prepare() found, for report().
+struct PostTrainingState {
+  Table table;
+  std::vector<Sample> validation;
+  std::string floatArtifact; // the float model for the cpu (temporary)
+  int64_t floatArtifactBytes = 0;
+  int64_t quantizableNodes = 0;
+  int64_t integerOps = 0; // conv_integer / matmul_integer after the graph passes
+  ~PostTrainingState();
+};
+
+/// Calibrates (or reads the table) and fills `importOptions` for the
+/// quantized import; `base` gives the cpu options to compile the calibration
+/// model with. False after printing nothing, with `error` set.
+bool prepare(mlir::MLIRContext &context, onnx_import::ImportOptions &importOptions,
+             const driver::CompileOptions &base, const PostTrainingOptions &options,
+             PostTrainingState &state, std::string &error);
+
+/// A dumpStage hook that counts the integer contractions of the dispatch
+/// stage into `state` and calls `next` (may be empty).
+std::function<void(llvm::StringRef, mlir::Operation *)>
+countIntegerOps(PostTrainingState &state,
+                std::function<void(llvm::StringRef, mlir::Operation *)> next);
+
+/// After the quantized artifact `artifactPath` was written: validation on
+/// the held-back samples (its cpu code, or a cpu build made here when it
+/// has none), the summary on stdout, the JSON report. False with `error`.
+bool report(mlir::MLIRContext &context, const onnx_import::ImportOptions &importOptions,
+            const driver::CompileOptions &base, const PostTrainingOptions &options,
+            PostTrainingState &state, const std::string &artifactPath, std::string &error);
+
+} // namespace kiln::quantize
+
+#endif // KILN_COMPILER_QUANTIZE_POSTTRAINING_H

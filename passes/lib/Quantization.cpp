@@ -1,0 +1,451 @@
+//===- Quantization.cpp - quantized contractions on kiln IR ---------------===//
+//
+// The quantization layer of the graph passes:
+//   kiln-quantize-weights      float weights of contractions whose activation
+//                              is quantized become int8 per output channel;
+//   kiln-fold-quantized-ops    conv / matmul of dequantized 8-bit operands
+//                              become conv_integer / matmul_integer in i32,
+//                              scaled back to float (and the bias added) in
+//                              what becomes the dispatch's epilogue;
+//   kiln-expand-quantization   the kiln.quantize / kiln.dequantize left over
+//                              become elementwise ops.
+// Kiln's own post-training quantization (the importer's fake quantization
+// from a calibration table) and pre-quantized QDQ models meet here in the
+// same IR, and so reach the same integer kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNQUANTIZEWEIGHTS
+#define GEN_PASS_DEF_KILNFOLDQUANTIZEDOPS
+#define GEN_PASS_DEF_KILNEXPANDQUANTIZATION
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+
+/// The values of a constant (looking through reshapes) as doubles: f32, f16,
+/// bf16 and integers up to 64 bits, dense or in a blob. Nullopt otherwise.
+std::optional<SmallVector<double>> constantValues(Value value) {
+  // Reshapes keep the row-major order, and so do transposes of a tensor with
+  // at most one dimension above 1 (a per-channel vector).
+  auto keepsOrder = [](TransposeOp t) {
+    return llvm::count_if(t.getInput().getType().getShape(), [](int64_t d) { return d != 1; }) <= 1;
+  };
+  while (true) {
+    if (auto reshape = value.getDefiningOp<ReshapeOp>())
+      value = reshape.getInput();
+    else if (auto transpose = value.getDefiningOp<TransposeOp>(); transpose && keepsOrder(transpose))
+      value = transpose.getInput();
+    else
+      break;
+  }
+  auto cst = value.getDefiningOp<ConstantOp>();
+  if (!cst)
+    return std::nullopt;
+  ElementsAttr attr = cst.getValue();
+  Type element = attr.getElementType();
+  int64_t count = attr.getNumElements();
+  SmallVector<double> out;
+  out.reserve(count);
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (isa<FloatType>(element)) {
+      for (APFloat v : dense.getValues<APFloat>())
+        out.push_back(v.convertToDouble());
+    } else if (auto integer = dyn_cast<IntegerType>(element)) {
+      for (APInt v : dense.getValues<APInt>())
+        out.push_back(integer.isUnsigned() ? double(v.getZExtValue())
+                                           : double(v.getSExtValue()));
+    } else {
+      return std::nullopt;
+    }
+    return out;
+  }
+  std::optional<ArrayRef<char>> bytes = rawConstantBytes(attr);
+  if (!bytes)
+    return std::nullopt;
+  unsigned bits = element.getIntOrFloatBitWidth();
+  if (bits % 8 != 0 || bytes->size() != size_t(count) * (bits / 8))
+    return std::nullopt;
+  const char *data = bytes->data();
+  for (int64_t i = 0; i < count; ++i) {
+    const char *at = data + i * (bits / 8);
+    if (element.isF32()) {
+      float v;
+      std::memcpy(&v, at, 4);
+      out.push_back(v);
+    } else if (auto integer = dyn_cast<IntegerType>(element)) {
+      uint64_t raw = 0;
+      std::memcpy(&raw, at, bits / 8);
+      APInt v(bits, raw);
+      out.push_back(integer.isUnsigned() ? double(v.getZExtValue()) : double(v.getSExtValue()));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+/// A constant of `type` holding `bytes` (a blob when large, as the importer
+/// stores weights).
+Value bytesConstant(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<char> bytes,
+                    StringRef blobName) {
+  ElementsAttr attr;
+  if (type.getNumElements() > 64) {
+    AsmResourceBlob blob =
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(std::max_align_t));
+    attr = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+  } else {
+    attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  }
+  return ConstantOp::create(b, loc, type, attr);
+}
+
+Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
+}
+
+/// An 8-bit integer constant of `element` (i8 or ui8) and `shape`.
+Value int8Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
+                   ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, element);
+  SmallVector<APInt> bits;
+  for (int64_t v : values)
+    bits.push_back(APInt(8, static_cast<uint64_t>(v), /*isSigned=*/true));
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, bits));
+}
+
+bool isInt8(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return element.isInteger(8); // i8 and ui8 (kiln has no si8)
+}
+
+//===----------------------------------------------------------------------===//
+// kiln-quantize-weights
+//===----------------------------------------------------------------------===//
+
+/// Replaces the float constant `weight` of `op` by its symmetric int8
+/// quantization, one scale per channel: channel c holds the elements at
+/// `(i / inner) % channels == c` in row-major order. Returns false when the
+/// weight is not a readable f32 constant.
+bool quantizeWeight(Operation *op, OpOperand &weight, int64_t channels, int64_t inner,
+                    ArrayRef<int64_t> scaleShape, unsigned &counter) {
+  auto cst = weight.get().getDefiningOp<ConstantOp>();
+  if (!cst)
+    return false;
+  auto type = cast<RankedTensorType>(cst.getType());
+  int64_t count = type.getNumElements();
+  if (!type.getElementType().isF32())
+    return false;
+  std::vector<float> values;
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+    values.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
+  } else {
+    std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+    if (!bytes || bytes->size() != size_t(count) * 4)
+      return false;
+    values.resize(count);
+    std::memcpy(values.data(), bytes->data(), bytes->size());
+  }
+  auto at = [&](int64_t i) { return values[i]; };
+  std::vector<float> maxAbs(channels, 0.0f);
+  for (int64_t i = 0; i < count; ++i) {
+    float v = std::fabs(at(i));
+    if (!std::isfinite(v))
+      return false; // nothing sensible to quantize; keep the float weight
+    float &m = maxAbs[(i / inner) % channels];
+    m = std::max(m, v);
+  }
+  // [-127, 127]: symmetric, and a u8 x s8 pair product sum fits in int16 twice.
+  SmallVector<float> scales(channels);
+  for (int64_t c = 0; c < channels; ++c)
+    scales[c] = maxAbs[c] > 0 ? maxAbs[c] / 127.0f : 1.0f;
+  std::vector<char> quantized(count);
+  for (int64_t i = 0; i < count; ++i) {
+    float q = std::nearbyint(at(i) / scales[(i / inner) % channels]);
+    quantized[i] = static_cast<char>(static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f)));
+  }
+  OpBuilder b(op);
+  Location loc = cst.getLoc();
+  auto qType = type.clone(b.getIntegerType(8));
+  Value q = bytesConstant(b, loc, qType, quantized, "quantized_weight_" + std::to_string(counter++));
+  Value scale = f32Constant(b, loc, scaleShape, scales);
+  Value real = DequantizeOp::create(b, loc, type, q, scale, Value());
+  weight.set(real);
+  if (cst->use_empty())
+    cst.erase();
+  return true;
+}
+
+struct KilnQuantizeWeightsPass
+    : kiln::impl::KilnQuantizeWeightsBase<KilnQuantizeWeightsPass> {
+  void runOnOperation() override {
+    unsigned counter = 0;
+    getOperation().walk([&](Operation *op) {
+      if (auto conv = dyn_cast<ConvOp>(op)) {
+        if (!conv.getInput().getDefiningOp<DequantizeOp>())
+          return;
+        auto filter = conv.getFilter().getType();
+        int64_t channels = filter.getDimSize(0);
+        SmallVector<int64_t> scaleShape(filter.getRank(), 1);
+        scaleShape[0] = channels;
+        quantizeWeight(op, conv.getFilterMutable(), channels,
+                       filter.getNumElements() / std::max<int64_t>(channels, 1), scaleShape,
+                       counter);
+      } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
+        auto rhs = matmul.getRhs().getType();
+        if (!matmul.getLhs().getDefiningOp<DequantizeOp>() || rhs.getRank() != 2)
+          return;
+        int64_t columns = rhs.getDimSize(1);
+        quantizeWeight(op, matmul.getRhsMutable(), columns, 1, {1, columns}, counter);
+      }
+    });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// kiln-fold-quantized-ops
+//===----------------------------------------------------------------------===//
+
+/// A dequantized 8-bit operand: its integers, its scales and zero points
+/// (one per tensor, or one per channel).
+struct Dequantized {
+  Value integers;
+  SmallVector<double> scales;
+  SmallVector<double> zeroPoints; // empty: 0
+};
+
+/// `value` as a kiln.dequantize of 8-bit integers with constant scale and
+/// zero point of one value or `channels` values along `axis` (every other
+/// dimension of the parameter 1; axis -1 allows one value only).
+std::optional<Dequantized> matchDequantized(Value value, int64_t axis, int64_t channels) {
+  auto dq = value.getDefiningOp<DequantizeOp>();
+  if (!dq || !isInt8(dq.getInput().getType()) || !dq.getType().getElementType().isF32())
+    return std::nullopt;
+  auto perChannel = [&](Value param) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getNumElements() == 1)
+      return true;
+    if (axis < 0 || type.getNumElements() != channels)
+      return false;
+    // The parameter broadcasts to the operand: align its dims to the right.
+    int64_t offset = dq.getType().getRank() - type.getRank();
+    return axis - offset >= 0 && type.getDimSize(axis - offset) == channels;
+  };
+  Dequantized d;
+  d.integers = dq.getInput();
+  std::optional<SmallVector<double>> scales = constantValues(dq.getScale());
+  if (!scales || !perChannel(dq.getScale()))
+    return std::nullopt;
+  d.scales = std::move(*scales);
+  if (Value zp = dq.getZeroPoint()) {
+    std::optional<SmallVector<double>> zeroPoints = constantValues(zp);
+    if (!zeroPoints || !perChannel(zp))
+      return std::nullopt;
+    if (llvm::any_of(*zeroPoints, [](double z) { return z != 0; }))
+      d.zeroPoints = std::move(*zeroPoints);
+  }
+  return d;
+}
+
+/// The zero point operand of an integer contraction: none for 0, a scalar
+/// when all agree, else a vector of `channels`.
+Value zeroPointOperand(OpBuilder &b, Location loc, const Dequantized &d, int64_t channels) {
+  if (d.zeroPoints.empty())
+    return Value();
+  Type element = getElementTypeOrSelf(d.integers.getType());
+  auto toInt = [](double v) { return static_cast<int64_t>(v); };
+  if (llvm::all_equal(d.zeroPoints))
+    return int8Constant(b, loc, {}, element, {toInt(d.zeroPoints.front())});
+  SmallVector<int64_t> values = llvm::map_to_vector(d.zeroPoints, toInt);
+  return int8Constant(b, loc, {channels}, element, values);
+}
+
+/// `lhsScale * rhsScale[c]` for each of `channels` (one value when both are
+/// per tensor).
+SmallVector<float> productScales(const Dequantized &lhs, const Dequantized &rhs,
+                                 int64_t channels) {
+  size_t n = rhs.scales.size() == 1 ? 1 : channels;
+  SmallVector<float> out;
+  for (size_t c = 0; c < n; ++c)
+    out.push_back(static_cast<float>(lhs.scales.front() * rhs.scales[rhs.scales.size() == 1 ? 0 : c]));
+  return out;
+}
+
+/// conv(dequantize(x), dequantize(w), bias) with x per tensor and w per
+/// tensor or per output channel -> float(conv_integer(x, w)) * sx * sw + bias.
+struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
+    auto resultType = op.getType();
+    if (!resultType.getElementType().isF32())
+      return failure();
+    int64_t channels = op.getFilter().getType().getDimSize(0);
+    std::optional<Dequantized> input = matchDequantized(op.getInput(), -1, 1);
+    std::optional<Dequantized> filter = matchDequantized(op.getFilter(), 0, channels);
+    if (!input || !filter)
+      return failure();
+    Location loc = op.getLoc();
+    Value inputZero = zeroPointOperand(rewriter, loc, *input, 1);
+    Value filterZero = zeroPointOperand(rewriter, loc, *filter, channels);
+    Value acc = ConvIntegerOp::create(rewriter, loc, input->integers, filter->integers, inputZero,
+                                      filterZero, op.getStridesAttr(), op.getDilationsAttr(),
+                                      op.getPadsAttr(), op.getGroupsAttr());
+    Value real = CastOp::create(rewriter, loc, resultType, acc);
+    SmallVector<int64_t> perChannel(resultType.getRank(), 1);
+    SmallVector<float> scales = productScales(*input, *filter, channels);
+    if (scales.size() > 1)
+      perChannel[1] = channels;
+    else
+      perChannel.clear();
+    real = MulOp::create(rewriter, loc, real, f32Constant(rewriter, loc, perChannel, scales));
+    if (Value bias = op.getBias()) {
+      SmallVector<int64_t> biasShape(resultType.getRank(), 1);
+      biasShape[1] = channels;
+      Value shaped = ReshapeOp::create(
+          rewriter, loc, RankedTensorType::get(biasShape, resultType.getElementType()), bias);
+      real = AddOp::create(rewriter, loc, real, shaped);
+    }
+    rewriter.replaceOp(op, real);
+    return success();
+  }
+};
+
+/// matmul(dequantize(a), dequantize(b)) with a per tensor and b [K, N] per
+/// tensor or per column -> float(matmul_integer(a, b)) * sa * sb.
+struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto resultType = op.getType();
+    auto rhsType = op.getRhs().getType();
+    if (!resultType.getElementType().isF32() || rhsType.getRank() != 2)
+      return failure();
+    int64_t columns = rhsType.getDimSize(1);
+    std::optional<Dequantized> lhs = matchDequantized(op.getLhs(), -1, 1);
+    std::optional<Dequantized> rhs = matchDequantized(op.getRhs(), 1, columns);
+    if (!lhs || !rhs)
+      return failure();
+    Location loc = op.getLoc();
+    Value lhsZero = zeroPointOperand(rewriter, loc, *lhs, 1);
+    Value rhsZero = zeroPointOperand(rewriter, loc, *rhs, columns);
+    Value acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
+                                        rhsZero);
+    Value real = CastOp::create(rewriter, loc, resultType, acc);
+    SmallVector<float> scales = productScales(*lhs, *rhs, columns);
+    SmallVector<int64_t> shape;
+    if (scales.size() > 1)
+      shape.push_back(columns);
+    real = MulOp::create(rewriter, loc, real, f32Constant(rewriter, loc, shape, scales));
+    rewriter.replaceOp(op, real);
+    return success();
+  }
+};
+
+/// transpose(dequantize(q, s, z)) -> dequantize(transpose(q), transpose(s),
+/// transpose(z)) when the parameters have the operand's rank (Gemm's
+/// transposed weights of a QDQ model): the matmul then sees a dequantized
+/// operand, and kiln-fold-weight-layouts transposes the integer constant.
+struct SinkTransposeIntoDequantize : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    auto dq = op.getInput().getDefiningOp<DequantizeOp>();
+    if (!dq || !dq->hasOneUse())
+      return failure();
+    int64_t rank = dq.getType().getRank();
+    auto sameRank = [&](Value v) {
+      return !v || cast<RankedTensorType>(v.getType()).getRank() == rank;
+    };
+    auto oneValue = [](Value v) {
+      return !v || cast<RankedTensorType>(v.getType()).getNumElements() == 1;
+    };
+    if (!(sameRank(dq.getScale()) || oneValue(dq.getScale())) ||
+        !(sameRank(dq.getZeroPoint()) || oneValue(dq.getZeroPoint())))
+      return failure();
+    Location loc = op.getLoc();
+    auto permute = [&](Value v) -> Value {
+      if (!v || cast<RankedTensorType>(v.getType()).getRank() != rank)
+        return v;
+      return TransposeOp::create(rewriter, loc, v, op.getPermutationAttr());
+    };
+    Value q = permute(dq.getInput());
+    rewriter.replaceOpWithNewOp<DequantizeOp>(op, op.getType(), q, permute(dq.getScale()),
+                                              permute(dq.getZeroPoint()));
+    return success();
+  }
+};
+
+struct KilnFoldQuantizedOpsPass
+    : kiln::impl::KilnFoldQuantizedOpsBase<KilnFoldQuantizedOpsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldQuantizedConv, FoldQuantizedMatmul, SinkTransposeIntoDequantize>(
+        &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// kiln-expand-quantization
+//===----------------------------------------------------------------------===//
+
+/// The smallest and largest values of integer type `type`.
+std::pair<double, double> integerRange(Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  if (type.isUnsignedInteger())
+    return {0, std::ldexp(1.0, bits) - 1};
+  return {-std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - 1) - 1};
+}
+
+Value castTo(OpBuilder &b, Location loc, Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  return CastOp::create(b, loc, type.clone(element), value);
+}
+
+struct KilnExpandQuantizationPass
+    : kiln::impl::KilnExpandQuantizationBase<KilnExpandQuantizationPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](Operation *op) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      if (auto q = dyn_cast<QuantizeOp>(op)) {
+        // saturate(round_half_even(x / scale) + zero_point), in x's type.
+        Type real = q.getInput().getType().getElementType();
+        Type integer = q.getType().getElementType();
+        Value v = RoundOp::create(b, loc, DivOp::create(b, loc, q.getInput(), q.getScale()));
+        if (Value zp = q.getZeroPoint())
+          v = AddOp::create(b, loc, v, castTo(b, loc, zp, real));
+        auto [lowest, highest] = integerRange(integer);
+        v = ClipOp::create(b, loc, v, b.getF64FloatAttr(lowest), b.getF64FloatAttr(highest));
+        q.replaceAllUsesWith(castTo(b, loc, v, integer));
+        q.erase();
+      } else if (auto dq = dyn_cast<DequantizeOp>(op)) {
+        // (x - zero_point) * scale, in the scale's type.
+        Type real = dq.getType().getElementType();
+        Value v = castTo(b, loc, dq.getInput(), real);
+        if (Value zp = dq.getZeroPoint())
+          v = SubOp::create(b, loc, v, castTo(b, loc, zp, real));
+        dq.replaceAllUsesWith(MulOp::create(b, loc, v, dq.getScale()).getResult());
+        dq.erase();
+      }
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,73 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fold-quantized-ops | FileCheck %s
+
+// conv(dequantize(x), dequantize(w), bias) -> float(conv_integer) * (sx * sw)
+// + bias: x per tensor (scale 0.5, zero point 128), w per output channel
+// (0.25, 0.125), so the scales of the two channels are 0.125 and 0.0625.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x1x3x3xui8>, %[[W:[a-z0-9]+]]: tensor<2x1x1x1xi8>, %[[B:[a-z0-9]+]]: tensor<2xf32>
+// CHECK-DAG: %[[Z:.*]] = kiln.constant dense<128> : tensor<ui8>
+// CHECK-DAG: %[[S:.*]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[1.250000e-01]], {{\[}}[6.250000e-02]]]]> : tensor<1x2x1x1xf32>
+// CHECK: %[[ACC:.*]] = kiln.conv_integer %[[X]], %[[W]] input_zero_point(%[[Z]]) {{.*}}pads = array<i64: 0, 0, 0, 0>{{.*}} -> tensor<1x2x3x3xi32>
+// CHECK: %[[F:.*]] = kiln.cast %[[ACC]] : tensor<1x2x3x3xi32> to tensor<1x2x3x3xf32>
+// CHECK: %[[M:.*]] = kiln.mul %[[F]], %[[S]]
+// CHECK: %[[RB:.*]] = kiln.reshape %[[B]] : tensor<2xf32> -> tensor<1x2x1x1xf32>
+// CHECK: %[[Y:.*]] = kiln.add %[[M]], %[[RB]]
+// CHECK-NOT: kiln.conv %
+// CHECK: return %[[Y]]
+func.func @conv(%x: tensor<1x1x3x3xui8>, %w: tensor<2x1x1x1xi8>, %b: tensor<2xf32>) -> tensor<1x2x3x3xf32> {
+  %sx = kiln.constant dense<0.5> : tensor<f32>
+  %zx = kiln.constant dense<128> : tensor<ui8>
+  %dx = kiln.dequantize %x, %sx zero_point(%zx) : (tensor<1x1x3x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xf32>
+  %sw = kiln.constant dense<[[[[0.25]]], [[[0.125]]]]> : tensor<2x1x1x1xf32>
+  %dw = kiln.dequantize %w, %sw : (tensor<2x1x1x1xi8>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x1xf32>
+  %y = kiln.conv %dx, %dw, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// matmul of a per-tensor lhs and a per-column [K, N] rhs with zero points:
+// the zero points become matmul_integer's (rhs one per column), the scale
+// products one per column (0.1 * [2, 4]).
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<3x4xui8>, %[[B:[a-z0-9]+]]: tensor<4x2xi8>
+// CHECK-DAG: %[[ZA:.*]] = kiln.constant dense<3> : tensor<ui8>
+// CHECK-DAG: %[[ZB:.*]] = kiln.constant dense<[1, -1]> : tensor<2xi8>
+// CHECK-DAG: %[[S:.*]] = kiln.constant dense<[{{0.200000003|2.000000e-01}}, {{0.400000006|4.000000e-01}}]> : tensor<2xf32>
+// CHECK: %[[ACC:.*]] = kiln.matmul_integer %[[A]], %[[B]] lhs_zero_point(%[[ZA]]) rhs_zero_point(%[[ZB]]) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<3x2xi32>
+// CHECK: %[[F:.*]] = kiln.cast %[[ACC]]
+// CHECK: %[[Y:.*]] = kiln.mul %[[F]], %[[S]]
+// CHECK: return %[[Y]]
+func.func @matmul(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>) -> tensor<3x2xf32> {
+  %sa = kiln.constant dense<0.1> : tensor<f32>
+  %za = kiln.constant dense<3> : tensor<ui8>
+  %da = kiln.dequantize %a, %sa zero_point(%za) : (tensor<3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x4xf32>
+  %sb = kiln.constant dense<[[2.0, 4.0]]> : tensor<1x2xf32>
+  %zb = kiln.constant dense<[[1, -1]]> : tensor<1x2xi8>
+  %db = kiln.dequantize %b, %sb zero_point(%zb) : (tensor<4x2xi8>, tensor<1x2xf32>, tensor<1x2xi8>) -> tensor<4x2xf32>
+  %y = kiln.matmul %da, %db : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// Left alone: a scale known only at run time, a per-channel activation, and
+// 16-bit integers (no 8-bit kernel takes them).
+// CHECK-LABEL: func.func @untouched
+// CHECK-NOT: _integer
+// CHECK: kiln.matmul
+// CHECK: kiln.matmul
+// CHECK: kiln.matmul
+func.func @untouched(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>, %s: tensor<f32>, %c: tensor<3x4xi16>, %d: tensor<4x2xi16>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %da = kiln.dequantize %a, %s : (tensor<3x4xui8>, tensor<f32>) -> tensor<3x4xf32>
+  %db = kiln.dequantize %b, %one : (tensor<4x2xi8>, tensor<f32>) -> tensor<4x2xf32>
+  %y0 = kiln.matmul %da, %db : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %rows = kiln.constant dense<[[1.0], [2.0], [3.0]]> : tensor<3x1xf32>
+  %dr = kiln.dequantize %a, %rows : (tensor<3x4xui8>, tensor<3x1xf32>) -> tensor<3x4xf32>
+  %y1 = kiln.matmul %dr, %db : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %dc = kiln.dequantize %c, %one : (tensor<3x4xi16>, tensor<f32>) -> tensor<3x4xf32>
+  %dd = kiln.dequantize %d, %one : (tensor<4x2xi16>, tensor<f32>) -> tensor<4x2xf32>
+  %y2 = kiln.matmul %dc, %dd : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  return %y0, %y1, %y2 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""Post-training INT8 quantization end to end, against ONNX Runtime.
+
+  /usr/bin/python3 test/e2e/run_quantized_vs_ort.py --build BUILD [--keep]
+
+A small float CNN (two convolutions with ReLU, global average pooling, a fully
+connected layer exported as Gemm with transB) is quantized by
+`kiln-compile --quantize=int8 --calibration=DIR` for cpu and emulated gfx942,
+once per calibration method. The reference is not Kiln's: from the
+calibration table Kiln wrote, this script builds the equivalent QDQ model with
+onnx.helper (QuantizeLinear/DequantizeLinear on each quantized activation,
+uint8 asymmetric from the table's range; int8 weights per output channel,
+max |w| / 127, as ONNX Runtime's quantizer makes them) and runs it on ONNX
+Runtime. Per element, Kiln's outputs must match ONNX Runtime's within one
+quantization step of the last quantized activation times the weights' norm
+(the two may round a value that falls on a rounding boundary differently after
+float sums in another order), and at least half of the runs must match in
+every element to 1e-4.
+
+The same QDQ model compiled by Kiln without --quantize (a pre-quantized
+model) must reach the same integer contractions (checked in the dispatch IR)
+and give bit-identical outputs to the --quantize artifact. The float model's
+cosine similarity with the quantized one (from --quant-report) must be at
+least 0.99. Exit status 1 on any failure.
+"""
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parents[2]
+OPSET = 13
+rng = np.random.RandomState(11)
+
+
+def float_model():
+    w1 = (rng.randn(8, 3, 3, 3) * 0.4).astype(np.float32)
+    b1 = (rng.randn(8) * 0.1).astype(np.float32)
+    w2 = (rng.randn(16, 8, 3, 3) * 0.2).astype(np.float32)
+    b2 = (rng.randn(16) * 0.1).astype(np.float32)
+    w3 = (rng.randn(10, 16) * 0.5).astype(np.float32)
+    b3 = (rng.randn(10) * 0.1).astype(np.float32)
+    inits = [numpy_helper.from_array(a, n) for a, n in
+             [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3")]]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["p"], name="pool"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def activation_params(lo, hi):
+    """uint8 asymmetric, as Kiln derives it from a table range."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if not hi - lo > 1e-30:
+        return np.float32(1), np.uint8(0)
+    scale = np.float32((hi - lo) / 255.0)
+    zp = np.clip(np.rint(-lo / np.float64(scale)), 0, 255)
+    return scale, np.uint8(zp)
+
+
+def weight_params(w, axis):
+    """int8 symmetric per channel along `axis`: max |w| / 127, round half even."""
+    moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
+    amax = np.abs(moved).max(axis=1).astype(np.float32)
+    scale = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+    shape = [1] * w.ndim
+    shape[axis] = w.shape[axis]
+    q = np.clip(np.rint(w / scale.reshape(shape)), -127, 127).astype(np.int8)
+    return q, scale
+
+
+def qdq_model(model, table):
+    """The model with Q/DQ on each activation of the table and int8 weights."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    tensors = table["tensors"]
+    nodes, new_inits = [], []
+    done = set()
+    for node in model.graph.node:
+        if node.op_type in ("Conv", "Gemm") and node.input[0] in tensors:
+            x = node.input[0]
+            if x not in done:
+                scale, zp = activation_params(*tensors[x]["range"])
+                new_inits += [numpy_helper.from_array(np.array(scale, np.float32), x + "_scale"),
+                              numpy_helper.from_array(np.array(zp, np.uint8), x + "_zp")]
+                nodes += [helper.make_node("QuantizeLinear", [x, x + "_scale", x + "_zp"], [x + "_q"]),
+                          helper.make_node("DequantizeLinear", [x + "_q", x + "_scale", x + "_zp"], [x + "_dq"])]
+                done.add(x)
+            w = node.input[1]
+            q, s = weight_params(inits[w], 0)  # Conv filters and Gemm transB weights: output channel first
+            new_inits += [numpy_helper.from_array(q, w + "_q"), numpy_helper.from_array(s, w + "_scale")]
+            nodes.append(helper.make_node("DequantizeLinear", [w + "_q", w + "_scale"], [w + "_dq"], axis=0))
+            inputs = [x + "_dq", w + "_dq"] + list(node.input[2:])
+            copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
+            copy.attribute.extend(node.attribute)
+            nodes.append(copy)
+        else:
+            nodes.append(node)
+    used = {i for n in nodes for i in n.input}
+    kept = [i for i in model.graph.initializer if i.name in used]
+    graph = helper.make_graph(nodes, "cnn_qdq", list(model.graph.input), list(model.graph.output), kept + new_inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def run(cmd, **kw):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{r.stdout}{r.stderr}")
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True, type=Path)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    bin_dir = args.build.resolve() / "bin"
+    work = Path(tempfile.mkdtemp(prefix="kiln-quant-"))
+    failures = []
+    compared = exact = 0
+    try:
+        model = float_model()
+        onnx.save(model, work / "cnn.onnx")
+        calib = work / "calibration"
+        for i in range(10):
+            (calib / f"{i:02d}").mkdir(parents=True)
+            np.save(calib / f"{i:02d}" / "x.npy", rng.randn(1, 3, 16, 16).astype(np.float32))
+        test = [rng.randn(1, 3, 16, 16).astype(np.float32) for _ in range(3)]
+        for method in ["minmax", "percentile", "entropy", "mse"]:
+            d = work / method
+            d.mkdir()
+            out = run([bin_dir / "kiln-compile", work / "cnn.onnx", "--target=cpu,gfx942", "--emulation",
+                       "--quantize=int8", f"--calibration={calib}", f"--calibration-method={method}",
+                       f"--calibration-table={d / 'table.json'}", f"--quant-report={d / 'report.json'}",
+                       "-o", d / "q.kiln", f"--dump-ir={d / 'ir'}"]).stdout
+            table = json.loads((d / "table.json").read_text())
+            report = json.loads((d / "report.json").read_text())
+            if sorted(table["tensors"]) != ["f", "r1", "x"]:
+                failures.append(f"{method}: table tensors {sorted(table['tensors'])}, expected f, r1, x")
+            if report["integer_ops"] != 3:
+                failures.append(f"{method}: {report['integer_ops']} integer ops, expected 3 (2 conv, 1 matmul)")
+            cosine = min(o["cosine"] for o in report["outputs"])
+            if cosine < 0.99:
+                failures.append(f"{method}: cosine {cosine:.5f} against the float model < 0.99")
+            qdq = qdq_model(model, table)
+            onnx.save(qdq, d / "qdq.onnx")
+            run([bin_dir / "kiln-compile", d / "qdq.onnx", "--target=cpu,gfx942", "--emulation", "-o", d / "qdq.kiln"])
+            dispatch = run([bin_dir / "kiln-compile", d / "qdq.onnx", "--emit=dispatch"]).stdout
+            for op, count in [("kiln.conv_integer", 2), ("kiln.matmul_integer", 1)]:
+                if dispatch.count(op + " ") != count:
+                    failures.append(f"{method}: the QDQ model's dispatch IR has {dispatch.count(op + ' ')} {op}, "
+                                    f"expected {count}")
+            # One quantization step of the input of fc, through its weights.
+            fc_scale, _ = activation_params(*table["tensors"]["f"]["range"])
+            w3 = numpy_helper.to_array([i for i in model.graph.initializer if i.name == "w3"][0])
+            step = float(fc_scale) * float(np.abs(w3).sum(axis=1).max())
+            worst = 0.0
+            for i, x in enumerate(test):
+                np.save(d / f"x{i}.npy", x)
+                run(["node", ROOT / "bench/ort/ort_run.js", d / "qdq.onnx", "--input", f"x={d / f'x{i}.npy'}",
+                     "--output-dir", d / f"ort{i}"])
+                ref = np.load(d / f"ort{i}" / "logits.npy")
+                outs = {}
+                for art in ["q", "qdq"]:
+                    for dev in ["cpu", "emu:gfx942"]:
+                        o = d / f"{art}-{dev.replace(':', '_')}-{i}"
+                        run([bin_dir / "kiln-run", d / f"{art}.kiln", f"--device={dev}", f"--input=x=@{d / f'x{i}.npy'}",
+                             f"--output-dir={o}"])
+                        outs[art, dev] = np.load(o / "logits.npy")
+                for dev in ["cpu", "emu:gfx942"]:
+                    if not np.array_equal(outs["q", dev], outs["qdq", dev]):
+                        failures.append(f"{method} sample {i} {dev}: --quantize and the QDQ model differ")
+                for key, got in outs.items():
+                    err = np.abs(got - ref)
+                    worst = max(worst, float(err.max()))
+                    compared += 1
+                    exact += bool((err <= 1e-4 + 1e-4 * np.abs(ref)).all())
+                    if not (err <= step).all():
+                        failures.append(f"{method} sample {i} {key}: max |kiln - ort| {err.max():.3g} "
+                                        f"> one quantization step through fc ({step:.3g})")
+            print(f"{method}: cosine vs float {cosine:.5f}, max |kiln - onnxruntime qdq| {worst:.3g} "
+                  f"(bound {step:.3g}); {out.splitlines()[0]}")
+        # A value on a rounding boundary may round the other way after float
+        # sums in another order (one step, bounded above); most runs must
+        # still agree with ONNX Runtime to 1e-4 everywhere.
+        if exact < compared // 2:
+            failures.append(f"only {exact} of {compared} runs agree with ONNX Runtime to 1e-4 everywhere")
+        print(f"{exact} of {compared} runs agree with ONNX Runtime to 1e-4 in every element")
+    finally:
+        if args.keep:
+            print(f"work files in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    for f in failures:
+        print("FAIL", f)
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
