@@ -8,7 +8,7 @@ connected layer exported as Gemm with transB) is quantized by
 `kiln-compile --quantize=int8 --calibration=DIR` for cpu and emulated gfx942,
 once per calibration method. The reference is not Kiln's: from the
 calibration table Kiln wrote, this script builds the equivalent QDQ model with
-onnx.helper (QuantizeLinear/DequantizeLinear on each quantized activation,
+bench/qdq_from_table.py (QuantizeLinear/DequantizeLinear on each quantized activation,
 uint8 asymmetric from the table's range; int8 weights per output channel,
 max |w| / 127, as ONNX Runtime's quantizer makes them) and runs it on ONNX
 Runtime. Per element, Kiln's outputs must match ONNX Runtime's within one
@@ -37,6 +37,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from qdq_from_table import activation_params, qdq_model  # noqa: E402
 OPSET = 13
 rng = np.random.RandomState(11)
 
@@ -61,59 +63,6 @@ def float_model():
     ]
     graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-
-
-def activation_params(lo, hi):
-    """uint8 asymmetric, as Kiln derives it from a table range."""
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if not hi - lo > 1e-30:
-        return np.float32(1), np.uint8(0)
-    scale = np.float32((hi - lo) / 255.0)
-    zp = np.clip(np.rint(-lo / np.float64(scale)), 0, 255)
-    return scale, np.uint8(zp)
-
-
-def weight_params(w, axis):
-    """int8 symmetric per channel along `axis`: max |w| / 127, round half even."""
-    moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
-    amax = np.abs(moved).max(axis=1).astype(np.float32)
-    scale = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
-    shape = [1] * w.ndim
-    shape[axis] = w.shape[axis]
-    q = np.clip(np.rint(w / scale.reshape(shape)), -127, 127).astype(np.int8)
-    return q, scale
-
-
-def qdq_model(model, table):
-    """The model with Q/DQ on each activation of the table and int8 weights."""
-    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    tensors = table["tensors"]
-    nodes, new_inits = [], []
-    done = set()
-    for node in model.graph.node:
-        if node.op_type in ("Conv", "Gemm") and node.input[0] in tensors:
-            x = node.input[0]
-            if x not in done:
-                scale, zp = activation_params(*tensors[x]["range"])
-                new_inits += [numpy_helper.from_array(np.array(scale, np.float32), x + "_scale"),
-                              numpy_helper.from_array(np.array(zp, np.uint8), x + "_zp")]
-                nodes += [helper.make_node("QuantizeLinear", [x, x + "_scale", x + "_zp"], [x + "_q"]),
-                          helper.make_node("DequantizeLinear", [x + "_q", x + "_scale", x + "_zp"], [x + "_dq"])]
-                done.add(x)
-            w = node.input[1]
-            q, s = weight_params(inits[w], 0)  # Conv filters and Gemm transB weights: output channel first
-            new_inits += [numpy_helper.from_array(q, w + "_q"), numpy_helper.from_array(s, w + "_scale")]
-            nodes.append(helper.make_node("DequantizeLinear", [w + "_q", w + "_scale"], [w + "_dq"], axis=0))
-            inputs = [x + "_dq", w + "_dq"] + list(node.input[2:])
-            copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
-            copy.attribute.extend(node.attribute)
-            nodes.append(copy)
-        else:
-            nodes.append(node)
-    used = {i for n in nodes for i in n.input}
-    kept = [i for i in model.graph.initializer if i.name in used]
-    graph = helper.make_graph(nodes, "cnn_qdq", list(model.graph.input), list(model.graph.output), kept + new_inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
