@@ -219,6 +219,102 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
   }
 };
 
+/// A 1x1, stride-1, unpadded 2-d `kiln.conv_integer` of 8-bit activations
+/// with one zero point z by int8 filters without one, as the GEMM
+/// out[n, f, p] = sum_c w[f, c] * x[n, c, p] of the raw bytes (zero-extended
+/// when unsigned) minus z * sum_c w[f, c]: the convolution then reads 8-bit
+/// operands, which the CPU's dot-product instructions need. Null when the
+/// convolution is not of that form.
+static Value lowerQuantizedPointwise(PatternRewriter &rewriter, ConvIntegerOp op) {
+  auto inType = cast<RankedTensorType>(op.getInput().getType());
+  auto fType = cast<RankedTensorType>(op.getFilter().getType());
+  auto outType = cast<RankedTensorType>(op.getType());
+  std::optional<int64_t> inputZero = uniformZeroPoint(op.getInputZeroPoint());
+  std::optional<int64_t> filterZero = uniformZeroPoint(op.getFilterZeroPoint());
+  auto ones = [](ArrayRef<int64_t> v) { return llvm::all_of(v, [](int64_t x) { return x == 1; }); };
+  if (!inputZero || filterZero != 0 || inType.getRank() != 4 || op.getGroups() != 1 ||
+      !inType.getElementType().isInteger(8) || !fType.getElementType().isSignlessInteger(8) ||
+      !ones(fType.getShape().drop_front(2)) || !ones(op.getStrides()) ||
+      llvm::any_of(op.getPads(), [](int64_t p) { return p != 0; }))
+    return Value();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), f = fType.getDimSize(0);
+  int64_t hw = inType.getDimSize(2) * inType.getDimSize(3);
+  Type i8 = rewriter.getI8Type(), i32 = outType.getElementType();
+  Value x = reinterpret(rewriter, loc, op.getInput(), signlessType(inType));
+  x = reshapeTensor(rewriter, loc, x, RankedTensorType::get({n, c, hw}, i8));
+  Value w = reshapeTensor(rewriter, loc, op.getFilter(), RankedTensorType::get({f, c}, i8));
+  auto gemmType = RankedTensorType::get({n, f, hw}, i32);
+  AffineExpr dn, df, dp, dc;
+  bindDims(ctx, dn, df, dp, dc);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {df, dc}, ctx),
+                                 AffineMap::get(4, 0, {dn, dc, dp}, ctx),
+                                 AffineMap::get(4, 0, {dn, df, dp}, ctx)};
+  bool inputUnsigned = hasUnsignedElements(inType);
+  Value gemm =
+      linalg::GenericOp::create(
+          rewriter, loc, gemmType, ValueRange{w, x},
+          ValueRange{filledTensor(rewriter, loc, gemmType, scalarConstant(rewriter, loc, i32, 0))},
+          maps, iteratorTypes(4, {3}),
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value wv = convertScalar(b, l, args[0], i32);
+            Value xv = convertScalar(b, l, args[1], i32, inputUnsigned);
+            Value sum = arith::AddIOp::create(b, l, args[2], arith::MulIOp::create(b, l, wv, xv));
+            linalg::YieldOp::create(b, l, sum);
+          })
+          .getResult(0);
+  Value acc = reshapeTensor(rewriter, loc, gemm, outType);
+  return subtractZeroPointSums(rewriter, loc, acc, op.getFilter(), /*kDim=*/1, {f, 1, 1},
+                               *inputZero);
+}
+
+/// Any other ungrouped `kiln.conv_integer` of 8-bit activations with one
+/// zero point z by int8 filters without one, on 8-bit operands: unsigned
+/// activations become signed ones by flipping their top bit (x - 128, so the
+/// named convolution's sign extension reads them right) and z becomes
+/// z - 128; the input is padded with that zero point, convolved as bytes and
+/// z * (the filter's sums) subtracted: sum (x - z) * w over the window with
+/// the zero point as padding. Null when the convolution is not of that form.
+static Value lowerQuantizedConv(PatternRewriter &rewriter, ConvIntegerOp op) {
+  auto inType = cast<RankedTensorType>(op.getInput().getType());
+  auto fType = cast<RankedTensorType>(op.getFilter().getType());
+  std::optional<int64_t> inputZero = uniformZeroPoint(op.getInputZeroPoint());
+  std::optional<int64_t> filterZero = uniformZeroPoint(op.getFilterZeroPoint());
+  if (!inputZero || filterZero != 0 || op.getGroups() != 1 ||
+      !inType.getElementType().isInteger(8) || !fType.getElementType().isSignlessInteger(8))
+    return Value();
+  Location loc = op.getLoc();
+  Type i8 = rewriter.getI8Type();
+  int64_t zero = *inputZero;
+  Value input = reinterpret(rewriter, loc, op.getInput(), signlessType(inType));
+  if (hasUnsignedElements(inType)) {
+    input = elementwise(rewriter, loc, RankedTensorType::get(inType.getShape(), i8), {input},
+                        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                          Value top = scalarConstant(b, l, i8, -128);
+                          return arith::XOrIOp::create(b, l, args[0], top);
+                        });
+    zero -= 128;
+  }
+  int64_t rank = inType.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> pads = op.getPads();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    low[2 + i] = pads[i];
+    high[2 + i] = pads[spatial + i];
+  }
+  input = padTensor(rewriter, loc, input, low, high, scalarConstant(rewriter, loc, i8, zero));
+  SmallVector<int64_t> noPads(2 * spatial, 0);
+  auto outType = cast<RankedTensorType>(op.getType());
+  Value acc = lowerConv(rewriter, loc, input, op.getFilter(), Value(), outType, op.getStrides(),
+                        op.getDilations(), noPads, 1);
+  int64_t f = fType.getDimSize(0), k = fType.getNumElements() / f;
+  Value filter = reshapeTensor(rewriter, loc, op.getFilter(), RankedTensorType::get({f, k}, i8));
+  SmallVector<int64_t> sumShape(rank - 1, 1);
+  sumShape[0] = f;
+  return subtractZeroPointSums(rewriter, loc, acc, filter, /*kDim=*/1, sumShape, zero);
+}
+
 /// Lowers `kiln.conv_integer` to the convolution above accumulating in i32:
 /// an operand that is unsigned or has a zero point is first widened to i32
 /// with the zero point subtracted (so zero padding after the subtraction is
@@ -231,6 +327,14 @@ struct ConvIntegerLowering : OpRewritePattern<ConvIntegerOp> {
     if (failed(requireStaticShapes(op)))
       return failure();
     Location loc = op.getLoc();
+    if (Value conv = lowerQuantizedPointwise(rewriter, op)) {
+      rewriter.replaceOp(op, conv);
+      return success();
+    }
+    if (Value conv = lowerQuantizedConv(rewriter, op)) {
+      rewriter.replaceOp(op, conv);
+      return success();
+    }
     auto operand = [&](Value value, Value zeroPoint, int64_t zeroPointAxis) {
       if (!zeroPoint &&
           getElementTypeOrSelf(value.getType()).isSignlessInteger())

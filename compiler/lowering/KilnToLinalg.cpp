@@ -78,20 +78,56 @@ Value reinterpret(OpBuilder &b, Location loc, Value value, Type type) {
   return UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0);
 }
 
+/// Drops the unit dimensions of `operand` that broadcast against
+/// `resultShape` (numpy-style, aligned on the right): a [1, C, 1, 1] bias of
+/// an [N, C, H, W] result becomes a [C] tensor read through (d0..d3) -> (d1).
+/// Maps without constant results let tile-and-fuse slice the operand along
+/// the consumer's tile like any other, so per-channel epilogues fuse into the
+/// contraction they follow. Returns the operand and its indexing map.
+static std::pair<Value, AffineMap>
+dropBroadcastUnitDims(OpBuilder &b, Location loc, Value operand,
+                      ArrayRef<int64_t> resultShape) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(operand.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  unsigned rank = resultShape.size(), offset = rank - shape.size();
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  SmallVector<int64_t> kept;
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    pending.push_back(i);
+    if (dim == 1 && resultShape[offset + i] != 1)
+      continue;
+    groups.push_back(std::move(pending));
+    pending.clear();
+    kept.push_back(dim);
+    exprs.push_back(getAffineDimExpr(offset + i, ctx));
+  }
+  if (kept.size() == shape.size())
+    return {operand, AffineMap::get(rank, 0, exprs, ctx)};
+  if (!groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  auto collapsedType = RankedTensorType::get(kept, type.getElementType());
+  Value collapsed =
+      tensor::CollapseShapeOp::create(b, loc, collapsedType, operand, groups);
+  return {collapsed, AffineMap::get(rank, 0, exprs, ctx)};
+}
+
 Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                   ValueRange operands, ScalarBuilder body) {
   MLIRContext *ctx = b.getContext();
   // arith has no unsigned types: the generic computes on signless ones.
   SmallVector<Value> signlessOperands;
-  for (Value operand : operands)
-    signlessOperands.push_back(
-        reinterpret(b, loc, operand, signlessType(operand.getType())));
-  auto signlessResult = cast<RankedTensorType>(signlessType(resultType));
   SmallVector<AffineMap> maps;
-  for (Value operand : operands)
-    maps.push_back(broadcastMap(
-        ctx, cast<RankedTensorType>(operand.getType()).getShape(),
-        resultType.getShape()));
+  for (Value operand : operands) {
+    auto [reduced, map] = dropBroadcastUnitDims(
+        b, loc, reinterpret(b, loc, operand, signlessType(operand.getType())),
+        resultType.getShape());
+    signlessOperands.push_back(reduced);
+    maps.push_back(map);
+  }
+  auto signlessResult = cast<RankedTensorType>(signlessType(resultType));
   maps.push_back(AffineMap::getMultiDimIdentityMap(resultType.getRank(), ctx));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
@@ -105,8 +141,9 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return reinterpret(b, loc, generic.getResult(0), resultType);
 }
 
-void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args, Type elem) {
-  Value x = convertScalar(b, loc, args[0], elem);
+void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args, Type elem,
+                        bool lhsUnsigned) {
+  Value x = convertScalar(b, loc, args[0], elem, lhsUnsigned);
   Value y = convertScalar(b, loc, args[1], elem);
   Value sum;
   if (isa<FloatType>(elem))
@@ -331,6 +368,56 @@ Value widenInteger(OpBuilder &b, Location loc, Value value, Value zeroPoint,
               nb, l, IntegerAttr::get(i32, *splatZeroPoint));
         return zp ? arith::SubIOp::create(nb, l, x, zp).getResult() : x;
       });
+}
+
+std::optional<int64_t> uniformZeroPoint(Value zeroPoint) {
+  if (!zeroPoint)
+    return 0;
+  DenseIntElementsAttr attr;
+  if (!matchPattern(zeroPoint, m_Constant(&attr)) || !attr.isSplat())
+    return std::nullopt;
+  APInt v = attr.getSplatValue<APInt>();
+  return hasUnsignedElements(zeroPoint.getType()) ? v.getZExtValue() : v.getSExtValue();
+}
+
+Value subtractZeroPointSums(OpBuilder &b, Location loc, Value acc, Value weights,
+                            int64_t kDim, ArrayRef<int64_t> sumShape,
+                            int64_t zeroPoint) {
+  if (zeroPoint == 0)
+    return acc;
+  MLIRContext *ctx = b.getContext();
+  auto accType = cast<RankedTensorType>(acc.getType());
+  auto wType = cast<RankedTensorType>(weights.getType());
+  Type i32 = b.getI32Type();
+  // sums[..] = sum over kDim of sext(weights[..]), the other dimensions kept.
+  SmallVector<int64_t> reducedShape;
+  SmallVector<AffineExpr> sumExprs;
+  for (int64_t d = 0; d < wType.getRank(); ++d)
+    if (d != kDim) {
+      reducedShape.push_back(wType.getDimSize(d));
+      sumExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+  auto sumType = RankedTensorType::get(reducedShape, i32);
+  unsigned loops = wType.getRank();
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(loops, ctx),
+                                 AffineMap::get(loops, 0, sumExprs, ctx)};
+  Value sums =
+      linalg::GenericOp::create(
+          b, loc, sumType, ValueRange{weights},
+          ValueRange{filledTensor(b, loc, sumType, scalarConstant(b, loc, i32, 0))}, maps,
+          iteratorTypes(loops, {kDim}),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value w = convertScalar(nb, l, args[0], i32);
+            linalg::YieldOp::create(nb, l, arith::AddIOp::create(nb, l, args[1], w).getResult());
+          })
+          .getResult(0);
+  sums = reshapeTensor(b, loc, sums, RankedTensorType::get(sumShape, i32));
+  return elementwise(b, loc, accType, {acc, sums},
+                     [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                       Value z = scalarConstant(nb, l, i32, static_cast<double>(zeroPoint));
+                       Value zs = arith::MulIOp::create(nb, l, z, args[1]);
+                       return arith::SubIOp::create(nb, l, args[0], zs);
+                     });
 }
 
 DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> values) {

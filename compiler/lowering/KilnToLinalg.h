@@ -82,8 +82,9 @@ mlir::Value reinterpret(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The body of a contraction generic accumulating in `elem`:
 /// yield acc + convert(x) * convert(y), with args = (x, y, acc).
+/// `x` is zero-extended when `lhsUnsigned` (raw uint8 activations).
 void multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args,
-                        mlir::Type elem);
+                        mlir::Type elem, bool lhsUnsigned = false);
 
 /// Reassociation that collapses `from` into `to` when the reshape only merges
 /// or splits adjacent dimensions (failure otherwise).
@@ -140,6 +141,24 @@ iteratorTypes(unsigned loops, llvm::ArrayRef<int64_t> reductionLoops = {});
 mlir::Value widenInteger(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value value, mlir::Value zeroPoint,
                          int64_t zeroPointAxis = -1);
+
+/// The value of an integer contraction operand's zero point when it is the
+/// same for every element: 0 for none, the splat of a constant (extended by
+/// the operand's signedness). std::nullopt for a per-channel or computed one.
+std::optional<int64_t> uniformZeroPoint(mlir::Value zeroPoint);
+
+/// `acc - zeroPoint * sum_k(weights)`: the correction that turns a
+/// contraction of raw 8-bit activations by `weights` into one of activations
+/// with `zeroPoint` subtracted, sum(x - z) * w = sum(x * w) - z * sum(w).
+/// `acc` is an i32 tensor; `weights` is the signed i8 operand, summed along
+/// its dimension `kDim`; the sums are reshaped to `sumShape` (as many
+/// elements) and broadcast against `acc` numpy-style: [F, 1, 1] for the
+/// filter of an [N, F, H, W] convolution, [.., 1, N] for the [.., K, N] rhs of
+/// a matmul. `acc` itself when `zeroPoint` is 0.
+mlir::Value subtractZeroPointSums(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value acc, mlir::Value weights,
+                                  int64_t kDim, llvm::ArrayRef<int64_t> sumShape,
+                                  int64_t zeroPoint);
 
 /// Fails the match unless every tensor operand and result of `op` has a
 /// static shape, with an error on `op` that says so (more than the

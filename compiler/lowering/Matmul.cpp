@@ -6,13 +6,16 @@
 // are one linalg.generic contraction over the full rank, batch dimensions
 // broadcasting through the indexing maps.
 //
-// kiln.matmul_integer is the same contraction accumulating in i32: unsigned
-// operands and operands with a zero point are first widened to i32 with the
-// zero point subtracted (an elementwise generic that the CPU backend fuses
-// into the GEMM's workgroups); signed operands without one enter the
-// contraction as i8 and are sign-extended there, as linalg's default cast
-// does. (linalg.matmul's `cast_unsigned` would apply to both operands and
-// needs signless types, so it cannot express uint8 x int8.)
+// kiln.matmul_integer is the same contraction accumulating in i32. The
+// quantized form, 8-bit activations with one zero point z times int8
+// weights without one, reads both as bytes (a linalg.generic zero-extends
+// uint8 activations: linalg.matmul's `cast_unsigned` would apply to both
+// operands) and subtracts z * (column sums of the weights) afterwards.
+// Otherwise unsigned operands and operands with a zero point are first
+// widened to i32 with the zero point subtracted (an elementwise generic that
+// the CPU backend fuses into the GEMM's workgroups); signed operands without
+// one enter the contraction as i8 and are sign-extended there, as linalg's
+// default cast does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +43,11 @@ Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {
 
 /// `lhs [.., M, K] x rhs [.., K, N]` into `resultType`. The operands may
 /// have narrower integer types than the result (the signless `i8` operands of
-/// kiln.matmul_integer), which linalg sign-extends.
+/// kiln.matmul_integer), which linalg sign-extends; with `lhsUnsigned` the
+/// lhs is zero-extended instead (raw uint8 activations), which only a
+/// linalg.generic can say.
 Value lowerMatmul(OpBuilder &rewriter, Location loc, Value lhs, Value rhs,
-                  RankedTensorType resultType) {
+                  RankedTensorType resultType, bool lhsUnsigned = false) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   Type elem = resultType.getElementType();
@@ -60,10 +65,26 @@ Value lowerMatmul(OpBuilder &rewriter, Location loc, Value lhs, Value rhs,
     auto out2 = RankedTensorType::get({rows, n}, elem);
     Value a = reshapeTensor(rewriter, loc, lhs, lhs2);
     Value b = reshapeTensor(rewriter, loc, rhs, rhs2);
-    Value c =
-        linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
-                                 ValueRange{zeroFilled(rewriter, loc, out2)})
-            .getResult(0);
+    Value c;
+    if (lhsUnsigned) {
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr m, nn, kk;
+      bindDims(ctx, m, nn, kk);
+      SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {m, kk}, ctx),
+                                     AffineMap::get(3, 0, {kk, nn}, ctx),
+                                     AffineMap::get(3, 0, {m, nn}, ctx)};
+      c = linalg::GenericOp::create(
+              rewriter, loc, out2, ValueRange{a, b}, ValueRange{zeroFilled(rewriter, loc, out2)},
+              maps, iteratorTypes(3, {2}),
+              [&](OpBuilder &nb, Location l, ValueRange args) {
+                multiplyAccumulate(nb, l, args, elem, /*lhsUnsigned=*/true);
+              })
+              .getResult(0);
+    } else {
+      c = linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
+                                   ValueRange{zeroFilled(rewriter, loc, out2)})
+              .getResult(0);
+    }
     return reshapeTensor(rewriter, loc, c, resultType);
   }
 
@@ -100,7 +121,9 @@ Value lowerMatmul(OpBuilder &rewriter, Location loc, Value lhs, Value rhs,
   auto generic = linalg::GenericOp::create(
       rewriter, loc, resultType, ValueRange{lhs, rhs},
       ValueRange{zeroFilled(rewriter, loc, resultType)}, maps, iterators,
-      [&](OpBuilder &b, Location l, ValueRange args) { multiplyAccumulate(b, l, args, elem); });
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        multiplyAccumulate(b, l, args, elem, lhsUnsigned);
+      });
   return generic.getResult(0);
 }
 
@@ -126,6 +149,27 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
     if (failed(requireStaticShapes(op)))
       return failure();
     Location loc = op.getLoc();
+    // Raw 8-bit activations (unsigned or signed) with one zero point times
+    // signed weights without one: the contraction reads the bytes as they
+    // are and the zero point comes off afterwards, z * (column sums of the
+    // rhs), so that the CPU's dot-product instructions (vpdpbusd: uint8 x
+    // int8) see 8-bit operands.
+    std::optional<int64_t> lhsZero = uniformZeroPoint(op.getLhsZeroPoint());
+    std::optional<int64_t> rhsZero = uniformZeroPoint(op.getRhsZeroPoint());
+    Type lhsElem = getElementTypeOrSelf(op.getLhs().getType());
+    Type rhsElem = getElementTypeOrSelf(op.getRhs().getType());
+    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+    if (lhsZero && rhsZero == 0 && lhsElem.isInteger(8) && rhsElem.isSignlessInteger(8) &&
+        rhsType.getRank() >= 2 && cast<RankedTensorType>(op.getLhs().getType()).getRank() >= 2) {
+      Value lhs = reinterpret(rewriter, loc, op.getLhs(), signlessType(op.getLhs().getType()));
+      Value acc = lowerMatmul(rewriter, loc, lhs, op.getRhs(), op.getType(),
+                              hasUnsignedElements(lhsElem));
+      SmallVector<int64_t> sumShape(rhsType.getShape());
+      sumShape[sumShape.size() - 2] = 1;
+      rewriter.replaceOp(op, subtractZeroPointSums(rewriter, loc, acc, op.getRhs(),
+                                                   rhsType.getRank() - 2, sumShape, *lhsZero));
+      return success();
+    }
     auto operand = [&](Value value, Value zeroPoint) {
       if (!zeroPoint &&
           getElementTypeOrSelf(value.getType()).isSignlessInteger())

@@ -114,10 +114,11 @@ func.func @conv_integer_signed(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x3x3xi8>) -
 
 // Zero points are subtracted in i32 before the convolution: the uint8 input
 // is zero-extended minus its constant zero point; the per-output-channel
-// filter zero point [F] is read as [F, 1, 1, 1]. Zero padding comes after the
-// subtraction, i.e. the input is padded with its zero point.
+// filter zero point [F] is read along the filter's dimension 0 (as
+// [F, 1, 1, 1], its broadcast unit dimensions collapsed away). Zero padding
+// comes after the subtraction, i.e. the input is padded with its zero point.
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, 0)>
+// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0)>
 // CHECK-LABEL: func @conv_integer_zero_points
 // CHECK: %[[X:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], {{.*}}} ins(%arg0 : tensor<1x2x5x5xi8>) outs(%{{.*}} : tensor<1x2x5x5xi32>)
 // CHECK-NEXT: ^bb0(%[[V:.*]]: i8, %{{.*}}: i32):
@@ -125,7 +126,8 @@ func.func @conv_integer_signed(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x3x3xi8>) -
 // CHECK-NEXT: %[[Z:.*]] = arith.constant 128 : i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[VW]], %[[Z]] : i32
 // CHECK: %[[ZW:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1, 2, 3]] output_shape [3, 1, 1, 1] : tensor<3xi8> into tensor<3x1x1x1xi8>
-// CHECK: %[[W:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[CHAN]], #[[ID]]], {{.*}}} ins(%arg1, %[[ZW]] : tensor<3x2x3x3xi8>, tensor<3x1x1x1xi8>) outs(%{{.*}} : tensor<3x2x3x3xi32>)
+// CHECK: %[[ZC:.*]] = tensor.collapse_shape %[[ZW]] {{\[}}[0, 1, 2, 3]] : tensor<3x1x1x1xi8> into tensor<3xi8>
+// CHECK: %[[W:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[CHAN]], #[[ID]]], {{.*}}} ins(%arg1, %[[ZC]] : tensor<3x2x3x3xi8>, tensor<3xi8>) outs(%{{.*}} : tensor<3x2x3x3xi32>)
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK-NEXT: ^bb0
@@ -134,5 +136,74 @@ func.func @conv_integer_signed(%x: tensor<1x2x5x5xi8>, %w: tensor<3x2x3x3xi8>) -
 func.func @conv_integer_zero_points(%x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8>, %zw: tensor<3xi8>) -> tensor<1x3x5x5xi32> {
   %zx = kiln.constant dense<128> : tensor<ui8>
   %0 = kiln.conv_integer %x, %w input_zero_point(%zx) filter_zero_point(%zw) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x5x5xi32>
+  return %0 : tensor<1x3x5x5xi32>
+}
+
+// -----
+
+// The quantized pointwise form (1x1, stride 1, unpadded; uint8 input with
+// one zero point, int8 filter without one): a GEMM over the raw bytes,
+// out[n, f, p] = sum_c w[f, c] * x[n, c, p] with the input zero-extended
+// and the filter sign-extended in the body (so that both stay 8-bit), minus
+// the zero point times the filter's sums over c, broadcast along F.
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func @conv_integer_pointwise
+// CHECK: %[[XC:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x3x5xi8> into tensor<2x8x15xi8>
+// CHECK: %[[WC:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<4x8x1x1xi8> into tensor<4x8xi8>
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[WC]], %[[XC]] : tensor<4x8xi8>, tensor<2x8x15xi8>) outs(%{{.*}} : tensor<2x4x15xi32>)
+// CHECK-NEXT: ^bb0(%[[WV:.*]]: i8, %[[XV:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-NEXT: %[[WW:.*]] = arith.extsi %[[WV]] : i8 to i32
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XV]] : i8 to i32
+// CHECK-NEXT: %[[P:.*]] = arith.muli %[[WW]], %[[XW]] : i32
+// CHECK-NEXT: arith.addi %[[ACC]], %[[P]] : i32
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 3, 5] : tensor<2x4x15xi32> into tensor<2x4x3x5xi32>
+// CHECK: %[[S:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%arg1 : tensor<4x8x1x1xi8>) outs(%{{.*}} : tensor<4x1x1xi32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: i8, %[[T:.*]]: i32):
+// CHECK-NEXT: %[[VW:.*]] = arith.extsi %[[V]] : i8 to i32
+// CHECK-NEXT: arith.addi %[[T]], %[[VW]] : i32
+// CHECK: %[[SC:.*]] = tensor.collapse_shape %{{.*}} : tensor<4x1x1xi32> into tensor<4xi32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[CHAN]], #[[ID4]]], {{.*}}} ins(%[[R]], %[[SC]] : tensor<2x4x3x5xi32>, tensor<4xi32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: i32, %[[B:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 7 : i32
+// CHECK-NEXT: %[[ZB:.*]] = arith.muli %[[Z]], %[[B]] : i32
+// CHECK-NEXT: arith.subi %[[A]], %[[ZB]] : i32
+func.func @conv_integer_pointwise(%x: tensor<2x8x3x5xui8>, %w: tensor<4x8x1x1xi8>) -> tensor<2x4x3x5xi32> {
+  %zx = kiln.constant dense<7> : tensor<ui8>
+  %zw = kiln.constant dense<0> : tensor<i8>
+  %0 = kiln.conv_integer %x, %w input_zero_point(%zx) filter_zero_point(%zw) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<2x8x3x5xui8>, tensor<4x8x1x1xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x4x3x5xi32>
+  return %0 : tensor<2x4x3x5xi32>
+}
+
+// -----
+
+// Any other ungrouped quantized convolution stays 8-bit: the uint8 input's
+// top bit is flipped (x - 128 as int8, which the named convolution
+// sign-extends), its zero point 130 becomes 2, the input is padded with 2,
+// convolved as bytes, and 2 * (the filter's sums over C, KH, KW) comes off.
+// CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func @conv_integer_quantized
+// CHECK: %[[X:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x2x5x5xi8>) outs(%{{.*}} : tensor<1x2x5x5xi8>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: i8, %{{.*}}: i8):
+// CHECK-NEXT: %[[TOP:.*]] = arith.constant -128 : i8
+// CHECK-NEXT: arith.xori %[[V]], %[[TOP]] : i8
+// CHECK: %[[Z:.*]] = arith.constant 2 : i8
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[Z]] : i8
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[P]], %arg1 : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%{{.*}} : tensor<1x3x5x5xi32>)
+// CHECK: %[[WF:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<3x2x3x3xi8> into tensor<3x18xi8>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[WF]] : tensor<3x18xi8>) outs(%{{.*}} : tensor<3xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[CHAN]], #[[ID4]]], {{.*}}} ins(%[[C]], %{{.*}} : tensor<1x3x5x5xi32>, tensor<3xi32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: i32, %[[B:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[ZW:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[ZB:.*]] = arith.muli %[[ZW]], %[[B]] : i32
+// CHECK-NEXT: arith.subi %[[A]], %[[ZB]] : i32
+func.func @conv_integer_quantized(%x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8>) -> tensor<1x3x5x5xi32> {
+  %zx = kiln.constant dense<130> : tensor<ui8>
+  %0 = kiln.conv_integer %x, %w input_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>) -> tensor<1x3x5x5xi32>
   return %0 : tensor<1x3x5x5xi32>
 }

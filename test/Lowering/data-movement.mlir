@@ -260,11 +260,13 @@ func.func @one_hot(%idx: tensor<4xi32>, %values: tensor<2xf32>) -> tensor<4x6xf3
 
 // -----
 
-// Expand: a broadcasting copy.
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, 0)>
+// Expand: a broadcasting copy (of the [3, 1] input with its broadcast unit
+// dimension collapsed away).
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func @expand
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<3x1xf32>) outs(%{{.*}} : tensor<2x3x4xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1]] : tensor<3x1xf32> into tensor<3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[C]] : tensor<3xf32>) outs(%{{.*}} : tensor<2x3x4xf32>)
 // CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT: linalg.yield %[[X]] : f32
 func.func @expand(%x: tensor<3x1xf32>) -> tensor<2x3x4xf32> {

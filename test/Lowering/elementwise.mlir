@@ -1,13 +1,16 @@
 // RUN: kiln-opt --kiln-lower-to-linalg -split-input-file %s | FileCheck %s
 
 // Broadcasting lives in the indexing maps: the [3] operand aligns with the
-// trailing dimension, the [2, 1] operand reads column 0.
-// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// trailing dimension; the [2, 1] operand's broadcast unit dimension is
+// collapsed away ([2], read along d0), so that no map has a constant result
+// (tile-and-fuse slices such operands like any other).
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func @add_broadcast
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1]] : tensor<2x1xf32> into tensor<2xf32>
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<2x3xf32>
-// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x1xf32>, tensor<3xf32>) outs(%[[E]] : tensor<2x3xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[C]], %arg1 : tensor<2xf32>, tensor<3xf32>) outs(%[[E]] : tensor<2x3xf32>)
 // CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
 // CHECK:   %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
 // CHECK:   linalg.yield %[[S]] : f32

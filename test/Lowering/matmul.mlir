@@ -122,3 +122,35 @@ func.func @batch_matmul_integer(%a: tensor<2x3x4xi8>, %b: tensor<2x4x5xui8>) -> 
   %0 = kiln.matmul_integer %a, %b : (tensor<2x3x4xi8>, tensor<2x4x5xui8>) -> tensor<2x3x5xi32>
   return %0 : tensor<2x3x5xi32>
 }
+
+// -----
+
+// The quantized form (uint8 activations with one constant zero point, int8
+// weights whose zero point is 0): one GEMM generic over the raw bytes, the
+// lhs zero-extended and the rhs sign-extended in the body, minus the zero
+// point times the column sums of the weights.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[COL3:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func @matmul_integer_quantized
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %arg1 : tensor<6x4xi8>, tensor<4x5xi8>) outs(%{{.*}} : tensor<6x5xi32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: i8, %[[Y:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[X]] : i8 to i32
+// CHECK-NEXT: %[[YW:.*]] = arith.extsi %[[Y]] : i8 to i32
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%arg1 : tensor<4x5xi8>) outs(%{{.*}} : tensor<5xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID3]], #[[COL3]], #[[ID3]]], {{.*}}} ins(%{{.*}}, %{{.*}} : tensor<2x3x5xi32>, tensor<5xi32>)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: i32, %[[Q:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 200 : i32
+// CHECK-NEXT: %[[ZQ:.*]] = arith.muli %[[Z]], %[[Q]] : i32
+// CHECK-NEXT: arith.subi %[[P]], %[[ZQ]] : i32
+func.func @matmul_integer_quantized(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>) -> tensor<2x3x5xi32> {
+  %za = kiln.constant dense<200> : tensor<ui8>
+  %zb = kiln.constant dense<0> : tensor<i8>
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) rhs_zero_point(%zb) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}

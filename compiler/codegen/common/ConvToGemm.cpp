@@ -99,6 +99,131 @@ static Value extendTo(RewriterBase &rewriter, Location loc, Value value, Type el
   return extend.getResult(0);
 }
 
+/// Whether `op` is an elementwise generic that flips the top bit of its
+/// single 8-bit input (x xor 0x80).
+static bool isTopBitFlip(linalg::GenericOp op) {
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  Block *body = op.getBody();
+  auto xori = dyn_cast<arith::XOrIOp>(body->getTerminator()->getOperand(0).getDefiningOp());
+  if (!xori || !xori.getType().isInteger(8))
+    return false;
+  APInt bits;
+  Value other = xori.getLhs() == body->getArgument(0) ? xori.getRhs() : xori.getLhs();
+  return (xori.getLhs() == body->getArgument(0) || xori.getRhs() == body->getArgument(0)) &&
+         matchPattern(other, m_ConstantInt(&bits)) && bits == APInt(8, 0x80);
+}
+
+/// `value` with its top bits flipped back when it was made by flipping them
+/// (a flip, or a tensor.pad of one with a constant: the pad value flips too);
+/// null otherwise. The quantized lowering flips uint8 activations so that
+/// named convolutions read them as int8; the 8-bit im2col GEMM below reads
+/// them as uint8 again.
+static Value unflipped(RewriterBase &rewriter, Value value) {
+  if (auto flip = value.getDefiningOp<linalg::GenericOp>(); isTopBitFlip(flip))
+    return flip.getDpsInputs()[0];
+  auto pad = value.getDefiningOp<tensor::PadOp>();
+  if (!pad)
+    return Value();
+  auto flip = pad.getSource().getDefiningOp<linalg::GenericOp>();
+  Value padValue = pad.getConstantPaddingValue();
+  APInt bits;
+  if (!isTopBitFlip(flip) || !padValue || !matchPattern(padValue, m_ConstantInt(&bits)))
+    return Value();
+  rewriter.setInsertionPoint(pad);
+  Value unflippedPad = arith::ConstantOp::create(
+      rewriter, pad.getLoc(), IntegerAttr::get(padValue.getType(), bits ^ APInt(8, 0x80)));
+  return tensor::PadOp::create(rewriter, pad.getLoc(), pad.getResultType(),
+                               flip.getDpsInputs()[0], pad.getMixedLowPad(),
+                               pad.getMixedHighPad(), unflippedPad)
+      .getResult();
+}
+
+/// The 8-bit form of an integer im2col GEMM (both operands int8 before
+/// they were extended for the upstream rewrite): the gather copies bytes,
+/// flipping their top bit (x + 128 as uint8), and the GEMM multiplies the
+/// sign-extended filter by the zero-extended columns, from which 128 * (the
+/// filter's row sums) is subtracted: sum w * x = sum w * (x + 128) -
+/// 128 * sum w. So the GEMM reads 8-bit columns (a quarter of the i32
+/// ones), uint8 x int8 as the CPU's dot-product instruction multiplies.
+/// When `input` is itself flipped uint8 activations, the gather reads the
+/// uint8 bytes before that flip (the very bytes flipping again would give),
+/// so the flip is never computed. `gather` reads `input`
+/// extended to i32; `filter` is the [F, ...] int8 filter.
+static void narrowIntegerIm2Col(RewriterBase &rewriter, linalg::GenericOp gather, Value input,
+                                Value filter) {
+  if (!gather->hasOneUse())
+    return;
+  auto gemm = dyn_cast<linalg::GenericOp>(*gather->getUsers().begin());
+  if (!gemm || gemm.getNumDpsInputs() != 2 || gemm.getDpsInputOperand(1)->get() != gather.getResult(0))
+    return;
+  Location loc = gemm.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
+  auto colType = cast<RankedTensorType>(gather.getResult(0).getType()).clone(i8);
+  Value raw = unflipped(rewriter, input);
+  rewriter.setInsertionPoint(gemm);
+  auto bytes = linalg::GenericOp::create(
+      rewriter, gather.getLoc(), colType, ValueRange{raw ? raw : input},
+      ValueRange{tensor::EmptyOp::create(rewriter, loc, colType.getShape(), i8)},
+      gather.getIndexingMapsArray(), gather.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        if (raw) {
+          linalg::YieldOp::create(b, l, args[0]);
+          return;
+        }
+        Value top = arith::ConstantOp::create(b, l, IntegerAttr::get(i8, -128));
+        linalg::YieldOp::create(b, l, arith::XOrIOp::create(b, l, args[0], top).getResult());
+      });
+  bytes->setAttr(kIm2ColAttr, gather->getAttr(kIm2ColAttr));
+  auto fType = cast<RankedTensorType>(filter.getType());
+  int64_t f = fType.getDimSize(0), k = fType.getNumElements() / f;
+  SmallVector<ReassociationIndices> rows = {{0}, llvm::to_vector(llvm::seq<int64_t>(1, fType.getRank()))};
+  Value w = tensor::CollapseShapeOp::create(rewriter, loc, RankedTensorType::get({f, k}, i8),
+                                            filter, rows);
+  auto outType = cast<RankedTensorType>(gemm.getResult(0).getType());
+  auto product = linalg::GenericOp::create(
+      rewriter, loc, outType, ValueRange{w, bytes.getResult(0)}, gemm.getDpsInits(),
+      gemm.getIndexingMapsArray(), gemm.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = arith::ExtSIOp::create(b, l, i32, args[0]);
+        Value y = arith::ExtUIOp::create(b, l, i32, args[1]);
+        Value sum = arith::AddIOp::create(b, l, args[2], arith::MulIOp::create(b, l, x, y));
+        linalg::YieldOp::create(b, l, sum);
+      });
+  // sums[f] = sum_k w[f, k]; out[n, f, p] = product - 128 * sums[f].
+  auto sumType = RankedTensorType::get({f}, i32);
+  Value zero = arith::ConstantOp::create(rewriter, loc, IntegerAttr::get(i32, 0));
+  Value sumInit = linalg::FillOp::create(rewriter, loc, zero,
+                                         tensor::EmptyOp::create(rewriter, loc, {f}, i32).getResult())
+                      .getResult(0);
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  auto sums = linalg::GenericOp::create(
+      rewriter, loc, sumType, ValueRange{w}, ValueRange{sumInit},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {d0, d1}, ctx), AffineMap::get(2, 0, {d0}, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel, utils::IteratorType::reduction},
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value v = arith::ExtSIOp::create(b, l, i32, args[0]);
+        linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, args[1], v).getResult());
+      });
+  AffineMap id = AffineMap::getMultiDimIdentityMap(3, ctx);
+  auto corrected = linalg::GenericOp::create(
+      rewriter, loc, outType, ValueRange{product.getResult(0), sums.getResult(0)},
+      ValueRange{tensor::EmptyOp::create(rewriter, loc, outType.getShape(), i32)},
+      ArrayRef<AffineMap>{id, AffineMap::get(3, 0, {d1}, ctx), id},
+      SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value c = arith::ConstantOp::create(b, l, IntegerAttr::get(i32, 128));
+        Value shift = arith::MulIOp::create(b, l, c, args[1]);
+        linalg::YieldOp::create(b, l, arith::SubIOp::create(b, l, args[0], shift).getResult());
+      });
+  rewriter.replaceOp(gemm, corrected.getResult(0));
+  rewriter.eraseOp(gather);
+}
+
 struct KilnConvToGemmPass
     : kiln::impl::KilnConvToGemmBase<KilnConvToGemmPass> {
   using KilnConvToGemmBase::KilnConvToGemmBase;
@@ -128,14 +253,20 @@ struct KilnConvToGemmPass
       // element type: operands of a narrower integer type (an i8 filter of
       // an integer convolution) are first extended as the convolution
       // would (signed, linalg's default cast).
+      Value input = conv.getInputs()[0], filterValue = conv.getInputs()[1];
+      Type accElem = getElementTypeOrSelf(conv.getOutputs()[0].getType());
+      bool bytes = getElementTypeOrSelf(input.getType()).isInteger(8) &&
+                   getElementTypeOrSelf(filterValue.getType()).isInteger(8) &&
+                   accElem.isInteger(32);
       for (OpOperand *operand : conv.getDpsInputOperands())
-        operand->set(extendTo(rewriter, conv.getLoc(), operand->get(),
-                             getElementTypeOrSelf(conv.getOutputs()[0].getType())));
+        operand->set(extendTo(rewriter, conv.getLoc(), operand->get(), accElem));
       FailureOr<std::pair<Operation *, Operation *>> result =
           linalg::rewriteInIm2Col(rewriter, conv);
       if (failed(result))
         continue; // stays a direct convolution
       result->first->setAttr(kIm2ColAttr, window);
+      if (auto gather = dyn_cast<linalg::GenericOp>(result->first); gather && bytes)
+        narrowIntegerIm2Col(rewriter, gather, input, filterValue);
     }
     // Collapse the epilogue onto the GEMM's iteration space (also for plain
     // matmuls, whose lowering folds leading dimensions into M): with no

@@ -24,6 +24,14 @@ void resolveTarget(CPUOptions &options) {
                 llvm::StringRef(options.cpu).starts_with("znver5");
   options.registerRows = avx512 ? 16 : 4;
   options.vectorWidth = 16;
+  llvm::StringRef cpu = options.cpu;
+  options.vnni = llvm::StringRef(options.features).contains("+avx512vnni") ||
+                 cpu.starts_with("znver4") || cpu.starts_with("znver5") ||
+                 cpu.starts_with("icelake") || cpu.starts_with("sapphirerapids") ||
+                 cpu.starts_with("graniterapids") || cpu.starts_with("emeraldrapids") ||
+                 cpu == "cascadelake" || cpu == "cooperlake" || cpu == "tigerlake";
+  if (llvm::StringRef(options.features).contains("-avx512vnni"))
+    options.vnni = false;
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
@@ -41,6 +49,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   KilnCPUVectorizeGemmOptions vectorize;
   vectorize.mr = options.registerRows;
   vectorize.nr = options.vectorWidth;
+  vectorize.vnni = options.vnni;
   pm.addNestedPass<func::FuncOp>(createKilnCPUVectorizeGemm(vectorize));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -100,6 +109,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   codegen::buildBufferizePipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUWorkgroupToArgs());
   bufferization::buildBufferDeallocationPipeline(pm);
+  if (options.vnni)
+    pm.addNestedPass<func::FuncOp>(createKilnCPULowerDotProducts());
   pm.addNestedPass<func::FuncOp>(createKilnCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   codegen::buildLoopsToLLVMPipeline(pm);

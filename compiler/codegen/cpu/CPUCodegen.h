@@ -30,6 +30,8 @@ struct CPUOptions {
   /// AVX-512's 32 zmm registers, 4 x 16 for AVX2's 16 ymm registers).
   int64_t registerRows = 16;
   int64_t vectorWidth = 16;
+  /// Whether the CPU has AVX-512 VNNI (vpdpbusd): 8-bit GEMM tiles use it.
+  bool vnni = false;
 };
 
 /// Resolves "host" into the compiling machine's CPU name and features, and

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cpu/IntegerDot.h"
 #include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -147,6 +148,9 @@ LogicalResult rewriteIm2ColAsRowCopies(RewriterBase &rewriter, linalg::GenericOp
   SmallVector<Value> lbs(5, cst(0)), steps(5, cst(1));
   SmallVector<Value> ubs = {cst(n), cst(c), cst(w.kh), cst(w.kw), cst(rows)};
   auto rowType = RankedTensorType::get({w.outWidth}, inType.getElementType());
+  auto outRowType = RankedTensorType::get({w.outWidth}, outType.getElementType());
+  Block *body = gather.getBody();
+  bool plainCopy = body->getTerminator()->getOperand(0) == body->getArgument(0);
   scf::LoopNest nest = scf::buildLoopNest(
       rewriter, loc, lbs, ubs, steps, ValueRange{init},
       [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange iters) -> scf::ValueVector {
@@ -166,6 +170,26 @@ LogicalResult rewriteIm2ColAsRowCopies(RewriterBase &rewriter, linalg::GenericOp
                                                 b.getIndexAttr(1), b.getIndexAttr(w.sw)};
         Value row = tensor::ExtractSliceOp::create(b, l, rowType, input, srcOffsets, srcSizes,
                                                    srcStrides);
+        // A gather that maps its elements (the top-bit flip of an 8-bit
+        // integer im2col) maps each row the same way.
+        if (!plainCopy) {
+          AffineMap id = b.getMultiDimIdentityMap(1);
+          row = linalg::GenericOp::create(
+                    b, l, outRowType, ValueRange{row},
+                    ValueRange{tensor::EmptyOp::create(b, l, outRowType.getShape(),
+                                                       outRowType.getElementType())},
+                    ArrayRef<AffineMap>{id, id},
+                    ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+                    [&](OpBuilder &nb, Location nl, ValueRange args) {
+                      IRMapping mapping;
+                      mapping.map(gather.getBody()->getArguments(), args);
+                      for (Operation &inner : gather.getBody()->without_terminator())
+                        nb.clone(inner, mapping);
+                      Value yielded = gather.getBody()->getTerminator()->getOperand(0);
+                      linalg::YieldOp::create(nb, nl, mapping.lookupOrDefault(yielded));
+                    })
+                    .getResult(0);
+        }
         SmallVector<OpFoldResult> dstOffsets = {in, kIndex, pIndex};
         SmallVector<OpFoldResult> dstSizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                               b.getIndexAttr(w.outWidth)};
@@ -242,11 +266,13 @@ bool isVectorizableElementwise(linalg::GenericOp op) {
   return plain;
 }
 
-/// Whether `op` computes floats. Integer contractions (kiln.matmul_integer,
-/// kiln.conv_integer) are neither register-tiled nor vectorized here: they
-/// stay scalar loops, correct but slow, until an integer micro-kernel exists.
-bool hasFloatResult(linalg::LinalgOp op) {
-  return isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType()));
+/// Whether `op` accumulates into floats or 32-bit integers: the
+/// contractions this file register-tiles and vectorizes. Integer
+/// contractions (kiln.matmul_integer, kiln.conv_integer) widen their 8-bit
+/// operands to i32 and multiply-add in vector registers like floats do.
+bool hasRegisterAccumulator(linalg::LinalgOp op) {
+  Type elem = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  return isa<FloatType>(elem) || elem.isInteger(32);
 }
 
 
@@ -330,13 +356,13 @@ struct RegisterTile {
   bool packPanels;
 };
 
-/// The float contractions of `func` (not the im2col gathers).
-static SmallVector<linalg::LinalgOp> floatContractions(func::FuncOp func) {
+/// The float and i32 contractions of `func` (not the im2col gathers).
+static SmallVector<linalg::LinalgOp> registerContractions(func::FuncOp func) {
   SmallVector<linalg::LinalgOp> contractions;
   func.walk([&](linalg::LinalgOp op) {
     if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op))
       return;
-    if (!isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+    if (!hasRegisterAccumulator(op))
       return;
     contractions.push_back(op);
   });
@@ -585,8 +611,12 @@ static void specializeContractions(func::FuncOp func, IRRewriter &rewriter) {
   {
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) {
+      // (Not contractions that zero-extend an operand: named ops
+      // sign-extend.)
+      bool zeroExtends = false;
+      op.getBody()->walk([&](arith::ExtUIOp) { zeroExtends = true; });
       if (!op->hasAttr(kIm2ColAttr) && linalg::isaContractionOpInterface(op) &&
-          hasStaticShapes(op) && hasFloatResult(op))
+          hasStaticShapes(op) && hasRegisterAccumulator(op) && !zeroExtends)
         generics.push_back(op);
     });
     for (linalg::GenericOp op : generics) {
@@ -607,7 +637,7 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
     for (int64_t r : ranges)
       points *= r;
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if ((linalg::isaContractionOpInterface(op) && hasFloatResult(op) &&
+    if ((linalg::isaContractionOpInterface(op) && hasRegisterAccumulator(op) &&
          points <= t.mr * t.nr * t.kc) ||
         (isDepthwiseTap(op) && points <= t.nr) ||
         (generic && isVectorizableElementwise(generic) && points <= t.nr))
@@ -626,7 +656,8 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
 
 /// Folds the vector transfers, keeps the accumulator in registers across
 /// the k loop and lowers the contractions to outer products.
-static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, MLIRContext *ctx) {
+static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, MLIRContext *ctx,
+                                      bool vnni) {
   {
     RewritePatternSet patterns(ctx);
     vector::populateVectorReductionToContractPatterns(patterns);
@@ -652,7 +683,29 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
         patterns, vector::VectorContractLowering::OuterProduct);
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    if (!vnni) {
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return failure();
+      return success();
+    }
+    // uint8 x int8 tiles stay vector.contract, with the ops that feed them
+    // their bytes, for kiln-cpu-lower-dot-products (after bufferization).
+    llvm::DenseSet<Operation *> dotProducts;
+    func.walk([&](vector::ContractionOp op) {
+      SmallVector<Operation *> operands;
+      if (cpu::isDotProductContract(op, &operands)) {
+        dotProducts.insert(op);
+        dotProducts.insert(operands.begin(), operands.end());
+      }
+    });
+    SmallVector<Operation *> rest;
+    func.walk([&](Operation *op) {
+      if (op != func && !dotProducts.contains(op))
+        rest.push_back(op);
+    });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(rest, std::move(patterns), config)))
       return failure();
   }
   return success();
@@ -666,7 +719,7 @@ struct KilnCPUVectorizeGemmPass
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
     RegisterTile tile{mr, nr, kc, kcCache, packPanels};
-    SmallVector<linalg::LinalgOp> contractions = floatContractions(func);
+    SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     IRRewriter rewriter(ctx);
     rewriteIm2ColGathers(func, rewriter);
     tileDepthwiseTaps(func, rewriter, nr);
@@ -678,7 +731,7 @@ struct KilnCPUVectorizeGemmPass
       return signalPassFailure();
     specializeContractions(func, rewriter);
     vectorizeTiles(func, rewriter, tile);
-    if (failed(lowerVectorTiles(func, rewriter, ctx)))
+    if (failed(lowerVectorTiles(func, rewriter, ctx, vnni)))
       return signalPassFailure();
   }
 };

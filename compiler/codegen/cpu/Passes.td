@@ -47,6 +47,11 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     dimension and vectorized (not those with i1 operands, stored a byte per
     element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
     polynomial approximations (vectorized or inline instead of libm calls).
+    Integer contractions (i32 accumulators) are tiled the same way; with
+    `vnni`, a tile of uint8 x int8 bytes (either operand unsigned) with 16
+    columns and a k step a multiple of 4 is left as `vector.contract` for
+    kiln-cpu-lower-dot-products (AVX-512 VNNI `vpdpbusd`) instead of
+    becoming widening multiply-adds.
   }];
   let options = [
     Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
@@ -55,9 +60,25 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     Option<"kcCache", "kc-cache", "int64_t", "256",
            "reduction block kept in cache (0: no cache blocking)">,
     Option<"packPanels", "pack-panels", "bool", "true",
-           "copy a right-hand column block reused by several row tiles into a contiguous panel">
+           "copy a right-hand column block reused by several row tiles into a contiguous panel">,
+    Option<"vnni", "vnni", "bool", "false",
+           "lower uint8 x int8 tiles of 16 i32 columns to AVX-512 VNNI vpdpbusd">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
+}
+
+def KilnCPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncOp"> {
+  let summary = "lower uint8 x int8 vector.contract tiles to AVX-512 VNNI vpdpbusd";
+  let description = [{
+    The integer register tiles kiln-cpu-vectorize-gemm leaves as
+    `vector.contract` (with `vnni`): an i32 accumulator of 16 columns, a
+    reduction a multiple of 4, one operand zero-extended from 8 bits and the
+    other sign-extended. Each accumulator row gains, per 4 k steps, one
+    `llvm.x86.avx512.vpdpbusd.512` of the row's four bytes broadcast and the
+    16 columns' four bytes side by side. It runs after bufferization and
+    deallocation, which do not know the memory effects of an intrinsic call.
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::FuncOp"> {

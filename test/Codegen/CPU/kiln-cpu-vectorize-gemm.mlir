@@ -85,13 +85,18 @@ func.func @conv_gemm(%w: tensor<16x8xf32>, %x: tensor<1x8x32xf32>, %init: tensor
 
 // -----
 
-// Integer contractions are not register-tiled (they stay scalar loops).
-// CHECK-LABEL: func @not_vectorized
-// CHECK-NOT: vector.
-// CHECK-NOT: scf.for
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xi32>, tensor<64x64xi32>)
-// CHECK-NOT: vector.
-func.func @not_vectorized(%a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: tensor<64x64xi32>) -> tensor<64x64xi32> attributes {kiln.dispatch} {
+// Integer contractions (i32 accumulators) are register-tiled like float
+// ones: each k step is outer products of a broadcast element and a row of
+// B, as i32 multiply-adds on vector<16xi32>.
+// CHECK-LABEL: func @integer_vectorized
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.for
+// CHECK: %[[B:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK: %[[P:.*]] = arith.muli %[[B]], %{{.*}} : vector<16xi32>
+// CHECK: arith.addi %[[P]], %{{.*}} : vector<16xi32>
+// CHECK-NOT: vector.contract
+// CHECK-NOT: linalg.matmul
+func.func @integer_vectorized(%a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: tensor<64x64xi32>) -> tensor<64x64xi32> attributes {kiln.dispatch} {
   %0 = linalg.matmul ins(%a, %b : tensor<64x64xi32>, tensor<64x64xi32>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
   return %0 : tensor<64x64xi32>
 }
@@ -218,15 +223,16 @@ func.func @one_column_tile(%a: tensor<4x64xf32>, %b: tensor<64x17xf32>, %c: tens
 // -----
 
 // Small integer contractions (kiln.matmul_integer: i8 or widened i32
-// operands, i32 accumulator) are neither specialized nor vectorized, whatever
-// their size: they stay scalar loops (two batch dimensions once became an
-// invalid linalg.batch_matmul, then a vector mask of the wrong rank).
+// operands, i32 accumulator) are vectorized whole, with two batch dimensions
+// (which once became an invalid linalg.batch_matmul, then a vector mask of
+// the wrong rank): i8 operands are sign-extended in vector registers.
 // CHECK-LABEL: func @integer_not_vectorized
-// CHECK-NOT: vector.
 // CHECK-NOT: linalg.batch_matmul
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x4x8xi32>, tensor<2x3x8x5xi32>) outs(%{{.*}} : tensor<2x3x4x5xi32>)
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xi8>, tensor<8x6xi8>) outs(%{{.*}} : tensor<4x6xi32>)
-// CHECK-NOT: vector.
+// CHECK-NOT: linalg.generic
+// CHECK: arith.muli %{{.*}}, %{{.*}} : vector<5xi32>
+// CHECK: arith.extsi %{{.*}} : vector<{{.*}}xi8> to vector<{{.*}}xi32>
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: vector.contract
 #lhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 #rhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 #res = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>

@@ -142,3 +142,32 @@ func.func @mixed_integer(%x: tensor<1x2x4x4xi32>, %w: tensor<3x2x3x3xi8>, %init:
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x4x4xi32>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x2x2xi32>) -> tensor<1x3x2x2xi32>
   return %0 : tensor<1x3x2x2xi32>
 }
+
+// -----
+
+// An integer 3x3 convolution of int8 bytes gathers bytes, not i32: the
+// gather flips each byte's top bit (x + 128 as uint8) and the GEMM
+// multiplies the sign-extended filter by the zero-extended columns, then
+// subtracts 128 * (the filter's row sums): sum w * x = sum w * (x + 128) -
+// 128 * sum w. Nothing is widened to i32 before the GEMM.
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func @im2col_i8
+// CHECK-NOT: tensor<1x8x10x10xi32>
+// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x8x10x10xi8>) outs(%{{.*}} : tensor<1x72x64xi8>) attrs = {kiln.im2col = array<i64: 8, 3, 3, 1, 1, 1, 1>}
+// CHECK-NEXT: ^bb0(%[[X:.*]]: i8, %{{.*}}: i8):
+// CHECK-NEXT: %[[F:.*]] = arith.xori %[[X]], %{{.*}} : i8
+// CHECK-NEXT: linalg.yield %[[F]] : i8
+// CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xi8> into tensor<16x72xi8>
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[W]], %[[COLS]] : tensor<16x72xi8>, tensor<1x72x64xi8>) outs(%{{.*}} : tensor<1x16x64xi32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: i8, %[[B:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-NEXT: arith.extsi %[[A]] : i8 to i32
+// CHECK-NEXT: arith.extui %[[B]] : i8 to i32
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<16x72xi8>) outs(%{{.*}} : tensor<16xi32>)
+// CHECK: linalg.generic {indexing_maps = [#{{[^,]*}}, #[[ROW]], #{{[^,]*}}], {{.*}}} ins(%[[G]], %[[S]] : tensor<1x16x64xi32>, tensor<16xi32>)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: i32, %[[Q:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[M:.*]] = arith.muli %[[Q]], %{{.*}} : i32
+// CHECK-NEXT: arith.subi %[[P]], %[[M]] : i32
+func.func @im2col_i8(%x: tensor<1x8x10x10xi8>, %w: tensor<16x8x3x3xi8>, %o: tensor<1x16x8x8xi32>) -> tensor<1x16x8x8xi32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xi8>, tensor<16x8x3x3xi8>) outs(%o : tensor<1x16x8x8xi32>) -> tensor<1x16x8x8xi32>
+  return %0 : tensor<1x16x8x8xi32>
+}

@@ -1,0 +1,272 @@
+//===- IntegerDot.cpp - 8-bit contractions as AVX-512 VNNI dot products ---===//
+//
+// A register tile of an integer GEMM, `vector.contract` of 8-bit operands
+// into an i32 accumulator of 16 columns, becomes `vpdpbusd`: each i32 lane
+// of the accumulator gains the dot product of four uint8 bytes of one
+// operand with four int8 bytes of the other. One operand is broadcast (the
+// four bytes of one row along k, as one i32 splat), the other holds the
+// four k bytes of each of the 16 columns side by side; so a tile of 4 k
+// steps is one instruction per accumulator row instead of four widening
+// multiply-adds. Exactly one operand must be unsigned: that is what the
+// instruction multiplies (uint8 activations x int8 weights, the form the
+// quantized lowering produces). Sums of four products cannot overflow i32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cpu/IntegerDot.h"
+#include "codegen/cpu/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace {
+
+/// An 8-bit operand of an integer contraction: its bytes, the map from the
+/// contraction's loops to their dimensions, and whether it is extended
+/// unsigned (vector.contract itself sign-extends narrower operands). When
+/// the bytes come from a transfer_read that broadcasts and transposes its
+/// source into the contraction's iteration space (what linalg's vectorizer
+/// makes of a generic contraction), `reread` is that read, to be read again
+/// as its plain source tile of `shape` through `plainPermutation`, and `map`
+/// says which loop each source dimension follows.
+struct ByteOperand {
+  Value bytes;
+  AffineMap map;
+  bool isUnsigned = false;
+  vector::TransferReadOp reread;
+  AffineMap plainPermutation;
+  SmallVector<int64_t> shape;
+};
+
+std::optional<ByteOperand> analyzeByteOperand(Value operand, AffineMap map,
+                                              ArrayRef<int64_t> bounds) {
+  MLIRContext *ctx = map.getContext();
+  ByteOperand result{operand, map};
+  if (auto ext = operand.getDefiningOp<arith::ExtSIOp>()) {
+    result.bytes = ext.getIn();
+  } else if (auto ext = operand.getDefiningOp<arith::ExtUIOp>()) {
+    result.bytes = ext.getIn();
+    result.isUnsigned = true;
+  }
+  auto type = dyn_cast<VectorType>(result.bytes.getType());
+  if (!type || !type.getElementType().isInteger(8))
+    return std::nullopt;
+  auto read = result.bytes.getDefiningOp<vector::TransferReadOp>();
+  if (!read || read.getPermutationMap().isMinorIdentity())
+    return result;
+  if (read.getMask() || !llvm::all_of(read.getInBoundsValues(), [](bool b) { return b; }))
+    return std::nullopt;
+  auto sourceType = dyn_cast<ShapedType>(read.getBase().getType());
+  AffineMap perm = read.getPermutationMap();
+  if (!sourceType || perm.getNumDims() != sourceType.getRank())
+    return std::nullopt;
+  // Source dimension -> the loop it follows (through vector dimension i).
+  SmallVector<std::optional<unsigned>> loopOf(sourceType.getRank());
+  for (unsigned i = 0; i < perm.getNumResults(); ++i) {
+    if (auto dim = dyn_cast<AffineDimExpr>(perm.getResult(i)))
+      loopOf[dim.getPosition()] = map.getDimPosition(i);
+    else if (!isa<AffineConstantExpr>(perm.getResult(i)))
+      return std::nullopt;
+  }
+  SmallVector<AffineExpr> loops, dims;
+  for (auto [d, loop] : llvm::enumerate(loopOf)) {
+    if (!loop)
+      continue;
+    loops.push_back(getAffineDimExpr(*loop, ctx));
+    dims.push_back(getAffineDimExpr(d, ctx));
+    result.shape.push_back(bounds[*loop]);
+  }
+  result.reread = read;
+  result.plainPermutation = AffineMap::get(sourceType.getRank(), 0, dims, ctx);
+  result.map = AffineMap::get(map.getNumDims(), 0, loops, ctx);
+  return result;
+}
+
+/// The bytes of `operand`, read again plainly when it says so.
+Value materialize(RewriterBase &rewriter, const ByteOperand &operand) {
+  if (!operand.reread)
+    return operand.bytes;
+  vector::TransferReadOp read = operand.reread;
+  SmallVector<bool> inBounds(operand.shape.size(), true);
+  auto type = VectorType::get(operand.shape, rewriter.getI8Type());
+  return vector::TransferReadOp::create(rewriter, read.getLoc(), type, read.getBase(),
+                                        read.getIndices(), read.getPadding(),
+                                        operand.plainPermutation, ArrayRef<bool>(inBounds));
+}
+
+constexpr int64_t kLanes = 16;
+
+/// How a contraction maps onto vpdpbusd: lhs rows are broadcast, rhs
+/// columns side by side.
+struct DotPlan {
+  ByteOperand lhs, rhs;
+  bool rhsTransposed;
+  int64_t rows, columns, depth;
+};
+
+std::optional<DotPlan> analyzeContract(vector::ContractionOp op) {
+  auto accType = dyn_cast<VectorType>(op.getAccType());
+  if (op.getKind() != vector::CombiningKind::ADD || !accType || accType.getRank() != 2 ||
+      !accType.getElementType().isInteger(32) || accType.isScalable() ||
+      accType.getDimSize(1) > kLanes)
+    return std::nullopt;
+  SmallVector<vector::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators.size() != 3 || iterators[0] != vector::IteratorType::parallel ||
+      iterators[1] != vector::IteratorType::parallel ||
+      iterators[2] != vector::IteratorType::reduction)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](ArrayRef<AffineExpr> exprs) { return AffineMap::get(3, 0, exprs, ctx); };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[2] != map({m, n}))
+    return std::nullopt;
+  SmallVector<int64_t> bounds;
+  op.getIterationBounds(bounds);
+  if (bounds[1] > kLanes || bounds[2] % 4 != 0)
+    return std::nullopt;
+  std::optional<ByteOperand> lhs = analyzeByteOperand(op.getLhs(), maps[0], bounds);
+  std::optional<ByteOperand> rhs = analyzeByteOperand(op.getRhs(), maps[1], bounds);
+  if (!lhs || !rhs || lhs->isUnsigned == rhs->isUnsigned || lhs->map != map({m, k}) ||
+      (rhs->map != map({k, n}) && rhs->map != map({n, k})))
+    return std::nullopt;
+  return DotPlan{*lhs, *rhs, rhs->map == map({n, k}), bounds[0], bounds[1], bounds[2]};
+}
+
+struct ContractToVpdpbusd : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<DotPlan> plan = analyzeContract(op);
+    if (!plan)
+      return rewriter.notifyMatchFailure(op, "not a uint8 x int8 tile of at most 16 i32 columns");
+    constexpr int64_t lanes = kLanes;
+    Value lhsBytes = materialize(rewriter, plan->lhs);
+    Value rhsBytes = materialize(rewriter, plan->rhs);
+    bool lhsUnsigned = plan->lhs.isUnsigned, rhsTransposed = plan->rhsTransposed;
+    int64_t rows = plan->rows, depth = plan->depth, cols = plan->columns;
+    constexpr int64_t poison = vector::ShuffleOp::kPoisonIndex;
+
+    Location loc = op.getLoc();
+    auto i32 = rewriter.getI32Type();
+    auto bytes = VectorType::get({4 * lanes}, rewriter.getI8Type());
+    auto words = VectorType::get({lanes}, i32);
+    auto intrinsic = rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
+    // The columns' bytes k0..k0+3, column after column; the lanes of a
+    // narrower tile past its last column are poison (their sums are
+    // dropped).
+    auto columns = [&](int64_t k0) -> Value {
+      SmallVector<int64_t> offsets = rhsTransposed ? SmallVector<int64_t>{0, k0}
+                                                   : SmallVector<int64_t>{k0, 0};
+      SmallVector<int64_t> sizes = rhsTransposed ? SmallVector<int64_t>{cols, 4}
+                                                 : SmallVector<int64_t>{4, cols};
+      Value slice = vector::ExtractStridedSliceOp::create(rewriter, loc, rhsBytes, offsets, sizes,
+                                                          ArrayRef<int64_t>{1, 1});
+      Value flat = vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({4 * cols}, rewriter.getI8Type()), slice);
+      if (rhsTransposed && cols == lanes)
+        return flat;
+      // Interleave the four rows with one byte shuffle (vpermb with AVX-512
+      // VBMI) rather than a transpose, which LLVM assembles byte by byte.
+      SmallVector<int64_t> mask;
+      for (int64_t i = 0; i < 4 * lanes; ++i) {
+        int64_t col = i / 4, k = i % 4;
+        mask.push_back(col >= cols ? poison : rhsTransposed ? i : k * cols + col);
+      }
+      return vector::ShuffleOp::create(rewriter, loc, flat, flat, mask);
+    };
+    // Row r's bytes k0..k0+3 as one i32, in every lane.
+    auto broadcastRow = [&](int64_t r, int64_t k0) -> Value {
+      Value row = vector::ExtractOp::create(rewriter, loc, lhsBytes, ArrayRef<int64_t>{r});
+      Value four = vector::ExtractStridedSliceOp::create(rewriter, loc, row,
+                                                         ArrayRef<int64_t>{k0},
+                                                         ArrayRef<int64_t>{4},
+                                                         ArrayRef<int64_t>{1});
+      Value word = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), four);
+      Value scalar = vector::ExtractOp::create(rewriter, loc, word, ArrayRef<int64_t>{0});
+      Value splat = vector::BroadcastOp::create(rewriter, loc, words, scalar);
+      return vector::BitCastOp::create(rewriter, loc, bytes, splat);
+    };
+    // Accumulator rows widened to 16 lanes (poison past the last column).
+    SmallVector<int64_t> widen, narrow;
+    for (int64_t i = 0; i < lanes; ++i)
+      widen.push_back(i < cols ? i : poison);
+    for (int64_t i = 0; i < cols; ++i)
+      narrow.push_back(i);
+    SmallVector<Value> acc;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = vector::ExtractOp::create(rewriter, loc, op.getAcc(), ArrayRef<int64_t>{r});
+      if (cols != lanes)
+        row = vector::ShuffleOp::create(rewriter, loc, row, row, widen);
+      acc.push_back(row);
+    }
+    for (int64_t k0 = 0; k0 < depth; k0 += 4) {
+      Value column = columns(k0);
+      for (int64_t r = 0; r < rows; ++r) {
+        Value row = broadcastRow(r, k0);
+        // vpdpbusd(acc, uint8 bytes, int8 bytes).
+        Value u = lhsUnsigned ? row : column, s = lhsUnsigned ? column : row;
+        acc[r] = LLVM::CallIntrinsicOp::create(rewriter, loc, words, intrinsic,
+                                               ValueRange{acc[r], u, s})
+                     ->getResult(0);
+      }
+    }
+    Value result = op.getAcc();
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = acc[r];
+      if (cols != lanes)
+        row = vector::ShuffleOp::create(rewriter, loc, row, row, narrow);
+      result = vector::InsertOp::create(rewriter, loc, row, result, ArrayRef<int64_t>{r});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+bool kiln::cpu::isDotProductContract(Operation *op, SmallVectorImpl<Operation *> *operands) {
+  auto contract = dyn_cast<vector::ContractionOp>(op);
+  if (!contract)
+    return false;
+  std::optional<DotPlan> plan = analyzeContract(contract);
+  if (!plan)
+    return false;
+  if (operands) {
+    for (Value v : {contract.getLhs(), contract.getRhs()})
+      if (Operation *def = v.getDefiningOp(); def && isa<arith::ExtSIOp, arith::ExtUIOp>(def))
+        operands->push_back(def);
+    for (const ByteOperand &b : {plan->lhs, plan->rhs})
+      if (Operation *def = b.bytes.getDefiningOp())
+        operands->push_back(def);
+  }
+  return true;
+}
+
+void kiln::cpu::populateVNNIContractPatterns(RewritePatternSet &patterns) {
+  patterns.add<ContractToVpdpbusd>(patterns.getContext());
+}
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPULOWERDOTPRODUCTS
+#include "codegen/cpu/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+struct KilnCPULowerDotProductsPass
+    : kiln::impl::KilnCPULowerDotProductsBase<KilnCPULowerDotProductsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    kiln::cpu::populateVNNIContractPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
