@@ -184,10 +184,22 @@ struct PadLowering : OpRewritePattern<PadOp> {
                     llvm::any_of(sizes, [](int64_t s) { return s == 0; });
     if (!constant && mode != "reflect" && mode != "edge")
       return rewriter.notifyMatchFailure(op, "unknown pad mode");
-    // The pad value is an arith.constant: floats and signless integers only.
+    // The pad value is an arith.constant: floats and signless integers; an
+    // unsigned tensor (uint8 activations padded with their zero point) is
+    // padded as signless bits.
+    bool isUnsigned = elem.isUnsignedInteger();
+    double padValue = op.getValue().convertToDouble();
+    Value input = op.getInput();
+    if (constant && isUnsigned) {
+      unsigned width = elem.getIntOrFloatBitWidth();
+      APInt bits(width, static_cast<uint64_t>(padValue));
+      padValue = static_cast<double>(bits.getSExtValue());
+      elem = signlessType(elem);
+      input = reinterpret(rewriter, loc, input, signlessType(inType));
+      inType = cast<RankedTensorType>(input.getType());
+    }
     if (constant && failed(requireArithmeticType(op, elem)))
       return failure();
-    Value input = op.getInput();
     if (crops) {
       SmallVector<int64_t> ones(rank, 1);
       input = tensor::ExtractSliceOp::create(
@@ -199,10 +211,9 @@ struct PadLowering : OpRewritePattern<PadOp> {
     if (constant) {
       // (Reflect and edge padding of an empty tensor have no source either;
       // ONNX rejects them, this fills with the constant.)
-      Value result = padTensor(
-          rewriter, loc, input, low, high,
-          padScalar(rewriter, loc, elem, op.getValue().convertToDouble()));
-      rewriter.replaceOp(op, result);
+      Value result = padTensor(rewriter, loc, input, low, high,
+                               padScalar(rewriter, loc, elem, padValue));
+      rewriter.replaceOp(op, reinterpret(rewriter, loc, result, type));
       return success();
     }
 

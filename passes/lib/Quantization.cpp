@@ -286,8 +286,35 @@ SmallVector<float> productScales(const Dequantized &lhs, const Dequantized &rhs,
   return out;
 }
 
+/// `z * sums`: the i32 constant of `shape` that takes the zero point z of
+/// 8-bit activations off a contraction of their raw values by int8 weights,
+/// sum (x - z) * w = sum x * w - z * sum w, with `sums` the weights' sums
+/// along the reduction, computed here at compile time (a run-time sum costs
+/// every workgroup a pass over the weights).
+Value zeroPointCorrection(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, int64_t z,
+                         ArrayRef<int64_t> sums) {
+  auto type = RankedTensorType::get(shape, b.getI32Type());
+  SmallVector<APInt> values;
+  for (int64_t sum : sums)
+    values.push_back(APInt(32, static_cast<uint64_t>(z * sum), /*isSigned=*/true));
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
+}
+
+/// The one zero point of `d` (0 for none); nullopt for per-channel ones.
+std::optional<int64_t> uniformZeroPoint(const Dequantized &d) {
+  if (d.zeroPoints.empty())
+    return 0;
+  if (!llvm::all_equal(d.zeroPoints))
+    return std::nullopt;
+  return static_cast<int64_t>(d.zeroPoints.front());
+}
+
 /// conv(dequantize(x), dequantize(w), bias) with x per tensor and w per
 /// tensor or per output channel -> float(conv_integer(x, w)) * sx * sw + bias.
+/// With constant int8 weights without a zero point, the activations' zero
+/// point z is applied at compile time instead: the input is padded with z
+/// (what the convolution's zero padding means for x - z), convolved raw, and
+/// z * (the filter's sums) subtracted as a constant.
 struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
@@ -302,9 +329,45 @@ struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
     Location loc = op.getLoc();
     Value inputZero = zeroPointOperand(rewriter, loc, *input, 1);
     Value filterZero = zeroPointOperand(rewriter, loc, *filter, channels);
-    Value acc = ConvIntegerOp::create(rewriter, loc, input->integers, filter->integers, inputZero,
-                                      filterZero, op.getStridesAttr(), op.getDilationsAttr(),
-                                      op.getPadsAttr(), op.getGroupsAttr());
+    std::optional<int64_t> z = uniformZeroPoint(*input);
+    std::optional<SmallVector<double>> weights;
+    if (z && *z != 0 && filter->zeroPoints.empty() && op.getGroups() == 1 &&
+        !getElementTypeOrSelf(filter->integers.getType()).isUnsignedInteger())
+      weights = constantValues(filter->integers);
+    Value acc;
+    if (weights) {
+      auto inType = cast<RankedTensorType>(input->integers.getType());
+      int64_t rank = inType.getRank(), spatial = rank - 2;
+      ArrayRef<int64_t> pads = op.getPads();
+      SmallVector<int64_t> full(2 * rank, 0), shape(inType.getShape());
+      for (int64_t i = 0; i < spatial; ++i) {
+        full[2 + i] = pads[i];
+        full[rank + 2 + i] = pads[spatial + i];
+        shape[2 + i] += pads[i] + pads[spatial + i];
+      }
+      Value x = input->integers;
+      if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+        x = PadOp::create(rewriter, loc, RankedTensorType::get(shape, inType.getElementType()), x,
+                          rewriter.getDenseI64ArrayAttr(full), rewriter.getStringAttr("constant"),
+                          rewriter.getF64FloatAttr(static_cast<double>(*z)));
+      SmallVector<int64_t> noPads(2 * spatial, 0);
+      acc = ConvIntegerOp::create(rewriter, loc, x, filter->integers, Value(), Value(),
+                                  op.getStridesAttr(), op.getDilationsAttr(),
+                                  rewriter.getDenseI64ArrayAttr(noPads), op.getGroupsAttr());
+      int64_t k = static_cast<int64_t>(weights->size()) / channels;
+      SmallVector<int64_t> sums(channels, 0);
+      for (int64_t f = 0; f < channels; ++f)
+        for (int64_t i = 0; i < k; ++i)
+          sums[f] += static_cast<int64_t>((*weights)[f * k + i]);
+      SmallVector<int64_t> shape1(rank, 1);
+      shape1[1] = channels;
+      acc = SubOp::create(rewriter, loc, acc,
+                          zeroPointCorrection(rewriter, loc, shape1, *z, sums));
+    } else {
+      acc = ConvIntegerOp::create(rewriter, loc, input->integers, filter->integers, inputZero,
+                                  filterZero, op.getStridesAttr(), op.getDilationsAttr(),
+                                  op.getPadsAttr(), op.getGroupsAttr());
+    }
     Value real = CastOp::create(rewriter, loc, resultType, acc);
     SmallVector<int64_t> perChannel(resultType.getRank(), 1);
     SmallVector<float> scales = productScales(*input, *filter, channels);
@@ -342,8 +405,24 @@ struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
     Location loc = op.getLoc();
     Value lhsZero = zeroPointOperand(rewriter, loc, *lhs, 1);
     Value rhsZero = zeroPointOperand(rewriter, loc, *rhs, columns);
-    Value acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
-                                        rhsZero);
+    // Constant int8 weights without a zero point: the activations' zero
+    // point comes off as a compile-time constant (see FoldQuantizedConv).
+    std::optional<int64_t> z = uniformZeroPoint(*lhs);
+    std::optional<SmallVector<double>> weights;
+    if (z && *z != 0 && rhs->zeroPoints.empty() && !getElementTypeOrSelf(rhs->integers.getType()).isUnsignedInteger())
+      weights = constantValues(rhs->integers);
+    Value acc;
+    if (weights) {
+      acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, Value(), Value());
+      SmallVector<int64_t> sums(columns, 0);
+      for (auto [i, w] : llvm::enumerate(*weights))
+        sums[i % columns] += static_cast<int64_t>(w);
+      acc = SubOp::create(rewriter, loc, acc,
+                          zeroPointCorrection(rewriter, loc, {columns}, *z, sums));
+    } else {
+      acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
+                                    rhsZero);
+    }
     Value real = CastOp::create(rewriter, loc, resultType, acc);
     SmallVector<float> scales = productScales(*lhs, *rhs, columns);
     SmallVector<int64_t> shape;

@@ -273,3 +273,19 @@ func.func @expand(%x: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
   %0 = kiln.expand %x : tensor<3x1xf32> -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// Constant padding of an unsigned tensor (uint8 activations padded with
+// their zero point) pads its signless bits: 200 is the byte -56. Edge
+// padding only moves elements.
+// CHECK-LABEL: func @pad_unsigned
+// CHECK: %[[V:.*]] = arith.constant -56 : i8
+// CHECK: tensor.pad %arg0 low[1] high[1]
+// CHECK: tensor.yield %[[V]] : i8
+// CHECK: } : tensor<4xi8> to tensor<6xi8>
+func.func @pad_unsigned(%x: tensor<4xui8>) -> (tensor<6xui8>, tensor<6xui8>) {
+  %0 = kiln.pad %x {pads = array<i64: 1, 1>, value = 200.0} : tensor<4xui8> -> tensor<6xui8>
+  %1 = kiln.pad %x {pads = array<i64: 1, 1>, mode = "edge"} : tensor<4xui8> -> tensor<6xui8>
+  return %0, %1 : tensor<6xui8>, tensor<6xui8>
+}

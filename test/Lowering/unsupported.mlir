@@ -23,18 +23,6 @@ func.func @argmax_unsigned(%x: tensor<4x6xui16>) -> tensor<4xi64> {
 
 // -----
 
-// Constant padding needs the pad value as an arith constant; reflect and
-// edge padding only move elements and take any element type.
-func.func @pad_unsigned(%x: tensor<4xui8>) -> (tensor<6xui8>, tensor<6xui8>) {
-  // expected-error @+2 {{'kiln.pad' op cannot be lowered to linalg: element type 'ui8' is not a float or a signless integer}}
-  // expected-error @+1 {{failed to legalize operation 'kiln.pad'}}
-  %0 = kiln.pad %x {pads = array<i64: 1, 1>} : tensor<4xui8> -> tensor<6xui8>
-  %1 = kiln.pad %x {pads = array<i64: 1, 1>, mode = "edge"} : tensor<4xui8> -> tensor<6xui8>
-  return %0, %1 : tensor<6xui8>, tensor<6xui8>
-}
-
-// -----
-
 func.func @conv_unsigned(%x: tensor<1x1x4x4xui8>, %w: tensor<1x1x2x2xui8>) -> tensor<1x1x3x3xui8> {
   // expected-error @+2 {{'kiln.conv' op cannot be lowered to linalg: element type 'ui8' is not a float or a signless integer}}
   // expected-error @+1 {{failed to legalize operation 'kiln.conv'}}

@@ -71,3 +71,46 @@ func.func @untouched(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>, %s: tensor<f32>, %
   %y2 = kiln.matmul %dc, %dd : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
   return %y0, %y1, %y2 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// Constant int8 weights without a zero point: the activations' zero point
+// (128) is applied at compile time. The input is padded with it (what zero
+// padding of x - 128 means), convolved raw without zero points, and
+// 128 * (the filter sums [3 + -1 + 2 + 0, -4 + 5 + 1 + 1] = [4, 3]) is
+// subtracted in i32 before the float epilogue.
+// CHECK-LABEL: func.func @conv_constant_weights
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x1x3x3xui8>
+// CHECK-DAG: %[[C:.*]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[512]], {{\[}}[384]]]]> : tensor<1x2x1x1xi32>
+// CHECK: %[[P:.*]] = kiln.pad %[[X]] {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 1.280000e+02 : f64} : tensor<1x1x3x3xui8> -> tensor<1x1x5x5xui8>
+// CHECK: %[[ACC:.*]] = kiln.conv_integer %[[P]], %{{.*}} {{{.*}}pads = array<i64: 0, 0, 0, 0>{{.*}}} : (tensor<1x1x5x5xui8>, tensor<2x1x2x2xi8>) -> tensor<1x2x4x4xi32>
+// CHECK: %[[D:.*]] = kiln.sub %[[ACC]], %[[C]]
+// CHECK: kiln.cast %[[D]]
+func.func @conv_constant_weights(%x: tensor<1x1x3x3xui8>) -> tensor<1x2x4x4xf32> {
+  %sx = kiln.constant dense<0.5> : tensor<f32>
+  %zx = kiln.constant dense<128> : tensor<ui8>
+  %dx = kiln.dequantize %x, %sx zero_point(%zx) : (tensor<1x1x3x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xf32>
+  %w = kiln.constant dense<[[[[3, -1], [2, 0]]], [[[-4, 5], [1, 1]]]]> : tensor<2x1x2x2xi8>
+  %sw = kiln.constant dense<0.25> : tensor<f32>
+  %dw = kiln.dequantize %w, %sw : (tensor<2x1x2x2xi8>, tensor<f32>) -> tensor<2x1x2x2xf32>
+  %y = kiln.conv %dx, %dw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x3x3xf32>, tensor<2x1x2x2xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// The same for a matmul: 3 * (the column sums [1 + 2, -3 + 4]) comes off.
+// CHECK-LABEL: func.func @matmul_constant_weights
+// CHECK-DAG: %[[C:.*]] = kiln.constant dense<[9, 3]> : tensor<2xi32>
+// CHECK: %[[ACC:.*]] = kiln.matmul_integer %{{.*}}, %{{.*}} : (tensor<3x2xui8>, tensor<2x2xi8>) -> tensor<3x2xi32>
+// CHECK: kiln.sub %[[ACC]], %[[C]]
+func.func @matmul_constant_weights(%a: tensor<3x2xui8>) -> tensor<3x2xf32> {
+  %sa = kiln.constant dense<0.1> : tensor<f32>
+  %za = kiln.constant dense<3> : tensor<ui8>
+  %da = kiln.dequantize %a, %sa zero_point(%za) : (tensor<3x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x2xf32>
+  %b = kiln.constant dense<[[1, -3], [2, 4]]> : tensor<2x2xi8>
+  %sb = kiln.constant dense<2.0> : tensor<f32>
+  %db = kiln.dequantize %b, %sb : (tensor<2x2xi8>, tensor<f32>) -> tensor<2x2xf32>
+  %y = kiln.matmul %da, %db : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}

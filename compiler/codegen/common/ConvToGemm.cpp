@@ -141,6 +141,35 @@ static Value unflipped(RewriterBase &rewriter, Value value) {
       .getResult();
 }
 
+/// The quantized lowering's zero-point correction of a convolution result
+/// `acc`, `acc - z * sums[f]` (a generic reading `acc`, through the
+/// expand_shape the im2col rewrite leaves, and the filter's sums broadcast
+/// along F): the generic and z.
+static std::optional<std::pair<linalg::GenericOp, int64_t>> zeroPointCorrection(Value acc) {
+  if (!acc.hasOneUse())
+    return std::nullopt;
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*acc.getUsers().begin());
+  if (!expand || !expand->hasOneUse())
+    return std::nullopt;
+  auto corr = dyn_cast<linalg::GenericOp>(*expand->getUsers().begin());
+  if (!corr || corr.getNumDpsInputs() != 2 || corr.getDpsInputs()[0] != expand.getResult() ||
+      corr.getNumReductionLoops() != 0)
+    return std::nullopt;
+  Block *body = corr.getBody();
+  auto sub = dyn_cast_or_null<arith::SubIOp>(body->getTerminator()->getOperand(0).getDefiningOp());
+  if (!sub || sub.getLhs() != body->getArgument(0))
+    return std::nullopt;
+  auto mul = sub.getRhs().getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return std::nullopt;
+  Value other = mul.getLhs() == body->getArgument(1) ? mul.getRhs() : mul.getLhs();
+  APInt z;
+  if ((mul.getLhs() != body->getArgument(1) && mul.getRhs() != body->getArgument(1)) ||
+      !matchPattern(other, m_ConstantInt(&z)))
+    return std::nullopt;
+  return std::make_pair(corr, z.getSExtValue());
+}
+
 /// The 8-bit form of an integer im2col GEMM (both operands int8 before
 /// they were extended for the upstream rewrite): the gather copies bytes,
 /// flipping their top bit (x + 128 as uint8), and the GEMM multiplies the
@@ -193,6 +222,32 @@ static void narrowIntegerIm2Col(RewriterBase &rewriter, linalg::GenericOp gather
         Value sum = arith::AddIOp::create(b, l, args[2], arith::MulIOp::create(b, l, x, y));
         linalg::YieldOp::create(b, l, sum);
       });
+  // After the quantized lowering's `acc - z * sums`, the two corrections
+  // are one: `product - (z + 128) * sums` (none at all when z = -128, the
+  // flipped zero point of uint8 activations without one).
+  if (auto correction = zeroPointCorrection(gemm.getResult(0))) {
+    auto [corr, z] = *correction;
+    int64_t merged = z + 128;
+    rewriter.replaceAllUsesWith(gemm.getResult(0), product.getResult(0));
+    rewriter.eraseOp(gemm);
+    rewriter.eraseOp(gather);
+    Value acc = corr.getDpsInputs()[0];
+    if (merged == 0) {
+      rewriter.replaceOp(corr, acc);
+      return;
+    }
+    rewriter.setInsertionPoint(corr);
+    auto updated = linalg::GenericOp::create(
+        rewriter, corr.getLoc(), corr.getResultTypes(), corr.getDpsInputs(), corr.getDpsInits(),
+        corr.getIndexingMapsArray(), corr.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value c = arith::ConstantOp::create(b, l, IntegerAttr::get(i32, merged));
+          Value shift = arith::MulIOp::create(b, l, c, args[1]);
+          linalg::YieldOp::create(b, l, arith::SubIOp::create(b, l, args[0], shift).getResult());
+        });
+    rewriter.replaceOp(corr, updated.getResults());
+    return;
+  }
   // sums[f] = sum_k w[f, k]; out[n, f, p] = product - 128 * sums[f].
   auto sumType = RankedTensorType::get({f}, i32);
   Value zero = arith::ConstantOp::create(rewriter, loc, IntegerAttr::get(i32, 0));
