@@ -300,21 +300,8 @@ Value zeroPointCorrection(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, i
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
 }
 
-/// The one zero point of `d` (0 for none); nullopt for per-channel ones.
-std::optional<int64_t> uniformZeroPoint(const Dequantized &d) {
-  if (d.zeroPoints.empty())
-    return 0;
-  if (!llvm::all_equal(d.zeroPoints))
-    return std::nullopt;
-  return static_cast<int64_t>(d.zeroPoints.front());
-}
-
 /// conv(dequantize(x), dequantize(w), bias) with x per tensor and w per
 /// tensor or per output channel -> float(conv_integer(x, w)) * sx * sw + bias.
-/// With constant int8 weights without a zero point, the activations' zero
-/// point z is applied at compile time instead: the input is padded with z
-/// (what the convolution's zero padding means for x - z), convolved raw, and
-/// z * (the filter's sums) subtracted as a constant.
 struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
@@ -329,45 +316,9 @@ struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
     Location loc = op.getLoc();
     Value inputZero = zeroPointOperand(rewriter, loc, *input, 1);
     Value filterZero = zeroPointOperand(rewriter, loc, *filter, channels);
-    std::optional<int64_t> z = uniformZeroPoint(*input);
-    std::optional<SmallVector<double>> weights;
-    if (z && *z != 0 && filter->zeroPoints.empty() && op.getGroups() == 1 &&
-        !getElementTypeOrSelf(filter->integers.getType()).isUnsignedInteger())
-      weights = constantValues(filter->integers);
-    Value acc;
-    if (weights) {
-      auto inType = cast<RankedTensorType>(input->integers.getType());
-      int64_t rank = inType.getRank(), spatial = rank - 2;
-      ArrayRef<int64_t> pads = op.getPads();
-      SmallVector<int64_t> full(2 * rank, 0), shape(inType.getShape());
-      for (int64_t i = 0; i < spatial; ++i) {
-        full[2 + i] = pads[i];
-        full[rank + 2 + i] = pads[spatial + i];
-        shape[2 + i] += pads[i] + pads[spatial + i];
-      }
-      Value x = input->integers;
-      if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-        x = PadOp::create(rewriter, loc, RankedTensorType::get(shape, inType.getElementType()), x,
-                          rewriter.getDenseI64ArrayAttr(full), rewriter.getStringAttr("constant"),
-                          rewriter.getF64FloatAttr(static_cast<double>(*z)));
-      SmallVector<int64_t> noPads(2 * spatial, 0);
-      acc = ConvIntegerOp::create(rewriter, loc, x, filter->integers, Value(), Value(),
-                                  op.getStridesAttr(), op.getDilationsAttr(),
-                                  rewriter.getDenseI64ArrayAttr(noPads), op.getGroupsAttr());
-      int64_t k = static_cast<int64_t>(weights->size()) / channels;
-      SmallVector<int64_t> sums(channels, 0);
-      for (int64_t f = 0; f < channels; ++f)
-        for (int64_t i = 0; i < k; ++i)
-          sums[f] += static_cast<int64_t>((*weights)[f * k + i]);
-      SmallVector<int64_t> shape1(rank, 1);
-      shape1[1] = channels;
-      acc = SubOp::create(rewriter, loc, acc,
-                          zeroPointCorrection(rewriter, loc, shape1, *z, sums));
-    } else {
-      acc = ConvIntegerOp::create(rewriter, loc, input->integers, filter->integers, inputZero,
-                                  filterZero, op.getStridesAttr(), op.getDilationsAttr(),
-                                  op.getPadsAttr(), op.getGroupsAttr());
-    }
+    Value acc = ConvIntegerOp::create(rewriter, loc, input->integers, filter->integers, inputZero,
+                                      filterZero, op.getStridesAttr(), op.getDilationsAttr(),
+                                      op.getPadsAttr(), op.getGroupsAttr());
     Value real = CastOp::create(rewriter, loc, resultType, acc);
     SmallVector<int64_t> perChannel(resultType.getRank(), 1);
     SmallVector<float> scales = productScales(*input, *filter, channels);
@@ -405,24 +356,8 @@ struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
     Location loc = op.getLoc();
     Value lhsZero = zeroPointOperand(rewriter, loc, *lhs, 1);
     Value rhsZero = zeroPointOperand(rewriter, loc, *rhs, columns);
-    // Constant int8 weights without a zero point: the activations' zero
-    // point comes off as a compile-time constant (see FoldQuantizedConv).
-    std::optional<int64_t> z = uniformZeroPoint(*lhs);
-    std::optional<SmallVector<double>> weights;
-    if (z && *z != 0 && rhs->zeroPoints.empty() && !getElementTypeOrSelf(rhs->integers.getType()).isUnsignedInteger())
-      weights = constantValues(rhs->integers);
-    Value acc;
-    if (weights) {
-      acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, Value(), Value());
-      SmallVector<int64_t> sums(columns, 0);
-      for (auto [i, w] : llvm::enumerate(*weights))
-        sums[i % columns] += static_cast<int64_t>(w);
-      acc = SubOp::create(rewriter, loc, acc,
-                          zeroPointCorrection(rewriter, loc, {columns}, *z, sums));
-    } else {
-      acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
-                                    rhsZero);
-    }
+    Value acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
+                                        rhsZero);
     Value real = CastOp::create(rewriter, loc, resultType, acc);
     SmallVector<float> scales = productScales(*lhs, *rhs, columns);
     SmallVector<int64_t> shape;
@@ -430,6 +365,98 @@ struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
       shape.push_back(columns);
     real = MulOp::create(rewriter, loc, real, f32Constant(rewriter, loc, shape, scales));
     rewriter.replaceOp(op, real);
+    return success();
+  }
+};
+
+/// The zero point of an integer contraction operand when it is one value
+/// (0 for none); nullopt for a per-channel or unknown one.
+std::optional<int64_t> uniformZeroPoint(Value zeroPoint) {
+  if (!zeroPoint)
+    return 0;
+  std::optional<SmallVector<double>> values = constantValues(zeroPoint);
+  if (!values || values->empty() || !llvm::all_equal(*values))
+    return std::nullopt;
+  return static_cast<int64_t>(values->front());
+}
+
+/// Constant int8 weights without a zero point: the activations' zero point z
+/// of a conv_integer is applied at compile time. The input is padded with z
+/// (what the convolution's zero padding means for x - z), convolved raw
+/// without zero points, and z * (the filter's sums) subtracted as an i32
+/// constant.
+struct FoldConvIntegerZeroPoint : OpRewritePattern<ConvIntegerOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvIntegerOp op, PatternRewriter &rewriter) const override {
+    std::optional<int64_t> z = uniformZeroPoint(op.getInputZeroPoint());
+    std::optional<int64_t> zw = uniformZeroPoint(op.getFilterZeroPoint());
+    if (!op.getInputZeroPoint() || !z || zw != 0 || op.getGroups() != 1 ||
+        getElementTypeOrSelf(op.getFilter().getType()).isUnsignedInteger())
+      return failure();
+    std::optional<SmallVector<double>> weights = constantValues(op.getFilter());
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    if (!weights || !inType.hasStaticShape())
+      return failure();
+    Location loc = op.getLoc();
+    int64_t rank = inType.getRank(), spatial = rank - 2;
+    int64_t channels = cast<RankedTensorType>(op.getFilter().getType()).getDimSize(0);
+    ArrayRef<int64_t> pads = op.getPads();
+    SmallVector<int64_t> full(2 * rank, 0), shape(inType.getShape());
+    for (int64_t i = 0; i < spatial; ++i) {
+      full[2 + i] = pads[i];
+      full[rank + 2 + i] = pads[spatial + i];
+      shape[2 + i] += pads[i] + pads[spatial + i];
+    }
+    Value x = op.getInput();
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+      x = PadOp::create(rewriter, loc, RankedTensorType::get(shape, inType.getElementType()), x,
+                        rewriter.getDenseI64ArrayAttr(full), rewriter.getStringAttr("constant"),
+                        rewriter.getF64FloatAttr(static_cast<double>(*z)));
+    SmallVector<int64_t> noPads(2 * spatial, 0);
+    Value acc = ConvIntegerOp::create(rewriter, loc, x, op.getFilter(), Value(), Value(),
+                                      op.getStridesAttr(), op.getDilationsAttr(),
+                                      rewriter.getDenseI64ArrayAttr(noPads), op.getGroupsAttr());
+    if (*z != 0) {
+      int64_t k = static_cast<int64_t>(weights->size()) / channels;
+      SmallVector<int64_t> sums(channels, 0);
+      for (int64_t f = 0; f < channels; ++f)
+        for (int64_t i = 0; i < k; ++i)
+          sums[f] += static_cast<int64_t>((*weights)[f * k + i]);
+      SmallVector<int64_t> perChannel(rank, 1);
+      perChannel[1] = channels;
+      acc = SubOp::create(rewriter, loc, acc,
+                          zeroPointCorrection(rewriter, loc, perChannel, *z, sums));
+    }
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+};
+
+/// The same for matmul_integer with constant [K, N] int8 weights: z * (the
+/// column sums) comes off as a constant.
+struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulIntegerOp op, PatternRewriter &rewriter) const override {
+    std::optional<int64_t> z = uniformZeroPoint(op.getLhsZeroPoint());
+    std::optional<int64_t> zw = uniformZeroPoint(op.getRhsZeroPoint());
+    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+    if (!op.getLhsZeroPoint() || !z || zw != 0 || rhsType.getRank() != 2 ||
+        rhsType.getElementType().isUnsignedInteger())
+      return failure();
+    std::optional<SmallVector<double>> weights = constantValues(op.getRhs());
+    if (!weights)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t columns = rhsType.getDimSize(1);
+    Value acc = MatmulIntegerOp::create(rewriter, loc, op.getLhs(), op.getRhs(), Value(), Value());
+    if (*z != 0) {
+      SmallVector<int64_t> sums(columns, 0);
+      for (auto [i, w] : llvm::enumerate(*weights))
+        sums[i % columns] += static_cast<int64_t>(w);
+      acc = SubOp::create(rewriter, loc, acc,
+                          zeroPointCorrection(rewriter, loc, {columns}, *z, sums));
+    }
+    rewriter.replaceOp(op, acc);
     return success();
   }
 };
@@ -471,7 +498,8 @@ struct KilnFoldQuantizedOpsPass
     : kiln::impl::KilnFoldQuantizedOpsBase<KilnFoldQuantizedOpsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldQuantizedConv, FoldQuantizedMatmul, SinkTransposeIntoDequantize>(
+    patterns.add<FoldQuantizedConv, FoldQuantizedMatmul, FoldConvIntegerZeroPoint,
+                 FoldMatmulIntegerZeroPoint, SinkTransposeIntoDequantize>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

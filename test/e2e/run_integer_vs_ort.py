@@ -2,7 +2,7 @@
 """ONNX's integer GEMMs (MatMulInteger, ConvInteger) compiled for the CPU and
 run, against ONNX Runtime and an exact numpy reference.
 
-  /usr/bin/python3 test/e2e/run_integer_vs_ort.py --build BUILD [--keep]
+  /usr/bin/python3 test/e2e/run_integer_vs_ort.py --build BUILD [--keep] [--cpu=x86-64-v3]
 
 Each case is a one-node model built with onnx.helper: uint8 x uint8, int8 x
 int8 and uint8 x int8 operands over their full ranges (0..255, -128..127),
@@ -247,6 +247,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True, type=Path)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--cpu", default="host",
+                        help="kiln-compile --cpu (x86-64-v3: the AVX2 kernels, without VNNI)")
     args = parser.parse_args()
     bin_dir = args.build.resolve() / "bin"
     work = Path(tempfile.mkdtemp(prefix="kiln-integer-"))
@@ -260,7 +262,8 @@ def main():
             np.save(d / f"{iname}.npy", value)
             kiln_in.append(f"--input={iname}=@{d / (iname + '.npy')}")
             ort_in += ["--input", f"{iname}={d / (iname + '.npy')}"]
-        compile_ = subprocess.run([bin_dir / "kiln-compile", d / "m.onnx", "--target=cpu", "-o", d / "m.kiln"],
+        compile_ = subprocess.run([bin_dir / "kiln-compile", d / "m.onnx", "--target=cpu",
+                                   f"--cpu={args.cpu}", "-o", d / "m.kiln"],
                                   capture_output=True, text=True)
         if compile_.returncode != 0:
             print(f"FAIL {name}: kiln-compile: {compile_.stderr.strip()[:2000]}")

@@ -266,13 +266,15 @@ bool isVectorizableElementwise(linalg::GenericOp op) {
   return plain;
 }
 
-/// Whether `op` accumulates into floats or 32-bit integers: the
-/// contractions this file register-tiles and vectorizes. Integer
-/// contractions (kiln.matmul_integer, kiln.conv_integer) widen their 8-bit
-/// operands to i32 and multiply-add in vector registers like floats do.
+/// Whether `op` accumulates into floats or 32-bit integers from operands of
+/// a byte or more: the contractions this file register-tiles and
+/// vectorizes. Integer contractions (kiln.matmul_integer, kiln.conv_integer)
+/// widen their 8-bit operands to i32 and multiply-add in vector registers
+/// like floats do.
 bool hasRegisterAccumulator(linalg::LinalgOp op) {
+  // (Not sub-byte operands: a vector of i4 is packed, their memory is not.)
   Type elem = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  return isa<FloatType>(elem) || elem.isInteger(32);
+  return (isa<FloatType>(elem) || elem.isInteger(32)) && !hasSubByteOperands(op);
 }
 
 

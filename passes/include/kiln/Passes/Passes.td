@@ -48,6 +48,15 @@ def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp">
     into its epilogue (together with the next layer's `kiln.quantize`). This
     is how pre-quantized QDQ models and Kiln's own quantization reach the
     integer kernels; anything else keeps its float contraction.
+
+    A `kiln.conv_integer` (ungrouped) or `kiln.matmul_integer` (`[K, N]`
+    rhs) whose activations have one zero point z and whose weights are an
+    int8 constant without one (or with zero) gets z at compile time: the
+    input is padded with z (what zero padding of `x - z` means) and
+    contracted raw, and `z * (the weight sums per output channel)` is
+    subtracted as an i32 constant, since sum (x - z) * w = sum x * w -
+    z * sum w. The integer kernels then read plain bytes and need no weight
+    sums at run time.
   }];
 }
 
