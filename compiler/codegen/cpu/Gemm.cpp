@@ -664,6 +664,7 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
     RewritePatternSet patterns(ctx);
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
+    cpu::populateReadByteTilesPlainlyPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);

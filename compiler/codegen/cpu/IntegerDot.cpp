@@ -38,6 +38,7 @@ struct ByteOperand {
   Value bytes;
   AffineMap map;
   bool isUnsigned = false;
+  bool extended = false; // by an arith.ext op (else by vector.contract)
   vector::TransferReadOp reread;
   AffineMap plainPermutation;
   SmallVector<int64_t> shape;
@@ -49,9 +50,10 @@ std::optional<ByteOperand> analyzeByteOperand(Value operand, AffineMap map,
   ByteOperand result{operand, map};
   if (auto ext = operand.getDefiningOp<arith::ExtSIOp>()) {
     result.bytes = ext.getIn();
+    result.extended = true;
   } else if (auto ext = operand.getDefiningOp<arith::ExtUIOp>()) {
     result.bytes = ext.getIn();
-    result.isUnsigned = true;
+    result.isUnsigned = result.extended = true;
   }
   auto type = dyn_cast<VectorType>(result.bytes.getType());
   if (!type || !type.getElementType().isInteger(8))
@@ -230,7 +232,50 @@ struct ContractToVpdpbusd : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// An integer contraction whose byte operands linalg's vectorizer read
+/// broadcast into the whole iteration space (vector<M x N x K> each), read
+/// again as their plain tiles (vector<M x K>, vector<K x N>) with the maps
+/// that say so: outer products then broadcast one operand's element against
+/// a row of the other instead of multiplying M x N x K elements and summing
+/// along K.
+struct ReadByteTilesPlainly : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (op.getKind() != vector::CombiningKind::ADD || !accType ||
+        !accType.getElementType().isInteger(32))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<int64_t> bounds;
+    op.getIterationBounds(bounds);
+    std::optional<ByteOperand> lhs = analyzeByteOperand(op.getLhs(), maps[0], bounds);
+    std::optional<ByteOperand> rhs = analyzeByteOperand(op.getRhs(), maps[1], bounds);
+    if (!lhs || !rhs || (!lhs->reread && !rhs->reread))
+      return failure();
+    auto operand = [&](const ByteOperand &b) -> Value {
+      Value bytes = materialize(rewriter, b);
+      if (!b.extended)
+        return bytes;
+      auto wide = cast<VectorType>(bytes.getType()).clone(rewriter.getI32Type());
+      if (b.isUnsigned)
+        return arith::ExtUIOp::create(rewriter, op.getLoc(), wide, bytes);
+      return arith::ExtSIOp::create(rewriter, op.getLoc(), wide, bytes);
+    };
+    Value a = operand(*lhs), b = operand(*rhs);
+    rewriter.replaceOpWithNewOp<vector::ContractionOp>(
+        op, a, b, op.getAcc(), rewriter.getAffineMapArrayAttr({lhs->map, rhs->map, maps[2]}),
+        op.getIteratorTypes(), op.getKind());
+    return success();
+  }
+};
+
 } // namespace
+
+void kiln::cpu::populateReadByteTilesPlainlyPatterns(RewritePatternSet &patterns) {
+  patterns.add<ReadByteTilesPlainly>(patterns.getContext());
+}
 
 bool kiln::cpu::isDotProductContract(Operation *op, SmallVectorImpl<Operation *> *operands) {
   auto contract = dyn_cast<vector::ContractionOp>(op);

@@ -18,6 +18,12 @@ namespace kiln::cpu {
 /// and 4 k steps. Needs a target with avx512vnni.
 void populateVNNIContractPatterns(mlir::RewritePatternSet &patterns);
 
+/// Integer vector.contract tiles whose 8-bit operands are read broadcast
+/// into the whole iteration space (linalg's vectorizer of a generic
+/// contraction) read their plain tiles instead, so that they lower to outer
+/// products (and match the patterns above).
+void populateReadByteTilesPlainlyPatterns(mlir::RewritePatternSet &patterns);
+
 /// Whether `op` is a vector.contract those patterns lower; `operands`, when
 /// given, receives the ops that feed it the bytes (extensions and reads),
 /// which other lowerings must leave alone until then.

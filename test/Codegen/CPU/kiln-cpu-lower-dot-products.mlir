@@ -5,19 +5,23 @@
 // A workgroup tile of a quantized pointwise convolution as the lowering
 // makes it: int8 weights (lhs, sign-extended) x uint8 activations (rhs,
 // zero-extended), K = 64. With vnni, kiln-cpu-vectorize-gemm leaves each
-// 16x16x4 register tile as a vector.contract of the extended bytes (read
-// broadcast into the iteration space, as linalg's vectorizer reads them); then
+// 16x16x4 register tile as a vector.contract of the extended bytes (read as
+// their plain 16x4 and 4x16 tiles, not broadcast into the whole iteration
+// space as linalg's vectorizer reads them); then
 // kiln-cpu-lower-dot-products makes it 16 vpdpbusd, one per accumulator row:
 // the uint8 operand is the 16 columns' 4 bytes side by side (one shuffle of
 // the 4 rows read), the int8 one the row's 4 bytes broadcast as an i32.
 // Without vnni, the same tile is widening i32 multiply-adds.
 // TILE-LABEL: func @weights_by_activations
 // TILE: scf.for %{{.*}} = %c0 to %c64 step %c4
-// TILE: vector.transfer_read %{{.*}} : tensor<16x4xi8>, vector<16x16x4xi8>
-// TILE: vector.transfer_read %{{.*}} : tensor<4x16xi8>, vector<16x16x4xi8>
-// TILE: %[[W:.*]] = arith.extsi %{{.*}} : vector<16x16x4xi8> to vector<16x16x4xi32>
-// TILE: %[[X:.*]] = arith.extui %{{.*}} : vector<16x16x4xi8> to vector<16x16x4xi32>
-// TILE: vector.contract {{.*}} %[[W]], %[[X]], %{{.*}} : vector<16x16x4xi32>, vector<16x16x4xi32> into vector<16x16xi32>
+// TILE-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// TILE-DAG: #[[KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// TILE-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// TILE: vector.transfer_read %{{.*}} : tensor<16x4xi8>, vector<16x4xi8>
+// TILE: %[[W:.*]] = arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
+// TILE: vector.transfer_read %{{.*}} : tensor<4x16xi8>, vector<4x16xi8>
+// TILE: %[[X:.*]] = arith.extui %{{.*}} : vector<4x16xi8> to vector<4x16xi32>
+// TILE: vector.contract {indexing_maps = [#[[MK]], #[[KN]], #[[MN]]], {{.*}}} %[[W]], %[[X]], %{{.*}} : vector<16x4xi32>, vector<4x16xi32> into vector<16x16xi32>
 // CHECK-LABEL: func @weights_by_activations
 // CHECK-NOT: vector.contract
 // CHECK: %[[COLS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 16, 32, 48, 1, 17, 33, 49, 2, 18, 34, 50, {{.*}}, 15, 31, 47, 63] : vector<64xi8>, vector<64xi8>
