@@ -12,11 +12,11 @@
 // the uint8 operand is the 16 columns' 4 bytes side by side (one shuffle of
 // the 4 rows read), the int8 one the row's 4 bytes broadcast as an i32.
 // Without vnni, the same tile is widening i32 multiply-adds.
-// TILE-LABEL: func @weights_by_activations
-// TILE: scf.for %{{.*}} = %c0 to %c64 step %c4
 // TILE-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // TILE-DAG: #[[KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // TILE-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// TILE-LABEL: func @weights_by_activations
+// TILE: scf.for %{{.*}} = %c0 to %c64 step %c4
 // TILE: vector.transfer_read %{{.*}} : tensor<16x4xi8>, vector<16x4xi8>
 // TILE: %[[W:.*]] = arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
 // TILE: vector.transfer_read %{{.*}} : tensor<4x16xi8>, vector<4x16xi8>
