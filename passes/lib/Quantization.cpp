@@ -433,14 +433,20 @@ struct FoldConvIntegerZeroPoint : OpRewritePattern<ConvIntegerOp> {
 };
 
 /// The same for matmul_integer with constant [K, N] int8 weights: z * (the
-/// column sums) comes off as a constant.
+/// column sums) comes off as a constant. A zero point known only at run time
+/// (one value: DynamicQuantizeLinear's, as ONNX Runtime's dynamic quantizer
+/// emits it) comes off as float-free `i32(z) * sums`, the sums still a
+/// compile-time constant.
 struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulIntegerOp op, PatternRewriter &rewriter) const override {
-    std::optional<int64_t> z = uniformZeroPoint(op.getLhsZeroPoint());
+    Value zeroPoint = op.getLhsZeroPoint();
+    std::optional<int64_t> z = uniformZeroPoint(zeroPoint);
     std::optional<int64_t> zw = uniformZeroPoint(op.getRhsZeroPoint());
     auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
-    if (!op.getLhsZeroPoint() || !z || zw != 0 || rhsType.getRank() != 2 ||
+    bool runTime = zeroPoint && !z &&
+                   cast<RankedTensorType>(zeroPoint.getType()).getNumElements() == 1;
+    if (!zeroPoint || (!z && !runTime) || zw != 0 || rhsType.getRank() != 2 ||
         rhsType.getElementType().isUnsignedInteger())
       return failure();
     std::optional<SmallVector<double>> weights = constantValues(op.getRhs());
@@ -448,11 +454,20 @@ struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
       return failure();
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
+    SmallVector<int64_t> sums(columns, 0);
+    for (auto [i, w] : llvm::enumerate(*weights))
+      sums[i % columns] += static_cast<int64_t>(w);
     Value acc = MatmulIntegerOp::create(rewriter, loc, op.getLhs(), op.getRhs(), Value(), Value());
-    if (*z != 0) {
-      SmallVector<int64_t> sums(columns, 0);
-      for (auto [i, w] : llvm::enumerate(*weights))
-        sums[i % columns] += static_cast<int64_t>(w);
+    if (runTime) {
+      Type i32 = rewriter.getI32Type();
+      Value scalar = ReshapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({}, getElementTypeOrSelf(zeroPoint.getType())), zeroPoint);
+      Value wide = CastOp::create(rewriter, loc, RankedTensorType::get({}, i32), scalar);
+      Value correction = MulOp::create(rewriter, loc, RankedTensorType::get({columns}, i32), wide,
+                                       zeroPointCorrection(rewriter, loc, {columns}, 1, sums));
+      acc = SubOp::create(rewriter, loc, acc.getType(), acc, correction);
+    } else if (*z != 0) {
       acc = SubOp::create(rewriter, loc, acc,
                           zeroPointCorrection(rewriter, loc, {columns}, *z, sums));
     }

@@ -114,3 +114,20 @@ func.func @matmul_constant_weights(%a: tensor<3x2xui8>) -> tensor<3x2xf32> {
   %y = kiln.matmul %da, %db : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
   return %y : tensor<3x2xf32>
 }
+
+// -----
+
+// A zero point known only at run time (DynamicQuantizeLinear's) comes off
+// as i32(z) * (the column sums [1 + 2, -3 + 4]), the sums a constant.
+// CHECK-LABEL: func.func @matmul_run_time_zero_point
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<3x2xui8>, %[[Z:[a-z0-9]+]]: tensor<ui8>
+// CHECK-DAG: %[[S:.*]] = kiln.constant dense<[3, 1]> : tensor<2xi32>
+// CHECK: %[[ACC:.*]] = kiln.matmul_integer %[[A]], %{{.*}} : (tensor<3x2xui8>, tensor<2x2xi8>) -> tensor<3x2xi32>
+// CHECK: %[[ZW:.*]] = kiln.cast %[[Z]] : tensor<ui8> to tensor<i32>
+// CHECK: %[[C:.*]] = kiln.mul %[[ZW]], %[[S]] : (tensor<i32>, tensor<2xi32>) -> tensor<2xi32>
+// CHECK: kiln.sub %[[ACC]], %[[C]] : (tensor<3x2xi32>, tensor<2xi32>) -> tensor<3x2xi32>
+func.func @matmul_run_time_zero_point(%a: tensor<3x2xui8>, %za: tensor<ui8>) -> tensor<3x2xi32> {
+  %b = kiln.constant dense<[[1, -3], [2, 4]]> : tensor<2x2xi8>
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) : (tensor<3x2xui8>, tensor<2x2xi8>, tensor<ui8>) -> tensor<3x2xi32>
+  return %0 : tensor<3x2xi32>
+}
