@@ -227,6 +227,9 @@ struct Dequantized {
   Value integers;
   SmallVector<double> scales;
   SmallVector<double> zeroPoints; // empty: 0
+  /// A per-tensor scale and zero point known only at run time (dynamic
+  /// quantization): rank-0 values, `scales` then {1} and `zeroPoints` empty.
+  Value runTimeScale, runTimeZeroPoint;
 };
 
 /// `value` as a kiln.dequantize of 8-bit integers with constant scale and
@@ -248,6 +251,19 @@ std::optional<Dequantized> matchDequantized(Value value, int64_t axis, int64_t c
   };
   Dequantized d;
   d.integers = dq.getInput();
+  // One scale and zero point computed at run time: an activation of dynamic
+  // quantization.
+  auto single = [](Value v) {
+    return !v || cast<RankedTensorType>(v.getType()).getNumElements() == 1;
+  };
+  if (axis < 0 && single(dq.getScale()) && single(dq.getZeroPoint()) &&
+      (!constantValues(dq.getScale()) ||
+       (dq.getZeroPoint() && !constantValues(dq.getZeroPoint())))) {
+    d.scales = {1.0};
+    d.runTimeScale = dq.getScale();
+    d.runTimeZeroPoint = dq.getZeroPoint();
+    return d;
+  }
   std::optional<SmallVector<double>> scales = constantValues(dq.getScale());
   if (!scales || !perChannel(dq.getScale()))
     return std::nullopt;
@@ -265,6 +281,8 @@ std::optional<Dequantized> matchDequantized(Value value, int64_t axis, int64_t c
 /// The zero point operand of an integer contraction: none for 0, a scalar
 /// when all agree, else a vector of `channels`.
 Value zeroPointOperand(OpBuilder &b, Location loc, const Dequantized &d, int64_t channels) {
+  if (d.runTimeZeroPoint)
+    return d.runTimeZeroPoint;
   if (d.zeroPoints.empty())
     return Value();
   Type element = getElementTypeOrSelf(d.integers.getType());
@@ -300,6 +318,19 @@ Value zeroPointCorrection(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, i
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
 }
 
+/// The scale of the integer accumulator: the constant `scales` of `shape`
+/// (sx * sw per channel), times the activation's run-time scale when it has
+/// one (dynamic quantization; `scales` are then sw alone).
+Value scaleProduct(OpBuilder &b, Location loc, const Dequantized &activation,
+                   ArrayRef<int64_t> shape, ArrayRef<float> scales) {
+  Value constant = f32Constant(b, loc, shape, scales);
+  if (!activation.runTimeScale)
+    return constant;
+  Value scalar = ReshapeOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                                   activation.runTimeScale);
+  return MulOp::create(b, loc, RankedTensorType::get(shape, b.getF32Type()), scalar, constant);
+}
+
 /// conv(dequantize(x), dequantize(w), bias) with x per tensor and w per
 /// tensor or per output channel -> float(conv_integer(x, w)) * sx * sw + bias.
 struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
@@ -326,7 +357,8 @@ struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
       perChannel[1] = channels;
     else
       perChannel.clear();
-    real = MulOp::create(rewriter, loc, real, f32Constant(rewriter, loc, perChannel, scales));
+    real = MulOp::create(rewriter, loc, real,
+                         scaleProduct(rewriter, loc, *input, perChannel, scales));
     if (Value bias = op.getBias()) {
       SmallVector<int64_t> biasShape(resultType.getRank(), 1);
       biasShape[1] = channels;
@@ -363,7 +395,7 @@ struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
     SmallVector<int64_t> shape;
     if (scales.size() > 1)
       shape.push_back(columns);
-    real = MulOp::create(rewriter, loc, real, f32Constant(rewriter, loc, shape, scales));
+    real = MulOp::create(rewriter, loc, real, scaleProduct(rewriter, loc, *lhs, shape, scales));
     rewriter.replaceOp(op, real);
     return success();
   }

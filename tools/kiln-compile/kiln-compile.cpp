@@ -277,11 +277,28 @@ int main(int argc, char **argv) {
                       quantizeExclude.getNumOccurrences()))
     return quantError("--calibration, --calibration-table, --validation, --quant-report and "
                       "--quantize-exclude need --quantize=int8");
+  bool dynamic = quantizeScheme == "int8-dynamic";
+  if (dynamic) {
+    // Activation ranges at run time: no calibration, no table.
+    if (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
+        validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
+        calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences())
+      return quantError("--quantize=int8-dynamic computes activation ranges at run time: "
+                        "--calibration, --calibration-table, --calibration-method, "
+                        "--calibration-percentile, --validation and --quant-report are for "
+                        "--quantize=int8");
+    if (llvm::StringRef(inputFile).ends_with(".mlir"))
+      return quantError("--quantize needs an ONNX model, not a .mlir file");
+    options.quantizeDynamic = true;
+    options.quantizeExclude.assign(quantizeExclude.begin(), quantizeExclude.end());
+    compileOptions.quantizeWeights = true;
+    quantizing = false;
+  }
   if (quantizing) {
     if (quantizeScheme != "int8")
       return quantError("--quantize=" + quantizeScheme +
-                        ": the schemes Kiln builds today are: int8 (int8-dynamic and "
-                        "int4-weights are not built yet)");
+                        ": the schemes Kiln builds today are int8 and int8-dynamic "
+                        "(int4-weights is not built yet)");
     if (llvm::StringRef(inputFile).ends_with(".mlir"))
       return quantError("--quantize needs an ONNX model, not a .mlir file");
     std::optional<kiln::quantize::Method> method =
@@ -325,6 +342,13 @@ int main(int argc, char **argv) {
           : kiln::onnx_import::importOnnxFile(context, inputFile, options);
   if (!module || failed(verify(*module)))
     return 1;
+  if (dynamic && outputFile != "-") {
+    int64_t activations = 0;
+    module->walk([&](kiln::QuantizeOp) { ++activations; });
+    llvm::outs() << "quantization: " << activations
+                 << " activations to uint8 at run time (per tensor, from each run's range), "
+                    "weights int8 per output channel\n";
+  }
 
   for (int i = 1; i < argc; ++i)
     compileOptions.commandLine += (i > 1 ? " " : "") + std::string(argv[i]);

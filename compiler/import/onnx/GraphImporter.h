@@ -126,6 +126,9 @@ private:
   /// applies to it (see ImportOptions::observeQuantizable), else empty.
   std::string quantizableActivation(const onnx::NodeProto &node);
   /// The quantized-then-dequantized value of activation `name` (made once).
+  /// `name` read through kiln.quantize and kiln.dequantize with uint8
+  /// parameters computed at run time (once per tensor).
+  mlir::Value dynamicallyQuantized(const std::string &name, const onnx::NodeProto &node);
   mlir::FailureOr<mlir::Value> fakeQuantized(const std::string &name,
                                              const onnx::NodeProto &node);
   mlir::LogicalResult checkSupported(const onnx::GraphProto &graph);

@@ -322,6 +322,11 @@ void registerRandomPatterns(PatternRegistry &registry);
 mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
                            mlir::Value zeroPoint, mlir::Type quantized);
 
+/// DynamicQuantizeLinear's uint8 parameters of `x`, computed at run time from
+/// its range including 0: the f32 scale (max - min) / 255 and the ui8 zero
+/// point saturate(round(-min / scale)), both rank 0.
+std::pair<mlir::Value, mlir::Value> dynamicQuantization(NodeContext &node, mlir::Value x);
+
 /// One uniform draw in [0, 1) per element of `type` (a float tensor type),
 /// from Random.cpp's counter-based generator keyed by the node's `seed`
 /// attribute or, without one, by its name: the same draws in every run of

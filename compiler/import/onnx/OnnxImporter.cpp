@@ -723,6 +723,9 @@ std::string GraphImporter::quantizableActivation(const onnx::NodeProto &node) {
   if ((op != "Conv" && op != "MatMul" && op != "Gemm") || node.input_size() < 2 ||
       !node.domain().empty())
     return "";
+  // (Dynamic quantization takes the matmuls, as ONNX Runtime's does.)
+  if (options.quantizeDynamic && op == "Conv")
+    return "";
   for (const std::string &excluded : options.quantizeExclude)
     if (excluded == op || excluded == node.name())
       return "";
@@ -768,6 +771,23 @@ FailureOr<Value> GraphImporter::fakeQuantized(const std::string &name,
   return result;
 }
 
+Value GraphImporter::dynamicallyQuantized(const std::string &name, const onnx::NodeProto &node) {
+  if (Value done = fakeQuantizedValues.lookup(name))
+    return done;
+  Value real = values[name];
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfterValue(real);
+  Location loc = NameLoc::get(builder.getStringAttr(name + ".quantized"));
+  NodeContext context(*this, node, opset, loc, builder);
+  auto [scale, zeroPoint] = dynamicQuantization(context, real);
+  auto type = cast<RankedTensorType>(real.getType());
+  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  Value quantized = QuantizeOp::create(builder, loc, type.clone(u8), real, scale, zeroPoint);
+  Value result = DequantizeOp::create(builder, loc, type, quantized, scale, zeroPoint);
+  fakeQuantizedValues[name] = result;
+  return result;
+}
+
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
                                          ArrayRef<int> order, bool mainGraph) {
   const PatternRegistry &registry = getPatternRegistry();
@@ -783,13 +803,15 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
     // observed, or through the table's quantization.
     std::string activation;
     Value realActivation;
-    if (mainGraph && (options.observeQuantizable || options.quantize))
+    if (mainGraph && (options.observeQuantizable || options.quantize || options.quantizeDynamic))
       activation = quantizableActivation(node);
     if (!activation.empty() && options.observeQuantizable &&
         !llvm::is_contained(observed, activation))
       observed.push_back(activation);
-    if (!activation.empty() && options.quantize) {
-      FailureOr<Value> fake = fakeQuantized(activation, node);
+    if (!activation.empty() && (options.quantize || options.quantizeDynamic)) {
+      FailureOr<Value> fake = options.quantizeDynamic
+                                  ? FailureOr<Value>(dynamicallyQuantized(activation, node))
+                                  : fakeQuantized(activation, node);
       if (failed(fake))
         return failure();
       realActivation = values[activation];

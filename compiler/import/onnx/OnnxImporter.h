@@ -59,6 +59,11 @@ struct ImportOptions {
   };
   llvm::StringMap<Quantization> quantizeActivations;
   bool quantize = false; // quantizeActivations applies (it may be empty)
+  /// Dynamic quantization (--quantize=int8-dynamic): every quantizable
+  /// MatMul and Gemm reads its input 0 through kiln.quantize and
+  /// kiln.dequantize with uint8 parameters computed at run time from the
+  /// tensor's range (DynamicQuantizeLinear's), no table.
+  bool quantizeDynamic = false;
   /// Node names and op types kept in float.
   llvm::SmallVector<std::string> quantizeExclude;
 };

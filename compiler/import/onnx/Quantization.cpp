@@ -147,12 +147,9 @@ static LogicalResult convertDequantizeLinear(NodeContext &node) {
   return success();
 }
 
-static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
+std::pair<Value, Value> onnx_import::dynamicQuantization(NodeContext &node, Value x) {
   // uint8 over [min(x, 0), max(x, 0)]: scale = (max - min) / 255,
   // zero point = saturate(round(-min / scale)).
-  Value x = floatInput(node);
-  if (!x)
-    return failure();
   auto type = cast<RankedTensorType>(x.getType());
   Type element = type.getElementType();
   OpBuilder &b = node.builder();
@@ -171,10 +168,18 @@ static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
       node.create<RoundOp>(
           node.create<SubOp>(zero, node.create<DivOp>(lowest, scale))),
       b.getF64FloatAttr(0), b.getF64FloatAttr(255));
-  Value zeroPointU8 = node.cast(zeroPoint, u8);
-  node.setOutput(0, quantizeLinear(node, x, scale, zeroPointU8, u8));
+  return {scale, node.cast(zeroPoint, u8)};
+}
+
+static LogicalResult convertDynamicQuantizeLinear(NodeContext &node) {
+  Value x = floatInput(node);
+  if (!x)
+    return failure();
+  auto [scale, zeroPoint] = dynamicQuantization(node, x);
+  Type u8 = IntegerType::get(node.context(), 8, IntegerType::Unsigned);
+  node.setOutput(0, quantizeLinear(node, x, scale, zeroPoint, u8));
   node.setOutput(1, scale);
-  node.setOutput(2, zeroPointU8);
+  node.setOutput(2, zeroPoint);
   return success();
 }
 
