@@ -401,6 +401,17 @@ struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// The sums of constant integer weights per output channel: `weights` in
+/// row-major order holds `channels` contiguous rows (a filter [F, ...]), or
+/// with `perColumn` is a [K, channels] matrix summed down its columns.
+SmallVector<int64_t> weightSums(ArrayRef<double> weights, int64_t channels, bool perColumn) {
+  SmallVector<int64_t> sums(channels, 0);
+  int64_t rowLength = static_cast<int64_t>(weights.size()) / channels;
+  for (auto [i, w] : llvm::enumerate(weights))
+    sums[perColumn ? i % channels : i / rowLength] += static_cast<int64_t>(w);
+  return sums;
+}
+
 /// The zero point of an integer contraction operand when it is one value
 /// (0 for none); nullopt for a per-channel or unknown one.
 std::optional<int64_t> uniformZeroPoint(Value zeroPoint) {
@@ -449,11 +460,7 @@ struct FoldConvIntegerZeroPoint : OpRewritePattern<ConvIntegerOp> {
                                       op.getStridesAttr(), op.getDilationsAttr(),
                                       rewriter.getDenseI64ArrayAttr(noPads), op.getGroupsAttr());
     if (*z != 0) {
-      int64_t k = static_cast<int64_t>(weights->size()) / channels;
-      SmallVector<int64_t> sums(channels, 0);
-      for (int64_t f = 0; f < channels; ++f)
-        for (int64_t i = 0; i < k; ++i)
-          sums[f] += static_cast<int64_t>((*weights)[f * k + i]);
+      SmallVector<int64_t> sums = weightSums(*weights, channels, /*perColumn=*/false);
       SmallVector<int64_t> perChannel(rank, 1);
       perChannel[1] = channels;
       acc = SubOp::create(rewriter, loc, acc,
@@ -486,9 +493,7 @@ struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
       return failure();
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
-    SmallVector<int64_t> sums(columns, 0);
-    for (auto [i, w] : llvm::enumerate(*weights))
-      sums[i % columns] += static_cast<int64_t>(w);
+    SmallVector<int64_t> sums = weightSums(*weights, columns, /*perColumn=*/true);
     Value acc = MatmulIntegerOp::create(rewriter, loc, op.getLhs(), op.getRhs(), Value(), Value());
     if (runTime) {
       Type i32 = rewriter.getI32Type();
