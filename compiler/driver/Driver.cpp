@@ -106,6 +106,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   if (options.quantizeWeights)
     pm.addNestedPass<func::FuncOp>(createKilnQuantizeWeights());
+  if (options.int4GroupSize > 0) {
+    KilnQuantizeInt4WeightsOptions int4;
+    int4.groupSize = options.int4GroupSize;
+    int4.zeroPoints = options.int4ZeroPoints;
+    pm.addNestedPass<func::FuncOp>(createKilnQuantizeInt4Weights(int4));
+  }
   pm.addNestedPass<func::FuncOp>(createKilnFoldQuantizedOps());
   // The integer weights transposed out of dequantizations (QDQ Gemms).
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());

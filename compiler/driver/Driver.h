@@ -49,6 +49,10 @@ struct CompileOptions {
   /// Post-training quantization: the float weights of contractions whose
   /// activation the importer quantized become int8 (kiln-quantize-weights).
   bool quantizeWeights = false;
+  /// Weight-only 4-bit quantization (kiln-quantize-int4-weights): rows of K
+  /// per group (0: off), and whether groups get zero points.
+  int64_t int4GroupSize = 0;
+  bool int4ZeroPoints = false;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact
   /// Testing only: the first stage after dispatch formation fails on the

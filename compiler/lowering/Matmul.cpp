@@ -17,9 +17,15 @@
 // one enter the contraction as i8 and are sign-extended there, as linalg's
 // default cast does.
 //
+// kiln.matmul_int4 is one linalg.generic over (m, n, group, half, j) that
+// unpacks each 4-bit code from its byte, dequantizes it and multiplies-adds
+// (marked kiln.int4_matmul for the cpu backend's kernel); the lhs is viewed
+// as [M, K / B, 2, B / 2], so that every indexing map is a projection.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KilnToLinalg.h"
+#include "lowering/Passes.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -183,8 +189,58 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
   }
 };
 
+/// kiln.matmul_int4: `out[m, n] += lhs[m, g, p, j] * (code - zero[g, n]) *
+/// scale[g, n]` with code the low (p = 0) or high (p = 1) four bits of
+/// `weights[g, j, n]`.
+struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulInt4Op op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto lhsType = op.getLhs().getType();
+    auto weights = op.getWeights().getType();
+    Type elem = lhsType.getElementType();
+    int64_t groups = weights.getDimSize(0), half = weights.getDimSize(1);
+    int64_t n = weights.getDimSize(2), k = lhsType.getShape().back();
+    int64_t rows = product(lhsType.getShape().drop_back());
+    Value lhs = reshapeTensor(rewriter, loc, op.getLhs(),
+                              RankedTensorType::get({rows, k}, elem));
+    lhs = reshapeTensor(rewriter, loc, lhs,
+                        RankedTensorType::get({rows, groups, 2, half}, elem));
+    auto out2 = RankedTensorType::get({rows, n}, elem);
+    AffineExpr m, nn, g, p, j;
+    bindDims(ctx, m, nn, g, p, j);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(5, 0, {m, g, p, j}, ctx), AffineMap::get(5, 0, {g, j, nn}, ctx),
+        AffineMap::get(5, 0, {g, nn}, ctx), AffineMap::get(5, 0, {g, nn}, ctx),
+        AffineMap::get(5, 0, {m, nn}, ctx)};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, out2, ValueRange{lhs, op.getWeights(), op.getScale(), op.getZeroPoint()},
+        ValueRange{zeroFilled(rewriter, loc, out2)}, maps, iteratorTypes(5, {2, 3, 4}),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          // The code: (byte >> (4 * p)) & 15, in i32.
+          Type i32 = b.getI32Type();
+          Value byte = arith::ExtUIOp::create(b, l, i32, args[1]);
+          Value half = arith::IndexCastOp::create(b, l, i32, linalg::IndexOp::create(b, l, 3));
+          Value shift = arith::MulIOp::create(
+              b, l, half, arith::ConstantOp::create(b, l, b.getI32IntegerAttr(4)));
+          Value code = arith::AndIOp::create(
+              b, l, arith::ShRUIOp::create(b, l, byte, shift),
+              arith::ConstantOp::create(b, l, b.getI32IntegerAttr(15)));
+          Value w = arith::SIToFPOp::create(b, l, elem, code);
+          w = arith::MulFOp::create(b, l, arith::SubFOp::create(b, l, w, args[3]), args[2]);
+          Value product = arith::MulFOp::create(b, l, args[0], w);
+          linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
+        });
+    generic->setAttr(kInt4MatmulAttr, rewriter.getUnitAttr());
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(0), op.getType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateMatmulLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, MatmulIntegerLowering>(patterns.getContext());
+  patterns.add<MatmulLowering, MatmulIntegerLowering, MatmulInt4Lowering>(patterns.getContext());
 }

@@ -18,6 +18,10 @@
 
 namespace kiln {
 
+/// On the linalg.generic a kiln.matmul_int4 lowers to, which the cpu
+/// backend gives its own vector kernel (kiln-cpu-lower-int4-matmuls).
+inline constexpr llvm::StringLiteral kInt4MatmulAttr = "kiln.int4_matmul";
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

@@ -3,6 +3,8 @@
 // The quantization layer of the graph passes:
 //   kiln-quantize-weights      float weights of contractions whose activation
 //                              is quantized become int8 per output channel;
+//   kiln-quantize-int4-weights float [K, N] matmul weights become 4-bit
+//                              codes in groups along K (kiln.matmul_int4);
 //   kiln-fold-quantized-ops    conv / matmul of dequantized 8-bit operands
 //                              become conv_integer / matmul_integer in i32,
 //                              scaled back to float (and the bias added) in
@@ -22,6 +24,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -29,6 +33,7 @@ using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNQUANTIZEWEIGHTS
+#define GEN_PASS_DEF_KILNQUANTIZEINT4WEIGHTS
 #define GEN_PASS_DEF_KILNFOLDQUANTIZEDOPS
 #define GEN_PASS_DEF_KILNEXPANDQUANTIZATION
 #include "kiln/Passes/Passes.h.inc"
@@ -138,6 +143,25 @@ bool isInt8(Type type) {
 // kiln-quantize-weights
 //===----------------------------------------------------------------------===//
 
+/// The elements of an f32 constant (dense or a blob), nullopt otherwise.
+std::optional<std::vector<float>> f32Values(ConstantOp cst) {
+  auto type = cast<RankedTensorType>(cst.getType());
+  int64_t count = type.getNumElements();
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  std::vector<float> values;
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+    values.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
+    return values;
+  }
+  std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+  if (!bytes || bytes->size() != size_t(count) * 4)
+    return std::nullopt;
+  values.resize(count);
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
+}
+
 /// Replaces the float constant `weight` of `op` by its symmetric int8
 /// quantization, one scale per channel: channel c holds the elements at
 /// `(i / inner) % channels == c` in row-major order. Returns false when the
@@ -149,18 +173,10 @@ bool quantizeWeight(Operation *op, OpOperand &weight, int64_t channels, int64_t 
     return false;
   auto type = cast<RankedTensorType>(cst.getType());
   int64_t count = type.getNumElements();
-  if (!type.getElementType().isF32())
+  std::optional<std::vector<float>> read = f32Values(cst);
+  if (!read)
     return false;
-  std::vector<float> values;
-  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-    values.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
-  } else {
-    std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
-    if (!bytes || bytes->size() != size_t(count) * 4)
-      return false;
-    values.resize(count);
-    std::memcpy(values.data(), bytes->data(), bytes->size());
-  }
+  const std::vector<float> &values = *read;
   auto at = [&](int64_t i) { return values[i]; };
   std::vector<float> maxAbs(channels, 0.0f);
   for (int64_t i = 0; i < count; ++i) {
@@ -214,6 +230,129 @@ struct KilnQuantizeWeightsPass
         quantizeWeight(op, matmul.getRhsMutable(), columns, 1, {1, columns}, counter);
       }
     });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// kiln-quantize-int4-weights
+//===----------------------------------------------------------------------===//
+
+/// The grouped 4-bit quantization of a float [K, N] weight, in the layout of
+/// kiln.matmul_int4.
+struct Int4Weights {
+  std::vector<char> bytes;        // [K / G, G / 2, N]
+  std::vector<float> scales, zeros; // [K / G, N]
+};
+
+/// Quantizes `w` ([K, N], row-major) in groups of `group` rows per column:
+/// symmetric (scale = max |w| / 7, codes rint(w / scale) + 8 in 1..15, zero
+/// point 8) or, with `zeroPoints`, asymmetric over [min(w, 0), max(w, 0)]
+/// (scale = range / 15, zero point rint(-min / scale), codes rint(w / scale)
+/// + zero point clipped to 0..15). Float arithmetic, half to even. Nullopt
+/// for weights with NaN or infinity.
+std::optional<Int4Weights> quantizeInt4(ArrayRef<float> w, int64_t k, int64_t n,
+                                        int64_t group, bool zeroPoints) {
+  int64_t groups = k / group, half = group / 2;
+  Int4Weights out;
+  out.scales.resize(groups * n);
+  out.zeros.resize(groups * n);
+  out.bytes.assign(groups * half * n, 0);
+  std::vector<uint8_t> codes(group);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t c = 0; c < n; ++c) {
+      float lo = 0, hi = 0;
+      for (int64_t r = 0; r < group; ++r) {
+        float v = w[(g * group + r) * n + c];
+        if (!std::isfinite(v))
+          return std::nullopt;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      float scale, zero;
+      if (zeroPoints) {
+        scale = hi - lo > 0 ? (hi - lo) / 15.0f : 1.0f;
+        zero = std::clamp(std::nearbyint(-lo / scale), 0.0f, 15.0f) + 0.0f; // (not -0)
+      } else {
+        float amax = std::max(-lo, hi);
+        scale = amax > 0 ? amax / 7.0f : 1.0f;
+        zero = 8;
+      }
+      for (int64_t r = 0; r < group; ++r) {
+        float v = w[(g * group + r) * n + c];
+        float q = zeroPoints ? std::clamp(std::nearbyint(v / scale) + zero, 0.0f, 15.0f)
+                             : std::clamp(std::nearbyint(v / scale), -8.0f, 7.0f) + 8.0f;
+        codes[r] = static_cast<uint8_t>(q);
+      }
+      for (int64_t j = 0; j < half; ++j)
+        out.bytes[(g * half + j) * n + c] =
+            static_cast<char>(codes[j] | (codes[half + j] << 4));
+      out.scales[g * n + c] = scale;
+      out.zeros[g * n + c] = zero;
+    }
+  }
+  return out;
+}
+
+/// The node name of an op's location (the importer's NameLoc), or "".
+StringRef nodeNameOf(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef found = nodeNameOf(inner); !found.empty())
+        return found;
+  return "";
+}
+
+struct KilnQuantizeInt4WeightsPass
+    : kiln::impl::KilnQuantizeInt4WeightsBase<KilnQuantizeInt4WeightsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (groupSize < 2 || groupSize % 2 != 0) {
+      getOperation().emitError("kiln-quantize-int4-weights: group-size must be even and at "
+                               "least 2, got ")
+          << static_cast<int64_t>(groupSize);
+      return signalPassFailure();
+    }
+    llvm::StringSet<> keep;
+    if (auto module = getOperation()->getParentOfType<ModuleOp>())
+      if (auto names = module->getAttrOfType<ArrayAttr>(kFloatNodesAttr))
+        for (auto name : names.getAsValueRange<StringAttr>())
+          keep.insert(name);
+    unsigned counter = 0;
+    SmallVector<MatmulOp> matmuls;
+    getOperation().walk([&](MatmulOp op) { matmuls.push_back(op); });
+    for (MatmulOp matmul : matmuls) {
+      auto rhs = matmul.getRhs().getType();
+      auto cst = matmul.getRhs().getDefiningOp<ConstantOp>();
+      if (!cst || rhs.getRank() != 2 || !rhs.hasStaticShape() ||
+          !matmul.getLhs().getType().getElementType().isF32() ||
+          keep.contains(nodeNameOf(matmul.getLoc())))
+        continue;
+      int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
+      if (k % groupSize != 0)
+        continue; // (kiln-compile reports the layers left in float)
+      std::optional<std::vector<float>> values = f32Values(cst);
+      if (!values)
+        continue;
+      std::optional<Int4Weights> q = quantizeInt4(*values, k, n, groupSize, zeroPoints);
+      if (!q)
+        continue;
+      OpBuilder b(matmul);
+      Location loc = cst.getLoc();
+      int64_t groups = k / groupSize;
+      auto byteType = RankedTensorType::get({groups, groupSize / 2, n}, b.getIntegerType(8));
+      Value bytes = bytesConstant(b, loc, byteType, q->bytes,
+                                  "int4_weight_" + std::to_string(counter++));
+      Value scale = f32Constant(b, loc, {groups, n}, q->scales);
+      Value zero = f32Constant(b, loc, {groups, n}, q->zeros);
+      Value result =
+          MatmulInt4Op::create(b, matmul.getLoc(), matmul.getLhs(), bytes, scale, zero);
+      matmul.replaceAllUsesWith(result);
+      matmul.erase();
+      if (cst->use_empty())
+        cst.erase();
+    }
   }
 };
 
@@ -546,12 +685,101 @@ struct SinkTransposeIntoDequantize : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// `kiln.matmul(x, W)` with W a `[K, N]` dequantization of constant 4-bit
+/// integers (ONNX's int4 or uint4 weights, QDQ): per tensor, per column, or
+/// in blocks of B rows along K (blocked DequantizeLinear imports as a
+/// dequantization of `[K / B, B, N]` reshaped to `[K, N]`) becomes
+/// `kiln.matmul_int4`, the codes shifted to 0..15 (int4 + 8) and packed.
+struct FoldInt4WeightMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto rhsType = op.getRhs().getType();
+    if (rhsType.getRank() != 2 || !rhsType.hasStaticShape() ||
+        !op.getLhs().getType().getElementType().isF32())
+      return failure();
+    Value weight = op.getRhs();
+    if (auto reshape = weight.getDefiningOp<ReshapeOp>())
+      weight = reshape.getInput();
+    auto dq = weight.getDefiningOp<DequantizeOp>();
+    if (!dq || !dq.getType().getElementType().isF32())
+      return failure();
+    auto integer = dyn_cast<IntegerType>(dq.getInput().getType().getElementType());
+    if (!integer || integer.getWidth() != 4)
+      return failure();
+    int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
+    // The block: B rows of K per parameter row ([K / B, B, N] operands, or
+    // [K, N] with parameters constant along K: B = K).
+    auto dqShape = dq.getType().getShape();
+    int64_t block;
+    if (dqShape.size() == 3 && dqShape[0] * dqShape[1] == k && dqShape[2] == n)
+      block = dqShape[1];
+    else if (dqShape == rhsType.getShape())
+      block = k;
+    else
+      return failure();
+    if (block % 2 != 0)
+      return failure();
+    int64_t groups = k / block;
+    // Parameters: each broadcasts to the operand; read them at [g, n].
+    auto param = [&](Value v, double missing) -> std::optional<SmallVector<double>> {
+      SmallVector<double> out(groups * n, missing);
+      if (!v)
+        return out;
+      std::optional<SmallVector<double>> values = constantValues(v);
+      auto type = cast<RankedTensorType>(v.getType());
+      if (!values)
+        return std::nullopt;
+      // Right-aligned against the operand's shape (rank 3: [G, 1, N]; rank
+      // 2: [1, N]).
+      SmallVector<int64_t> shape(dqShape.size() - type.getRank(), 1);
+      llvm::append_range(shape, type.getShape());
+      bool blocked = dqShape.size() == 3;
+      int64_t gDim = blocked ? shape[0] : 1, nDim = shape.back();
+      if ((gDim != 1 && gDim != groups) || (nDim != 1 && nDim != n) ||
+          (blocked && shape[1] != 1) || (!blocked && shape[0] != 1))
+        return std::nullopt;
+      for (int64_t g = 0; g < groups; ++g)
+        for (int64_t c = 0; c < n; ++c)
+          out[g * n + c] = (*values)[(gDim == 1 ? 0 : g) * nDim + (nDim == 1 ? 0 : c)];
+      return out;
+    };
+    std::optional<SmallVector<double>> scales = param(dq.getScale(), 1);
+    std::optional<SmallVector<double>> zeros = param(dq.getZeroPoint(), 0);
+    std::optional<SmallVector<double>> codes = constantValues(dq.getInput());
+    if (!scales || !zeros || !codes || int64_t(codes->size()) != k * n)
+      return failure();
+    // Signed int4 -8..7 -> codes 0..15 with the zero point moved by 8.
+    double shift = integer.isUnsigned() ? 0 : 8;
+    std::vector<char> bytes(groups * (block / 2) * n);
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t j = 0; j < block / 2; ++j)
+        for (int64_t c = 0; c < n; ++c) {
+          auto lo = static_cast<uint8_t>((*codes)[(g * block + j) * n + c] + shift);
+          auto hi = static_cast<uint8_t>((*codes)[(g * block + block / 2 + j) * n + c] + shift);
+          bytes[(g * (block / 2) + j) * n + c] = static_cast<char>((lo & 15) | (hi << 4));
+        }
+    SmallVector<float> scale, zero;
+    for (int64_t i = 0; i < groups * n; ++i) {
+      scale.push_back(float((*scales)[i]));
+      zero.push_back(float((*zeros)[i] + shift));
+    }
+    Location loc = dq.getLoc();
+    auto byteType = RankedTensorType::get({groups, block / 2, n}, rewriter.getIntegerType(8));
+    Value packed = bytesConstant(rewriter, loc, byteType, bytes, "int4_weight");
+    Value s = f32Constant(rewriter, loc, {groups, n}, scale);
+    Value z = f32Constant(rewriter, loc, {groups, n}, zero);
+    rewriter.replaceOpWithNewOp<MatmulInt4Op>(op, op.getLhs(), packed, s, z);
+    return success();
+  }
+};
+
 struct KilnFoldQuantizedOpsPass
     : kiln::impl::KilnFoldQuantizedOpsBase<KilnFoldQuantizedOpsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldQuantizedConv, FoldQuantizedMatmul, FoldConvIntegerZeroPoint,
-                 FoldMatmulIntegerZeroPoint, SinkTransposeIntoDequantize>(
+                 FoldMatmulIntegerZeroPoint, SinkTransposeIntoDequantize, FoldInt4WeightMatmul>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -131,3 +131,44 @@ func.func @matmul_run_time_zero_point(%a: tensor<3x2xui8>, %za: tensor<ui8>) -> 
   %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) : (tensor<3x2xui8>, tensor<2x2xi8>, tensor<ui8>) -> tensor<3x2xi32>
   return %0 : tensor<3x2xi32>
 }
+
+// -----
+
+// A matmul by a per-column uint4 weight (one block of K = 4 rows): codes as
+// they are, zero points 1 and 2 as floats; byte j holds rows j (low) and
+// 2 + j (high): column 0 rows (0, 1, 2, 3) -> 0 | 2 << 4 = 32, 1 | 3 << 4 =
+// 49; column 1 rows (15, 14, 13, 12) -> 15 | 13 << 4 = 223 (-33), 14 | 12 <<
+// 4 = 206 (-50).
+// CHECK-LABEL: func.func @int4_per_column
+// CHECK-DAG: %[[W:.*]] = kiln.constant dense<{{\[}}{{\[}}[32, -33], [49, -50]]]> : tensor<1x2x2xi8>
+// CHECK-DAG: %[[S:.*]] = kiln.constant dense<{{\[}}[5.000000e-01, 2.500000e-01]]> : tensor<1x2xf32>
+// CHECK-DAG: %[[Z:.*]] = kiln.constant dense<{{\[}}[1.000000e+00, 2.000000e+00]]> : tensor<1x2xf32>
+// CHECK: kiln.matmul_int4 %arg0, %[[W]], %[[S]], %[[Z]] : (tensor<3x4xf32>, tensor<1x2x2xi8>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<3x2xf32>
+// CHECK-NOT: kiln.dequantize
+func.func @int4_per_column(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %q = kiln.constant dense<[[0, 15], [1, 14], [2, 13], [3, 12]]> : tensor<4x2xui4>
+  %s = kiln.constant dense<[[0.5, 0.25]]> : tensor<1x2xf32>
+  %z = kiln.constant dense<[[1, 2]]> : tensor<1x2xui4>
+  %w = kiln.dequantize %q, %s zero_point(%z) : (tensor<4x2xui4>, tensor<1x2xf32>, tensor<1x2xui4>) -> tensor<4x2xf32>
+  %y = kiln.matmul %x, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// Blocked signed int4 (blocks of 2 rows, as blocked DequantizeLinear
+// imports): codes + 8, zero point 8. Block 0 rows (-8, 7) -> 0 | 15 << 4 =
+// 240 (-16); block 1 rows (0, -1) -> 8 | 7 << 4 = 120.
+// CHECK-LABEL: func.func @int4_blocked
+// CHECK-DAG: %[[W:.*]] = kiln.constant dense<{{\[}}{{\[}}[-16]], {{\[}}[120]]]> : tensor<2x1x1xi8>
+// CHECK-DAG: %[[S:.*]] = kiln.constant dense<{{\[}}[1.000000e+00], [2.000000e+00]]> : tensor<2x1xf32>
+// CHECK-DAG: %[[Z:.*]] = kiln.constant dense<8.000000e+00> : tensor<2x1xf32>
+// CHECK: kiln.matmul_int4 %arg0, %[[W]], %[[S]], %[[Z]]
+func.func @int4_blocked(%x: tensor<1x4xf32>) -> tensor<1x1xf32> {
+  %q = kiln.constant dense<[[[-8], [7]], [[0], [-1]]]> : tensor<2x2x1xi4>
+  %s = kiln.constant dense<[[[1.0]], [[2.0]]]> : tensor<2x1x1xf32>
+  %d = kiln.dequantize %q, %s : (tensor<2x2x1xi4>, tensor<2x1x1xf32>) -> tensor<2x2x1xf32>
+  %w = kiln.reshape %d : tensor<2x2x1xf32> -> tensor<4x1xf32>
+  %y = kiln.matmul %x, %w : (tensor<1x4xf32>, tensor<4x1xf32>) -> tensor<1x1xf32>
+  return %y : tensor<1x1xf32>
+}

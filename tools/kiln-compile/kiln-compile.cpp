@@ -131,8 +131,19 @@ static cl::opt<std::string> quantizeScheme(
     "quantize",
     cl::desc("Post-training quantization: int8 (uint8 activations per tensor from "
              "calibration, int8 weights per output channel, integer convolutions and "
-             "matmuls)"),
-    cl::value_desc("int8"), cl::cat(quantCategory));
+             "matmuls), int8-dynamic (MatMul/Gemm activations quantized at run time), "
+             "int4-weights (MatMul/Gemm weights as 4-bit codes in groups along K, "
+             "float activations)"),
+    cl::value_desc("int8|int8-dynamic|int4-weights"), cl::cat(quantCategory));
+static cl::opt<int64_t> int4GroupSize(
+    "int4-group-size",
+    cl::desc("--quantize=int4-weights: rows of K per scale (32, 64, 128 or 256; default 128)"),
+    cl::init(128), cl::cat(quantCategory));
+static cl::opt<bool> int4ZeroPoints(
+    "int4-zero-points",
+    cl::desc("--quantize=int4-weights: asymmetric groups with a zero point each (default: "
+             "symmetric)"),
+    cl::cat(quantCategory));
 static cl::opt<std::string> calibrationDir(
     "calibration",
     cl::desc("Calibration samples: one folder per sample holding one NAME.npy per model "
@@ -277,6 +288,29 @@ int main(int argc, char **argv) {
                       quantizeExclude.getNumOccurrences()))
     return quantError("--calibration, --calibration-table, --validation, --quant-report and "
                       "--quantize-exclude need --quantize=int8");
+  bool int4 = quantizeScheme == "int4-weights";
+  if (!int4 && (int4GroupSize.getNumOccurrences() || int4ZeroPoints.getNumOccurrences()))
+    return quantError("--int4-group-size and --int4-zero-points need --quantize=int4-weights");
+  if (int4) {
+    // Weight-only: nothing to calibrate.
+    if (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
+        validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
+        calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences())
+      return quantError("--quantize=int4-weights quantizes weights only: --calibration, "
+                        "--calibration-table, --calibration-method, --calibration-percentile, "
+                        "--validation and --quant-report are for --quantize=int8");
+    if (int4GroupSize != 32 && int4GroupSize != 64 && int4GroupSize != 128 &&
+        int4GroupSize != 256)
+      return quantError("--int4-group-size=" + std::to_string(int4GroupSize) +
+                        ": expected 32, 64, 128 or 256");
+    if (llvm::StringRef(inputFile).ends_with(".mlir"))
+      return quantError("--quantize needs an ONNX model, not a .mlir file");
+    options.int4Weights = true;
+    options.quantizeExclude.assign(quantizeExclude.begin(), quantizeExclude.end());
+    compileOptions.int4GroupSize = int4GroupSize;
+    compileOptions.int4ZeroPoints = int4ZeroPoints;
+    quantizing = false;
+  }
   bool dynamic = quantizeScheme == "int8-dynamic";
   if (dynamic) {
     // Activation ranges at run time: no calibration, no table.
@@ -297,8 +331,7 @@ int main(int argc, char **argv) {
   if (quantizing) {
     if (quantizeScheme != "int8")
       return quantError("--quantize=" + quantizeScheme +
-                        ": the schemes Kiln builds today are int8 and int8-dynamic "
-                        "(int4-weights is not built yet)");
+                        ": expected int8, int8-dynamic or int4-weights");
     if (llvm::StringRef(inputFile).ends_with(".mlir"))
       return quantError("--quantize needs an ONNX model, not a .mlir file");
     std::optional<kiln::quantize::Method> method =
@@ -373,9 +406,40 @@ int main(int argc, char **argv) {
   if (quantizing)
     compileOptions.dumpStage =
         kiln::quantize::countIntegerOps(ptqState, std::move(compileOptions.dumpStage));
+  // --quantize=int4-weights: the matmuls with constant weights before the
+  // graph passes, and those that became kiln.matmul_int4.
+  auto int4Counts = std::make_shared<std::pair<int64_t, int64_t>>(0, 0);
+  if (int4)
+    compileOptions.dumpStage = [int4Counts, next = std::move(compileOptions.dumpStage)](
+                                   llvm::StringRef stage, Operation *ir) {
+      if (stage == "kiln")
+        ir->walk([&](kiln::MatmulOp op) {
+          Value rhs = op.getRhs();
+          if (auto t = rhs.getDefiningOp<kiln::TransposeOp>())
+            rhs = t.getInput();
+          int4Counts->first += rhs.getDefiningOp<kiln::ConstantOp>() != nullptr;
+        });
+      if (stage == "dispatch") {
+        int4Counts->second = 0;
+        ir->walk([&](kiln::ExecutableOp executable) {
+          for (kiln::VariantOp variant : executable.getOps<kiln::VariantOp>()) {
+            variant.walk([&](kiln::MatmulInt4Op) { ++int4Counts->second; });
+            break;
+          }
+        });
+      }
+      if (next)
+        next(stage, ir);
+    };
   std::vector<kiln::driver::StageOutput> outputs;
   if (failed(kiln::driver::compile(module, compileOptions, outputFile, outputs)))
     return 1;
+  if (int4 && outputFile != "-")
+    llvm::outs() << "quantization: " << int4Counts->second
+                 << " MatMul/Gemm weights to int4 (groups of " << int4GroupSize
+                 << " rows along K, " << (int4ZeroPoints ? "with zero points" : "symmetric")
+                 << "), " << int4Counts->first - int4Counts->second
+                 << " kept in float (excluded, or K not a multiple of the group)\n";
   if (stage == Stage::Artifact) {
     if (quantizing) {
       std::string error;

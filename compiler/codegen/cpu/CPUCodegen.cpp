@@ -111,6 +111,11 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   if (options.vnni)
     pm.addNestedPass<func::FuncOp>(createKilnCPULowerDotProducts());
+  // (AVX2 has 16 registers of 8 floats: half the kernel of AVX-512's 32 x 16.)
+  KilnCPULowerInt4MatmulsOptions int4;
+  int4.rows = options.registerRows >= 16 ? 4 : 2;
+  int4.vectors = options.registerRows >= 16 ? 2 : 1;
+  pm.addNestedPass<func::FuncOp>(createKilnCPULowerInt4Matmuls(int4));
   pm.addNestedPass<func::FuncOp>(createKilnCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   codegen::buildLoopsToLLVMPipeline(pm);

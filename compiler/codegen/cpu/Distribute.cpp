@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/cpu/Passes.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -147,7 +148,9 @@ struct KilnCPUDistributePass
         }
       });
       bool isGemm = false;
-      func.walk([&](linalg::LinalgOp op) { isGemm |= linalg::isaContractionOpInterface(op); });
+      func.walk([&](linalg::LinalgOp op) {
+        isGemm |= linalg::isaContractionOpInterface(op) || op->hasAttr(kInt4MatmulAttr);
+      });
       tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
                               target, lastGranule, isGemm);
       // Late layers have few output rows: when the image dimension alone

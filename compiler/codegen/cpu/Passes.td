@@ -81,6 +81,29 @@ def KilnCPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::F
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::FuncOp"> {
+  let summary = "vector kernels for the grouped 4-bit weight matmuls (kiln.matmul_int4)";
+  let description = [{
+    After bufferization: each `linalg.generic` marked `kiln.int4_matmul`
+    (the lowering of `kiln.matmul_int4`: `out[m, n] += lhs[m, g, p, j] *
+    (code - zero[g, n]) * scale[g, n]`, the code being the low or high four
+    bits of `weights[g, j, n]`) becomes loops over blocks of `vectors` x 16
+    columns and `rows` rows. Per group the scales and zero points are read
+    once; per byte row, the 16-byte vectors are split into their two nibbles,
+    converted and dequantized in registers (16 weights per vector), and each
+    row multiplies-adds its two broadcast activations into accumulators
+    that stay in registers across K. The weights are read once per block of
+    rows, as bytes: half the bytes of int8, an eighth of f32. Columns
+    beyond the last full block stay a (scalar) linalg.generic.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "4", "rows of lhs per kernel step">,
+    Option<"vectors", "vectors", "int64_t", "2", "16-column vectors per kernel step">,
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::FuncOp"> {
   let summary = "replace the workgroup scf.forall by the workgroup id argument";
   let description = [{

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -58,7 +60,14 @@ static LogicalResult convertReshape(NodeContext &node) {
       node.emitError() << "shape has an invalid entry " << d;
       return failure();
     } else {
-      known *= d;
+      // (A fuzzed shape can overflow the product: that is an error, not UB.)
+      std::optional<int64_t> product = llvm::checkedMul(known, d);
+      if (!product) {
+        node.emitError() << "shape [" << llvm::join(llvm::map_range(*requested, [](int64_t v) { return std::to_string(v); }), ", ")
+                         << "] has more elements than Kiln can count";
+        return failure();
+      }
+      known = *product;
     }
     shape.push_back(d);
   }

@@ -13,9 +13,13 @@
 #include "import/onnx/ImportPatterns.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace kiln;
@@ -506,10 +510,208 @@ static LogicalResult convertEinsum(NodeContext &node) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// com.microsoft MatMulNBits
+//===----------------------------------------------------------------------===//
+
+/// The bytes of constant input `i` (dense, splat expanded, or a blob) and
+/// its element type, or nullopt when it is not a constant.
+static std::optional<std::pair<std::vector<char>, Type>> constantBytes(NodeContext &node,
+                                                                       unsigned i) {
+  Value v = node.input(i);
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  Type element = attr.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  std::vector<char> bytes;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat())
+      for (int64_t e = 0; e < dense.getNumElements(); ++e)
+        bytes.insert(bytes.end(), raw.begin(), raw.begin() + width);
+    else
+      bytes.assign(raw.begin(), raw.end());
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> raw = blob->getData();
+    bytes.assign(raw.begin(), raw.end());
+  } else {
+    return std::nullopt;
+  }
+  if (bytes.size() != size_t(attr.getNumElements()) * width)
+    return std::nullopt;
+  return std::make_pair(std::move(bytes), element);
+}
+
+/// The values of constant input `i` as doubles (f32, f16, bf16, 8-bit
+/// integers as unsigned), or nullopt.
+static std::optional<SmallVector<double>> constantNumbers(NodeContext &node, unsigned i) {
+  auto data = constantBytes(node, i);
+  if (!data)
+    return std::nullopt;
+  auto &[bytes, element] = *data;
+  SmallVector<double> out;
+  if (element.isF32()) {
+    for (size_t o = 0; o + 4 <= bytes.size(); o += 4) {
+      float f;
+      std::memcpy(&f, bytes.data() + o, 4);
+      out.push_back(f);
+    }
+  } else if (element.isF16() || element.isBF16()) {
+    const llvm::fltSemantics &sem = cast<FloatType>(element).getFloatSemantics();
+    for (size_t o = 0; o + 2 <= bytes.size(); o += 2) {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + o, 2);
+      out.push_back(APFloat(sem, APInt(16, h)).convertToDouble());
+    }
+  } else if (element.isInteger(8)) {
+    for (char c : bytes)
+      out.push_back(static_cast<uint8_t>(c));
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+/// ONNX Runtime's MatMulNBits (bits = 4): Y = A x dequantize(B)^T, B holding
+/// [N, n_blocks, block_size / 2] bytes of 4-bit codes (element k of a block
+/// in byte k / 2, the low four bits first), scales [N * n_blocks] and
+/// optional zero points (packed 4-bit codes, [N * ceil(n_blocks / 2)]
+/// bytes, or floats [N * n_blocks]; 8 when absent), plus an optional bias
+/// [N]. The codes are repacked at import into kiln.matmul_int4's layout;
+/// A is padded with zeros to n_blocks * block_size columns when K is not a
+/// multiple of the block.
+static LogicalResult convertMatMulNBits(NodeContext &node) {
+  int64_t k = node.intAttr("K", 0), n = node.intAttr("N", 0);
+  int64_t bits = node.intAttr("bits", 4), block = node.intAttr("block_size", 0);
+  if (bits != 4) {
+    node.emitError() << "bits = " << bits << " is not supported (Kiln imports 4-bit weights)";
+    return failure();
+  }
+  if (k <= 0 || n <= 0 || block < 16 || (block & (block - 1)) != 0) {
+    node.emitError() << "needs K > 0, N > 0 and a block_size that is a power of 2 from 16, got K = "
+                     << k << ", N = " << n << ", block_size = " << block;
+    return failure();
+  }
+  if (node.hasInput(4)) {
+    node.emitError() << "g_idx (input 4, act-order group indices) is not supported";
+    return failure();
+  }
+  Value a = node.input(0);
+  auto aType = node.inputType(0);
+  if (!aType || !isa<FloatType>(aType.getElementType()) || aType.getRank() < 1 ||
+      aType.getShape().back() != k) {
+    node.emitError() << "A must be a float tensor [..., K = " << k << "], got " << a.getType();
+    return failure();
+  }
+  int64_t blocks = llvm::divideCeil(k, block), blob = block / 2;
+  auto b = constantBytes(node, 1);
+  if (!b) {
+    node.notConstant(1, "B", "a constant");
+    return failure();
+  }
+  if (int64_t(b->first.size()) != n * blocks * blob || !b->second.isInteger(8)) {
+    node.emitError() << "B must hold N * n_blocks * block_size / 2 = " << n * blocks * blob
+                     << " bytes (uint8), got " << node.input(1).getType();
+    return failure();
+  }
+  std::optional<SmallVector<double>> scales = constantNumbers(node, 2);
+  if (!scales || int64_t(scales->size()) != n * blocks) {
+    node.emitError() << "scales must be a constant of N * n_blocks = " << n * blocks
+                     << " floats";
+    return failure();
+  }
+  // Zero points per (n, block): 8 by default.
+  std::vector<float> zeros(n * blocks, 8.0f);
+  if (node.hasInput(3)) {
+    std::optional<SmallVector<double>> values = constantNumbers(node, 3);
+    if (!values) {
+      node.notConstant(3, "zero_points", "a constant");
+      return failure();
+    }
+    Type zpType = node.inputType(3).getElementType();
+    int64_t packedRow = llvm::divideCeil(blocks, 2);
+    if (zpType.isInteger(8) && int64_t(values->size()) == n * packedRow) {
+      for (int64_t c = 0; c < n; ++c)
+        for (int64_t g = 0; g < blocks; ++g) {
+          auto byte = static_cast<uint8_t>((*values)[c * packedRow + g / 2]);
+          zeros[c * blocks + g] = float(g % 2 == 0 ? byte & 15 : byte >> 4);
+        }
+    } else if (isa<FloatType>(zpType) && int64_t(values->size()) == n * blocks) {
+      for (int64_t i = 0; i < n * blocks; ++i)
+        zeros[i] = float((*values)[i]);
+    } else {
+      node.emitError() << "zero_points must be N * ceil(n_blocks / 2) = " << n * packedRow
+                       << " packed uint8 codes or N * n_blocks = " << n * blocks
+                       << " floats, got " << node.input(3).getType();
+      return failure();
+    }
+  }
+  // Repack: our byte [g, j, c] holds the codes of rows g * block + j (low)
+  // and g * block + block / 2 + j (high) of column c.
+  const std::vector<char> &raw = b->first;
+  auto code = [&](int64_t c, int64_t g, int64_t r) {
+    auto byte = static_cast<uint8_t>(raw[(c * blocks + g) * blob + r / 2]);
+    return r % 2 == 0 ? byte & 15 : byte >> 4;
+  };
+  std::vector<char> packed(blocks * blob * n);
+  std::vector<float> scale(blocks * n), zero(blocks * n);
+  for (int64_t g = 0; g < blocks; ++g)
+    for (int64_t c = 0; c < n; ++c) {
+      for (int64_t j = 0; j < blob; ++j)
+        packed[(g * blob + j) * n + c] =
+            static_cast<char>(code(c, g, j) | (code(c, g, blob + j) << 4));
+      scale[g * n + c] = float((*scales)[c * blocks + g]);
+      zero[g * n + c] = zeros[c * blocks + g];
+    }
+  OpBuilder &builder = node.builder();
+  Type f32 = builder.getF32Type();
+  auto byteType = RankedTensorType::get({blocks, blob, n}, builder.getIntegerType(8));
+  auto paramType = RankedTensorType::get({blocks, n}, f32);
+  Value weights = ConstantOp::create(builder, node.loc(),
+                                     DenseElementsAttr::getFromRawBuffer(byteType, packed));
+  Value scaleValue =
+      ConstantOp::create(builder, node.loc(), DenseElementsAttr::get(paramType, ArrayRef<float>(scale)));
+  Value zeroValue =
+      ConstantOp::create(builder, node.loc(), DenseElementsAttr::get(paramType, ArrayRef<float>(zero)));
+  Type element = aType.getElementType();
+  Value x = node.cast(a, f32);
+  if (aType.getRank() == 1)
+    x = node.reshape(x, {1, k});
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (blocks * block != k) {
+    SmallVector<int64_t> pads(2 * rank, 0);
+    pads[2 * rank - 1] = blocks * block - k;
+    x = node.create<PadOp>(x, builder.getDenseI64ArrayAttr(pads), builder.getStringAttr("constant"),
+                           builder.getF64FloatAttr(0));
+  }
+  Value y = node.create<MatmulInt4Op>(x, weights, scaleValue, zeroValue);
+  if (aType.getRank() == 1)
+    y = node.reshape(y, {n});
+  y = node.cast(y, element);
+  if (node.hasInput(5)) {
+    Value bias = node.input(5);
+    auto biasType = node.inputType(5);
+    if (!biasType || biasType.getShape() != ArrayRef<int64_t>{n}) {
+      node.emitError() << "bias must be [N] = [" << n << "], got " << bias.getType();
+      return failure();
+    }
+    y = node.create<AddOp>(y, node.cast(bias, element));
+  }
+  node.setOutput(0, y);
+  return success();
+}
+
 void onnx_import::registerMatmulPatterns(PatternRegistry &r) {
   r.add("MatMul", 7, convertMatMul);
   r.add("Gemm", 7, convertGemm);
   r.add("Einsum", 12, convertEinsum);
   r.add("MatMulInteger", 10, convertMatMulInteger);
   r.add("QLinearMatMul", 10, convertQLinearMatMul);
+  r.add("com.microsoft.MatMulNBits", 1, convertMatMulNBits);
 }

@@ -128,6 +128,11 @@ FailureOr<Type> GraphImporter::convertElementType(int32_t dataType,
     return Type(b.getIntegerType(32, false));
   case onnx::TensorProto::UINT64:
     return Type(b.getIntegerType(64, false));
+  // (The enum of Debian's libonnx predates them.)
+  case 21: // UINT4
+    return Type(b.getIntegerType(4, false));
+  case 22: // INT4
+    return Type(b.getIntegerType(4));
   default:
     break;
   }
@@ -165,6 +170,10 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
   auto type = RankedTensorType::get(shape, *element);
   int64_t elementBytes = rawElementBytes(*element);
   int64_t bytes = count * elementBytes;
+  // int4 and uint4 are packed two per byte, element 2i in the low four bits.
+  bool nibbles = element->isInteger(4);
+  if (nibbles)
+    bytes = (count + 1) / 2;
 
   // Locate the bytes: raw_data, external data, or a typed repeated field.
   ArrayRef<char> raw;
@@ -204,7 +213,7 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
       break;
     default: // int32_data carries every type of 32 bits or fewer.
       for (int32_t v : tensor.int32_data())
-        appendBytes(&v, elementBytes);
+        appendBytes(&v, nibbles ? 1 : elementBytes); // (int4: a packed byte each)
       break;
     }
     raw = converted;
@@ -215,6 +224,18 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
     return failure();
   }
 
+  // 4-bit elements: one per byte, extended by their signedness, as dense
+  // attributes (kiln-fold-quantized-ops reads them into kiln.matmul_int4).
+  if (nibbles) {
+    SmallVector<APInt> values;
+    values.reserve(count);
+    for (int64_t i = 0; i < count; ++i) {
+      auto byte = static_cast<uint8_t>(raw[i / 2]);
+      uint64_t code = i % 2 == 0 ? byte & 15 : byte >> 4;
+      values.push_back(APInt(4, code, /*isSigned=*/false));
+    }
+    return ElementsAttr(DenseElementsAttr::get(type, values));
+  }
   // Booleans and small tensors become dense attributes (they take part in
   // folding); everything else is a blob.
   if (element->isInteger(1)) {
@@ -438,13 +459,21 @@ LogicalResult GraphImporter::checkStructure(const onnx::GraphProto &graph,
   return success();
 }
 
+/// The registry's key of a node: its op type, prefixed with its domain and
+/// a dot outside the default domain ("com.microsoft.MatMulNBits").
+static std::string patternKey(const onnx::NodeProto &node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return node.op_type();
+  return node.domain() + "." + node.op_type();
+}
+
 LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
   const PatternRegistry &registry = getPatternRegistry();
   std::string list;
   int missing = 0;
   for (const auto &node : graph.node()) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && registry.lookup(node.op_type(), opset))
+    if (registry.lookup(patternKey(node), opset))
       continue;
     ++missing;
     list += "\n  " + node.op_type();
@@ -868,7 +897,7 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
         return failure();
       }
     }
-    const PatternFn *pattern = registry.lookup(node.op_type(), opset);
+    const PatternFn *pattern = registry.lookup(patternKey(node), opset);
     if (failed((*pattern)(context)) || failedConversion)
       return failure();
     if (realActivation)
@@ -1215,6 +1244,18 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   }
   if (options.observeQuantizable)
     (*module)->setAttr(kObservedTensorsAttr, builder.getArrayAttr(observedNames));
+  if (options.int4Weights) {
+    SmallVector<Attribute> keep;
+    for (const auto &node : graph.node()) {
+      if ((node.op_type() != "MatMul" && node.op_type() != "Gemm") || !node.domain().empty())
+        continue;
+      if (llvm::any_of(options.quantizeExclude, [&](const std::string &excluded) {
+            return excluded == node.op_type() || excluded == node.name();
+          }))
+        keep.push_back(builder.getStringAttr(nodeName(node)));
+    }
+    (*module)->setAttr(kFloatNodesAttr, builder.getArrayAttr(keep));
+  }
   // The extents of data-dependent outputs follow the model's outputs, one
   // result per distinct extent (Unique's outputs share theirs).
   SmallVector<std::pair<unsigned, SmallVector<int64_t>>> extentAttrs;

@@ -66,6 +66,11 @@ struct ImportOptions {
   bool quantizeDynamic = false;
   /// Node names and op types kept in float.
   llvm::SmallVector<std::string> quantizeExclude;
+  /// Weight-only 4-bit quantization (--quantize=int4-weights): the module
+  /// lists the MatMul and Gemm nodes of the main graph that
+  /// `quantizeExclude` names (by name or op type) in `kiln.float_nodes`
+  /// (kFloatNodesAttr), which kiln-quantize-int4-weights leaves in float.
+  bool int4Weights = false;
 };
 
 

@@ -108,6 +108,92 @@ static LogicalResult convertQuantizeLinear(NodeContext &node) {
   return success();
 }
 
+/// Blocked DequantizeLinear (opset 21): x_scale and x_zero_point have x's
+/// shape with ceil(D / block_size) along `axis` (D = x's size there); each
+/// applies to block_size consecutive elements along it. When the blocks
+/// divide D, x is viewed with the axis split into [D / B, B] and the
+/// parameters with a 1 after it, so that they broadcast (the form
+/// kiln-fold-quantized-ops makes a kiln.matmul_int4 of); otherwise the
+/// parameters are repeated along the axis and cut to D.
+static LogicalResult convertBlockedDequantizeLinear(NodeContext &node) {
+  Value x = node.input(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t block = node.intAttr("block_size", 0);
+  if (block < 0) {
+    node.emitError() << "block_size must be positive, got " << block;
+    return failure();
+  }
+  FailureOr<int64_t> axis = node.normalizeAxis(node.intAttr("axis", 1), type.getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t d = shape[*axis], groups = llvm::divideCeil(d, block);
+  SmallVector<int64_t> paramShape(shape);
+  paramShape[*axis] = groups;
+  auto check = [&](unsigned i, StringRef what) {
+    auto t = node.inputType(i);
+    if (t.getShape() == ArrayRef<int64_t>(paramShape))
+      return true;
+    node.emitError() << what << " " << t << " must have x's shape with ceil(" << d << " / "
+                     << block << ") = " << groups << " along axis " << *axis << " (block_size "
+                     << block << "), not " << t.getShape().size() << "-d ["
+                     << llvm::make_range(t.getShape().begin(), t.getShape().end()) << "]";
+    return false;
+  };
+  if (!check(1, "x_scale") || (node.hasInput(2) && !check(2, "x_zero_point")))
+    return failure();
+  Type element = getElementTypeOrSelf(node.inputType(1));
+  if (!isa<FloatType>(element)) {
+    node.emitError() << "x_scale must be a floating-point tensor, got " << node.inputType(1);
+    return failure();
+  }
+  if (node.hasInput(2) && node.inputType(2).getElementType() != type.getElementType()) {
+    node.emitError() << "x_zero_point " << node.inputType(2) << " differs in type from x "
+                     << type;
+    return failure();
+  }
+  Value scale = node.input(1);
+  Value zeroPoint = node.hasInput(2) ? node.input(2) : Value();
+  SmallVector<int64_t> split(shape.begin(), shape.begin() + *axis);
+  split.push_back(groups);
+  split.push_back(block);
+  split.append(shape.begin() + *axis + 1, shape.end());
+  SmallVector<int64_t> perBlock(split);
+  perBlock[*axis + 1] = 1;
+  auto spread = [&](Value param) -> Value {
+    if (!param)
+      return param;
+    return node.reshape(param, perBlock);
+  };
+  if (d % block == 0) {
+    Value q = node.reshape(x, split);
+    auto splitType = RankedTensorType::get(split, element);
+    Value y = DequantizeOp::create(node.builder(), node.loc(), splitType, q, spread(scale),
+                                   spread(zeroPoint));
+    node.setOutput(0, node.reshape(y, shape));
+    return success();
+  }
+  // Ragged last block: each parameter repeated B times along the axis, cut
+  // to D.
+  SmallVector<int64_t> merged(paramShape);
+  merged[*axis] = groups * block;
+  OpBuilder &b = node.builder();
+  auto repeat = [&](Value param) -> Value {
+    if (!param)
+      return param;
+    auto t = cast<RankedTensorType>(param.getType());
+    Value wide = node.create<ExpandOp>(RankedTensorType::get(split, t.getElementType()),
+                                       spread(param));
+    wide = node.reshape(wide, merged);
+    SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
+    return node.create<SliceOp>(wide, b.getDenseI64ArrayAttr(starts),
+                                b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps));
+  };
+  node.setOutput(0, DequantizeOp::create(b, node.loc(), type.clone(element), x, repeat(scale),
+                                         repeat(zeroPoint)));
+  return success();
+}
+
 static LogicalResult convertDequantizeLinear(NodeContext &node) {
   Value x = node.input(0);
   auto type = cast<RankedTensorType>(x.getType());
@@ -116,10 +202,8 @@ static LogicalResult convertDequantizeLinear(NodeContext &node) {
                         "or int32), got " << type;
     return failure();
   }
-  if (node.intAttr("block_size", 0) != 0) {
-    node.emitError() << "blocked quantization (block_size) is not supported";
-    return failure();
-  }
+  if (node.intAttr("block_size", 0) != 0)
+    return convertBlockedDequantizeLinear(node);
   Value scale = broadcastParameter(node, node.input(1), type.getShape(),
                                    "x_scale");
   if (!scale)

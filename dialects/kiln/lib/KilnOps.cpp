@@ -483,6 +483,41 @@ LogicalResult MatmulIntegerOp::inferReturnTypes(MLIRContext *ctx,
   return success();
 }
 
+LogicalResult MatmulInt4Op::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto lhs = rankedType(adaptor.getLhs()), weights = rankedType(adaptor.getWeights());
+  auto scale = rankedType(adaptor.getScale()), zero = rankedType(adaptor.getZeroPoint());
+  if (!lhs || !weights || !scale || !zero)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (!lhs.hasStaticShape() || !weights.hasStaticShape() || !scale.hasStaticShape() ||
+      !zero.hasStaticShape())
+    return emitOptionalError(loc, "operands must have static shapes");
+  if (lhs.getRank() < 2)
+    return emitOptionalError(loc, "lhs must have rank 2 or more, got ", lhs.getRank());
+  if (weights.getRank() != 3)
+    return emitOptionalError(loc, "weights must be [K / B, B / 2, N] bytes, got ",
+                             shapeString(weights.getShape()));
+  int64_t groups = weights.getDimSize(0), block = 2 * weights.getDimSize(1);
+  int64_t n = weights.getDimSize(2), k = lhs.getShape().back();
+  if (block == 0 || groups * block != k)
+    return emitOptionalError(loc, "weights ", shapeString(weights.getShape()), " hold ",
+                             groups, " groups of ", block, " rows, but lhs ",
+                             shapeString(lhs.getShape()), " has K = ", k);
+  for (auto [name, type] : {std::pair{"scale", scale}, std::pair{"zero_point", zero}}) {
+    if (type.getElementType() != lhs.getElementType())
+      return emitOptionalError(loc, name, " element type ", type.getElementType(),
+                               " differs from lhs element type ", lhs.getElementType());
+    if (type.getShape() != ArrayRef<int64_t>{groups, n})
+      return emitOptionalError(loc, name, " must be [K / B, N] = ",
+                               shapeString({groups, n}), ", got ",
+                               shapeString(type.getShape()));
+  }
+  SmallVector<int64_t> shape(lhs.getShape());
+  shape.back() = n;
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
 LogicalResult MatmulIntegerOp::verify() {
   int64_t lhsRank = getLhs().getType().getRank();
   int64_t rhsRank = getRhs().getType().getRank();

@@ -481,7 +481,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << name << "' must be an array<i64>, not " << value;
     return success();
   }
-  if (name == "kiln.workgroup_memory" || name == "kiln.emu_kernel") {
+  if (name == "kiln.workgroup_memory" || name == "kiln.emu_kernel" ||
+      name == "kiln.int4_matmul") {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();
@@ -508,7 +509,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
                              << "' must be a dictionary of strings on a module, not " << value;
     return success();
   }
-  if (name == kObservedTensorsAttr) {
+  if (name == kObservedTensorsAttr || name == kFloatNodesAttr) {
     auto names = dyn_cast<ArrayAttr>(value);
     if (!names || !isa<ModuleOp>(op) ||
         llvm::any_of(names, [](Attribute a) { return !isa<StringAttr>(a); }))

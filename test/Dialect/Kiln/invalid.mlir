@@ -708,3 +708,49 @@ func.func @dequantize_bool(%q: tensor<2x3xi1>, %s: tensor<f32>) {
   %0 = kiln.dequantize %q, %s : (tensor<2x3xi1>, tensor<f32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+// Two groups of 32 rows are K = 64, not 48.
+func.func @matmul_int4_groups(%x: tensor<1x48xf32>, %w: tensor<2x16x8xi8>, %s: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights [2, 16, 8] hold 2 groups of 32 rows, but lhs [1, 48] has K = 48}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<1x48xf32>, tensor<2x16x8xi8>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_int4_weights_rank(%x: tensor<1x64xf32>, %w: tensor<32x8xi8>, %s: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights must be [K / B, B / 2, N] bytes, got [32, 8]}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<1x64xf32>, tensor<32x8xi8>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_int4_scale_shape(%x: tensor<1x64xf32>, %w: tensor<2x16x8xi8>, %s: tensor<8x2xf32>, %z: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{scale must be [K / B, N] = [2, 8], got [8, 2]}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<1x64xf32>, tensor<2x16x8xi8>, tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_int4_zero_type(%x: tensor<1x64xf32>, %w: tensor<2x16x8xi8>, %s: tensor<2x8xf32>, %z: tensor<2x8xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{zero_point element type 'f16' differs from lhs element type 'f32'}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<1x64xf32>, tensor<2x16x8xi8>, tensor<2x8xf32>, tensor<2x8xf16>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_int4_lhs_rank(%x: tensor<64xf32>, %w: tensor<2x16x8xi8>, %s: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{lhs must have rank 2 or more, got 1}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<64xf32>, tensor<2x16x8xi8>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<8xf32>
+  return
+}

@@ -199,3 +199,12 @@ func.func @quantization(%x: tensor<1x3x4xf32>, %s: tensor<1x3x1xf32>, %z: tensor
   %1 = kiln.dequantize %q, %t : (tensor<1x3x4xi32>, tensor<f32>) -> tensor<1x3x4xf32>
   return %0, %1 : tensor<1x3x4xi8>, tensor<1x3x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_int4
+func.func @matmul_int4(%x: tensor<2x3x64xf32>, %w: tensor<2x16x40xi8>, %s: tensor<2x40xf32>, %z: tensor<2x40xf32>) -> tensor<2x3x40xf32> {
+  // CHECK: kiln.matmul_int4 %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3x64xf32>, tensor<2x16x40xi8>, tensor<2x40xf32>, tensor<2x40xf32>) -> tensor<2x3x40xf32>
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<2x3x64xf32>, tensor<2x16x40xi8>, tensor<2x40xf32>, tensor<2x40xf32>) -> tensor<2x3x40xf32>
+  return %0 : tensor<2x3x40xf32>
+}

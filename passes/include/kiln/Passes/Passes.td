@@ -35,6 +35,28 @@ def KilnQuantizeWeights : Pass<"kiln-quantize-weights", "mlir::func::FuncOp"> {
   }];
 }
 
+def KilnQuantizeInt4Weights : Pass<"kiln-quantize-int4-weights", "mlir::func::FuncOp"> {
+  let summary = "grouped 4-bit weights for float matmuls (weight-only quantization)";
+  let description = [{
+    `kiln-compile --quantize=int4-weights`: a `kiln.matmul` with an f32 `lhs`
+    and an f32 constant `[K, N]` `rhs` becomes `kiln.matmul_int4`, its weight
+    quantized per column in groups of `group-size` consecutive rows along K.
+    Symmetric by default: `scale = max |w| / 7` over the group, codes
+    `rint(w / scale) + 8` (zero point 8). With `zero-points`, asymmetric over
+    `[min(w, 0), max(w, 0)]`: `scale = (max - min) / 15`, zero point
+    `rint(-min / scale)`, codes `rint(w / scale) + zero point` clipped to
+    0..15. Arithmetic in f32, rounding half to even. Matmuls whose K is not
+    a multiple of the group size, and those of the nodes the module's
+    `kiln.float_nodes` names (`--quantize-exclude`), keep their float weight.
+  }];
+  let options = [
+    Option<"groupSize", "group-size", "int64_t", "128",
+           "rows of K per scale and zero point (even)">,
+    Option<"zeroPoints", "zero-points", "bool", "false",
+           "asymmetric groups with a zero point each (else symmetric)">,
+  ];
+}
+
 def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp"> {
   let summary = "conv and matmul of dequantized 8-bit operands become integer contractions";
   let description = [{
@@ -57,6 +79,12 @@ def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp">
     subtracted as an i32 constant, since sum (x - z) * w = sum x * w -
     z * sum w. The integer kernels then read plain bytes and need no weight
     sums at run time.
+
+    A `kiln.matmul` of an f32 `lhs` by a `[K, N]` dequantization of a
+    constant 4-bit weight (int4 or uint4: per tensor, per column, or blocked
+    along K as `[K / B, B, N]` reshaped to `[K, N]`, how blocked
+    DequantizeLinear imports) becomes `kiln.matmul_int4`, the codes moved
+    to 0..15 and packed two per byte.
   }];
 }
 

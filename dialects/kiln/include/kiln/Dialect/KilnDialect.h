@@ -51,6 +51,9 @@ inline constexpr llvm::StringLiteral kPinnedInputsAttr = "kiln.pinned_inputs";
 /// outputs for calibration (ImportOptions::observeQuantizable), an array of
 /// strings.
 inline constexpr llvm::StringLiteral kObservedTensorsAttr = "kiln.observed_tensors";
+/// On the module: the ONNX node names --quantize-exclude keeps in float
+/// (kiln-quantize-int4-weights leaves their matmuls alone).
+inline constexpr llvm::StringLiteral kFloatNodesAttr = "kiln.float_nodes";
 
 /// Largest number of elements a folder materializes. Folding exists for the
 /// shape computations exported models carry (Shape -> Gather -> Concat ->

@@ -324,6 +324,41 @@ def Kiln_MatmulIntegerOp : Kiln_Op<"matmul_integer",
   let hasCanonicalizer = 1;
 }
 
+def Kiln_MatmulInt4Op : Kiln_Op<"matmul_int4", [Pure, InferTypeOpAdaptor]> {
+  let summary = "float activations times grouped 4-bit weights packed two per byte";
+  let description = [{
+    Weight-only 4-bit quantization (`kiln-compile --quantize=int4-weights`,
+    ONNX Runtime's MatMulNBits). `lhs` is `[..., M, K]` in a float type;
+    the weight matrix `[K, N]` is stored as 4-bit unsigned codes `q` in
+    groups of `B` consecutive rows (along K), each group with its own scale
+    and zero point per column:
+
+    `result[..., m, n] = sum_k lhs[..., m, k] * (q[k, n] - zero_point[k / B, n]) * scale[k / B, n]`
+
+    `weights` is `[K / B, B / 2, N]` bytes (`i8`): byte `[g, j, n]` holds
+    `q[g * B + j, n]` in its low four bits and `q[g * B + B / 2 + j, n]` in
+    its high four bits, so that one byte row feeds two rows of `lhs` per
+    column. `scale` and `zero_point` are `[K / B, N]` in the type of `lhs`
+    (a zero point of 8 makes the codes the signed range -8..7). `B` is even
+    and divides K. The result is `[..., M, N]` in the type of `lhs`.
+
+    ```mlir
+    %y = kiln.matmul_int4 %x, %w, %scale, %zero
+        : (tensor<1x256xf32>, tensor<8x16x64xi8>, tensor<8x64xf32>, tensor<8x64xf32>)
+        -> tensor<1x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, RankedTensorOf<[I8]>:$weights,
+                       Kiln_FloatTensor:$scale, Kiln_FloatTensor:$zero_point);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $weights `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The rows of a group, B.
+    int64_t getBlockSize() { return 2 * getWeights().getType().getDimSize(1); }
+  }];
+}
+
 def Kiln_ConvIntegerOp : Kiln_Op<"conv_integer",
     [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
   let summary = "8-bit integer convolution with zero points, in i32 (NC...)";
