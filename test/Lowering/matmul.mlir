@@ -154,3 +154,35 @@ func.func @matmul_integer_quantized(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>) -
   %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) rhs_zero_point(%zb) : (tensor<2x3x4xui8>, tensor<4x5xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x3x5xi32>
   return %0 : tensor<2x3x5xi32>
 }
+
+// -----
+
+// kiln.matmul_int4: the leading dimensions fold into M and K splits into
+// (group, half, j) so that every map is a projection: lhs[m, g, p, j] is
+// k = g * B + p * B / 2 + j, the byte weights[g, j, n] holds that row's
+// code in bits 4p..4p+3; (code - zero) * scale is the weight.
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4, d1)>
+// CHECK-DAG: #[[GN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d1)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_int4
+// CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<2x3x64xf32> into tensor<6x64xf32>
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[A]] {{\[}}[0], [1, 2, 3]] output_shape [6, 2, 2, 16]
+// CHECK: %[[ACC:.*]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[W]], #[[GN]], #[[GN]], #[[MN]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %arg1, %arg2, %arg3 : {{.*}}) outs(%[[ACC]] : tensor<6x40xf32>) attrs = {kiln.int4_matmul}
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[BYTE:.*]]: i8, %[[S:.*]]: f32, %[[Z:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK: %[[WIDE:.*]] = arith.extui %[[BYTE]] : i8 to i32
+// CHECK: %[[P:.*]] = linalg.index 3 : index
+// CHECK: %[[SHIFT:.*]] = arith.muli
+// CHECK: %[[SH:.*]] = arith.shrui %[[WIDE]], %[[SHIFT]] : i32
+// CHECK: %[[CODE:.*]] = arith.andi %[[SH]], %{{.*}} : i32
+// CHECK: %[[F:.*]] = arith.sitofp %[[CODE]] : i32 to f32
+// CHECK: %[[D:.*]] = arith.subf %[[F]], %[[Z]] : f32
+// CHECK: %[[WV:.*]] = arith.mulf %[[D]], %[[S]] : f32
+// CHECK: %[[PROD:.*]] = arith.mulf %[[IN]], %[[WV]] : f32
+// CHECK: arith.addf %[[OUT]], %[[PROD]] : f32
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, 3, 40]
+func.func @matmul_int4(%x: tensor<2x3x64xf32>, %w: tensor<2x16x40xi8>, %s: tensor<2x40xf32>, %z: tensor<2x40xf32>) -> tensor<2x3x40xf32> {
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<2x3x64xf32>, tensor<2x16x40xi8>, tensor<2x40xf32>, tensor<2x40xf32>) -> tensor<2x3x40xf32>
+  return %0 : tensor<2x3x40xf32>
+}
