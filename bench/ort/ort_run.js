@@ -15,7 +15,10 @@
 //       median/p90/p99 in ms and throughput; --json prints one JSON line.
 //
 // Session: CPU EP, intra-op threads = N (default 1), inter-op threads = 1,
-// sequential execution, graph optimization level 'all'.
+// sequential execution, graph optimization level 'all' (--optimization: a
+// lower level keeps ONNX Runtime from fusing QDQ pairs into its int8
+// kernels, whose uint8 x int8 products saturate in 16 bits on hosts without
+// VNNI).
 // Install ORT first: scripts/setup.sh (or `npm ci --ignore-scripts` here).
 
 const fs = require('fs');
@@ -24,7 +27,7 @@ const { readNpy, writeNpy, DTYPES, numElements } = require('./npy');
 
 const USAGE = `usage: node ort_run.js MODEL.onnx [--input NAME=FILE.npy ...]
          [--output-dir DIR] [--threads N] [--bench [--warmup W] [--iterations I] [--json]]
-         [--seed S] [--quiet]`;
+         [--seed S] [--optimization disabled|basic|extended|all] [--quiet]`;
 
 function fail(msg) {
   process.stderr.write(`ort_run: ${msg}\n`);
@@ -77,6 +80,12 @@ function parseArgs(argv) {
       case '--warmup': args.warmup = positiveInt(a, next(), 0); break;
       case '--iterations': args.iterations = positiveInt(a, next()); break;
       case '--seed': args.seed = positiveInt(a, next(), 0); break;
+      case '--optimization': {
+        args.optimization = next();
+        if (!['disabled', 'basic', 'extended', 'all'].includes(args.optimization))
+          fail(`--optimization wants disabled, basic, extended or all, got '${args.optimization}'`);
+        break;
+      }
       case '--bench': args.bench = true; break;
       case '--json': args.json = true; break;
       case '--quiet': args.quiet = true; break;
@@ -145,7 +154,7 @@ async function main() {
     intraOpNumThreads: args.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: args.optimization || 'all',
     logSeverityLevel: 3,
   };
   const t0 = process.hrtime.bigint();
