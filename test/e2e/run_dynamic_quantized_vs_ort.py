@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from host import host_has_vnni
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -102,15 +104,6 @@ def numpy_reference(x):
     h = np.maximum(quantized_matmul(x, W1), 0)
     g = (quantized_matmul(h, W2.T.copy()) + B2).reshape(2, 8, 40)
     return quantized_matmul(g, W3).astype(np.float32)
-
-
-def host_has_vnni():
-    """Whether this CPU has a u8 x s8 dot product (AVX-512 VNNI or AVX-VNNI)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
 def run(cmd):

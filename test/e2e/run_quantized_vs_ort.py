@@ -32,18 +32,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from host import host_has_vnni
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-
-def host_has_vnni():
-    """Whether this CPU has a u8 x s8 dot product (AVX-512 VNNI or AVX-VNNI)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_vnni" in flags or "avx_vnni" in flags
-
 
 # ONNX Runtime's fused int8 kernels on hosts without VNNI use vpmaddubsw,
 # whose u8 x s8 pair sums saturate at 16 bits: its results are then not the

@@ -288,14 +288,18 @@ int main(int argc, char **argv) {
                       quantizeExclude.getNumOccurrences()))
     return quantError("--calibration, --calibration-table, --validation, --quant-report and "
                       "--quantize-exclude need --quantize=int8");
+  // Options that only static int8 (calibration) takes.
+  auto calibrating = [] {
+    return calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
+           validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
+           calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences();
+  };
   bool int4 = quantizeScheme == "int4-weights";
   if (!int4 && (int4GroupSize.getNumOccurrences() || int4ZeroPoints.getNumOccurrences()))
     return quantError("--int4-group-size and --int4-zero-points need --quantize=int4-weights");
   if (int4) {
     // Weight-only: nothing to calibrate.
-    if (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
-        validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
-        calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences())
+    if (calibrating())
       return quantError("--quantize=int4-weights quantizes weights only: --calibration, "
                         "--calibration-table, --calibration-method, --calibration-percentile, "
                         "--validation and --quant-report are for --quantize=int8");
@@ -314,9 +318,7 @@ int main(int argc, char **argv) {
   bool dynamic = quantizeScheme == "int8-dynamic";
   if (dynamic) {
     // Activation ranges at run time: no calibration, no table.
-    if (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
-        validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
-        calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences())
+    if (calibrating())
       return quantError("--quantize=int8-dynamic computes activation ranges at run time: "
                         "--calibration, --calibration-table, --calibration-method, "
                         "--calibration-percentile, --validation and --quant-report are for "
