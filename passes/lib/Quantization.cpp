@@ -244,6 +244,22 @@ struct Int4Weights {
   std::vector<float> scales, zeros; // [K / G, N]
 };
 
+/// Packs 4-bit codes `code(row, column)` of a [K, N] weight in groups of
+/// `group` rows into kiln.matmul_int4's [K / G, G / 2, N] bytes: byte
+/// [g, j, n] holds row g G + j in its low four bits, g G + G / 2 + j in its
+/// high four bits.
+std::vector<char> packInt4(int64_t k, int64_t n, int64_t group,
+                           llvm::function_ref<uint8_t(int64_t, int64_t)> code) {
+  int64_t half = group / 2;
+  std::vector<char> bytes((k / group) * half * n);
+  for (int64_t g = 0; g < k / group; ++g)
+    for (int64_t j = 0; j < half; ++j)
+      for (int64_t c = 0; c < n; ++c)
+        bytes[(g * half + j) * n + c] = static_cast<char>(
+            (code(g * group + j, c) & 15) | (code(g * group + half + j, c) << 4));
+  return bytes;
+}
+
 /// Quantizes `w` ([K, N], row-major) in groups of `group` rows per column:
 /// symmetric (scale = max |w| / 7, codes rint(w / scale) + 8 in 1..15, zero
 /// point 8) or, with `zeroPoints`, asymmetric over [min(w, 0), max(w, 0)]
@@ -252,12 +268,11 @@ struct Int4Weights {
 /// for weights with NaN or infinity.
 std::optional<Int4Weights> quantizeInt4(ArrayRef<float> w, int64_t k, int64_t n,
                                         int64_t group, bool zeroPoints) {
-  int64_t groups = k / group, half = group / 2;
+  int64_t groups = k / group;
   Int4Weights out;
   out.scales.resize(groups * n);
   out.zeros.resize(groups * n);
-  out.bytes.assign(groups * half * n, 0);
-  std::vector<uint8_t> codes(group);
+  std::vector<uint8_t> codes(k * n);
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t c = 0; c < n; ++c) {
       float lo = 0, hi = 0;
@@ -281,15 +296,13 @@ std::optional<Int4Weights> quantizeInt4(ArrayRef<float> w, int64_t k, int64_t n,
         float v = w[(g * group + r) * n + c];
         float q = zeroPoints ? std::clamp(std::nearbyint(v / scale) + zero, 0.0f, 15.0f)
                              : std::clamp(std::nearbyint(v / scale), -8.0f, 7.0f) + 8.0f;
-        codes[r] = static_cast<uint8_t>(q);
+        codes[(g * group + r) * n + c] = static_cast<uint8_t>(q);
       }
-      for (int64_t j = 0; j < half; ++j)
-        out.bytes[(g * half + j) * n + c] =
-            static_cast<char>(codes[j] | (codes[half + j] << 4));
       out.scales[g * n + c] = scale;
       out.zeros[g * n + c] = zero;
     }
   }
+  out.bytes = packInt4(k, n, group, [&](int64_t r, int64_t c) { return codes[r * n + c]; });
   return out;
 }
 
@@ -751,14 +764,9 @@ struct FoldInt4WeightMatmul : OpRewritePattern<MatmulOp> {
       return failure();
     // Signed int4 -8..7 -> codes 0..15 with the zero point moved by 8.
     double shift = integer.isUnsigned() ? 0 : 8;
-    std::vector<char> bytes(groups * (block / 2) * n);
-    for (int64_t g = 0; g < groups; ++g)
-      for (int64_t j = 0; j < block / 2; ++j)
-        for (int64_t c = 0; c < n; ++c) {
-          auto lo = static_cast<uint8_t>((*codes)[(g * block + j) * n + c] + shift);
-          auto hi = static_cast<uint8_t>((*codes)[(g * block + block / 2 + j) * n + c] + shift);
-          bytes[(g * (block / 2) + j) * n + c] = static_cast<char>((lo & 15) | (hi << 4));
-        }
+    std::vector<char> bytes = packInt4(k, n, block, [&](int64_t r, int64_t c) {
+      return static_cast<uint8_t>((*codes)[r * n + c] + shift);
+    });
     SmallVector<float> scale, zero;
     for (int64_t i = 0; i < groups * n; ++i) {
       scale.push_back(float((*scales)[i]));
