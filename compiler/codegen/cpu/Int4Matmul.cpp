@@ -6,7 +6,7 @@
 // vector, as they stream past: the bytes are the only copy of them that
 // ever reaches memory.
 //
-//   for n0 in full blocks of 16 * vectors columns:
+//   for n0 in full blocks of 16 * vectors columns (then of 16):
 //     for m0 in blocks of `rows` rows (then single rows):
 //       acc[r][v] = out[m0 + r, n0 + 16 v : +16]
 //       for g:                                  (groups along K)
@@ -15,7 +15,7 @@
 //           lo, hi = the nibbles of weights[g, j, ..] -> (code - z) * s
 //           acc[r][v] += lhs[m0 + r, g, 0, j] * lo + lhs[m0 + r, g, 1, j] * hi
 //       out[..] = acc
-//   the columns after the last full block: the generic on their subviews.
+//   the columns after the last full 16: the generic on their subviews.
 //
 //===----------------------------------------------------------------------===//
 

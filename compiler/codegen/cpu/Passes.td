@@ -93,8 +93,9 @@ def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::F
     converted and dequantized in registers (16 weights per vector), and each
     row multiplies-adds its two broadcast activations into accumulators
     that stay in registers across K. The weights are read once per block of
-    rows, as bytes: half the bytes of int8, an eighth of f32. Columns
-    beyond the last full block stay a (scalar) linalg.generic.
+    rows, as bytes: half the bytes of int8, an eighth of f32. After the
+    blocks of `vectors` x 16 columns come blocks of 16; the columns beyond
+    the last 16 stay a (scalar) linalg.generic.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4", "rows of lhs per kernel step">,
