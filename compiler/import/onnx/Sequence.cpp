@@ -218,7 +218,14 @@ static LogicalResult convertConcatFromSequence(NodeContext &node) {
   if (failed(axis))
     return failure();
   SmallVector<Value> parts;
-  for (Value element : *elements) {
+  for (auto [i, element] : llvm::enumerate(*elements)) {
+    // (The axis was normalized against the first element's rank.)
+    if (cast<RankedTensorType>(element.getType()).getRank() != first.getRank()) {
+      node.emitError() << "sequence element " << i << " has rank "
+                       << cast<RankedTensorType>(element.getType()).getRank()
+                       << ", element 0 has rank " << first.getRank();
+      return failure();
+    }
     if (!newAxis) {
       parts.push_back(element);
       continue;
