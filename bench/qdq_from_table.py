@@ -53,14 +53,16 @@ def weight_axis(node):
     return None
 
 
-def qdq_model(model, table):
-    """`model` with Q/DQ on each activation of `table` and int8 weights."""
+def qdq_model(model, table, only=None):
+    """`model` with Q/DQ on each activation of `table` and int8 weights; with
+    `only` (a set of node names), just those nodes quantized."""
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     tensors = table["tensors"]
     nodes, new_inits, done = [], [], set()
     for node in model.graph.node:
         axis = weight_axis(node)
-        if axis is None or node.input[0] not in tensors or node.input[1] not in inits:
+        if (axis is None or node.input[0] not in tensors or node.input[1] not in inits
+                or (only is not None and node.name not in only)):
             nodes.append(node)
             continue
         x = node.input[0]

@@ -19,6 +19,8 @@ PACKAGES=(
   # ONNX, protobuf, FlatBuffers, GoogleTest
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
+  # .npz calibration samples (zip archives of .npy files)
+  libzip-dev
   # kiln-serve: HTTP and JSON
   libcpp-httplib-dev nlohmann-json3-dev pkg-config
   # model export and references (for /usr/bin/python3)

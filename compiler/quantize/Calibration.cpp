@@ -2,13 +2,16 @@
 
 #include "quantize/Calibration.h"
 
+#include "kiln/Dialect/KilnDialect.h"
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <nlohmann/json.hpp>
+#include <zip.h>
 
 #include <algorithm>
 #include <cmath>
@@ -44,62 +47,145 @@ std::optional<Method> quantize::parseMethod(const std::string &name) {
 // Samples
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Checks a sample's tensor against the model input it is for.
+bool checkInput(const std::string &where, const kiln_tensor_info_t &info, Tensor &tensor,
+                std::string &error) {
+  std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+  if (tensor.dtype != info.dtype || tensor.shape != shape) {
+    error = where + ": input '" + std::string(info.name) + "' is " +
+            npy::descriptor(tensor.dtype) + " " + support::shapeString(tensor.shape) +
+            ", the model takes " + npy::descriptor(info.dtype) + " " +
+            support::shapeString(shape);
+    return false;
+  }
+  tensor.name = info.name;
+  return true;
+}
+
+/// A sample folder: one NAME.npy per input.
+bool readFolder(const std::string &folder, const std::vector<kiln_tensor_info_t> &inputs,
+                Sample &sample, std::string &error) {
+  for (const kiln_tensor_info_t &info : inputs) {
+    llvm::SmallString<256> path(folder);
+    llvm::sys::path::append(path, support::sanitizeFileName(info.name) + ".npy");
+    Tensor tensor;
+    std::string message;
+    if (!llvm::sys::fs::exists(path)) {
+      error = std::string(path) + ": missing (sample '" + sample.name + "' needs input '" +
+              info.name + "')";
+      return false;
+    }
+    if (!npy::read(std::string(path), tensor, message)) {
+      error = std::string(path) + ": " + message;
+      return false;
+    }
+    if (!checkInput(std::string(path), info, tensor, error))
+      return false;
+    sample.inputs.push_back(std::move(tensor));
+  }
+  return true;
+}
+
+/// A sample archive (numpy.savez / savez_compressed): one NAME.npy member
+/// per input, NAME the input's name (or its file-name form).
+bool readNpz(const std::string &path, const std::vector<kiln_tensor_info_t> &inputs,
+             Sample &sample, std::string &error) {
+  int code = 0;
+  zip_t *archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
+  if (!archive) {
+    zip_error_t z;
+    zip_error_init_with_code(&z, code);
+    error = path + ": not a readable .npz (zip) archive: " + zip_error_strerror(&z);
+    zip_error_fini(&z);
+    return false;
+  }
+  llvm::scope_exit close([&] { zip_discard(archive); });
+  for (const kiln_tensor_info_t &info : inputs) {
+    zip_int64_t index = -1;
+    std::string member;
+    for (const std::string &candidate :
+         {std::string(info.name) + ".npy", support::sanitizeFileName(info.name) + ".npy"}) {
+      index = zip_name_locate(archive, candidate.c_str(), 0);
+      member = candidate;
+      if (index >= 0)
+        break;
+    }
+    if (index < 0) {
+      error = path + ": no array '" + std::string(info.name) + "' (sample '" + sample.name +
+              "' needs input '" + info.name + "'; the archive holds";
+      zip_int64_t count = zip_get_num_entries(archive, 0);
+      for (zip_int64_t i = 0; i < count && i < 8; ++i)
+        if (const char *name = zip_get_name(archive, i, 0))
+          error += std::string(i ? ", '" : " '") + name + "'";
+      error += count ? ")" : " nothing)";
+      return false;
+    }
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    // Sizes come from the archive: a hostile one may claim anything, so
+    // the read below is bounded by what it holds.
+    if (zip_stat_index(archive, index, 0, &stat) != 0 || !(stat.valid & ZIP_STAT_SIZE) ||
+        stat.size > (uint64_t(1) << 40)) {
+      error = path + ": member '" + member + "' has no readable size";
+      return false;
+    }
+    std::vector<char> bytes(stat.size);
+    zip_file_t *file = zip_fopen_index(archive, index, 0);
+    zip_int64_t got = file ? zip_fread(file, bytes.data(), bytes.size()) : -1;
+    std::string reason = !file     ? zip_strerror(archive)
+                         : got < 0 ? zip_file_strerror(file)
+                                   : "the member is shorter than the archive says";
+    if (file)
+      zip_fclose(file);
+    if (got < 0 || uint64_t(got) != stat.size) {
+      error = path + ": cannot read member '" + member + "': " + reason;
+      return false;
+    }
+    Tensor tensor;
+    std::string where = path + ":" + member, message;
+    if (!npy::parse(bytes.data(), bytes.size(), where, tensor, message)) {
+      error = message;
+      return false;
+    }
+    if (!checkInput(where, info, tensor, error))
+      return false;
+    sample.inputs.push_back(std::move(tensor));
+  }
+  return true;
+}
+
+} // namespace
+
 bool quantize::readSamples(const std::string &dir, const std::vector<kiln_tensor_info_t> &inputs,
                            std::vector<Sample> &samples, std::string &error) {
   std::error_code ec;
-  std::vector<std::string> folders;
-  bool hasNpz = false;
+  std::vector<std::pair<std::string, bool>> entries; // path, is an .npz
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
     llvm::sys::fs::file_status status;
     if (llvm::sys::fs::status(it->path(), status))
       continue;
     if (status.type() == llvm::sys::fs::file_type::directory_file)
-      folders.push_back(it->path());
+      entries.push_back({it->path(), false});
     else if (llvm::StringRef(it->path()).ends_with(".npz"))
-      hasNpz = true;
+      entries.push_back({it->path(), true});
   }
   if (ec) {
     error = dir + ": " + ec.message();
     return false;
   }
-  if (folders.empty()) {
-    error = dir + ": no sample folders (expected one folder per sample, each holding one "
-                  "NAME.npy per model input" +
-            std::string(hasNpz ? "; .npz samples are not read yet: bench/npz_to_npy.py "
-                                 "converts them"
-                               : "") +
-            ")";
+  if (entries.empty()) {
+    error = dir + ": no samples (expected one folder per sample, each holding one NAME.npy "
+                  "per model input, or one NAME.npz per sample)";
     return false;
   }
-  std::sort(folders.begin(), folders.end());
-  for (const std::string &folder : folders) {
+  std::sort(entries.begin(), entries.end());
+  for (const auto &[path, npz] : entries) {
     Sample sample;
-    sample.name = llvm::sys::path::filename(folder).str();
-    for (const kiln_tensor_info_t &info : inputs) {
-      llvm::SmallString<256> path(folder);
-      llvm::sys::path::append(path, support::sanitizeFileName(info.name) + ".npy");
-      Tensor tensor;
-      std::string message;
-      if (!llvm::sys::fs::exists(path)) {
-        error = std::string(path) + ": missing (sample '" + sample.name + "' needs input '" +
-                info.name + "')";
-        return false;
-      }
-      if (!npy::read(std::string(path), tensor, message)) {
-        error = std::string(path) + ": " + message;
-        return false;
-      }
-      std::vector<int64_t> shape(info.shape, info.shape + info.rank);
-      if (tensor.dtype != info.dtype || tensor.shape != shape) {
-        error = std::string(path) + ": input '" + std::string(info.name) + "' is " +
-                npy::descriptor(tensor.dtype) + " " + support::shapeString(tensor.shape) +
-                ", the model takes " + npy::descriptor(info.dtype) + " " +
-                support::shapeString(shape);
-        return false;
-      }
-      tensor.name = info.name;
-      sample.inputs.push_back(std::move(tensor));
-    }
+    sample.name = llvm::sys::path::filename(path).str();
+    if (!(npz ? readNpz(path, inputs, sample, error) : readFolder(path, inputs, sample, error)))
+      return false;
     samples.push_back(std::move(sample));
   }
   return true;
@@ -437,7 +523,7 @@ bool quantize::compareOutputs(Session &reference, Session &quantized,
         r.maxAbsError = std::max(r.maxAbsError, std::fabs(double(x[k]) - y[k]));
       }
       double cosine = xx == 0 && yy == 0 ? 1.0 : dot / std::sqrt(std::max(xx * yy, 1e-300));
-      r.cosine = std::min(r.cosine, cosine);
+      r.cosine = std::isnan(cosine) || std::isnan(r.cosine) ? NAN : std::min(r.cosine, cosine);
       // Top-1 agreement of a classifier's scores [N, C].
       if (a->shape.size() == 2 && a->shape[1] > 1) {
         int64_t rows = a->shape[0], classes = a->shape[1];
@@ -453,4 +539,54 @@ bool quantize::compareOutputs(Session &reference, Session &quantized,
     }
   }
   return true;
+}
+
+bool quantize::layerSqnr(Session &session, const std::vector<std::string> &nodes,
+                         const std::vector<Sample> &samples, std::vector<LayerReport> &layers,
+                         std::string &error) {
+  std::vector<double> signal(nodes.size(), 0), noise(nodes.size(), 0);
+  for (const Sample &sample : samples) {
+    std::vector<Tensor> outputs;
+    Status status = session.run(sample.inputs, outputs);
+    if (!status.ok()) {
+      error = "sample '" + sample.name + "': " + status.message();
+      return false;
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Tensor *real = findOutput(outputs, nodes[i] + kiln::kShadowFloatSuffix.str());
+      const Tensor *quantized = findOutput(outputs, nodes[i] + kiln::kShadowQuantizedSuffix.str());
+      if (!real || !quantized || real->dtype != KILN_DTYPE_F32 ||
+          quantized->dtype != KILN_DTYPE_F32 || real->data.size() != quantized->data.size()) {
+        error = "node '" + nodes[i] + "': the sensitivity build has no float and quantized "
+                "output of it";
+        return false;
+      }
+      const float *y = floats(*real), *q = floats(*quantized);
+      for (uint64_t k = 0, n = real->data.size() / 4; k < n; ++k) {
+        double d = double(y[k]) - q[k];
+        signal[i] += double(y[k]) * y[k];
+        noise[i] += std::isfinite(d) ? d * d : std::numeric_limits<double>::infinity();
+      }
+    }
+  }
+  layers.clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    LayerReport layer;
+    layer.node = nodes[i];
+    if (noise[i] == 0)
+      layer.sqnr = std::numeric_limits<double>::infinity();
+    else if (signal[i] == 0 || !std::isfinite(noise[i]))
+      layer.sqnr = -std::numeric_limits<double>::infinity();
+    else
+      layer.sqnr = 10 * std::log10(signal[i] / noise[i]);
+    layers.push_back(std::move(layer));
+  }
+  return true;
+}
+
+double quantize::worstCosine(const std::vector<OutputReport> &report) {
+  double worst = 1;
+  for (const OutputReport &r : report)
+    worst = std::isnan(r.cosine) ? -1 : std::min(worst, r.cosine);
+  return worst;
 }

@@ -96,6 +96,25 @@ struct OutputReport {
 bool compareOutputs(Session &reference, Session &quantized, const std::vector<Sample> &samples,
                     std::vector<OutputReport> &report, std::string &error);
 
+/// What quantizing one node costs on its own: its output from the float
+/// activation against its output from the quantized one, with the float
+/// model's input (ImportOptions::shadowQuantized).
+struct LayerReport {
+  std::string node;
+  /// Signal to quantization noise, 10 log10(sum y^2 / sum (y - y_q)^2) over
+  /// every element of every sample, in dB; +infinity when y_q == y.
+  double sqnr = 0;
+};
+
+/// Runs `session` (a shadowQuantized build whose module listed `nodes` as
+/// shadowed) on `samples` and fills `layers` in `nodes` order.
+bool layerSqnr(Session &session, const std::vector<std::string> &nodes,
+               const std::vector<Sample> &samples, std::vector<LayerReport> &layers,
+               std::string &error);
+
+/// The worst cosine over `report` (1 when it is empty).
+double worstCosine(const std::vector<OutputReport> &report);
+
 } // namespace kiln::quantize
 
 #endif // KILN_COMPILER_QUANTIZE_CALIBRATION_H

@@ -8,12 +8,14 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 
 using namespace mlir;
 using namespace kiln;
@@ -39,17 +41,27 @@ bool temporaryArtifact(const char *prefix, std::string &path, std::string &error
 
 /// Imports the model with `importOptions` and compiles it for this host's
 /// CPU into `path`. The module's observed tensors go to `observed`.
+/// The strings of the module's array attribute `name`.
+std::vector<std::string> moduleNames(ModuleOp module, llvm::StringRef name) {
+  std::vector<std::string> names;
+  if (auto array = module->getAttrOfType<ArrayAttr>(name))
+    for (auto s : array.getAsValueRange<StringAttr>())
+      names.push_back(s.str());
+  return names;
+}
+
 bool compileForHost(MLIRContext &context, const std::string &modelPath,
                     const onnx_import::ImportOptions &importOptions,
                     const driver::CompileOptions &base, bool quantizeWeights,
-                    const std::string &path, std::vector<std::string> *observed) {
+                    const std::string &path, std::vector<std::string> *observed,
+                    std::vector<std::string> *shadowed = nullptr) {
   OwningOpRef<ModuleOp> module = onnx_import::importOnnxFile(context, modelPath, importOptions);
   if (!module || failed(verify(*module)))
     return false;
   if (observed)
-    if (auto names = (*module)->getAttrOfType<ArrayAttr>(kObservedTensorsAttr))
-      for (auto name : names.getAsValueRange<StringAttr>())
-        observed->push_back(name.str());
+    *observed = moduleNames(*module, kObservedTensorsAttr);
+  if (shadowed)
+    *shadowed = moduleNames(*module, kShadowedNodesAttr);
   driver::CompileOptions options;
   options.stopAfter = driver::Stage::Artifact;
   options.targets = {driver::TargetSpec{"cpu", nullptr}};
@@ -82,6 +94,140 @@ std::vector<kiln_tensor_info_t> artifactInputs(const std::string &path, Artifact
   if (!Artifact::open(path, artifact).ok())
     return {};
   return artifact.inputs();
+}
+
+/// Runs the artifacts `referencePath` (float) and `quantizedPath` on
+/// `samples` and compares their outputs.
+bool compareArtifacts(const std::string &referencePath, const std::string &quantizedPath,
+                      const std::vector<Sample> &samples, std::vector<OutputReport> &outputs,
+                      std::string &error) {
+  Session reference, quantized;
+  return openSession(referencePath, reference, error) &&
+         openSession(quantizedPath, quantized, error) &&
+         compareOutputs(reference, quantized, samples, outputs, error);
+}
+
+/// Compiles the model as `importOptions` quantize it for this CPU (into a
+/// temporary, removed again) and compares it with the float build on the
+/// validation samples.
+bool validateBuild(MLIRContext &context, const onnx_import::ImportOptions &importOptions,
+                   const driver::CompileOptions &base, const PostTrainingOptions &options,
+                   const PostTrainingState &state, std::vector<OutputReport> &outputs,
+                   std::string &error) {
+  std::string temporary;
+  if (!temporaryArtifact("kiln-quantized", temporary, error))
+    return false;
+  bool ok = compileForHost(context, options.modelPath, importOptions, base, true, temporary,
+                           nullptr);
+  if (!ok)
+    error.clear(); // the diagnostics said it
+  else
+    ok = compareArtifacts(state.floatArtifact, temporary, state.validation, outputs, error);
+  llvm::sys::fs::remove(temporary);
+  return ok;
+}
+
+/// Each quantized layer's own error: one build where every quantized node
+/// also runs from the float activation, run on the validation samples.
+bool measureLayers(MLIRContext &context, const onnx_import::ImportOptions &importOptions,
+                   const driver::CompileOptions &base, const PostTrainingOptions &options,
+                   PostTrainingState &state, std::string &error) {
+  onnx_import::ImportOptions shadow = importOptions;
+  shadow.shadowQuantized = true;
+  std::string temporary;
+  if (!temporaryArtifact("kiln-sensitivity", temporary, error))
+    return false;
+  std::vector<std::string> nodes;
+  if (options.progress)
+    llvm::errs() << "sensitivity: compiling every quantized layer beside its float copy\n";
+  bool ok = compileForHost(context, options.modelPath, shadow, base, true, temporary, nullptr,
+                           &nodes);
+  if (!ok) {
+    error.clear();
+  } else {
+    Session session;
+    ok = openSession(temporary, session, error) &&
+         layerSqnr(session, nodes, state.validation, state.layers, error);
+  }
+  llvm::sys::fs::remove(temporary);
+  return ok;
+}
+
+/// --accuracy-target: keeps the k layers of lowest SQNR in float for the
+/// least k (doubling, then bisecting) whose build reaches the target.
+bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOptions,
+                    const driver::CompileOptions &base, const PostTrainingOptions &options,
+                    PostTrainingState &state, std::string &error) {
+  std::vector<const LayerReport *> ranked;
+  for (const LayerReport &layer : state.layers)
+    ranked.push_back(&layer);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const LayerReport *a, const LayerReport *b) {
+    return a->sqnr < b->sqnr;
+  });
+  std::map<size_t, double> cosines;
+  auto cosineWith = [&](size_t kept, double &cosine) {
+    if (auto it = cosines.find(kept); it != cosines.end()) {
+      cosine = it->second;
+      return true;
+    }
+    onnx_import::ImportOptions trial = importOptions;
+    for (size_t i = 0; i < kept; ++i)
+      trial.quantizeExclude.push_back(ranked[i]->node);
+    std::vector<OutputReport> outputs;
+    if (!validateBuild(context, trial, base, options, state, outputs, error))
+      return false;
+    ++state.searchCompiles;
+    cosine = cosines[kept] = worstCosine(outputs);
+    if (options.progress)
+      llvm::errs() << "accuracy search: " << kept << " of " << ranked.size()
+                   << " layers in float: worst cosine " << llvm::format("%.6f", cosine) << "\n";
+    return true;
+  };
+  const double target = options.accuracyTarget;
+  double cosine;
+  if (!cosineWith(0, cosine))
+    return false;
+  state.cosineAllQuantized = cosine;
+  size_t good = 0, bad = 0; // cosineWith(good) >= target; bad < good fails
+  if (cosine < target) {
+    // Doubling: the first count that reaches the target.
+    size_t kept = 1;
+    for (;;) {
+      kept = std::min(kept, ranked.size());
+      if (!cosineWith(kept, cosine))
+        return false;
+      if (cosine >= target || kept == ranked.size())
+        break;
+      bad = kept;
+      kept *= 2;
+    }
+    if (cosine < target) {
+      error = "--accuracy-target=" + std::to_string(target) + ": not reached with every " +
+              "quantized layer kept in float (worst cosine " + std::to_string(cosine) +
+              "): the float build itself differs that much";
+      return false;
+    }
+    good = kept;
+    // Bisecting between the last count that failed and the first that did not.
+    while (good - bad > 1) {
+      size_t mid = bad + (good - bad) / 2;
+      if (!cosineWith(mid, cosine))
+        return false;
+      (cosine >= target ? good : bad) = mid;
+    }
+  }
+  state.cosineAfterSearch = cosines[good];
+  for (size_t i = 0; i < good; ++i) {
+    state.keptForAccuracy.push_back(ranked[i]->node);
+    importOptions.quantizeExclude.push_back(ranked[i]->node);
+  }
+  return true;
+}
+
+std::string sqnrText(double sqnr) {
+  if (std::isinf(sqnr))
+    return sqnr > 0 ? "exact" : "-inf dB";
+  return llvm::formatv("{0:F1} dB", sqnr).str();
 }
 
 int64_t fileBytes(const std::string &path) {
@@ -166,13 +312,29 @@ bool quantize::prepare(MLIRContext &context, onnx_import::ImportOptions &importO
   importOptions.quantizeActivations.clear();
   for (const TensorRange &range : state.table.tensors)
     importOptions.quantizeActivations[range.name] = activationQuantization(range);
-  return true;
+  if (state.validation.empty()) {
+    if (options.accuracyTarget > 0) {
+      error = "--accuracy-target needs samples to validate on: --validation=DIR, or two or "
+              "more --calibration samples (the last fifth is held back)";
+      return false;
+    }
+    return true;
+  }
+  if (!measureLayers(context, importOptions, base, options, state, error))
+    return false;
+  return options.accuracyTarget <= 0 ||
+         searchAccuracy(context, importOptions, base, options, state, error);
 }
 
 std::function<void(llvm::StringRef, Operation *)>
 quantize::countIntegerOps(PostTrainingState &state,
                           std::function<void(llvm::StringRef, Operation *)> next) {
   return [&state, next](llvm::StringRef stage, Operation *ir) {
+    if (stage == "kiln") {
+      // One kiln.quantize per quantized activation, however many read it.
+      state.activations = 0;
+      ir->walk([&](QuantizeOp) { ++state.activations; });
+    }
     if (stage == "dispatch") {
       // Once per executable: every variant holds a copy of the dispatch.
       state.integerOps = 0;
@@ -194,7 +356,7 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
                       const driver::CompileOptions &base, const PostTrainingOptions &options,
                       PostTrainingState &state, const std::string &artifactPath,
                       std::string &error) {
-  llvm::outs() << "quantization: " << state.table.tensors.size()
+  llvm::outs() << "quantization: " << state.activations
                << " activations to uint8 (" << methodName(state.table.method) << " ranges over "
                << state.table.samples << " calibration sample"
                << (state.table.samples == 1 ? "" : "s") << "), weights int8 per output channel; "
@@ -206,25 +368,10 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     // The quantized model on this CPU: the artifact's own code when it has
     // cpu code, else a cpu build of the same quantized model.
     bool hasCpu = llvm::any_of(base.targets, [](const driver::TargetSpec &t) { return !t.gfx; });
-    std::string quantizedPath = artifactPath, temporary;
-    if (!hasCpu || base.cpu.cpu != "host") {
-      if (!temporaryArtifact("kiln-quantized", temporary, error))
-        return false;
-      quantizedPath = temporary;
-      if (!compileForHost(context, options.modelPath, importOptions, base, true, temporary,
-                          nullptr)) {
-        llvm::sys::fs::remove(temporary);
-        error.clear();
-        return false;
-      }
-    }
-    Session reference, quantized;
-    bool ok = openSession(state.floatArtifact, reference, error) &&
-              openSession(quantizedPath, quantized, error) &&
-              compareOutputs(reference, quantized, state.validation, outputs, error);
-    if (!temporary.empty())
-      llvm::sys::fs::remove(temporary);
-    if (!ok)
+    if (!(hasCpu && base.cpu.cpu == "host"
+              ? compareArtifacts(state.floatArtifact, artifactPath, state.validation, outputs,
+                                 error)
+              : validateBuild(context, importOptions, base, options, state, outputs, error)))
       return false;
     llvm::outs() << "validation on " << state.validation.size() << " sample"
                  << (state.validation.size() == 1 ? "" : "s") << " not used for calibration"
@@ -241,6 +388,37 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     llvm::outs() << "validation: no samples held back (give --validation=DIR, or two or more "
                     "calibration samples)\n";
   }
+  if (!state.layers.empty()) {
+    // The lowest first: where quantization hurts.
+    std::vector<const LayerReport *> ranked;
+    for (const LayerReport &layer : state.layers)
+      ranked.push_back(&layer);
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const LayerReport *a, const LayerReport *b) { return a->sqnr < b->sqnr; });
+    llvm::outs() << "per-layer SQNR (each layer's own quantization error, from the float "
+                    "model's input; "
+                 << ranked.size() << " layers): median " << sqnrText(ranked[ranked.size() / 2]->sqnr)
+                 << ", lowest";
+    for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i)
+      llvm::outs() << (i ? ", " : " ") << "'" << ranked[i]->node << "' "
+                   << sqnrText(ranked[i]->sqnr);
+    llvm::outs() << "\n";
+  }
+  if (state.cosineAfterSearch > -2) {
+    llvm::outs() << "accuracy target " << llvm::format("%g", options.accuracyTarget)
+                 << ": worst cosine " << llvm::format("%.6f", state.cosineAllQuantized)
+                 << " with every layer quantized";
+    if (state.keptForAccuracy.empty())
+      llvm::outs() << ", met without keeping any in float";
+    else {
+      llvm::outs() << "; " << state.keptForAccuracy.size() << " kept in float (lowest SQNR first,"
+                   << " " << state.searchCompiles << " trial builds) reach "
+                   << llvm::format("%.6f", state.cosineAfterSearch) << ":";
+      for (size_t i = 0; i < state.keptForAccuracy.size(); ++i)
+        llvm::outs() << (i ? ", '" : " '") << state.keptForAccuracy[i] << "'";
+    }
+    llvm::outs() << "\n";
+  }
   int64_t bytes = fileBytes(artifactPath);
   llvm::outs() << "artifact: " << bytes << " bytes";
   if (state.floatArtifactBytes > 0)
@@ -256,7 +434,7 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
   j["method"] = methodName(state.table.method);
   j["calibration_samples"] = state.table.samples;
   j["validation_samples"] = state.validation.size();
-  j["activations"] = state.table.tensors.size();
+  j["activations"] = state.activations;
   j["integer_ops"] = state.integerOps;
   j["excluded"] = options.exclude;
   nlohmann::ordered_json outs = nlohmann::ordered_json::array();
@@ -270,6 +448,26 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     outs.push_back(std::move(o));
   }
   j["outputs"] = std::move(outs);
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const LayerReport &layer : state.layers) {
+    nlohmann::ordered_json l;
+    l["node"] = layer.node;
+    // JSON has no infinity: null is an exact layer (no error at all).
+    l["sqnr_db"] = std::isfinite(layer.sqnr) ? nlohmann::ordered_json(layer.sqnr)
+                                             : nlohmann::ordered_json(nullptr);
+    l["float"] = llvm::is_contained(state.keptForAccuracy, layer.node);
+    layers.push_back(std::move(l));
+  }
+  j["layers"] = std::move(layers);
+  if (state.cosineAfterSearch > -2) {
+    nlohmann::ordered_json search;
+    search["target"] = options.accuracyTarget;
+    search["cosine_all_quantized"] = state.cosineAllQuantized;
+    search["cosine"] = state.cosineAfterSearch;
+    search["kept_float"] = state.keptForAccuracy;
+    search["trial_builds"] = state.searchCompiles;
+    j["accuracy_search"] = std::move(search);
+  }
   j["artifact_bytes"] = bytes;
   if (state.floatArtifactBytes > 0)
     j["float_cpu_artifact_bytes"] = state.floatArtifactBytes;

@@ -25,6 +25,10 @@ struct PostTrainingOptions {
   std::string reportPath;       // --quant-report (JSON)
   CalibrationOptions calibration;
   std::vector<std::string> exclude; // --quantize-exclude
+  /// --accuracy-target: the worst cosine similarity of any output against
+  /// the float model, on the validation samples, to reach by keeping the
+  /// layers of lowest SQNR in float (0: no search).
+  double accuracyTarget = 0;
   bool progress = false;            // a progress line on stderr
 };
 
@@ -36,18 +40,32 @@ struct PostTrainingState {
   int64_t floatArtifactBytes = 0;
   int64_t quantizableNodes = 0;
   int64_t integerOps = 0; // conv_integer / matmul_integer after the graph passes
+  int64_t activations = 0; // activations quantized (kiln.quantize after import)
+  /// Per quantized node, in graph order: its own quantization error (with
+  /// validation samples only).
+  std::vector<LayerReport> layers;
+  /// What the accuracy search kept in float (lowest SQNR first), the worst
+  /// cosine with every layer quantized and with those kept.
+  std::vector<std::string> keptForAccuracy;
+  double cosineAllQuantized = -2, cosineAfterSearch = -2; // -2: not searched
+  int64_t searchCompiles = 0;
   ~PostTrainingState();
 };
 
 /// Calibrates (or reads the table) and fills `importOptions` for the
 /// quantized import; `base` gives the cpu options to compile the calibration
-/// model with. False after printing nothing, with `error` set.
+/// model with. With validation samples it then measures each layer's SQNR
+/// (one build where every quantized node also runs in float on the same
+/// input) and, with an accuracy target, adds the layers it keeps in float to
+/// `importOptions.quantizeExclude`. False with `error` set (empty when the
+/// diagnostics already said it).
 bool prepare(mlir::MLIRContext &context, onnx_import::ImportOptions &importOptions,
              const driver::CompileOptions &base, const PostTrainingOptions &options,
              PostTrainingState &state, std::string &error);
 
-/// A dumpStage hook that counts the integer contractions of the dispatch
-/// stage into `state` and calls `next` (may be empty).
+/// A dumpStage hook that counts the quantized activations of the imported
+/// program and the integer contractions of the dispatch stage into `state`
+/// and calls `next` (may be empty).
 std::function<void(llvm::StringRef, mlir::Operation *)>
 countIntegerOps(PostTrainingState &state,
                 std::function<void(llvm::StringRef, mlir::Operation *)> next);

@@ -21,7 +21,9 @@ The same QDQ model compiled by Kiln without --quantize (a pre-quantized
 model) must reach the same integer contractions (checked in the dispatch IR)
 and give bit-identical outputs to the --quantize artifact. The float model's
 cosine similarity with the quantized one (from --quant-report) must be at
-least 0.99. Exit status 1 on any failure.
+least 0.99, and the report's per-layer SQNR must be ONNX Runtime's within
+0.1 dB (per layer: the float model against a QDQ model that quantizes only
+that layer, on the held-back samples). Exit status 1 on any failure.
 """
 
 import argparse
@@ -79,6 +81,50 @@ def run(cmd, **kw):
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{r.stdout}{r.stderr}")
     return r
+
+
+def check_layer_sqnr(model, table, report, calib, d):
+    """Kiln's per-layer SQNR against ONNX Runtime's: per layer, the float
+    model and a QDQ model quantizing only that layer, both with the layer's
+    output as an extra graph output, on the samples Kiln held back (the last
+    fifth of the calibration samples)."""
+    failures = []
+    held = sorted(calib.iterdir())[-max(1, len(list(calib.iterdir())) // 5):]
+    layers = {l["node"]: l["sqnr_db"] for l in report["layers"]}
+    if sorted(layers) != ["conv1", "conv2", "fc"]:
+        return [f"report layers {sorted(layers)}, expected conv1, conv2, fc"]
+    for node in model.graph.node:
+        if node.name not in layers:
+            continue
+        out = node.output[0]
+        outputs = {o.name for o in model.graph.output}
+        extra = [] if out in outputs else [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)]
+        ref_model, qdq = onnx.ModelProto(), qdq_model(model, table, only={node.name})
+        ref_model.CopyFrom(model)
+        ref_model.graph.output.extend(extra)
+        qdq.graph.output.extend(extra)
+        signal = noise = 0.0
+        for kind, m in [("float", ref_model), ("qdq", qdq)]:
+            onnx.save(m, d / f"sqnr-{node.name}-{kind}.onnx")
+        for sample in held:
+            got = {}
+            for kind in ["float", "qdq"]:
+                o = d / f"sqnr-{node.name}-{kind}-{sample.name}"
+                run(["node", ROOT / "bench/ort/ort_run.js", d / f"sqnr-{node.name}-{kind}.onnx",
+                     "--input", f"x={sample / 'x.npy'}", "--output-dir", o, *ORT_LEVEL])
+                got[kind] = np.load(o / f"{out}.npy").astype(np.float64)
+            signal += float((got["float"] ** 2).sum())
+            noise += float(((got["float"] - got["qdq"]) ** 2).sum())
+        ort = 10 * np.log10(signal / noise)
+        kiln = layers[node.name]
+        print(f"layer {node.name}: SQNR kiln {kiln:.2f} dB, onnxruntime {ort:.2f} dB")
+        # The same quantization on the same inputs: only values that fall on
+        # a rounding boundary may round apart.
+        if kiln is None or abs(kiln - ort) > 0.1:
+            failures.append(f"layer {node.name}: SQNR {kiln} dB, ONNX Runtime's {ort:.2f} dB")
+    ranked = sorted(layers, key=lambda n: layers[n])
+    print(f"layers by SQNR, lowest first: {', '.join(ranked)}")
+    return failures
 
 
 def main():
@@ -152,6 +198,8 @@ def main():
                                         f"> one quantization step through fc ({step:.3g})")
             print(f"{method}: cosine vs float {cosine:.5f}, max |kiln - onnxruntime qdq| {worst:.3g} "
                   f"(bound {step:.3g}); {out.splitlines()[0]}")
+            if method == "minmax":
+                failures += check_layer_sqnr(model, table, report, calib, d)
         # A value on a rounding boundary may round the other way after float
         # sums in another order (one step, bounded above); most runs must
         # still agree with ONNX Runtime to 1e-4 everywhere.

@@ -170,6 +170,12 @@ static cl::opt<std::string> validationDir(
 static cl::opt<std::string> quantReport(
     "quant-report", cl::desc("Write the quantization report as JSON"),
     cl::value_desc("FILE.json"), cl::cat(quantCategory));
+static cl::opt<double> accuracyTarget(
+    "accuracy-target",
+    cl::desc("--quantize=int8: the worst cosine similarity of any output against the float "
+             "model on the validation samples to reach (e.g. 0.999), by keeping the layers "
+             "whose quantization hurts most (lowest SQNR) in float"),
+    cl::value_desc("COSINE"), cl::cat(quantCategory));
 static cl::list<std::string> quantizeExclude(
     "quantize-exclude", cl::desc("Node names or op types kept in float (comma-separated)"),
     cl::CommaSeparated, cl::value_desc("NAME|OP,..."), cl::cat(quantCategory));
@@ -285,14 +291,15 @@ int main(int argc, char **argv) {
   };
   if (!quantizing && (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
                       validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
-                      quantizeExclude.getNumOccurrences()))
-    return quantError("--calibration, --calibration-table, --validation, --quant-report and "
-                      "--quantize-exclude need --quantize=int8");
+                      accuracyTarget.getNumOccurrences() || quantizeExclude.getNumOccurrences()))
+    return quantError("--calibration, --calibration-table, --validation, --quant-report, "
+                      "--accuracy-target and --quantize-exclude need --quantize=int8");
   // Options that only static int8 (calibration) takes.
   auto calibrating = [] {
     return calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
            validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
-           calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences();
+           calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences() ||
+           accuracyTarget.getNumOccurrences();
   };
   bool int4 = quantizeScheme == "int4-weights";
   if (!int4 && (int4GroupSize.getNumOccurrences() || int4ZeroPoints.getNumOccurrences()))
@@ -302,7 +309,8 @@ int main(int argc, char **argv) {
     if (calibrating())
       return quantError("--quantize=int4-weights quantizes weights only: --calibration, "
                         "--calibration-table, --calibration-method, --calibration-percentile, "
-                        "--validation and --quant-report are for --quantize=int8");
+                        "--validation, --quant-report and --accuracy-target are for "
+                        "--quantize=int8");
     if (int4GroupSize != 32 && int4GroupSize != 64 && int4GroupSize != 128 &&
         int4GroupSize != 256)
       return quantError("--int4-group-size=" + std::to_string(int4GroupSize) +
@@ -321,8 +329,8 @@ int main(int argc, char **argv) {
     if (calibrating())
       return quantError("--quantize=int8-dynamic computes activation ranges at run time: "
                         "--calibration, --calibration-table, --calibration-method, "
-                        "--calibration-percentile, --validation and --quant-report are for "
-                        "--quantize=int8");
+                        "--calibration-percentile, --validation, --quant-report and "
+                        "--accuracy-target are for --quantize=int8");
     if (llvm::StringRef(inputFile).ends_with(".mlir"))
       return quantError("--quantize needs an ONNX model, not a .mlir file");
     options.quantizeDynamic = true;
@@ -343,6 +351,9 @@ int main(int argc, char **argv) {
                         ": expected minmax, percentile, entropy or mse");
     if (!(calibrationPercentile > 0 && calibrationPercentile <= 100))
       return quantError("--calibration-percentile must be in (0, 100]");
+    if (accuracyTarget.getNumOccurrences() && !(accuracyTarget > 0 && accuracyTarget <= 1))
+      return quantError("--accuracy-target=" + std::to_string(accuracyTarget) +
+                        ": expected a cosine similarity in (0, 1], such as 0.999");
     if (calibrationDir.empty() && calibrationTable.empty())
       return quantError("--quantize=int8 needs calibration data (--calibration=DIR) or a "
                         "calibration table (--calibration-table=FILE); Kiln never makes "
@@ -359,6 +370,7 @@ int main(int argc, char **argv) {
     ptq.calibration.method = *method;
     ptq.calibration.percentile = calibrationPercentile;
     ptq.exclude.assign(quantizeExclude.begin(), quantizeExclude.end());
+    ptq.accuracyTarget = accuracyTarget;
     ptq.progress = llvm::sys::Process::StandardErrIsDisplayed();
     compileOptions.quantizeWeights = true;
   }

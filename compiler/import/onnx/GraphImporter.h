@@ -11,6 +11,7 @@
 #include "import/onnx/ImportPatterns.h"
 #include "import/onnx/OnnxImporter.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -180,6 +181,16 @@ private:
   /// order) and the fake-quantized values made for them.
   llvm::SmallVector<std::string> observed;
   llvm::StringMap<mlir::Value> fakeQuantizedValues;
+  /// Activations that only excluded nodes (--quantize-exclude) would read:
+  /// a table may have ranges for them.
+  llvm::StringSet<> excludedActivations;
+  /// ImportOptions::shadowQuantized: per quantized node, its name, the
+  /// output 0 of its float copy and of its quantized copy.
+  struct Shadow {
+    std::string node;
+    mlir::Value real, quantized;
+  };
+  llvm::SmallVector<Shadow> shadows;
 };
 
 } // namespace kiln::onnx_import

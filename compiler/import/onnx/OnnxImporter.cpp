@@ -755,14 +755,17 @@ std::string GraphImporter::quantizableActivation(const onnx::NodeProto &node) {
   // (Dynamic quantization takes the matmuls, as ONNX Runtime's does.)
   if (options.quantizeDynamic && op == "Conv")
     return "";
-  for (const std::string &excluded : options.quantizeExclude)
-    if (excluded == op || excluded == node.name())
-      return "";
   Value activation = lookup(node.input(0)), weight = lookup(node.input(1));
   if (!activation || !weight || !matchPattern(weight, m_Constant()) ||
       !getElementTypeOrSelf(activation.getType()).isF32() ||
       !getElementTypeOrSelf(weight.getType()).isF32())
     return "";
+  // Unnamed nodes are excluded by the name diagnostics and reports give them.
+  for (const std::string &excluded : options.quantizeExclude)
+    if (excluded == op || excluded == node.name() || excluded == nodeName(node)) {
+      excludedActivations.insert(node.input(0));
+      return "";
+    }
   return node.input(0);
 }
 
@@ -900,6 +903,19 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
     const PatternFn *pattern = registry.lookup(patternKey(node), opset);
     if (failed((*pattern)(context)) || failedConversion)
       return failure();
+    if (realActivation && options.shadowQuantized && boundedInputs.empty()) {
+      // Sensitivity analysis: what the pattern built from the quantized
+      // activation is only observed; the graph goes on from a float copy of
+      // the node that reads the float activation.
+      Value quantizedOut = values.lookup(node.output(0));
+      for (const std::string &out : node.output())
+        values.erase(out);
+      values[activation] = realActivation;
+      NodeContext floatContext(*this, node, opset, loc, builder);
+      if (failed((*pattern)(floatContext)) || failedConversion)
+        return failure();
+      shadows.push_back({nodeName(node), values.lookup(node.output(0)), quantizedOut});
+    }
     if (realActivation)
       values[activation] = realActivation;
     for (auto &[name, value] : boundedInputs)
@@ -1217,7 +1233,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     return nullptr;
   if (options.quantize)
     for (const auto &entry : options.quantizeActivations)
-      if (!fakeQuantizedValues.count(entry.getKey())) {
+      if (!fakeQuantizedValues.count(entry.getKey()) &&
+          !excludedActivations.contains(entry.getKey())) {
         error() << "the calibration table has a range for tensor '" << entry.getKey()
                 << "', which no quantizable node of the model reads: it was made for "
                    "another model";
@@ -1244,6 +1261,18 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   }
   if (options.observeQuantizable)
     (*module)->setAttr(kObservedTensorsAttr, builder.getArrayAttr(observedNames));
+  // Shadowed nodes follow: per node its float output 0, then its quantized.
+  if (options.shadowQuantized) {
+    SmallVector<Attribute> shadowNames;
+    for (const Shadow &shadow : shadows) {
+      results.push_back(shadow.real);
+      resultNames.push_back(shadow.node + kShadowFloatSuffix.str());
+      results.push_back(shadow.quantized);
+      resultNames.push_back(shadow.node + kShadowQuantizedSuffix.str());
+      shadowNames.push_back(builder.getStringAttr(shadow.node));
+    }
+    (*module)->setAttr(kShadowedNodesAttr, builder.getArrayAttr(shadowNames));
+  }
   if (options.int4Weights) {
     SmallVector<Attribute> keep;
     for (const auto &node : graph.node()) {

@@ -64,7 +64,18 @@ struct ImportOptions {
   /// kiln.dequantize with uint8 parameters computed at run time from the
   /// tensor's range (DynamicQuantizeLinear's), no table.
   bool quantizeDynamic = false;
-  /// Node names and op types kept in float.
+  /// Sensitivity analysis (with `quantize`): every quantized node is
+  /// imported twice, from its quantized activation and from its float one.
+  /// The graph reads the float copy, so each quantized copy sees exactly the
+  /// float model's input and its output differs from the float copy's only
+  /// by that node's own quantization error. Both outputs 0 follow the
+  /// model's outputs (and the observed ones), named NODE#float and
+  /// NODE#int8; the module lists the nodes in `kiln.shadowed_nodes`
+  /// (kShadowedNodesAttr).
+  bool shadowQuantized = false;
+  /// Node names (unnamed nodes by the name reports give them: their first
+  /// output) and op types kept in float. A table may still hold ranges for
+  /// the activations only they read.
   llvm::SmallVector<std::string> quantizeExclude;
   /// Weight-only 4-bit quantization (--quantize=int4-weights): the module
   /// lists the MatMul and Gemm nodes of the main graph that

@@ -509,7 +509,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
                              << "' must be a dictionary of strings on a module, not " << value;
     return success();
   }
-  if (name == kObservedTensorsAttr || name == kFloatNodesAttr) {
+  if (name == kObservedTensorsAttr || name == kFloatNodesAttr || name == kShadowedNodesAttr) {
     auto names = dyn_cast<ArrayAttr>(value);
     if (!names || !isa<ModuleOp>(op) ||
         llvm::any_of(names, [](Attribute a) { return !isa<StringAttr>(a); }))

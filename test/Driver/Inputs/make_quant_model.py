@@ -2,8 +2,10 @@
 (Conv + Relu, Flatten, MatMul with an initializer weight, and a MatMul of two
 activations, which is not quantized), calibration samples calib/00..05/x.npy,
 a sample of the wrong shape (badshape/00/x.npy), an empty folder (empty/),
-a sample folder without x.npy (missing/00/), and a table made for another
-model (foreign.json)."""
+a sample folder without x.npy (missing/00/), the calibration samples as .npz
+archives (calibnpz/, numpy.savez and savez_compressed), bad archives (npzbad/:
+not a zip; npzkey/: no array x; npzshape/: x of the wrong shape), and a table
+made for another model (foreign.json)."""
 import json
 import sys
 from pathlib import Path
@@ -29,9 +31,19 @@ g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProt
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5]),
                        helper.make_tensor_value_info("gram", TensorProto.FLOAT, [5, 5])], [w, b, m])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d / "model.onnx")
+(d / "calibnpz").mkdir(parents=True, exist_ok=True)
 for i in range(6):
     (d / "calib" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
-    np.save(d / "calib" / f"{i:02d}" / "x.npy", rng.randn(1, 2, 8, 8).astype(np.float32))
+    x = rng.randn(1, 2, 8, 8).astype(np.float32)
+    np.save(d / "calib" / f"{i:02d}" / "x.npy", x)
+    # The same samples as .npz archives, stored and deflated.
+    (np.savez if i % 2 else np.savez_compressed)(d / "calibnpz" / f"{i:02d}.npz", x=x)
+(d / "npzbad").mkdir(exist_ok=True)
+(d / "npzbad" / "00.npz").write_bytes(b"this is no zip archive")
+(d / "npzkey").mkdir(exist_ok=True)
+np.savez(d / "npzkey" / "00.npz", y=np.zeros((1, 2, 8, 8), np.float32))
+(d / "npzshape").mkdir(exist_ok=True)
+np.savez(d / "npzshape" / "00.npz", x=np.zeros((1, 2, 8, 9), np.float32))
 (d / "badshape" / "00").mkdir(parents=True, exist_ok=True)
 np.save(d / "badshape" / "00" / "x.npy", rng.randn(1, 2, 8, 9).astype(np.float32))
 (d / "empty").mkdir(exist_ok=True)

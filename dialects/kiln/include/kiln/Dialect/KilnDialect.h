@@ -54,6 +54,12 @@ inline constexpr llvm::StringLiteral kObservedTensorsAttr = "kiln.observed_tenso
 /// On the module: the ONNX node names --quantize-exclude keeps in float
 /// (kiln-quantize-int4-weights leaves their matmuls alone).
 inline constexpr llvm::StringLiteral kFloatNodesAttr = "kiln.float_nodes";
+/// On the module: the ONNX node names the importer imported twice for the
+/// sensitivity analysis (ImportOptions::shadowQuantized), an array of
+/// strings; their outputs are named with these suffixes.
+inline constexpr llvm::StringLiteral kShadowedNodesAttr = "kiln.shadowed_nodes";
+inline constexpr llvm::StringLiteral kShadowFloatSuffix = "#float";
+inline constexpr llvm::StringLiteral kShadowQuantizedSuffix = "#int8";
 
 /// Largest number of elements a folder materializes. Folding exists for the
 /// shape computations exported models carry (Shape -> Gather -> Concat ->

@@ -1,0 +1,38 @@
+"""Writes a float model with one layer that int8 quantization ruins, for the
+--accuracy-target tests, into DIR: model.onnx (x [1, 64] -> MatMul 'fc1' ->
+Relu -> MatMul 'fc2' -> y [1, 10]), calibration samples calib/00..04/x.npy of
+which 00 has one outlier (x[0, 0] = 200, an input that fc1's weights ignore:
+its row of fc1's weight is zero, so only fc1's input range is spoiled) and
+validation samples valid/00..02/x.npy without one. With fc1's activation
+quantized over [-3, 200] its typical inputs round to a handful of levels; fc2's
+range is that of ordinary activations."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+d = Path(sys.argv[1])
+rng = np.random.RandomState(5)
+w1 = (rng.randn(64, 32) * 0.3).astype(np.float32)
+w1[0, :] = 0
+w2 = (rng.randn(32, 10) * 0.3).astype(np.float32)
+nodes = [
+    helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+    helper.make_node("Relu", ["h"], ["r"], name="relu"),
+    helper.make_node("MatMul", ["r", "w2"], ["y"], name="fc2"),
+]
+g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+                      [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d / "model.onnx")
+for i in range(5):
+    (d / "calib" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
+    x = rng.randn(1, 64).astype(np.float32)
+    if i == 0:
+        x[0, 0] = 200
+    np.save(d / "calib" / f"{i:02d}" / "x.npy", x)
+for i in range(3):
+    (d / "valid" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
+    np.save(d / "valid" / f"{i:02d}" / "x.npy", rng.randn(1, 64).astype(np.float32))
