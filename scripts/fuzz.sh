@@ -28,7 +28,7 @@ JOBS="${FUZZ_JOBS:-1}"
 KILN_BUILD="${KILN_BUILD:-build}"
 LLVM=/usr/lib/llvm-22
 ALL_TARGETS=(kiln-fuzz-npy kiln-fuzz-artifact kiln-fuzz-onnx kiln-fuzz-onnxtxt
-             kiln-fuzz-onnx-structured)
+             kiln-fuzz-onnx-structured kiln-fuzz-npz kiln-fuzz-calibration-table)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 if [ ! -f "$LLVM/lib/libFuzzer.a" ] || [ ! -x "$LLVM/bin/clang++" ]; then
@@ -109,6 +109,26 @@ PY
         echo "fuzz: note: no $KILN_BUILD/bin/kiln-compile: seeds without" \
              "compiled models" >&2
       fi
+      ;;
+    kiln-fuzz-npz)
+      # Samples for the target's model (x: float32 [2, 3], ids: int64 [4]),
+      # stored and deflated, with extra, missing and misnamed members.
+      /usr/bin/python3 - "$dir" <<'PY'
+import os, sys
+import numpy as np
+out = sys.argv[1]
+x, ids = np.ones((2, 3), np.float32), np.arange(4, dtype=np.int64)
+np.savez(os.path.join(out, "stored.npz"), x=x, ids=ids)
+np.savez_compressed(os.path.join(out, "deflated.npz"), x=x, ids=ids)
+np.savez(os.path.join(out, "extra.npz"), x=x, ids=ids, other=np.zeros(3))
+np.savez(os.path.join(out, "missing.npz"), x=x)
+np.savez(os.path.join(out, "shape.npz"), x=np.ones((3, 2), np.float32), ids=ids)
+PY
+      ;;
+    kiln-fuzz-calibration-table)
+      # The tables the --quantize tests write and read.
+      /usr/bin/python3 test/Driver/Inputs/make_quant_model.py "$SEEDS" >/dev/null
+      cp "$SEEDS"/*.json "$dir/"
       ;;
     kiln-fuzz-onnxtxt)
       local f

@@ -159,14 +159,15 @@ def ctc_decode(probs: np.ndarray, keys: list[str]) -> str:
 
 
 def bench(cmds: dict, rounds: int) -> dict:
-    """Median latency (ms) of each command (prints one JSON line with
-    median_ms), alternated over the rounds."""
+    """Median latency (ms) of each command (each prints one JSON line),
+    alternated over the rounds."""
     got = {k: [] for k in cmds}
     for r in range(rounds):
         order = list(cmds) if r % 2 == 0 else list(reversed(cmds))
         for k in order:
-            line = run(cmds[k]).stdout.strip().splitlines()[-1]
-            got[k].append(json.loads(line)["median_ms"])
+            j = json.loads(run(cmds[k]).stdout.strip().splitlines()[-1])
+            # kiln-bench: latency_ms.median; ort_run.js: median_ms.
+            got[k].append(j["latency_ms"]["median"] if "latency_ms" in j else j["median_ms"])
     return {k: statistics.median(v) for k, v in got.items()}
 
 

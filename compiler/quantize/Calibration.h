@@ -15,6 +15,7 @@
 #define KILN_COMPILER_QUANTIZE_CALIBRATION_H
 
 #include "import/onnx/OnnxImporter.h"
+#include "quantize/CalibrationData.h"
 #include "kiln/runtime.hpp"
 
 #include <functional>
@@ -23,38 +24,6 @@
 #include <vector>
 
 namespace kiln::quantize {
-
-enum class Method { MinMax, Percentile, Entropy, Mse };
-const char *methodName(Method method);
-std::optional<Method> parseMethod(const std::string &name);
-
-/// One set of model inputs, and where it came from (for messages).
-struct Sample {
-  std::string name;
-  std::vector<Tensor> inputs;
-};
-
-/// Reads the samples of `dir`: one folder per sample (in name order) holding
-/// one NAME.npy per input of `inputs` (the name as kiln-run writes it), or
-/// one NAME.npz per sample keyed by input name. Each input must match its
-/// dtype and shape. False with `error` naming the file and what is wrong.
-bool readSamples(const std::string &dir, const std::vector<kiln_tensor_info_t> &inputs,
-                 std::vector<Sample> &samples, std::string &error);
-
-/// What calibration decided for one activation.
-struct TensorRange {
-  std::string name;
-  double min = 0, max = 0; // seen over all samples
-  double lo = 0, hi = 0;   // the range quantized
-};
-
-struct Table {
-  std::string model;
-  Method method = Method::MinMax;
-  double percentile = 99.999;
-  int64_t samples = 0;
-  std::vector<TensorRange> tensors;
-};
 
 struct CalibrationOptions {
   Method method = Method::MinMax;
@@ -76,9 +45,6 @@ bool calibrate(Session &session, const std::vector<std::string> &observed,
 /// exposed for the unit tests.
 double threshold(const std::vector<double> &counts, double width, Method method,
                  double percentile, int levels);
-
-bool writeTable(const Table &table, const std::string &path, std::string &error);
-bool readTable(const std::string &path, Table &table, std::string &error);
 
 /// The uint8 asymmetric quantization of a range (widened to include 0).
 onnx_import::ImportOptions::Quantization activationQuantization(const TensorRange &range);
