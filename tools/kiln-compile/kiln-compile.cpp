@@ -188,7 +188,9 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&kilnCategory, &quantCategory, &cl::getGeneralCategory()});
+  // Only Kiln's own options (and --help, --version): libLLVM and libMLIR put
+  // hundreds of backend options in the general category.
+  cl::HideUnrelatedOptions({&kilnCategory, &quantCategory});
   cl::ParseCommandLineOptions(argc, argv, "Kiln: ONNX -> AMD gfx compiler\n");
 
   kiln::onnx_import::ImportOptions options;
