@@ -103,6 +103,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCSEPass());
   // Branches and loop bodies whose kiln.if / kiln.loop folded away.
   pm.addPass(createSymbolDCEPass());
+  pm.addNestedPass<func::FuncOp>(createKilnFoldBatchNorms());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   if (options.quantizeWeights)
     pm.addNestedPass<func::FuncOp>(createKilnQuantizeWeights());

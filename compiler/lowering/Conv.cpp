@@ -269,20 +269,24 @@ static Value lowerQuantizedPointwise(PatternRewriter &rewriter, ConvIntegerOp op
                                *inputZero);
 }
 
-/// Any other ungrouped `kiln.conv_integer` of 8-bit activations with one
-/// zero point z by int8 filters without one, on 8-bit operands: unsigned
+/// Any other `kiln.conv_integer` (grouped and depthwise ones included) of
+/// 8-bit activations with one zero point z by int8 filters without one, on
+/// 8-bit operands: unsigned
 /// activations become signed ones by flipping their top bit (x - 128, so the
 /// named convolution's sign extension reads them right) and z becomes
 /// z - 128; the input is padded with that zero point, convolved as bytes and
 /// z * (the filter's sums) subtracted: sum (x - z) * w over the window with
-/// the zero point as padding. Null when the convolution is not of that form.
+/// the zero point as padding (an output channel's window spans its group's
+/// input channels, which are exactly its filter's elements). Depthwise
+/// convolutions thus stay the named depthwise op the CPU pipeline
+/// vectorizes. Null when the convolution is not of that form.
 static Value lowerQuantizedConv(PatternRewriter &rewriter, ConvIntegerOp op) {
   auto inType = cast<RankedTensorType>(op.getInput().getType());
   auto fType = cast<RankedTensorType>(op.getFilter().getType());
   std::optional<int64_t> inputZero = uniformZeroPoint(op.getInputZeroPoint());
   std::optional<int64_t> filterZero = uniformZeroPoint(op.getFilterZeroPoint());
-  if (!inputZero || filterZero != 0 || op.getGroups() != 1 ||
-      !inType.getElementType().isInteger(8) || !fType.getElementType().isSignlessInteger(8))
+  if (!inputZero || filterZero != 0 || !inType.getElementType().isInteger(8) ||
+      !fType.getElementType().isSignlessInteger(8))
     return Value();
   Location loc = op.getLoc();
   Type i8 = rewriter.getI8Type();
@@ -307,7 +311,7 @@ static Value lowerQuantizedConv(PatternRewriter &rewriter, ConvIntegerOp op) {
   SmallVector<int64_t> noPads(2 * spatial, 0);
   auto outType = cast<RankedTensorType>(op.getType());
   Value acc = lowerConv(rewriter, loc, input, op.getFilter(), Value(), outType, op.getStrides(),
-                        op.getDilations(), noPads, 1);
+                        op.getDilations(), noPads, op.getGroups());
   int64_t f = fType.getDimSize(0), k = fType.getNumElements() / f;
   Value filter = reshapeTensor(rewriter, loc, op.getFilter(), RankedTensorType::get({f, k}, i8));
   SmallVector<int64_t> sumShape(rank - 1, 1);

@@ -8,8 +8,12 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include "kiln/Dialect/KilnDialect.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -24,4 +28,35 @@ std::optional<ArrayRef<char>> kiln::rawConstantBytes(ElementsAttr value) {
     if (!dense.isSplat() && !dense.getElementType().isInteger(1))
       return dense.getRawData();
   return std::nullopt;
+}
+
+std::optional<std::vector<float>> kiln::f32ConstantValues(ConstantOp cst) {
+  auto type = cast<RankedTensorType>(cst.getType());
+  int64_t count = type.getNumElements();
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  std::vector<float> values;
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+    values.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
+    return values;
+  }
+  std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+  if (!bytes || bytes->size() != size_t(count) * 4)
+    return std::nullopt;
+  values.resize(count);
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
+}
+
+Value kiln::bytesConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                          ArrayRef<char> bytes, StringRef blobName) {
+  ElementsAttr attr;
+  if (type.getNumElements() > 64) {
+    AsmResourceBlob blob =
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(std::max_align_t));
+    attr = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+  } else {
+    attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  }
+  return ConstantOp::create(b, loc, type, attr);
 }

@@ -104,21 +104,6 @@ std::optional<SmallVector<double>> constantValues(Value value) {
   return out;
 }
 
-/// A constant of `type` holding `bytes` (a blob when large, as the importer
-/// stores weights).
-Value bytesConstant(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<char> bytes,
-                    StringRef blobName) {
-  ElementsAttr attr;
-  if (type.getNumElements() > 64) {
-    AsmResourceBlob blob =
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(std::max_align_t));
-    attr = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
-  } else {
-    attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
-  }
-  return ConstantOp::create(b, loc, type, attr);
-}
-
 Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ArrayRef<float> values) {
   auto type = RankedTensorType::get(shape, b.getF32Type());
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
@@ -143,25 +128,6 @@ bool isInt8(Type type) {
 // kiln-quantize-weights
 //===----------------------------------------------------------------------===//
 
-/// The elements of an f32 constant (dense or a blob), nullopt otherwise.
-std::optional<std::vector<float>> f32Values(ConstantOp cst) {
-  auto type = cast<RankedTensorType>(cst.getType());
-  int64_t count = type.getNumElements();
-  if (!type.getElementType().isF32())
-    return std::nullopt;
-  std::vector<float> values;
-  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-    values.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
-    return values;
-  }
-  std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
-  if (!bytes || bytes->size() != size_t(count) * 4)
-    return std::nullopt;
-  values.resize(count);
-  std::memcpy(values.data(), bytes->data(), bytes->size());
-  return values;
-}
-
 /// Replaces the float constant `weight` of `op` by its symmetric int8
 /// quantization, one scale per channel: channel c holds the elements at
 /// `(i / inner) % channels == c` in row-major order. Returns false when the
@@ -173,7 +139,7 @@ bool quantizeWeight(Operation *op, OpOperand &weight, int64_t channels, int64_t 
     return false;
   auto type = cast<RankedTensorType>(cst.getType());
   int64_t count = type.getNumElements();
-  std::optional<std::vector<float>> read = f32Values(cst);
+  std::optional<std::vector<float>> read = f32ConstantValues(cst);
   if (!read)
     return false;
   const std::vector<float> &values = *read;
@@ -345,7 +311,7 @@ struct KilnQuantizeInt4WeightsPass
       int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
       if (k % groupSize != 0)
         continue; // (kiln-compile reports the layers left in float)
-      std::optional<std::vector<float>> values = f32Values(cst);
+      std::optional<std::vector<float>> values = f32ConstantValues(cst);
       if (!values)
         continue;
       std::optional<Int4Weights> q = quantizeInt4(*values, k, n, groupSize, zeroPoints);

@@ -386,10 +386,13 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
   // Depthwise convolutions: one output row segment of `nr` pixels per
   // window tap, so that each tap is a vector FMA of a broadcast weight and
   // an input row segment (after the unit dimensions are dropped below).
+  // Integer ones (8-bit operands into i32, kiln.conv_integer) too: each tap
+  // is then a vector multiply-add of sign-extended bytes.
   SmallVector<linalg::DepthwiseConv2DNchwChwOp> depthwise;
   func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) {
+    Type result = getElementTypeOrSelf(op->getResult(0).getType());
     if (op->getParentOfType<scf::ForallOp>() &&
-        isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+        (isa<FloatType>(result) || result.isSignlessInteger(32)))
       depthwise.push_back(op);
   });
   for (linalg::DepthwiseConv2DNchwChwOp op : depthwise) {

@@ -28,6 +28,12 @@ inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
 /// A constant's row-major bytes where they can be read in place (weight
 /// blobs, non-splat dense attributes of byte-sized elements), else nullopt.
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::ElementsAttr value);
+/// The elements of an f32 constant (dense, splat or a blob), else nullopt.
+std::optional<std::vector<float>> f32ConstantValues(ConstantOp cst);
+/// A constant of `type` holding `bytes`: a blob named `blobName` when large
+/// (as the importer stores weights), else a dense attribute.
+mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+                          llvm::ArrayRef<char> bytes, llvm::StringRef blobName);
 
 } // namespace kiln
 

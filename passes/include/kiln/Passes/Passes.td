@@ -22,6 +22,21 @@ def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp
   }];
 }
 
+def KilnFoldBatchNorms : Pass<"kiln-fold-batch-norms", "mlir::func::FuncOp"> {
+  let summary = "fold inference-mode batch normalization into the convolution before it";
+  let description = [{
+    A `kiln.batch_norm` whose input is a single-use `kiln.conv` with an f32
+    constant filter (and a constant bias, or none), and whose scale, bias,
+    mean and variance are constant, becomes part of the convolution:
+    `s = scale / sqrt(variance + epsilon)` per output channel, the filter's
+    channel `c` times `s[c]`, the bias `(bias - mean) * s + beta`. What
+    stays a separate op: a normalization of anything else, of a convolution
+    with other users, or with parameters known only at run time. Runs before
+    weight quantization, so that `--quantize=int8` quantizes the weights
+    that run (as ONNX Runtime's quantizer does after its own folding).
+  }];
+}
+
 def KilnQuantizeWeights : Pass<"kiln-quantize-weights", "mlir::func::FuncOp"> {
   let summary = "quantize the float weights of contractions whose activation is quantized";
   let description = [{
