@@ -207,3 +207,34 @@ func.func @conv_integer_quantized(%x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8
   %0 = kiln.conv_integer %x, %w input_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>) -> tensor<1x3x5x5xi32>
   return %0 : tensor<1x3x5x5xi32>
 }
+
+// -----
+
+// The same for a depthwise convolution (groups = channels): the named
+// depthwise op on the flipped bytes (what the CPU pipeline vectorizes per
+// tap), each output channel's correction the sum of its own 9 weights.
+// CHECK-LABEL: func @conv_integer_quantized_depthwise
+// CHECK: arith.xori
+// CHECK: %[[P:.*]] = tensor.pad
+// CHECK: %[[C:.*]] = linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%[[P]], %{{.*}} : tensor<1x4x7x7xi8>, tensor<4x3x3xi8>) outs(%{{.*}} : tensor<1x4x5x5xi32>)
+// CHECK: tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<4x1x3x3xi8> into tensor<4x9xi8>
+// CHECK: arith.subi
+func.func @conv_integer_quantized_depthwise(%x: tensor<1x4x5x5xui8>, %w: tensor<4x1x3x3xi8>) -> tensor<1x4x5x5xi32> {
+  %zx = kiln.constant dense<130> : tensor<ui8>
+  %0 = kiln.conv_integer %x, %w input_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 4 : i64} : (tensor<1x4x5x5xui8>, tensor<4x1x3x3xi8>, tensor<ui8>) -> tensor<1x4x5x5xi32>
+  return %0 : tensor<1x4x5x5xi32>
+}
+
+// -----
+
+// A grouped one (2 groups of 2 channels): the grouped named convolution on
+// the flipped bytes.
+// CHECK-LABEL: func @conv_integer_quantized_grouped
+// CHECK: arith.xori
+// CHECK: linalg.conv_2d_ngchw_gfchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x2x7x7xi8>, tensor<2x3x2x3x3xi8>) outs(%{{.*}} : tensor<1x2x3x5x5xi32>)
+// CHECK: tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<6x2x3x3xi8> into tensor<6x18xi8>
+func.func @conv_integer_quantized_grouped(%x: tensor<1x4x5x5xui8>, %w: tensor<6x2x3x3xi8>) -> tensor<1x6x5x5xi32> {
+  %zx = kiln.constant dense<130> : tensor<ui8>
+  %0 = kiln.conv_integer %x, %w input_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xui8>, tensor<6x2x3x3xi8>, tensor<ui8>) -> tensor<1x6x5x5xi32>
+  return %0 : tensor<1x6x5x5xi32>
+}

@@ -22,3 +22,26 @@ func.func @depthwise(%in: tensor<1x4x10x18xf32>, %w: tensor<4x3x3xf32>, %init: t
   }
   return %r : tensor<1x4x8x16xf32>
 }
+
+// An integer one (8-bit operands into i32, from kiln.conv_integer): the same
+// taps as vector multiply-adds of sign-extended bytes.
+// CHECK-LABEL: func @depthwise_integer
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<16xi8>
+// CHECK: arith.extsi {{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: arith.muli {{.*}} : vector<16xi32>
+// CHECK: arith.addi {{.*}} : vector<16xi32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xi32>
+func.func @depthwise_integer(%in: tensor<1x4x10x18xi8>, %w: tensor<4x3x3xi8>, %init: tensor<1x4x8x16xi32>) -> tensor<1x4x8x16xi32> {
+  %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x8x16xi32>) {
+    %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 10, 18] [1, 1, 1, 1] : tensor<1x4x10x18xi8> to tensor<1x1x10x18xi8>
+    %wk = tensor.extract_slice %w[%c, 0, 0] [1, 3, 3] [1, 1, 1] : tensor<4x3x3xi8> to tensor<1x3x3xi8>
+    %oi = tensor.extract_slice %o[0, %c, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x4x8x16xi32> to tensor<1x1x8x16xi32>
+    %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%i, %wk : tensor<1x1x10x18xi8>, tensor<1x3x3xi8>) outs(%oi : tensor<1x1x8x16xi32>) -> tensor<1x1x8x16xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[0, %c, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x1x8x16xi32> into tensor<1x4x8x16xi32>
+    }
+  }
+  return %r : tensor<1x4x8x16xi32>
+}
