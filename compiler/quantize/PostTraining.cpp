@@ -39,8 +39,6 @@ bool temporaryArtifact(const char *prefix, std::string &path, std::string &error
   return true;
 }
 
-/// Imports the model with `importOptions` and compiles it for this host's
-/// CPU into `path`. The module's observed tensors go to `observed`.
 /// The strings of the module's array attribute `name`.
 std::vector<std::string> moduleNames(ModuleOp module, llvm::StringRef name) {
   std::vector<std::string> names;
@@ -50,6 +48,9 @@ std::vector<std::string> moduleNames(ModuleOp module, llvm::StringRef name) {
   return names;
 }
 
+/// Imports the model with `importOptions` and compiles it for this host's
+/// CPU into `path`. The module's observed tensors go to `observed`, its
+/// shadowed nodes (ImportOptions::shadowQuantized) to `shadowed`.
 bool compileForHost(MLIRContext &context, const std::string &modelPath,
                     const onnx_import::ImportOptions &importOptions,
                     const driver::CompileOptions &base, bool quantizeWeights,
@@ -153,17 +154,23 @@ bool measureLayers(MLIRContext &context, const onnx_import::ImportOptions &impor
   return ok;
 }
 
-/// --accuracy-target: keeps the k layers of lowest SQNR in float for the
-/// least k (doubling, then bisecting) whose build reaches the target.
-bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOptions,
-                    const driver::CompileOptions &base, const PostTrainingOptions &options,
-                    PostTrainingState &state, std::string &error) {
+/// The measured layers, lowest SQNR (where quantization hurts most) first.
+std::vector<const LayerReport *> rankedLayers(const PostTrainingState &state) {
   std::vector<const LayerReport *> ranked;
   for (const LayerReport &layer : state.layers)
     ranked.push_back(&layer);
   std::stable_sort(ranked.begin(), ranked.end(), [](const LayerReport *a, const LayerReport *b) {
     return a->sqnr < b->sqnr;
   });
+  return ranked;
+}
+
+/// --accuracy-target: keeps the k layers of lowest SQNR in float for the
+/// least k (doubling, then bisecting) whose build reaches the target.
+bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOptions,
+                    const driver::CompileOptions &base, const PostTrainingOptions &options,
+                    PostTrainingState &state, std::string &error) {
+  std::vector<const LayerReport *> ranked = rankedLayers(state);
   std::map<size_t, double> cosines;
   auto cosineWith = [&](size_t kept, double &cosine) {
     if (auto it = cosines.find(kept); it != cosines.end()) {
@@ -389,12 +396,7 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
                     "calibration samples)\n";
   }
   if (!state.layers.empty()) {
-    // The lowest first: where quantization hurts.
-    std::vector<const LayerReport *> ranked;
-    for (const LayerReport &layer : state.layers)
-      ranked.push_back(&layer);
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const LayerReport *a, const LayerReport *b) { return a->sqnr < b->sqnr; });
+    std::vector<const LayerReport *> ranked = rankedLayers(state);
     llvm::outs() << "per-layer SQNR (each layer's own quantization error, from the float "
                     "model's input; "
                  << ranked.size() << " layers): median " << sqnrText(ranked[ranked.size() / 2]->sqnr)
