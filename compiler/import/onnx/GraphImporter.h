@@ -126,6 +126,9 @@ private:
   /// The activation (input 0) of `node` when post-training quantization
   /// applies to it (see ImportOptions::observeQuantizable), else empty.
   std::string quantizableActivation(const onnx::NodeProto &node);
+  /// Whether --quantize-exclude names `node` (its op type, its name, or
+  /// for an unnamed node the name nodeName gives it).
+  bool excludedFromQuantization(const onnx::NodeProto &node) const;
   /// The quantized-then-dequantized value of activation `name` (made once).
   /// `name` read through kiln.quantize and kiln.dequantize with uint8
   /// parameters computed at run time (once per tensor).

@@ -760,13 +760,18 @@ std::string GraphImporter::quantizableActivation(const onnx::NodeProto &node) {
       !getElementTypeOrSelf(activation.getType()).isF32() ||
       !getElementTypeOrSelf(weight.getType()).isF32())
     return "";
-  // Unnamed nodes are excluded by the name diagnostics and reports give them.
-  for (const std::string &excluded : options.quantizeExclude)
-    if (excluded == op || excluded == node.name() || excluded == nodeName(node)) {
-      excludedActivations.insert(node.input(0));
-      return "";
-    }
+  if (excludedFromQuantization(node)) {
+    excludedActivations.insert(node.input(0));
+    return "";
+  }
   return node.input(0);
+}
+
+bool GraphImporter::excludedFromQuantization(const onnx::NodeProto &node) const {
+  // Unnamed nodes are excluded by the name diagnostics and reports give them.
+  return llvm::any_of(options.quantizeExclude, [&](const std::string &excluded) {
+    return excluded == node.op_type() || excluded == node.name() || excluded == nodeName(node);
+  });
 }
 
 FailureOr<Value> GraphImporter::fakeQuantized(const std::string &name,
@@ -1278,9 +1283,7 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
     for (const auto &node : graph.node()) {
       if ((node.op_type() != "MatMul" && node.op_type() != "Gemm") || !node.domain().empty())
         continue;
-      if (llvm::any_of(options.quantizeExclude, [&](const std::string &excluded) {
-            return excluded == node.op_type() || excluded == node.name();
-          }))
+      if (excludedFromQuantization(node))
         keep.push_back(builder.getStringAttr(nodeName(node)));
     }
     (*module)->setAttr(kFloatNodesAttr, builder.getArrayAttr(keep));
