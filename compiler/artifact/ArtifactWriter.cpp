@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <set>
+#include <string_view>
 #include <unistd.h>
 
 using namespace kiln::artifact;
@@ -43,14 +44,39 @@ uint64_t kiln::artifact::dtypeSize(DType dtype) {
   return 0;
 }
 
+namespace {
+uint64_t constantKey(const void *data, size_t size) {
+  return std::hash<std::string_view>()(
+             std::string_view(static_cast<const char *>(data), size)) ^
+         (uint64_t(size) * 0x9e3779b97f4a7c15ull);
+}
+} // namespace
+
+std::optional<uint64_t> ArtifactWriter::findConstant(const void *data, size_t size,
+                                                     uint64_t key) const {
+  auto [begin, end] = constantIndex_.equal_range(key);
+  for (auto it = begin; it != end; ++it) {
+    const Constant &c = constants_[it->second];
+    if (c.size == size && (size == 0 || std::memcmp(c.data, data, size) == 0))
+      return c.offset;
+  }
+  return std::nullopt;
+}
+
 uint64_t ArtifactWriter::addConstant(const void *data, size_t size) {
+  uint64_t key = constantKey(data, size);
+  if (std::optional<uint64_t> offset = findConstant(data, size, key))
+    return *offset;
   uint64_t offset = format::alignUp(constantsSize_);
+  constantIndex_.emplace(key, constants_.size());
   constants_.push_back({data, offset, size});
   constantsSize_ = offset + size;
   return offset;
 }
 
 uint64_t ArtifactWriter::addConstantCopy(const void *data, size_t size) {
+  if (std::optional<uint64_t> offset = findConstant(data, size, constantKey(data, size)))
+    return *offset;
   ownedConstants_.emplace_back(static_cast<const char *>(data), size);
   return addConstant(ownedConstants_.back().data(), size);
 }
@@ -90,15 +116,24 @@ bool ArtifactWriter::validate(std::string &error) const {
     error = message;
     return false;
   };
-  std::vector<uint64_t> inputBytes, outputBytes;
-  for (int output = 0; output < 2; ++output) {
-    const auto &tensors = output ? outputs_ : inputs_;
+  // The tensors of the model, or of a program (`prefix`) that has its own:
+  // those must have the model's names, dtypes, ranks and extent axes.
+  auto checkTensors = [&](const std::vector<TensorDesc> &tensors, bool output,
+                          const std::string &prefix, std::vector<uint64_t> &byteSizes) {
     const char *what = output ? "output" : "input";
+    const std::vector<TensorDesc> &model = output ? outputs_ : inputs_;
     std::set<std::string> names;
+    if (&tensors != &model && tensors.size() != model.size())
+      return fail(prefix + "has " + std::to_string(tensors.size()) + " " + what +
+                  "s, the model " + std::to_string(model.size()));
     for (size_t i = 0; i < tensors.size(); ++i) {
       const TensorDesc &t = tensors[i];
-      std::string item = std::string(what) + " " + std::to_string(i) + " ('" +
-                         t.name + "')";
+      std::string item = prefix + what + " " + std::to_string(i) + " ('" + t.name + "')";
+      if (&tensors != &model &&
+          (t.name != model[i].name || t.dtype != model[i].dtype ||
+           t.shape.size() != model[i].shape.size() || t.extentAxis != model[i].extentAxis))
+        return fail(item + ": not the model's " + what + " '" + model[i].name +
+                    "' at another shape");
       if (t.name.empty())
         return fail(std::string(what) + " " + std::to_string(i) +
                     " has no name");
@@ -108,14 +143,19 @@ bool ArtifactWriter::validate(std::string &error) const {
       if (!tensorBytes(t, bytes))
         return fail(item + ": unknown dtype, negative dimension or byte size "
                            "overflow");
-      (output ? outputBytes : inputBytes).push_back(bytes);
+      byteSizes.push_back(bytes);
       if (t.extentAxis != -1 &&
           (!output || t.extentAxis < 0 || size_t(t.extentAxis) >= t.shape.size()))
         return fail(item + ": extent axis " + std::to_string(t.extentAxis) +
                     (output ? " is out of range for rank " + std::to_string(t.shape.size())
                             : std::string(" on an input")));
     }
-  }
+    return true;
+  };
+  std::vector<uint64_t> modelInputBytes, modelOutputBytes;
+  if (!checkTensors(inputs_, false, "", modelInputBytes) ||
+      !checkTensors(outputs_, true, "", modelOutputBytes))
+    return false;
   if (outputs_.empty())
     return fail("the model has no outputs");
 
@@ -149,6 +189,14 @@ bool ArtifactWriter::validate(std::string &error) const {
     std::string prefix = "program '" + p.name + "' ";
     if (!programNames.insert(p.name).second)
       return fail(prefix + "is defined twice");
+    std::vector<uint64_t> inputBytes = modelInputBytes, outputBytes = modelOutputBytes;
+    if (!p.inputTensors.empty() || !p.outputTensors.empty()) {
+      inputBytes.clear();
+      outputBytes.clear();
+      if (!checkTensors(p.inputTensors, false, prefix, inputBytes) ||
+          !checkTensors(p.outputTensors, true, prefix, outputBytes))
+        return false;
+    }
     auto checkBinding = [&](const BindingDesc &b,
                             const std::string &item) -> bool {
       if (b.kind == BindingDesc::Arena) {
@@ -351,11 +399,14 @@ std::string ArtifactWriter::buildManifest(int32_t constantsSection) const {
     std::vector<Command> commands;
     for (const CommandDesc &c : p.commands)
       commands.emplace_back(c.op, c.counter, c.index, binding(c.src), binding(c.dst));
+    bool own = !p.inputTensors.empty() || !p.outputTensors.empty();
+    auto inputTensors = own ? tensors(p.inputTensors) : 0;
+    auto outputTensors = own ? tensors(p.outputTensors) : 0;
     programs.push_back(CreateProgram(fbb, name, p.arenaSize, programInputs,
                                      programOutputs, dispatchVector,
                                      extents.empty() ? 0 : fbb.CreateVector(extents),
                                      commands.empty() ? 0 : fbb.CreateVectorOfStructs(commands),
-                                     p.counters));
+                                     p.counters, p.batchSize, inputTensors, outputTensors));
   }
   auto producer = fbb.CreateString(producer_);
   auto options = fbb.CreateString(options_);

@@ -25,7 +25,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kiln::artifact {
@@ -80,6 +82,15 @@ struct CommandDesc {
   BindingDesc src, dst;
 };
 
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  /// Outputs only: the axis whose size the data decides (shape holds its
+  /// upper bound there), or -1.
+  int32_t extentAxis = -1;
+};
+
 struct ProgramDesc {
   std::string name = "main";
   uint64_t arenaSize = 0;
@@ -93,15 +104,13 @@ struct ProgramDesc {
   /// first, with `counters` loop counters.
   std::vector<CommandDesc> commands;
   uint32_t counters = 0;
-};
-
-struct TensorDesc {
-  std::string name;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  /// Outputs only: the axis whose size the data decides (shape holds its
-  /// upper bound there), or -1.
-  int32_t extentAxis = -1;
+  /// The batch bucket the program runs (kiln-compile --batch-sizes), 0 for
+  /// none.
+  uint32_t batchSize = 0;
+  /// The program's own inputs and outputs when they differ from the model's
+  /// (a batch bucket: same names and dtypes, other shapes); empty: the
+  /// model's.
+  std::vector<TensorDesc> inputTensors, outputTensors;
 };
 
 /// Bytes of one element of `dtype` (0 outside the enum).
@@ -110,8 +119,9 @@ uint64_t dtypeSize(DType dtype);
 class ArtifactWriter {
 public:
   /// Appends a constant at the next 64-byte aligned offset of the constants
-  /// section and returns that offset. The bytes are NOT copied: they must
-  /// stay valid until the last writeFile call.
+  /// section and returns that offset; a constant equal (byte for byte) to
+  /// one added before is stored once, and its offset returned. The bytes are
+  /// NOT copied: they must stay valid until the last writeFile call.
   uint64_t addConstant(const void *data, size_t size);
   /// Same, keeping a copy of the bytes.
   uint64_t addConstantCopy(const void *data, size_t size);
@@ -155,6 +165,9 @@ private:
     uint64_t size;
   };
   std::string buildManifest(int32_t constantsSection) const;
+  /// The offset of a stored constant equal to these bytes (`key` is their
+  /// constantKey), if any.
+  std::optional<uint64_t> findConstant(const void *data, size_t size, uint64_t key) const;
 
   std::string producer_, options_, model_;
   std::vector<std::pair<std::string, std::string>> pinnedInputs_;
@@ -162,6 +175,8 @@ private:
   std::vector<CodeObjectDesc> codeObjects_;
   std::vector<ProgramDesc> programs_;
   std::vector<Constant> constants_;
+  /// Index into constants_ by (size, hash of the bytes), for deduplication.
+  std::unordered_multimap<uint64_t, size_t> constantIndex_;
   std::deque<std::string> ownedConstants_;
   uint64_t constantsSize_ = 0;
   bool skipValidation_ = false;

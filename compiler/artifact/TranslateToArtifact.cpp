@@ -18,6 +18,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <unordered_map>
+
 using namespace mlir;
 
 namespace kiln::artifact {
@@ -85,8 +87,12 @@ public:
         programs.push_back(program);
     if (programs.empty())
       return emitError(module.getLoc()) << "the module has no public kiln.program";
-    if (failed(addTensors(programs.front())))
+    if (failed(tensorsOf(programs.front(), modelInputs, modelOutputs)))
       return failure();
+    for (TensorDesc &input : modelInputs)
+      writer.addInput(input);
+    for (TensorDesc &output : modelOutputs)
+      writer.addOutput(output);
     for (ProgramOp program : programs)
       if (failed(addProgram(program)))
         return failure();
@@ -100,7 +106,10 @@ public:
   }
 
 private:
-  LogicalResult addTensors(ProgramOp program) {
+  /// The inputs and outputs of a public program, as the artifact records
+  /// them.
+  LogicalResult tensorsOf(ProgramOp program, std::vector<TensorDesc> &inputs,
+                          std::vector<TensorDesc> &outputs) {
     auto desc = [&](Type type, StringRef name, Location loc) -> FailureOr<TensorDesc> {
       auto tensor = cast<RankedTensorType>(type);
       auto dtype = dtypeOf(tensor.getElementType());
@@ -115,7 +124,7 @@ private:
       auto d = desc(type, name ? name.getValue() : "input" + std::to_string(i), program.getLoc());
       if (failed(d))
         return failure();
-      writer.addInput(*d);
+      inputs.push_back(std::move(*d));
     }
     for (auto [i, type] : llvm::enumerate(program.getResultTypes())) {
       if (isExtent(program, i))
@@ -126,7 +135,7 @@ private:
         return failure();
       if (auto extent = program.getResultAttrOfType<DenseI64ArrayAttr>(i, kExtentAttr))
         d->extentAxis = int32_t(extent[0]);
-      writer.addOutput(*d);
+      outputs.push_back(std::move(*d));
     }
     return success();
   }
@@ -144,23 +153,31 @@ private:
   /// Stores the program's constants at the places its plan gave them in
   /// its pool (the pool starts at the next aligned offset of the section),
   /// once per program; returns where the pool starts.
-  FailureOr<uint64_t> constantsOf(ProgramOp program) {
+  /// Where a program's constants are stored: the offset in the constants
+  /// section of each place kiln-plan-memory gave one in the program's pool.
+  /// The writer stores equal constants once, so programs (batch buckets,
+  /// branches) and constants within one share their bytes.
+  using Pool = llvm::DenseMap<uint64_t, uint64_t>;
+
+  FailureOr<const Pool *> constantsOf(ProgramOp program) {
     auto known = pools.find(program);
     if (known != pools.end())
-      return known->second;
-    uint64_t base = (writer.constantsSize() + 63) / 64 * 64;
+      return &known->second;
+    Pool pool;
+    // kiln-plan-memory's layout: each constant at the next 64-byte aligned
+    // place, in program order.
+    uint64_t planned = 0;
     for (auto cst : program.getBody().front().getOps<ConstantOp>()) {
       auto type = cast<RankedTensorType>(cst.getType());
       uint64_t size = storageBytes(type);
+      planned = (planned + 63) / 64 * 64;
       uint64_t offset;
       if (std::optional<ArrayRef<char>> raw = rawConstantBytes(cst.getValue())) {
-        // In place: the blob or attribute lives as long as the context.
         if (raw->size() != size)
           return cst.emitOpError("constant data has ") << raw->size()
                  << " bytes, its type needs " << size;
         offset = writer.addConstant(raw->data(), size);
       } else if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-        // Splats and booleans are stored compactly by MLIR: expand them.
         std::string bytes;
         bytes.reserve(size);
         if (type.getElementType().isInteger(1)) {
@@ -176,23 +193,20 @@ private:
         return cst.emitOpError("weight blob is missing, or the constant kind cannot "
                                "be stored in an artifact");
       }
-      storedAt[cst] = offset - base;
+      storedAt[cst] = planned;
+      pool[planned] = offset;
+      planned += size;
     }
-    pools[program] = base;
-    return base;
+    return &(pools[program] = std::move(pool));
   }
 
-  /// Where a binding of a program whose arena starts `arenaBase` bytes into
-  /// the artifact program's arena and whose constants start at `pool` lives.
-  static BindingDesc place(Attribute attr, uint64_t arenaBase, uint64_t pool) {
+  static BindingDesc place(Attribute attr, uint64_t arenaBase, const Pool &pool) {
     auto binding = cast<BindingAttr>(attr);
     if (binding.getKind() == kiln::BindingKind::Constant)
-      return {BindingDesc::Constant, pool + binding.getOffset(), binding.getSize()};
+      return {BindingDesc::Constant, pool.lookup(binding.getOffset()), binding.getSize()};
     return {BindingDesc::Arena, arenaBase + binding.getOffset(), binding.getSize()};
   }
 
-  /// The pool the plan assumed must be the one written (both place each
-  /// constant at the next 64-byte boundary in program order).
   LogicalResult checkConstant(ProgramOp program, Value value, Attribute attr) {
     auto binding = cast<BindingAttr>(attr);
     if (binding.getKind() != kiln::BindingKind::Constant)
@@ -211,14 +225,29 @@ private:
   LogicalResult addProgram(ProgramOp program) {
     if (!program.isPlanned())
       return program.emitOpError("has no memory plan (run kiln-plan-memory)");
-    FailureOr<uint64_t> pool = constantsOf(program);
+    FailureOr<const Pool *> pool = constantsOf(program);
     if (failed(pool))
       return failure();
     ProgramDesc desc;
     desc.name = program.getSymName().str();
     desc.arenaSize = *program.getArenaSize();
+    if (auto batch = program->getAttrOfType<IntegerAttr>(kBatchSizeAttr))
+      desc.batchSize = uint32_t(batch.getInt());
+    // A batch bucket's shapes differ from the first program's (the model's).
+    if (failed(tensorsOf(program, desc.inputTensors, desc.outputTensors)))
+      return failure();
+    auto sameShapes = [](const std::vector<TensorDesc> &a, const std::vector<TensorDesc> &b) {
+      return llvm::equal(a, b, [](const TensorDesc &x, const TensorDesc &y) {
+        return x.shape == y.shape;
+      });
+    };
+    if (sameShapes(desc.inputTensors, modelInputs) &&
+        sameShapes(desc.outputTensors, modelOutputs)) {
+      desc.inputTensors.clear();
+      desc.outputTensors.clear();
+    }
     for (Attribute attr : program.getInputBindingsAttr())
-      desc.inputs.push_back(place(attr, 0, *pool));
+      desc.inputs.push_back(place(attr, 0, **pool));
     auto ret = cast<ReturnOp>(program.getBody().front().getTerminator());
     for (auto [i, value, attr] :
          llvm::enumerate(ret.getValues(), program.getOutputBindingsAttr())) {
@@ -229,12 +258,12 @@ private:
       if (auto extent = program.getResultAttrOfType<DenseI64ArrayAttr>(i, kExtentAttr))
         desc.extents.push_back(
             {uint32_t(desc.outputs.size()),
-             place(program.getOutputBindingsAttr()[extent[1]], 0, *pool)});
-      desc.outputs.push_back(place(attr, 0, *pool));
+             place(program.getOutputBindingsAttr()[extent[1]], 0, **pool)});
+      desc.outputs.push_back(place(attr, 0, **pool));
     }
     bool controlFlow = false;
     program.walk([&](Operation *op) { controlFlow |= isa<IfOp, LoopOp>(op); });
-    if (failed(emitBody(program, 0, *pool, desc)))
+    if (failed(emitBody(program, 0, **pool, desc)))
       return failure();
     if (!controlFlow)
       desc.commands.clear(); // the dispatches in order say the same
@@ -246,7 +275,7 @@ private:
   /// loop body laid out `arenaBase` bytes into its arena) appended to
   /// `desc`: a Dispatch per launch, and the copies, jumps and counters of
   /// its kiln.if and kiln.loop ops around their sub-programs' commands.
-  LogicalResult emitBody(ProgramOp program, uint64_t arenaBase, uint64_t pool,
+  LogicalResult emitBody(ProgramOp program, uint64_t arenaBase, const Pool &pool,
                          ProgramDesc &desc) {
     auto command = [&](CommandOp op) -> CommandDesc & {
       desc.commands.push_back({});
@@ -260,7 +289,7 @@ private:
       c.src = src;
       c.dst = dst;
     };
-    auto places = [&](ArrayAttr attrs, uint64_t base, uint64_t constants) {
+    auto places = [&](ArrayAttr attrs, uint64_t base, const Pool &constants) {
       std::vector<BindingDesc> list;
       for (Attribute attr : attrs)
         list.push_back(place(attr, base, constants));
@@ -270,10 +299,11 @@ private:
     // its commands, its outputs copied out to `results`.
     auto call = [&](Operation *op, FlatSymbolRefAttr name, ArrayRef<BindingDesc> operands,
                     ArrayRef<BindingDesc> results, uint64_t scratch) -> LogicalResult {
-      FailureOr<std::pair<ProgramOp, uint64_t>> sub = subProgram(op, name);
+      FailureOr<std::pair<ProgramOp, const Pool *>> sub = subProgram(op, name);
       if (failed(sub))
         return failure();
-      auto [branch, subPool] = *sub;
+      auto [branch, subPoolPtr] = *sub;
+      const Pool &subPool = *subPoolPtr;
       for (auto [src, dst] :
            llvm::zip(operands, places(branch.getInputBindingsAttr(), scratch, subPool)))
         copy(src, dst);
@@ -325,10 +355,11 @@ private:
         BindingDesc cond{BindingDesc::Arena, scratch + scratchAttr.getSize() - 64, 1};
         size_t carried = loop.getInit().size();
         uint32_t counter = desc.counters++;
-        FailureOr<std::pair<ProgramOp, uint64_t>> sub = subProgram(loop, loop.getBodyAttr());
+        FailureOr<std::pair<ProgramOp, const Pool *>> sub = subProgram(loop, loop.getBodyAttr());
         if (failed(sub))
           return failure();
-        auto [body, bodyPool] = *sub;
+        auto [body, bodyPoolPtr] = *sub;
+        const Pool &bodyPool = *bodyPoolPtr;
         std::vector<BindingDesc> in = places(body.getInputBindingsAttr(), scratch, bodyPool);
         std::vector<BindingDesc> out = places(body.getOutputBindingsAttr(), scratch, bodyPool);
         // The state: the condition in the scratch's last bytes, the carried
@@ -386,19 +417,19 @@ private:
 
   /// The planned program `name` that control-flow op `op` runs, and where
   /// its constants start.
-  FailureOr<std::pair<ProgramOp, uint64_t>> subProgram(Operation *op, FlatSymbolRefAttr name) {
+  FailureOr<std::pair<ProgramOp, const Pool *>> subProgram(Operation *op, FlatSymbolRefAttr name) {
     auto sub = module.lookupSymbol<ProgramOp>(name);
     if (!sub || !sub.isPlanned())
       return op->emitOpError() << "runs '" << name.getValue()
                                << "', which is not a planned kiln.program";
-    FailureOr<uint64_t> pool = constantsOf(sub);
+    FailureOr<const Pool *> pool = constantsOf(sub);
     if (failed(pool))
       return failure();
     return std::make_pair(sub, *pool);
   }
 
   /// emitBody for a sub-program `op` runs, at most kMaxDepth deep.
-  LogicalResult emitNested(Operation *op, ProgramOp sub, uint64_t arenaBase, uint64_t pool,
+  LogicalResult emitNested(Operation *op, ProgramOp sub, uint64_t arenaBase, const Pool &pool,
                            ProgramDesc &desc) {
     if (depth == kMaxDepth)
       return op->emitOpError() << "nests control flow more than " << kMaxDepth << " deep";
@@ -409,7 +440,7 @@ private:
   }
 
   LogicalResult addDispatch(ProgramOp program, LaunchOp launch, uint64_t arenaBase,
-                            uint64_t pool, ProgramDesc &desc) {
+                            const Pool &pool, ProgramDesc &desc) {
     auto kernel = kernelIndex.find(launch.getCallee());
     if (kernel == kernelIndex.end())
       return launch.emitOpError("launches '") << launch.getCallee()
@@ -479,9 +510,12 @@ private:
   ArtifactWriter writer;
   std::vector<ExecutableOp> executables;
   llvm::StringMap<unsigned> kernelIndex;
-  // Each program's constant pool (once, however often it is run) and where
-  // each constant was stored in its pool.
-  llvm::DenseMap<Operation *, uint64_t> pools;
+  // Each program's constant pool (once, however often it is run; nodes stay
+  // put, so a pool outlives the insertion of a sub-program's) and where each
+  // constant was planned in its pool.
+  std::unordered_map<Operation *, Pool> pools;
+  // The first public program's inputs and outputs: the model's.
+  std::vector<TensorDesc> modelInputs, modelOutputs;
   llvm::DenseMap<Operation *, uint64_t> storedAt;
   // Sub-programs nest at most this deep (the verifier rules out cycles only
   // through the symbol table; this also bounds the flattened size).

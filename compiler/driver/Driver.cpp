@@ -367,35 +367,101 @@ FailureOr<std::vector<TargetSpec>> parseTargets(llvm::StringRef list, std::strin
   return targets;
 }
 
-LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compileOptions,
+namespace {
+
+/// Renames the symbols of one bucket's dispatch-level module (see
+/// compileBuckets) so that they cannot collide with another bucket's.
+void renameBucket(ModuleOp module, int64_t batchSize) {
+  std::string suffix = "_b" + std::to_string(batchSize);
+  MLIRContext *ctx = module.getContext();
+  for (auto executable : llvm::make_early_inc_range(module.getOps<ExecutableOp>())) {
+    std::string name = (executable.getSymName() + suffix).str();
+    for (VariantOp variant : executable.getOps<VariantOp>()) {
+      ExportOp exp = variant.getExport();
+      if (auto kernel = variant.getInnerModule().lookupSymbol<func::FuncOp>(exp.getKernel()))
+        SymbolTable::setSymbolName(kernel, name);
+      exp.setKernelAttr(FlatSymbolRefAttr::get(ctx, name));
+    }
+    (void)SymbolTable::replaceAllSymbolUses(executable, StringAttr::get(ctx, name), module);
+    SymbolTable::setSymbolName(executable, name);
+  }
+  for (ProgramOp program : llvm::make_early_inc_range(module.getOps<ProgramOp>())) {
+    std::string name = program.isPrivate() ? (program.getSymName() + suffix).str()
+                                           : "batch_" + std::to_string(batchSize);
+    if (!program.isPrivate())
+      program->setAttr(kBatchSizeAttr, IntegerAttr::get(IntegerType::get(ctx, 64), batchSize));
+    (void)SymbolTable::replaceAllSymbolUses(program, StringAttr::get(ctx, name), module);
+    SymbolTable::setSymbolName(program, name);
+  }
+}
+
+LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
+                                InternalErrors &internal, const std::string &outputPath,
+                                std::vector<StageOutput> &outputs);
+
+} // namespace
+
+LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &options,
                       const std::string &outputPath, std::vector<StageOutput> &outputs) {
+  std::vector<BatchBucket> buckets(1);
+  buckets[0].module = std::move(module);
+  LogicalResult result = compileBuckets(buckets, options, outputPath, outputs);
+  module = std::move(buckets[0].module);
+  return result;
+}
+
+LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
+                             const CompileOptions &compileOptions,
+                             const std::string &outputPath, std::vector<StageOutput> &outputs) {
   CompileOptions options = compileOptions;
   cpu::resolveTarget(options.cpu);
   auto dump = [&](StringRef stage, Operation *ir) {
     if (options.dumpStage)
       options.dumpStage(stage, ir);
   };
-  dump("kiln", *module);
+  ModuleOp module = *buckets.front().module;
+  dump("kiln", module);
   if (options.stopAfter == Stage::Kiln)
     return success();
 
   InternalErrors internal(module->getContext(), options.modelPath);
   internal.stage = "graph passes";
-  if (failed(runPasses(*module, [&](OpPassManager &pm) { buildGraphPipeline(pm, options); })))
-    return failure();
-  dump("dispatch", *module);
+  for (BatchBucket &bucket : buckets)
+    if (failed(runPasses(*bucket.module,
+                         [&](OpPassManager &pm) { buildGraphPipeline(pm, options); })))
+      return failure();
+  if (buckets.size() > 1 || buckets.front().batchSize > 0)
+    for (BatchBucket &bucket : buckets) {
+      renameBucket(*bucket.module, bucket.batchSize);
+      if (*bucket.module != module)
+        module.getBody()->getOperations().splice(module.getBody()->end(),
+                                                 bucket.module->getBody()->getOperations());
+    }
+  return compileDispatches(module, options, internal, outputPath, outputs);
+}
+
+namespace {
+
+LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
+                                InternalErrors &internal, const std::string &outputPath,
+                                std::vector<StageOutput> &outputs) {
+  auto dump = [&](StringRef stage, Operation *ir) {
+    if (options.dumpStage)
+      options.dumpStage(stage, ir);
+  };
+  dump("dispatch", module);
   if (options.stopAfter == Stage::Dispatch)
     return success();
 
   // The kernels' order is the executables' order; every target lowers its
   // own variants, gathered into one module per target (one code object).
   std::vector<std::string> names;
-  for (auto executable : module->getOps<ExecutableOp>())
+  for (auto executable : module.getOps<ExecutableOp>())
     names.push_back(executable.getSymName().str());
   for (const TargetSpec &target : options.targets) {
     StageOutput out;
     out.target = target.name;
-    OwningOpRef<ModuleOp> kernels = gatherVariants(*module, target.name);
+    OwningOpRef<ModuleOp> kernels = gatherVariants(module, target.name);
     internal.stage = "code generation for " + target.name;
     if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
           if (options.testInternalError)
@@ -410,7 +476,7 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
         })))
       return failure();
     dump("linalg-" + target.name, *kernels);
-    if (failed(updateExports(*module, target.name, *kernels)))
+    if (failed(updateExports(module, target.name, *kernels)))
       return failure();
     if (options.stopAfter == Stage::Linalg) {
       out.module = std::move(kernels);
@@ -419,7 +485,7 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
     }
     if (options.stopAfter == Stage::Gpu && !target.gfx)
       continue; // the cpu target has no gpu stage
-    FailureOr<std::vector<ExportOp>> exports = exportsFor(*module, target.name);
+    FailureOr<std::vector<ExportOp>> exports = exportsFor(module, target.name);
     if (failed(exports))
       return failure();
     std::vector<Binary> binaries(target.gfx ? 0 : 1);
@@ -432,19 +498,21 @@ LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &compi
       outputs.push_back(std::move(out));
     else
       for (const Binary &binary : binaries)
-        addBinary(*module, binary);
+        addBinary(module, binary);
   }
   if (options.stopAfter != Stage::Artifact)
     return success();
   internal.stage = "artifact";
-  if (failed(verify(*module)))
+  if (failed(verify(module)))
     return failure();
   internal.active = false; // writing the file: errors name the path
-  dump("artifact", *module);
+  dump("artifact", module);
   artifact::TranslateOptions translate;
   translate.commandLine = options.commandLine;
   translate.model = llvm::sys::path::filename(options.modelPath).str();
-  return artifact::translateToArtifact(*module, translate, outputPath);
+  return artifact::translateToArtifact(module, translate, outputPath);
 }
+
+} // namespace
 
 } // namespace kiln::driver

@@ -63,6 +63,13 @@ struct CompileOptions {
   std::function<void(llvm::StringRef stage, mlir::Operation *ir)> dumpStage;
 };
 
+/// One batch bucket (kiln-compile --batch-sizes): the model imported with
+/// its batch dimension at `batchSize`.
+struct BatchBucket {
+  int64_t batchSize = 0;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
 /// Registers every dialect and interface the pipeline uses.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
@@ -78,6 +85,19 @@ mlir::LogicalResult compile(mlir::OwningOpRef<mlir::ModuleOp> &module,
                             const CompileOptions &options,
                             const std::string &outputPath,
                             std::vector<StageOutput> &outputs);
+
+/// compile() for several batch buckets of one model. Each bucket runs the
+/// graph passes on its own; then their public programs become "batch_N"
+/// (with kBatchSizeAttr), their executables and private programs get the
+/// suffix "_bN", and everything moves into the first bucket's module, which
+/// code generation (one code object per target for all buckets) and the
+/// artifact see as one model. The artifact stores equal constants once, so
+/// the buckets share their weights. On return the first bucket's module
+/// holds the IR of Stage::Kiln (the first bucket) or Dispatch (all).
+mlir::LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
+                                   const CompileOptions &options,
+                                   const std::string &outputPath,
+                                   std::vector<StageOutput> &outputs);
 
 } // namespace kiln::driver
 

@@ -143,16 +143,20 @@ size_t kiln_artifact_output_count(const kiln_artifact_t *artifact) {
   return artifact ? artifact->artifact->outputs().size() : 0;
 }
 
-static kiln_status_t tensorInfo(const kiln_artifact_t *artifact, size_t index,
-                                kiln_tensor_info_t *out, bool output) {
-  const char *function =
-      output ? "kiln_artifact_output_info" : "kiln_artifact_input_info";
+static kiln_status_t tensorInfo(const kiln_artifact_t *artifact, size_t program,
+                                size_t index, kiln_tensor_info_t *out, bool output,
+                                const char *function) {
   if (!artifact)
     return nullArgument(function, "artifact");
   if (!out)
     return nullArgument(function, "out_info");
+  const std::vector<ProgramInterface> &programs = artifact->artifact->programs();
+  if (program >= programs.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("%s: program %zu is out of range (%zu programs)", function,
+                                program, programs.size()));
   const std::vector<TensorInfo> &tensors =
-      output ? artifact->artifact->outputs() : artifact->artifact->inputs();
+      output ? programs[program].outputs : programs[program].inputs;
   if (index >= tensors.size())
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       strFormat("%s: index %zu is out of range (%zu %ss)",
@@ -165,12 +169,29 @@ static kiln_status_t tensorInfo(const kiln_artifact_t *artifact, size_t index,
 kiln_status_t kiln_artifact_input_info(const kiln_artifact_t *artifact,
                                        size_t index,
                                        kiln_tensor_info_t *out_info) {
-  return tensorInfo(artifact, index, out_info, false);
+  return tensorInfo(artifact, 0, index, out_info, false, "kiln_artifact_input_info");
 }
 kiln_status_t kiln_artifact_output_info(const kiln_artifact_t *artifact,
                                         size_t index,
                                         kiln_tensor_info_t *out_info) {
-  return tensorInfo(artifact, index, out_info, true);
+  return tensorInfo(artifact, 0, index, out_info, true, "kiln_artifact_output_info");
+}
+kiln_status_t kiln_artifact_program_input_info(const kiln_artifact_t *artifact,
+                                               size_t program, size_t index,
+                                               kiln_tensor_info_t *out_info) {
+  return tensorInfo(artifact, program, index, out_info, false,
+                    "kiln_artifact_program_input_info");
+}
+kiln_status_t kiln_artifact_program_output_info(const kiln_artifact_t *artifact,
+                                                size_t program, size_t index,
+                                                kiln_tensor_info_t *out_info) {
+  return tensorInfo(artifact, program, index, out_info, true,
+                    "kiln_artifact_program_output_info");
+}
+uint32_t kiln_artifact_program_batch_size(const kiln_artifact_t *artifact, size_t index) {
+  if (!artifact || index >= artifact->artifact->programs().size())
+    return 0;
+  return artifact->artifact->programs()[index].batchSize;
 }
 
 int64_t kiln_artifact_output_extent_axis(const kiln_artifact_t *artifact,
@@ -328,6 +349,10 @@ kiln_status_t kiln_session_create(kiln_device_t *device,
 
 void kiln_session_retain(kiln_session_t *session) { retain(session); }
 void kiln_session_release(kiln_session_t *session) { release(session); }
+
+size_t kiln_session_program_index(const kiln_session_t *session) {
+  return session ? session->session->programIndex() : 0;
+}
 
 kiln_status_t kiln_session_run(kiln_session_t *session,
                                const kiln_tensor_t *inputs,

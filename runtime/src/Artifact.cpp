@@ -340,20 +340,30 @@ kiln_status_t Artifact::validateManifest() {
 }
 
 kiln_status_t Artifact::validateTensors(bool outputs) {
-  const char *what = outputs ? "output" : "input";
   auto *infos = outputs ? manifest_->outputs() : manifest_->inputs();
-  std::vector<TensorInfo> &result = outputs ? outputs_ : inputs_;
-  size_t count = infos ? infos->size() : 0;
-  if (outputs && count == 0)
+  if (outputs && (!infos || infos->size() == 0))
     return invalid("manifest: the model has no outputs");
+  return readTensors(infos, outputs, "", outputs ? outputs_ : inputs_);
+}
+
+kiln_status_t Artifact::readTensors(
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorInfo>> *infos, bool outputs,
+    const std::string &prefix, std::vector<TensorInfo> &result) {
+  const char *what = outputs ? "output" : "input";
+  size_t count = infos ? infos->size() : 0;
+  // A program's own tensors are the model's at other shapes.
+  const std::vector<TensorInfo> *model = prefix.empty() ? nullptr : outputs ? &outputs_ : &inputs_;
+  if (model && count != model->size())
+    return invalid(strFormat("%shas %zu %ss, the model %zu", prefix.c_str(), count, what,
+                             model->size()));
   std::set<std::string> names;
   for (size_t i = 0; i < count; ++i) {
     const fb::TensorInfo *info = infos->Get(i);
     TensorInfo t;
     t.name = str(info->name());
     if (t.name.empty())
-      return invalid(strFormat("%s %zu has no name", what, i));
-    std::string item = strFormat("%s %zu ('%s')", what, i, t.name.c_str());
+      return invalid(strFormat("%s%s %zu has no name", prefix.c_str(), what, i));
+    std::string item = strFormat("%s%s %zu ('%s')", prefix.c_str(), what, i, t.name.c_str());
     if (!names.insert(t.name).second)
       return invalid(item + ": the name is used twice");
     if (!elementsAligned(info->shape()))
@@ -385,6 +395,13 @@ kiln_status_t Artifact::validateTensors(bool outputs) {
                                          item.c_str(), axis, t.shape.size())
                              : item + ": an input cannot have an extent axis");
     t.extentAxis = axis;
+    if (model) {
+      const TensorInfo &m = (*model)[i];
+      if (t.name != m.name || t.dtype != m.dtype || t.shape.size() != m.shape.size() ||
+          t.extentAxis != m.extentAxis)
+        return invalid(strFormat("%s: not the model's %s '%s' at another shape", item.c_str(),
+                                 what, m.name.c_str()));
+    }
     result.push_back(std::move(t));
   }
   return nullptr;
@@ -446,6 +463,16 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
           : strFormat("program '%s' ", str(program->name()));
   uint64_t arenaSize = program->arena_size();
   uint64_t constantsSize = this->constantsSize();
+  ProgramInterface interface;
+  interface.batchSize = program->batch_size();
+  if (program->input_tensors() || program->output_tensors()) {
+    std::string own = prefix.empty() ? strFormat("program '%s' ", str(program->name())) : prefix;
+    KILN_RETURN_IF_ERROR(readTensors(program->input_tensors(), false, own, interface.inputs));
+    KILN_RETURN_IF_ERROR(readTensors(program->output_tensors(), true, own, interface.outputs));
+  } else {
+    interface.inputs = inputs_;
+    interface.outputs = outputs_;
+  }
 
   auto checkBinding = [&](const fb::Binding *binding,
                           const std::string &item) -> kiln_status_t {
@@ -478,7 +505,7 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
   auto checkInterface = [&](bool outputs) -> kiln_status_t {
     const char *what = outputs ? "output" : "input";
     auto *bindings = outputs ? program->outputs() : program->inputs();
-    const std::vector<TensorInfo> &tensors = outputs ? outputs_ : inputs_;
+    const std::vector<TensorInfo> &tensors = outputs ? interface.outputs : interface.inputs;
     size_t count = bindings ? bindings->size() : 0;
     if (!elementsAligned(bindings))
       return invalid(strFormat("%s%s bindings are misaligned in the manifest",
@@ -548,7 +575,9 @@ kiln_status_t Artifact::validateProgram(size_t index, size_t kernelCount) {
         KILN_RETURN_IF_ERROR(checkBinding(
             bindings->Get(b), strFormat("%s binding %zu", item.c_str(), b)));
   }
-  return validateCommands(*program, prefix, count, checkBinding);
+  KILN_RETURN_IF_ERROR(validateCommands(*program, prefix, count, checkBinding));
+  programs_.push_back(std::move(interface));
+  return nullptr;
 }
 
 kiln_status_t Artifact::validateCommands(
@@ -677,6 +706,13 @@ int Artifact::findCodeObject(const std::string &target) const {
     return -1;
   for (size_t i = 0; i < objects->size(); ++i)
     if (target == str(objects->Get(i)->target()))
+      return int(i);
+  return -1;
+}
+
+int Artifact::findBatchProgram(uint32_t batchSize) const {
+  for (size_t i = 0; i < programs_.size(); ++i)
+    if (programs_[i].batchSize == batchSize)
       return int(i);
   return -1;
 }

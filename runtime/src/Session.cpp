@@ -74,9 +74,29 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
                       a.name() + ": no program named '" + options.program +
                           "' (the artifact has: " + names + ")");
   }
+  if (options.batch_size != 0) {
+    int bucket = a.findBatchProgram(options.batch_size);
+    if (bucket < 0 || (options.program && bucket != programIndex)) {
+      std::string sizes;
+      for (const ProgramInterface &p : a.programs())
+        if (p.batchSize)
+          sizes += (sizes.empty() ? "" : ", ") + std::to_string(p.batchSize);
+      return makeStatus(
+          KILN_STATUS_INVALID_ARGUMENT,
+          a.name() + ": " +
+              (bucket < 0 ? strFormat("no program for batch size %u", options.batch_size)
+                          : strFormat("program '%s' does not run batch size %u",
+                                      options.program, options.batch_size)) +
+              (sizes.empty() ? std::string(" (it was compiled without --batch-sizes)")
+                             : " (its batch sizes: " + sizes + ")"));
+    }
+    programIndex = bucket;
+  }
+  session->programIndex_ = size_t(programIndex);
   const fb::Program *program =
       programs->Get(flatbuffers::uoffset_t(programIndex));
   session->program_ = program;
+  session->interface_ = &a.programs()[size_t(programIndex)];
   // The validator checked one extent per output with an extent axis.
   for (size_t i = 0; i < a.outputs().size(); ++i)
     if (a.outputs()[i].extentAxis >= 0)
@@ -182,7 +202,7 @@ kiln_status_t Session::loadHost(int codeObject) {
 kiln_status_t Session::checkInputs(
     const kiln_tensor_t *inputs, size_t inputCount,
     std::vector<const kiln_tensor_t *> &byModelIndex) const {
-  const std::vector<TensorInfo> &expected = artifact_->inputs();
+  const std::vector<TensorInfo> &expected = interface_->inputs;
   auto invalid = [](const std::string &message) {
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, message);
   };
@@ -240,7 +260,7 @@ kiln_status_t Session::checkInputs(
 
 kiln_status_t Session::checkOutputs(const kiln_tensor_t *outputs,
                                     size_t outputCount) const {
-  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  const std::vector<TensorInfo> &expected = interface_->outputs;
   if (outputCount != expected.size())
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       strFormat("%zu output buffers given, the model has %zu "
@@ -280,7 +300,7 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
   else
     KILN_RETURN_IF_ERROR(runHost(byModelIndex, outputs));
 
-  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  const std::vector<TensorInfo> &expected = interface_->outputs;
   for (size_t i = 0; i < outputCount; ++i) {
     const TensorInfo &e = expected[i];
     kiln_tensor_t &t = outputs[i];
@@ -296,7 +316,7 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
 }
 
 kiln_status_t Session::applyExtents(kiln_tensor_t *outputs) {
-  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  const std::vector<TensorInfo> &expected = interface_->outputs;
   for (size_t k = 0; k < extentOutputs_.size(); ++k) {
     size_t i = extentOutputs_[k];
     const TensorInfo &e = expected[i];
@@ -428,7 +448,7 @@ kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
       KILN_RETURN_IF_ERROR(runDispatch(i));
   }
 
-  const std::vector<TensorInfo> &expected = artifact_->outputs();
+  const std::vector<TensorInfo> &expected = interface_->outputs;
   for (size_t i = 0; i < expected.size(); ++i)
     if (expected[i].byteSize != 0)
       std::memcpy(outputs[i].data, outputAddresses_[i],

@@ -38,6 +38,7 @@ public:
   kiln_status_t run(const kiln_tensor_t *inputs, size_t inputCount,
                     kiln_tensor_t *outputs, size_t outputCount);
 
+  size_t programIndex() const { return programIndex_; }
   size_t dispatchCount() const { return dispatches_.size(); }
   kiln_status_t dispatchInfo(size_t index, kiln_dispatch_info_t &out) const;
   kiln_status_t profile(uint64_t *runCount, uint64_t *dispatchNs,
@@ -82,6 +83,9 @@ private:
   kiln_artifact_s *artifactHandle_ = nullptr;
   const Artifact *artifact_ = nullptr;
   const kiln::artifact::Program *program_ = nullptr;
+  /// The program's inputs and outputs (the model's at its batch bucket's shapes).
+  const ProgramInterface *interface_ = nullptr;
+  size_t programIndex_ = 0;
   const kiln::artifact::CodeObject *codeObject_ = nullptr;
   std::unique_ptr<CpuModule> module_;
   std::unique_ptr<HipProgram> hip_; // on a hip device, instead of the rest

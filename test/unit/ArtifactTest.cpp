@@ -732,3 +732,94 @@ TEST(ArtifactManifest, CodeObjectSectionKind) {
   EXPECT_EQ(openError(bytes), "test.kiln: code object 0 ('cpu'): section 1 "
                               "is a constants section");
 }
+
+//===----------------------------------------------------------------------===//
+// Batch buckets: programs with their own shapes, constants stored once
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The add model plus a program "batch_2" running it at [2, 8].
+ArtifactWriter addBatchBuckets(const std::function<void(ProgramDesc &)> &edit = nullptr) {
+  ArtifactWriter writer = addModel([](ProgramDesc &p) {
+    p.name = "batch_4";
+    p.batchSize = 4;
+  });
+  ProgramDesc two;
+  two.name = "batch_2";
+  two.batchSize = 2;
+  two.arenaSize = 192;
+  two.inputs = {{BindingDesc::Arena, 0, 64}, {BindingDesc::Arena, 64, 64}};
+  two.outputs = {{BindingDesc::Arena, 128, 64}};
+  two.inputTensors = {{"x", DType::F32, {2, 8}}, {"y", DType::F32, {2, 8}}};
+  two.outputTensors = {{"z", DType::F32, {2, 8}}};
+  DispatchDesc add;
+  add.bindings = {two.inputs[0], two.inputs[1], two.outputs[0]};
+  two.dispatches.push_back(add);
+  if (edit)
+    edit(two);
+  writer.addProgram(two);
+  return writer;
+}
+} // namespace
+
+TEST(ArtifactWriter, StoresEqualConstantsOnce) {
+  ArtifactWriter writer = addModel();
+  std::vector<unsigned char> a(100, 7), b(100, 7), c(100, 7);
+  c[99] = 8;
+  uint64_t first = writer.addConstant(a.data(), a.size());
+  uint64_t size = writer.constantsSize();
+  EXPECT_EQ(writer.addConstant(b.data(), b.size()), first);
+  EXPECT_EQ(writer.addConstantCopy(b.data(), b.size()), first);
+  EXPECT_EQ(writer.constantsSize(), size);
+  // One byte differs, or a prefix: stored apart.
+  uint64_t other = writer.addConstant(c.data(), c.size());
+  uint64_t prefix = writer.addConstant(a.data(), 99);
+  EXPECT_NE(other, first);
+  EXPECT_NE(prefix, first);
+  EXPECT_NE(prefix, other);
+  std::unique_ptr<rt::Artifact> artifact = openOk(writeBytes(writer));
+  ASSERT_TRUE(artifact);
+  EXPECT_EQ(artifact->constants()[first + 99], 7);
+  EXPECT_EQ(artifact->constants()[other + 99], 8);
+}
+
+TEST(ArtifactManifest, BatchBuckets) {
+  std::unique_ptr<rt::Artifact> a = openOk(writeBytes(addBatchBuckets()));
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->programs().size(), 2u);
+  EXPECT_EQ(a->programs()[0].batchSize, 4u);
+  EXPECT_EQ(a->programs()[1].batchSize, 2u);
+  EXPECT_EQ(a->programs()[0].inputs[0].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(a->programs()[1].inputs[1].shape, (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(a->programs()[1].outputs[0].byteSize, 64u);
+  EXPECT_EQ(a->findBatchProgram(2), 1);
+  EXPECT_EQ(a->findBatchProgram(4), 0);
+  EXPECT_EQ(a->findBatchProgram(3), -1);
+  // The model's tensors are program 0's.
+  EXPECT_EQ(a->inputs()[0].shape, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(ArtifactManifest, BatchBucketTensorsMustBeTheModels) {
+  struct Case {
+    std::function<void(ProgramDesc &)> edit;
+    const char *message;
+  } cases[] = {
+      {[](ProgramDesc &p) { p.inputTensors[1].name = "w"; },
+       "program 'batch_2' input 1 ('w'): not the model's input 'y' at another shape"},
+      {[](ProgramDesc &p) { p.outputTensors[0].dtype = DType::F16; },
+       "program 'batch_2' output 0 ('z'): not the model's output 'z' at another shape"},
+      {[](ProgramDesc &p) { p.inputTensors[0].shape = {16}; },
+       "program 'batch_2' input 0 ('x'): not the model's input 'x' at another shape"},
+      {[](ProgramDesc &p) { p.inputTensors.pop_back(); },
+       "program 'batch_2' has 1 inputs, the model 2"},
+      // The bindings are checked against the program's own sizes.
+      {[](ProgramDesc &p) { p.inputs[0].size = 128; },
+       "program 'batch_2' input 0 ('x'): binding size 128 does not match the tensor's 64 bytes"},
+  };
+  for (const Case &c : cases) {
+    std::string error;
+    EXPECT_FALSE(addBatchBuckets(c.edit).validate(error));
+    EXPECT_THAT(error, HasSubstr(c.message));
+    EXPECT_THAT(openError(writeUnchecked(addBatchBuckets(c.edit))), HasSubstr(c.message));
+  }
+}

@@ -35,6 +35,8 @@ const char *const kUsage =
     "                       or emu:GFX, a gfx chip emulated on the CPU\n"
     "                       (gfx942, gfx950, gfx1100, gfx1201, gfx1250;\n"
     "                       needs a model compiled with --emulation)\n"
+    "  --batch=N            time the program of batch bucket N (a model\n"
+    "                       compiled with --batch-sizes; default: the first)\n"
     "  --threads=N          worker threads including the caller\n"
     "                       (default: 0 = one per available CPU)\n"
     "  --warmup=W           untimed runs first (default: 3)\n"
@@ -57,6 +59,7 @@ struct Options {
   std::string model;
   std::string device = "cpu";
   uint64_t threads = 0;
+  uint64_t batch = 0;
   uint64_t warmup = 3;
   uint64_t iterations = 0; // 0: use minTime
   double minTime = 1.0;
@@ -86,6 +89,8 @@ Options parseArguments(int argc, char **argv) {
     } else if (support::flagValue(arg, "--device=", options.device)) {
     } else if (support::flagValue(arg, "--threads=", text)) {
       count(text, options.threads, 0, 1024, "--threads");
+    } else if (support::flagValue(arg, "--batch=", text)) {
+      count(text, options.batch, 1, 65536, "--batch");
     } else if (support::flagValue(arg, "--warmup=", text)) {
       count(text, options.warmup, 0, 1000000, "--warmup");
     } else if (support::flagValue(arg, "--iterations=", text)) {
@@ -178,13 +183,14 @@ int main(int argc, char **argv) {
   kiln_session_options_t sessionOptions;
   kiln_session_options_init(&sessionOptions);
   sessionOptions.enable_profiling = 1;
+  sessionOptions.batch_size = uint32_t(options.batch);
   Session session;
   status = Session::create(device, artifact, &sessionOptions, session);
   if (!status.ok())
     fatal(status.message());
 
   std::vector<Tensor> inputs;
-  std::vector<kiln_tensor_info_t> modelInputs = artifact.inputs();
+  std::vector<kiln_tensor_info_t> modelInputs = session.inputs();
   for (const auto &[name, path] : options.inputFiles)
     if (std::none_of(modelInputs.begin(), modelInputs.end(),
                      [&](const kiln_tensor_info_t &m) { return name == m.name; }))
@@ -209,7 +215,7 @@ int main(int argc, char **argv) {
   for (const Tensor &t : inputs)
     views.push_back(t.view());
   // Output buffers are allocated once so the loop times only the run.
-  std::vector<kiln_tensor_info_t> outputInfos = artifact.outputs();
+  std::vector<kiln_tensor_info_t> outputInfos = session.outputs();
   std::vector<std::vector<unsigned char>> outputStorage(outputInfos.size());
   std::vector<kiln_tensor_t> outputs(outputInfos.size());
   for (size_t i = 0; i < outputInfos.size(); ++i) {

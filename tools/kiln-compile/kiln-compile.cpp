@@ -121,6 +121,13 @@ static cl::list<std::string> absentInputs(
     cl::desc("A graph input that is an optional is compiled without its element "
              "(repeatable; without it the element is an input of the same name)"),
     cl::value_desc("NAME"), cl::cat(kilnCategory));
+static cl::opt<std::string> batchSizes(
+    "batch-sizes",
+    cl::desc("Compile one program per batch bucket, e.g. --batch-sizes=1,4,16,64: dimension "
+             "0 of every input takes each size (the model must leave it dynamic); the "
+             "programs share one copy of the weights, and kiln-run, kiln-bench and kiln-serve "
+             "pick one by batch size"),
+    cl::value_desc("N[,N...]"), cl::cat(kilnCategory));
 static cl::opt<bool> elideWeights(
     "elide-weights",
     cl::desc("Print weight blobs as __elided__ (default: on for stdout, off "
@@ -183,6 +190,23 @@ static cl::opt<bool> noChecker("no-onnx-checker",
                                cl::desc("Skip libonnx's model checker"),
                                cl::cat(kilnCategory));
 
+/// Parses "1,4,16,64" into ascending distinct positive sizes; returns an
+/// error message, or an empty string.
+static std::string parseBatchSizes(llvm::StringRef list, std::vector<int64_t> &sizes) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  list.split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    int64_t size = 0;
+    if (part.trim().getAsInteger(10, size) || size < 1 || size > 65536)
+      return "'" + part.str() + "' is not a batch size (a whole number from 1 to 65536)";
+    if (llvm::is_contained(sizes, size))
+      return "batch size " + std::to_string(size) + " is given twice";
+    sizes.push_back(size);
+  }
+  llvm::sort(sizes);
+  return "";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
@@ -220,6 +244,22 @@ int main(int argc, char **argv) {
   }
   for (const std::string &name : absentInputs)
     options.absentInputs[name] = true;
+  std::vector<int64_t> buckets;
+  if (batchSizes.getNumOccurrences()) {
+    std::string message = parseBatchSizes(batchSizes, buckets);
+    if (!message.empty()) {
+      llvm::errs() << "kiln-compile: error: --batch-sizes=" << batchSizes << ": " << message
+                   << "\n";
+      return 1;
+    }
+    if (llvm::StringRef(inputFile).ends_with(".mlir")) {
+      llvm::errs() << "kiln-compile: error: --batch-sizes needs an ONNX model, not a .mlir "
+                      "file\n";
+      return 1;
+    }
+    // Import (and calibration) start at the smallest bucket.
+    options.batchSize = buckets.front();
+  }
 
   Stage stage = emit.getNumOccurrences() ? emit.getValue()
                                          : (targets.empty() ? Stage::Kiln : Stage::Artifact);
@@ -448,7 +488,26 @@ int main(int argc, char **argv) {
         next(stage, ir);
     };
   std::vector<kiln::driver::StageOutput> outputs;
-  if (failed(kiln::driver::compile(module, compileOptions, outputFile, outputs)))
+  std::vector<kiln::driver::BatchBucket> bucketModules(1);
+  bucketModules[0].module = std::move(module);
+  if (!buckets.empty()) {
+    bucketModules[0].batchSize = buckets.front();
+    for (int64_t batch : llvm::drop_begin(buckets)) {
+      options.batchSize = batch;
+      OwningOpRef<ModuleOp> bucket = kiln::onnx_import::importOnnxFile(context, inputFile, options);
+      if (!bucket || failed(verify(*bucket))) {
+        llvm::errs() << inputFile << ": note: importing the model at batch size " << batch
+                     << " (--batch-sizes)\n";
+        return 1;
+      }
+      bucketModules.push_back({batch, std::move(bucket)});
+    }
+    options.batchSize = buckets.front();
+  }
+  LogicalResult compiled =
+      kiln::driver::compileBuckets(bucketModules, compileOptions, outputFile, outputs);
+  module = std::move(bucketModules[0].module);
+  if (failed(compiled))
     return 1;
   if (int4 && outputFile != "-")
     llvm::outs() << "quantization: " << int4Counts->second

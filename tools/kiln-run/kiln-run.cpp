@@ -43,6 +43,9 @@ const char *const kUsage =
     "                           holding the raw bfloat16 bits)\n"
     "  --input=NAME=random      fill input NAME with seeded random values\n"
     "                           (floats in [-1, 1), integers in [0, 4))\n"
+    "  --batch=N                run the program of batch bucket N (a model\n"
+    "                           compiled with --batch-sizes; default: the\n"
+    "                           first program)\n"
     "  --seed=N                 seed for random inputs (default: 0)\n"
     "  --threads=N              worker threads including the caller\n"
     "                           (default: 0 = one per available CPU)\n"
@@ -74,6 +77,7 @@ struct Options {
   std::vector<InputSpec> inputs;
   uint64_t seed = 0;
   uint64_t threads = 0;
+  uint64_t batch = 0;
   std::string outputDir;
   bool bf16AsBits = false;
   bool printInfo = false;
@@ -100,6 +104,10 @@ Options parseArguments(int argc, char **argv) {
     } else if (support::flagValue(arg, "--seed=", text)) {
       if (!support::parseUint64(text, options.seed))
         fatal("--seed: '" + text + "' is not a non-negative integer");
+    } else if (support::flagValue(arg, "--batch=", text)) {
+      if (!support::parseUint64(text, options.batch) || options.batch < 1 ||
+          options.batch > 65536)
+        fatal("--batch: '" + text + "' is not a batch size (1-65536)");
     } else if (support::flagValue(arg, "--threads=", text)) {
       if (!support::parseUint64(text, options.threads) ||
           options.threads > 1024)
@@ -146,19 +154,28 @@ void printInfo(const Artifact &artifact) {
   std::printf("targets: %s\n", targets.empty() ? "none" : targets.c_str());
   std::printf("constants: %" PRIu64 " bytes\n",
               kiln_artifact_constants_size(a));
-  for (size_t i = 0; i < kiln_artifact_program_count(a); ++i)
-    std::printf("program '%s': arena %" PRIu64 " bytes, %zu dispatches\n",
-                kiln_artifact_program_name(a, i), kiln_artifact_arena_size(a, i),
-                kiln_artifact_dispatch_count(a, i));
-  auto print = [](const char *what, const std::vector<kiln_tensor_info_t> &l) {
+  auto print = [](const char *indent, const char *what,
+                  const std::vector<kiln_tensor_info_t> &l) {
     for (const kiln_tensor_info_t &t : l)
-      std::printf("%s %s: %s %s\n", what, t.name, kiln_dtype_name(t.dtype),
+      std::printf("%s%s %s: %s %s\n", indent, what, t.name, kiln_dtype_name(t.dtype),
                   support::shapeString(
                       std::vector<int64_t>(t.shape, t.shape + t.rank))
                       .c_str());
   };
-  print("input", artifact.inputs());
-  print("output", artifact.outputs());
+  for (size_t i = 0; i < kiln_artifact_program_count(a); ++i) {
+    uint32_t batch = kiln_artifact_program_batch_size(a, i);
+    std::printf("program '%s': ", kiln_artifact_program_name(a, i));
+    if (batch)
+      std::printf("batch size %u, ", batch);
+    std::printf("arena %" PRIu64 " bytes, %zu dispatches\n", kiln_artifact_arena_size(a, i),
+                kiln_artifact_dispatch_count(a, i));
+    if (batch) {
+      print("  ", "input", artifact.inputs(i));
+      print("  ", "output", artifact.outputs(i));
+    }
+  }
+  print("", "input", artifact.inputs());
+  print("", "output", artifact.outputs());
 }
 
 /// Creates `path` and missing parents.
@@ -225,13 +242,16 @@ int main(int argc, char **argv) {
   if (!status.ok())
     fatal(status.message());
   Session session;
-  status = Session::create(device, artifact, nullptr, session);
+  kiln_session_options_t sessionOptions;
+  kiln_session_options_init(&sessionOptions);
+  sessionOptions.batch_size = uint32_t(options.batch);
+  status = Session::create(device, artifact, &sessionOptions, session);
   if (!status.ok())
     fatal(status.message());
 
   // Inputs: from files or random; names, dtypes and shapes are checked by
-  // the session (random ones take the model's dtype and shape).
-  std::vector<kiln_tensor_info_t> modelInputs = artifact.inputs();
+  // the session (random ones take the program's dtype and shape).
+  std::vector<kiln_tensor_info_t> modelInputs = session.inputs();
   std::vector<std::pair<std::string, std::string>> pinned = artifact.pinnedInputs();
   std::vector<Tensor> inputs;
   for (const InputSpec &spec : options.inputs) {

@@ -527,10 +527,26 @@ GraphImporter::inputType(const std::string &name, const onnx::TypeProto &type) {
               << "--input-shape=" << name << "=DIMS";
       return failure();
     }
-    return RankedTensorType::get(pinned->second, *element);
+    SmallVector<int64_t> shape(pinned->second);
+    if (options.batchSize > 0 && !shape.empty())
+      shape[0] = options.batchSize;
+    return RankedTensorType::get(shape, *element);
   }
   const auto &dims = tensorType.shape().dim();
   SmallVector<int64_t> shape;
+  if (options.batchSize > 0 && dims.empty()) {
+    error() << "graph input '" << name << "' is a scalar: --batch-sizes needs every input "
+            << "to have a batch dimension (dimension 0)";
+    return failure();
+  }
+  if (options.batchSize > 0 && dims[0].has_dim_value() && dims[0].dim_value() >= 0 &&
+      dims[0].dim_value() != options.batchSize) {
+    error() << "graph input '" << name << "' fixes dimension 0 (the batch) to "
+            << dims[0].dim_value() << ", so it cannot run at batch size " << options.batchSize
+            << "; --batch-sizes needs a model whose inputs leave dimension 0 dynamic "
+            << "(export it with a dynamic batch axis)";
+    return failure();
+  }
   if (pinned != options.inputShapes.end() &&
       (int)pinned->second.size() != dims.size()) {
     error() << "--input-shape for '" << name << "' has rank "
@@ -540,6 +556,10 @@ GraphImporter::inputType(const std::string &name, const onnx::TypeProto &type) {
   }
   for (int d = 0; d < dims.size(); ++d) {
     bool known = dims[d].has_dim_value() && dims[d].dim_value() >= 0;
+    if (d == 0 && options.batchSize > 0) {
+      shape.push_back(options.batchSize);
+      continue;
+    }
     if (pinned != options.inputShapes.end()) {
       int64_t want = pinned->second[d];
       if (known && dims[d].dim_value() != want) {

@@ -36,6 +36,12 @@ struct ImportOptions {
   llvm::StringMap<bool> absentInputs;
   /// Run libonnx's checker on models whose opset it knows (<= 17).
   bool runChecker = true;
+  /// A batch bucket (kiln-compile --batch-sizes): dimension 0 of every graph
+  /// input that is not pinned by --input-value takes this size, over
+  /// --input-shape's. The model must leave that dimension dynamic (or fix it
+  /// to this size): a model that fixes its batch cannot be rebatched. 0: no
+  /// bucket.
+  int64_t batchSize = 0;
 
   /// Post-training quantization (compiler/quantize). A node is quantizable
   /// when it is a Conv, MatMul or Gemm of the main graph whose input 0 is a

@@ -517,6 +517,16 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
                              << value;
     return success();
   }
+  if (name == kBatchSizeAttr) {
+    auto program = dyn_cast<ProgramOp>(op);
+    if (!program || program.isPrivate() || !isI64(value) ||
+        cast<IntegerAttr>(value).getInt() < 1 || cast<IntegerAttr>(value).getInt() > UINT32_MAX)
+      return op->emitError() << "'" << name
+                             << "' must be a positive i64 (below 2^32) on a public "
+                                "kiln.program, not "
+                             << value;
+    return success();
+  }
   return op->emitError() << "unknown kiln attribute '" << name << "'";
 }
 

@@ -31,6 +31,13 @@ struct TensorInfo {
   int32_t extentAxis = -1;
 };
 
+/// What one program takes and returns: the model's inputs and outputs at
+/// the program's shapes (a batch bucket's), and its batch size (0: none).
+struct ProgramInterface {
+  std::vector<TensorInfo> inputs, outputs;
+  uint32_t batchSize = 0;
+};
+
 struct SectionEntry {
   uint32_t kind = 0;
   uint64_t offset = 0;
@@ -53,8 +60,11 @@ public:
 
   const std::string &name() const { return name_; }
   const kiln::artifact::Manifest &manifest() const { return *manifest_; }
+  /// The model's inputs and outputs (those of program 0).
   const std::vector<TensorInfo> &inputs() const { return inputs_; }
   const std::vector<TensorInfo> &outputs() const { return outputs_; }
+  /// Per program, in manifest order.
+  const std::vector<ProgramInterface> &programs() const { return programs_; }
   const std::vector<SectionEntry> &sections() const { return sections_; }
   /// Graph inputs folded to constants at compile time (--input-value): name
   /// and value as written; they are no model inputs.
@@ -73,6 +83,8 @@ public:
   int findCodeObject(const std::string &target) const;
   /// Index of the program named `name` (nullptr: the first), or -1.
   int findProgram(const char *name) const;
+  /// Index of the program of batch bucket `batchSize`, or -1.
+  int findBatchProgram(uint32_t batchSize) const;
 
   /// Manifest strings, "" when absent.
   static const char *str(const flatbuffers::String *s) {
@@ -85,6 +97,11 @@ private:
   kiln_status_t validateHeader();
   kiln_status_t validateManifest();
   kiln_status_t validateTensors(bool outputs);
+  /// Decodes tensor infos into `result`; with a `prefix` (a program's own
+  /// tensors) they must be the model's at other shapes.
+  kiln_status_t readTensors(
+      const flatbuffers::Vector<flatbuffers::Offset<kiln::artifact::TensorInfo>> *infos,
+      bool outputs, const std::string &prefix, std::vector<TensorInfo> &result);
   kiln_status_t validateCodeObjects(size_t &kernelCount);
   kiln_status_t validateProgram(size_t index, size_t kernelCount);
   /// The program's commands (jumps, counters, copies), with `checkBinding`
@@ -108,6 +125,7 @@ private:
   uint32_t manifestSection_ = 0;
   const kiln::artifact::Manifest *manifest_ = nullptr;
   std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<ProgramInterface> programs_;
   std::vector<std::pair<std::string, std::string>> pinned_;
   int constantsSection_ = -1;
 };

@@ -154,10 +154,25 @@ size_t kiln_artifact_target_count(const kiln_artifact_t *artifact);
 const char *kiln_artifact_target(const kiln_artifact_t *artifact,
                                  size_t index); /* NULL if out of range */
 
-/* Programs (one per batch bucket; "main" today). */
+/* Programs: one, "main"; or one per batch bucket ("batch_1", "batch_4", ...
+   for kiln-compile --batch-sizes=1,4,...), sharing the constants. */
 size_t kiln_artifact_program_count(const kiln_artifact_t *artifact);
 const char *kiln_artifact_program_name(const kiln_artifact_t *artifact,
                                        size_t index); /* NULL if out of range */
+/* The batch bucket of program `index`: dimension 0 of each of its inputs.
+   0 for a program without one ("main") and for an index out of range. */
+uint32_t kiln_artifact_program_batch_size(const kiln_artifact_t *artifact,
+                                          size_t index);
+/* The inputs and outputs of program `program`: the model's (same count,
+   order, names, dtypes) at that program's shapes; kiln_artifact_input_info
+   is program 0's. The pointers stay valid while the artifact lives; an index
+   out of range is KILN_STATUS_INVALID_ARGUMENT. */
+kiln_status_t kiln_artifact_program_input_info(const kiln_artifact_t *artifact,
+                                               size_t program, size_t index,
+                                               kiln_tensor_info_t *out_info);
+kiln_status_t kiln_artifact_program_output_info(const kiln_artifact_t *artifact,
+                                                size_t program, size_t index,
+                                                kiln_tensor_info_t *out_info);
 /* Arena bytes of program `index`; 0 if out of range. */
 uint64_t kiln_artifact_arena_size(const kiln_artifact_t *artifact,
                                   size_t index);
@@ -210,10 +225,15 @@ uint32_t kiln_device_thread_count(const kiln_device_t *device);
 typedef struct kiln_session_s kiln_session_t;
 
 typedef struct kiln_session_options_s {
-  /* Program to run by name; NULL runs the first program. */
+  /* Program to run by name; NULL runs the first program (or the one of
+     batch_size). */
   const char *program;
   /* Nonzero: time every dispatch (see kiln_session_profile). */
   int enable_profiling;
+  /* Nonzero: run the program of this batch bucket (with `program` NULL, or
+     naming that program). No such bucket is KILN_STATUS_INVALID_ARGUMENT
+     listing the artifact's. */
+  uint32_t batch_size;
 } kiln_session_options_t;
 
 void kiln_session_options_init(kiln_session_options_t *options);
@@ -232,6 +252,9 @@ kiln_status_t kiln_session_create(kiln_device_t *device,
                                   kiln_session_t **out_session);
 void kiln_session_retain(kiln_session_t *session);
 void kiln_session_release(kiln_session_t *session);
+/* The index of the program the session runs (its inputs and outputs are
+   kiln_artifact_program_input_info's and _output_info's for it). */
+size_t kiln_session_program_index(const kiln_session_t *session);
 
 /* A tensor passed to or returned from a run. */
 typedef struct kiln_tensor_s {
@@ -245,8 +268,8 @@ typedef struct kiln_tensor_s {
 
 /* Runs the program once.
    inputs: every model input exactly once, in any order, matched by name;
-     dtype, shape and byte_size must equal the model's (errors name the input
-     and list the expected names).
+     dtype, shape and byte_size must equal the program's (errors name the
+     input and list the expected names).
    outputs: exactly kiln_artifact_output_count entries; outputs[i] receives
      model output i. The caller sets `data` and `byte_size` (the capacity,
      at least the output's size); on success the runtime sets name, dtype,

@@ -131,11 +131,21 @@ public:
     return status;
   }
 
-  std::vector<kiln_tensor_info_t> inputs() const {
-    return infos(kiln_artifact_input_count(get()), kiln_artifact_input_info);
+  /// The inputs and outputs of program `program` (0: the model's).
+  std::vector<kiln_tensor_info_t> inputs(size_t program = 0) const {
+    return infos(program, kiln_artifact_input_count(get()),
+                 kiln_artifact_program_input_info);
   }
-  std::vector<kiln_tensor_info_t> outputs() const {
-    return infos(kiln_artifact_output_count(get()), kiln_artifact_output_info);
+  std::vector<kiln_tensor_info_t> outputs(size_t program = 0) const {
+    return infos(program, kiln_artifact_output_count(get()),
+                 kiln_artifact_program_output_info);
+  }
+  /// The batch bucket of each program (0 for one without: "main").
+  std::vector<uint32_t> batchSizes() const {
+    std::vector<uint32_t> result;
+    for (size_t i = 0; i < kiln_artifact_program_count(get()); ++i)
+      result.push_back(kiln_artifact_program_batch_size(get(), i));
+    return result;
   }
   /// Graph inputs folded to constants at compile time: (name, value as written).
   std::vector<std::pair<std::string, std::string>> pinnedInputs() const {
@@ -155,12 +165,18 @@ public:
   }
 
 private:
-  using InfoFn = kiln_status_t (*)(const kiln_artifact_t *, size_t,
+  using InfoFn = kiln_status_t (*)(const kiln_artifact_t *, size_t, size_t,
                                    kiln_tensor_info_t *);
-  std::vector<kiln_tensor_info_t> infos(size_t count, InfoFn fn) const {
+  /// Empty for a program out of range.
+  std::vector<kiln_tensor_info_t> infos(size_t program, size_t count, InfoFn fn) const {
     std::vector<kiln_tensor_info_t> result(count);
-    for (size_t i = 0; i < count; ++i)
-      kiln_status_free(fn(get(), i, &result[i])); // cannot fail in range
+    for (size_t i = 0; i < count; ++i) {
+      kiln_status_t status = fn(get(), program, i, &result[i]);
+      if (status) {
+        kiln_status_free(status);
+        return {};
+      }
+    }
     return result;
   }
 };
@@ -199,10 +215,16 @@ public:
     return status;
   }
 
-  /// Runs once; `outputs` is resized and filled with the model's outputs.
+  /// The index of the program the session runs.
+  size_t program() const { return kiln_session_program_index(get()); }
+  /// Its inputs and outputs.
+  std::vector<kiln_tensor_info_t> inputs() const { return artifact_.inputs(program()); }
+  std::vector<kiln_tensor_info_t> outputs() const { return artifact_.outputs(program()); }
+
+  /// Runs once; `outputs` is resized and filled with the program's outputs.
   Status run(const std::vector<kiln_tensor_t> &inputs,
              std::vector<Tensor> &outputs) {
-    std::vector<kiln_tensor_info_t> infos = artifact_.outputs();
+    std::vector<kiln_tensor_info_t> infos = artifact_.outputs(program());
     std::vector<Tensor> results(infos.size());
     std::vector<kiln_tensor_t> buffers(infos.size());
     for (size_t i = 0; i < infos.size(); ++i) {

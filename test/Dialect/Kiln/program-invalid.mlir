@@ -341,3 +341,22 @@ func.func @main(%n: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>, %seq: tensor
   %h = kiln.loop @body(%n, %c, %x) scan(%seq) captures() : (tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %h : tensor<4xf32>
 }
+
+// -----
+
+// kiln.batch_size (a batch bucket of --batch-sizes) is a positive i64 on a
+// public program; a valid one verifies.
+kiln.program @batch_4(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.batch_size = 4 : i64} {
+  kiln.return %x : tensor<4x8xf32>
+}
+// expected-error @+1 {{'kiln.batch_size' must be a positive i64 (below 2^32) on a public kiln.program, not 0 : i64}}
+kiln.program @batch_0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.batch_size = 0 : i64} {
+  kiln.return %x : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.batch_size' must be a positive i64 (below 2^32) on a public kiln.program, not 4 : i64}}
+kiln.program private @branch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.batch_size = 4 : i64} {
+  kiln.return %x : tensor<4x8xf32>
+}

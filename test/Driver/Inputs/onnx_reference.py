@@ -72,6 +72,20 @@ def torch_evaluate(model, feeds):
                 y = y + a.get("beta", 1.0) * x[2]
         elif op == "Softmax":
             y = torch.softmax(x[0], dim=a.get("axis", -1))
+        elif op == "MatMul":
+            y = torch.matmul(x[0], x[1])
+        elif op == "Add":
+            y = x[0] + x[1]
+        elif op == "Reshape":
+            if a.get("allowzero", 0):
+                sys.exit("Reshape: allowzero is not implemented by this reference")
+            shape = [int(d) for d in x[1].tolist()]
+            shape = [x[0].shape[i] if d == 0 else d for i, d in enumerate(shape)]
+            y = x[0].reshape(shape)
+        elif op == "ReduceMean":
+            if len(x) > 1 or "axes" not in a:
+                sys.exit("ReduceMean: only the axes attribute is implemented by this reference")
+            y = x[0].mean(dim=tuple(a["axes"]), keepdim=bool(a.get("keepdims", 1)))
         else:
             sys.exit("operator %s is not implemented by this reference" % op)
         values[node.output[0]] = y

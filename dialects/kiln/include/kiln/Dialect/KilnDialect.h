@@ -47,6 +47,9 @@ inline constexpr llvm::StringLiteral kExtentNameSuffix = "#extent";
 /// (--input-value), each ONNX name -> its values as written ("16000",
 /// "1,3,224,224"). The artifact records them; they are no program inputs.
 inline constexpr llvm::StringLiteral kPinnedInputsAttr = "kiln.pinned_inputs";
+/// On a public kiln.program: the batch bucket it runs (kiln-compile
+/// --batch-sizes), an i64. The artifact records it per program.
+inline constexpr llvm::StringLiteral kBatchSizeAttr = "kiln.batch_size";
 /// On the module: the ONNX names of the activations the importer added as
 /// outputs for calibration (ImportOptions::observeQuantizable), an array of
 /// strings.
