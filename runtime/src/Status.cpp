@@ -100,6 +100,8 @@ const char *kiln_status_code_name(kiln_status_code_t code) {
     return "out of memory";
   case KILN_STATUS_INTERNAL:
     return "internal error";
+  case KILN_STATUS_UNAVAILABLE:
+    return "unavailable";
   }
   return "unknown status";
 }

@@ -49,6 +49,9 @@ typedef enum kiln_status_code_e {
   KILN_STATUS_UNSUPPORTED = 4,
   KILN_STATUS_OUT_OF_MEMORY = 5,
   KILN_STATUS_INTERNAL = 6,
+  /* The request was not run: the batcher's queue was full, the request
+     timed out in it, or the batcher is shutting down. Retry later. */
+  KILN_STATUS_UNAVAILABLE = 7,
 } kiln_status_code_t;
 
 /* NULL is success. */
@@ -312,6 +315,103 @@ kiln_status_t kiln_session_profile(kiln_session_t *session,
                                    uint64_t *out_run_count,
                                    uint64_t *out_dispatch_ns, size_t count);
 void kiln_session_reset_profile(kiln_session_t *session);
+
+/*===----------------------------- batcher ------------------------------===*/
+
+/* Dynamic batching: requests of a few rows each are queued, gathered into
+   one batch, padded with zero rows to the nearest compiled batch bucket
+   (kiln-compile --batch-sizes), run as one program, and split back. The
+   artifact needs batch buckets, and every input and output of every bucket
+   has the bucket's size as dimension 0. Thread-safe: any thread may submit. */
+typedef struct kiln_batcher_s kiln_batcher_t;
+
+typedef enum kiln_timeout_action_e {
+  KILN_TIMEOUT_REJECT = 0, /* a request past its timeout is answered
+                              KILN_STATUS_UNAVAILABLE without running */
+  KILN_TIMEOUT_DELAY = 1,  /* it stays queued, behind every other request */
+} kiln_timeout_action_t;
+
+typedef struct kiln_batcher_options_s {
+  /* How long the oldest queued request waits for others before its batch
+     runs anyway, in microseconds (0: run what is queued at once). */
+  uint64_t max_queue_delay_us;
+  /* Batch sizes to form when enough rows are queued, largest first wins
+     (NULL/0: the largest bucket). Each must be at most the largest bucket. */
+  const uint32_t *preferred_batch_sizes;
+  size_t preferred_batch_size_count;
+  /* Requests queued at most (per priority level); a submit beyond it is
+     KILN_STATUS_UNAVAILABLE at once. 0: unbounded. */
+  uint64_t max_queue_size;
+  /* Priority levels 1..priority_levels (1 is served first); 0 means one
+     level. A request with priority 0 takes default_priority_level. */
+  uint32_t priority_levels;
+  uint32_t default_priority_level;
+  /* Queue timeout of a request that gives none, in microseconds (0: none),
+     and what happens when it passes. */
+  uint64_t default_timeout_us;
+  kiln_timeout_action_t timeout_action;
+  /* Batches run at once: each instance has its own sessions (one per
+     bucket) and thread; they share the device (default 1). */
+  uint32_t instance_count;
+} kiln_batcher_options_t;
+
+void kiln_batcher_options_init(kiln_batcher_options_t *options);
+
+/* Creates the sessions (instance_count per bucket) and the worker threads.
+   An artifact without batch buckets, or whose inputs or outputs do not all
+   have the bucket as dimension 0 (or have an extent axis), is
+   KILN_STATUS_INVALID_ARGUMENT naming the tensor. */
+kiln_status_t kiln_batcher_create(kiln_device_t *device,
+                                  kiln_artifact_t *artifact,
+                                  const kiln_batcher_options_t *options,
+                                  kiln_batcher_t **out_batcher);
+/* Stops accepting requests, runs the ones queued, waits for them and frees
+   the batcher. */
+void kiln_batcher_destroy(kiln_batcher_t *batcher);
+
+/* Called once per request, on a batcher thread (or, when submit fails, not
+   at all). On success `outputs` holds every model output with this
+   request's rows (dimension 0 = the request's); the data is valid only
+   during the call. `status` is the caller's to free. */
+typedef void (*kiln_batcher_callback_t)(void *user_data, kiln_status_t status,
+                                        const kiln_tensor_t *outputs,
+                                        size_t output_count);
+
+/* Queues one request: every model input once, each with the same number of
+   rows n along dimension 0 (1 <= n <= the largest bucket) and otherwise the
+   model's shape. The inputs are copied before submit returns. `priority` 0
+   takes the default level; `timeout_us` 0 the default timeout. Errors
+   (returned, and the callback is not called): KILN_STATUS_INVALID_ARGUMENT
+   for inputs that do not fit, KILN_STATUS_UNAVAILABLE when the queue is full
+   or the batcher is shutting down. */
+kiln_status_t kiln_batcher_submit(kiln_batcher_t *batcher,
+                                  const kiln_tensor_t *inputs,
+                                  size_t input_count, uint32_t priority,
+                                  uint64_t timeout_us,
+                                  kiln_batcher_callback_t callback,
+                                  void *user_data);
+
+/* Counters since creation. Durations are cumulative nanoseconds: queue
+   (submit to the start of its batch), compute (gathering the inputs,
+   running, splitting the outputs), request (submit to the callback's
+   return). batch_histogram[i] counts batches of i + 1 rows (before
+   padding), for i < histogram_size. */
+typedef struct kiln_batcher_stats_s {
+  uint64_t requests_succeeded;
+  uint64_t requests_failed;   /* run errors, timeouts */
+  uint64_t requests_rejected; /* queue full at submit */
+  uint64_t inferences;        /* rows run for requests (no padding) */
+  uint64_t executions;        /* batches run */
+  uint64_t queue_ns, compute_ns, request_ns;
+  uint64_t queue_depth;       /* requests queued now */
+  uint64_t batch_histogram[64];
+  size_t histogram_size;      /* the largest bucket, at most 64 */
+} kiln_batcher_stats_t;
+
+kiln_status_t kiln_batcher_stats(kiln_batcher_t *batcher,
+                                 kiln_batcher_stats_t *out_stats);
+/* The largest bucket (the largest n a request may have). */
+uint32_t kiln_batcher_max_batch_size(const kiln_batcher_t *batcher);
 
 #ifdef __cplusplus
 } /* extern "C" */
