@@ -158,14 +158,21 @@ struct kiln_batcher_s {
           oldest = std::min(oldest, r.arrival);
       Clock::time_point due = oldest + std::chrono::microseconds(options.max_queue_delay_us);
       uint64_t rows = queuedRowsLocked();
-      if (rows < full && now < due && !stopping) {
+      if (options.single_requests) {
+        rows = 0;
+        for (auto &q : queues)
+          if (!q.empty()) {
+            rows = q.front().rows;
+            break;
+          }
+      } else if (rows < full && now < due && !stopping) {
         wake.wait_until(lock, std::min(due, nextDeadline));
         continue;
       }
       // Enough rows for a preferred size: form the largest one they fill.
-      uint64_t limit = largest;
+      uint64_t limit = options.single_requests ? rows : largest;
       for (uint32_t size : preferred)
-        if (rows >= size) {
+        if (!options.single_requests && rows >= size) {
           limit = size;
           break;
         }

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -97,17 +98,17 @@ def main() -> int:
         compile_model(build, ADD % "Add", repo / "add" / "1" / "model.kiln", work)
         compile_model(build, ADD % "Sub", repo / "add" / "2" / "model.kiln", work)
         compile_model(build, MIXED, repo / "mixed" / "1" / "model.kiln", work)
-        (repo / "add" / "config.pbtxt").write_text("name: \"add\"\n")  # ignored for now
+        (repo / "add" / "config.pbtxt").write_text("name: \"add\"\nplatform: \"onnxruntime_onnx\"\n")
 
         server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--threads=1"],
+                                   "--http-port=0", "--metrics-port=0", "--threads=1"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = server.stdout.readline()
         if "listening on http://127.0.0.1:" not in line:
             print("FAIL kiln-serve did not start: " + line + server.stderr.read())
             server.kill()
             return 1
-        client = Client(int(line.rsplit(":", 1)[1]))
+        client = Client(int(re.search(r"http://127.0.0.1:(\d+)", line).group(1)))
         try:
             run_checks(client)
         finally:
@@ -251,7 +252,8 @@ def run_checks(client: Client) -> None:
     error("POST", "/v2/models/mixed/infer", over, 400, "is not a INT32 value")
     binary = add_request()
     binary["inputs"][0]["parameters"] = {"binary_data_size": 24}
-    error("POST", "/v2/models/add/infer", binary, 400, "binary tensor extension is not supported")
+    error("POST", "/v2/models/add/infer", binary, 400,
+          "binary_data_size 24, but only 0 bytes of binary data are left in the request")
 
 
 if __name__ == "__main__":

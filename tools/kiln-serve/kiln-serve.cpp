@@ -24,6 +24,10 @@
 
 #include "kiln/runtime.hpp"
 #include "kiln/support/TensorUtil.h"
+#include "model_config.pb.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -31,11 +35,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,17 +57,20 @@ namespace {
 const char *const kUsage =
     "usage: kiln-serve --model-repository=DIR [options]\n"
     "\n"
-    "Serves the models of DIR (DIR/NAME/VERSION/model.kiln) over the KServe v2\n"
-    "REST protocol.\n"
+    "Serves the models of DIR (DIR/NAME/VERSION/model.kiln, with an optional\n"
+    "DIR/NAME/config.pbtxt) over the KServe v2 REST protocol.\n"
     "\n"
     "options:\n"
     "  --http-port=N        port to listen on (default 8000; 0 picks a free one)\n"
+    "  --metrics-port=N     port of GET /metrics, Prometheus text (default 8002;\n"
+    "                       0 picks a free one)\n"
     "  --host=ADDRESS       address to listen on (default 127.0.0.1)\n"
     "  --device=DEVICE      cpu (default), hip:N or emu:GFX, for every model\n"
     "  --threads=N          the device's worker threads (default: one per CPU)\n"
+    "  --http-threads=N     threads answering HTTP requests (default 64)\n"
     "  --help               print this help\n"
     "\n"
-    "Prints 'kiln-serve: listening on http://HOST:PORT' once it serves; stops\n"
+    "Prints 'kiln-serve: listening on http://HOST:PORT ...' once it serves; stops\n"
     "on SIGINT or SIGTERM.\n";
 
 [[noreturn]] void fatal(const std::string &message) {
@@ -71,6 +82,8 @@ struct Options {
   std::string repository;
   std::string host = "127.0.0.1";
   uint64_t port = 8000;
+  uint64_t metricsPort = 8002;
+  size_t httpThreads = 64;
   std::string device = "cpu";
   uint64_t threads = 0;
 };
@@ -88,6 +101,14 @@ Options parseArguments(int argc, char **argv) {
     } else if (support::flagValue(arg, "--http-port=", text)) {
       if (!support::parseUint64(text, options.port) || options.port > 65535)
         fatal("--http-port: '" + text + "' is not a port (0-65535)");
+    } else if (support::flagValue(arg, "--http-threads=", text)) {
+      uint64_t n = 0;
+      if (!support::parseUint64(text, n) || n < 1 || n > 4096)
+        fatal("--http-threads: '" + text + "' is not a thread count (1-4096)");
+      options.httpThreads = size_t(n);
+    } else if (support::flagValue(arg, "--metrics-port=", text)) {
+      if (!support::parseUint64(text, options.metricsPort) || options.metricsPort > 65535)
+        fatal("--metrics-port: '" + text + "' is not a port (0-65535)");
     } else if (support::flagValue(arg, "--threads=", text)) {
       if (!support::parseUint64(text, options.threads) || options.threads > 1024)
         fatal("--threads: '" + text + "' is not a thread count (0-1024)");
@@ -236,18 +257,124 @@ json elements(const Tensor &tensor) {
 }
 
 //===----------------------------------------------------------------------===//
+// Model configuration (DIR/NAME/config.pbtxt)
+//===----------------------------------------------------------------------===//
+
+/// Collects the text-format parser's first error as "FILE:LINE:COLUMN: ...".
+class ConfigErrors : public google::protobuf::io::ErrorCollector {
+public:
+  explicit ConfigErrors(std::string file) : file_(std::move(file)) {}
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string &message) override {
+    if (first_.empty())
+      first_ = file_ + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1) +
+               ": " + message;
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string &) override {}
+  const std::string &first() const { return first_; }
+
+private:
+  std::string file_, first_;
+};
+
+/// A parsed config.pbtxt with where each field was written, for errors that
+/// name the file, line and field.
+struct Config {
+  std::string path; // empty: the model has none
+  serve::ModelConfig config;
+  std::unique_ptr<google::protobuf::TextFormat::ParseInfoTree> locations =
+      std::make_unique<google::protobuf::TextFormat::ParseInfoTree>();
+
+  /// "PATH:LINE:COLUMN: field 'NAME'" of a top-level field.
+  std::string at(const char *field, int index = -1) const {
+    const google::protobuf::FieldDescriptor *f =
+        serve::ModelConfig::descriptor()->FindFieldByName(field);
+    google::protobuf::TextFormat::ParseLocation loc =
+        f ? locations->GetLocation(f, index) : google::protobuf::TextFormat::ParseLocation();
+    std::string where = path;
+    if (loc.line >= 0)
+      where += ":" + std::to_string(loc.line + 1) + ":" + std::to_string(loc.column + 1);
+    return where + ": " + field;
+  }
+};
+
+void readConfig(const fs::path &file, Config &out) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof())
+    fatal(file.string() + ": cannot read the file");
+  out.path = file.string();
+  ConfigErrors errors(out.path);
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(out.locations.get());
+  if (!parser.ParseFromString(text.str(), &out.config))
+    fatal(errors.first().empty() ? out.path + ": not a model configuration" : errors.first());
+}
+
+/// The protocol's and the configuration's type names of the model's dtypes.
+serve::DataType configType(kiln_dtype_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_F32: return serve::TYPE_FP32;
+  case KILN_DTYPE_F16: return serve::TYPE_FP16;
+  case KILN_DTYPE_BF16: return serve::TYPE_BF16;
+  case KILN_DTYPE_F64: return serve::TYPE_FP64;
+  case KILN_DTYPE_I8: return serve::TYPE_INT8;
+  case KILN_DTYPE_I16: return serve::TYPE_INT16;
+  case KILN_DTYPE_I32: return serve::TYPE_INT32;
+  case KILN_DTYPE_I64: return serve::TYPE_INT64;
+  case KILN_DTYPE_U8: return serve::TYPE_UINT8;
+  case KILN_DTYPE_U16: return serve::TYPE_UINT16;
+  case KILN_DTYPE_U32: return serve::TYPE_UINT32;
+  case KILN_DTYPE_U64: return serve::TYPE_UINT64;
+  case KILN_DTYPE_BOOL: return serve::TYPE_BOOL;
+  }
+  return serve::TYPE_INVALID;
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+//===----------------------------------------------------------------------===//
 // The repository
 //===----------------------------------------------------------------------===//
+
+/// Counters of one model version for /metrics (the batcher keeps its own;
+/// these are the server's view of every request).
+struct VersionStats {
+  std::atomic<uint64_t> success{0}, failure{0}, requestNs{0};
+  // Unbatched versions: each request is one execution of one row set.
+  std::atomic<uint64_t> computeNs{0};
+};
 
 struct ModelVersion {
   std::string path;
   Artifact artifact;
+  // Unbatched (max_batch_size 0): one session, run per request.
   Session session;
+  // Batched: every request goes through the batcher.
+  kiln_batcher_t *batcher = nullptr;
+  int64_t maxBatchSize = 0;
+  /// The tensors a request gives and gets: the model's, or with "-1" (any
+  /// number of rows up to maxBatchSize) on dimension 0 when batched.
   std::vector<kiln_tensor_info_t> inputs, outputs;
+  VersionStats stats;
+  uint64_t memoryBytes = 0; // constants and the arenas of its sessions
+
+  ModelVersion() = default;
+  ModelVersion(const ModelVersion &) = delete;
+  ~ModelVersion() { kiln_batcher_destroy(batcher); }
 };
 
 struct Model {
-  std::map<uint64_t, ModelVersion> versions; // by number; the last is the latest
+  Config config;
+  // By number; the last is the latest.
+  std::map<uint64_t, std::unique_ptr<ModelVersion>> versions;
 };
 
 class Repository {
@@ -256,9 +383,7 @@ public:
     std::error_code ec;
     if (!fs::is_directory(options.repository, ec))
       fatal("--model-repository: '" + options.repository + "' is not a directory");
-    Status status = Device::create(options.device, uint32_t(options.threads), device_);
-    if (!status.ok())
-      fatal(status.message());
+    options_ = options;
     std::vector<fs::path> names;
     for (const fs::directory_entry &entry : fs::directory_iterator(options.repository, ec))
       if (entry.is_directory())
@@ -266,6 +391,13 @@ public:
     std::sort(names.begin(), names.end());
     for (const fs::path &dir : names) {
       Model model;
+      std::string name = dir.filename().string();
+      if (fs::exists(dir / "config.pbtxt", ec))
+        readConfig(dir / "config.pbtxt", model.config);
+      const serve::ModelConfig &c = model.config.config;
+      if (!c.name().empty() && c.name() != name)
+        fatal(model.config.at("name") + ": '" + c.name() + "' is not the model's directory '" +
+              name + "'");
       for (const fs::directory_entry &entry : fs::directory_iterator(dir, ec)) {
         std::string version = entry.path().filename().string();
         uint64_t number = 0;
@@ -273,22 +405,15 @@ public:
           continue; // config files and the like
         fs::path file = entry.path() / "model.kiln";
         if (!fs::exists(file, ec))
-          fatal(dir.filename().string() + " version " + version + ": no model.kiln in " +
-                entry.path().string());
-        ModelVersion &v = model.versions[number];
-        v.path = file.string();
-        status = Artifact::open(v.path, v.artifact);
-        if (!status.ok())
-          fatal(status.message());
-        status = Session::create(device_, v.artifact, nullptr, v.session);
-        if (!status.ok())
-          fatal(v.path + ": " + status.message());
-        v.inputs = v.artifact.inputs();
-        v.outputs = v.artifact.outputs();
+          fatal(name + " version " + version + ": no model.kiln in " + entry.path().string());
+        auto v = std::make_unique<ModelVersion>();
+        v->path = file.string();
+        loadVersion(name, model.config, *v);
+        model.versions[number] = std::move(v);
       }
       if (model.versions.empty())
         continue; // a directory without versions is no model
-      models_.emplace(dir.filename().string(), std::move(model));
+      models_.emplace(name, std::move(model));
     }
     if (models_.empty())
       fatal("--model-repository: '" + options.repository +
@@ -307,17 +432,154 @@ public:
     }
     if (version.empty()) {
       number = model->second.versions.rbegin()->first;
-      return model->second.versions.rbegin()->second;
+      return *model->second.versions.rbegin()->second;
     }
     if (!support::parseUint64(version, number) || !model->second.versions.count(number))
       throw RequestError{404, "model '" + name + "' has no version '" + version + "'"};
-    return model->second.versions.at(number);
+    return *model->second.versions.at(number);
   }
 
   const std::map<std::string, Model> &models() const { return models_; }
 
 private:
-  Device device_;
+  /// The device for `spec`, created once.
+  Device &device(const std::string &spec) {
+    auto it = devices_.find(spec);
+    if (it != devices_.end())
+      return it->second;
+    Device d;
+    Status status = Device::create(spec, uint32_t(options_.threads), d);
+    if (!status.ok())
+      fatal(status.message());
+    return devices_.emplace(spec, std::move(d)).first->second;
+  }
+
+  void loadVersion(const std::string &name, const Config &config, ModelVersion &v) {
+    Status status = Artifact::open(v.path, v.artifact);
+    if (!status.ok())
+      fatal(status.message());
+    const serve::ModelConfig &c = config.config;
+    // The device: the instance group's kind, else --device.
+    std::string spec = options_.device;
+    uint32_t instances = 1;
+    if (c.instance_group_size() > 1)
+      fatal(config.at("instance_group", 1) + ": one instance group per model is supported");
+    if (c.instance_group_size() == 1) {
+      const serve::ModelInstanceGroup &g = c.instance_group(0);
+      if (g.count() < 0 || g.count() > 64)
+        fatal(config.at("instance_group", 0) + ": count " + std::to_string(g.count()) +
+              " is not between 0 and 64");
+      instances = g.count() ? uint32_t(g.count()) : 1;
+      if (g.kind() == serve::ModelInstanceGroup::KIND_CPU)
+        spec = "cpu";
+      else if (g.kind() == serve::ModelInstanceGroup::KIND_GPU)
+        spec = "hip:" + std::to_string(g.gpus_size() ? g.gpus(0) : 0);
+    }
+    Device &dev = device(spec);
+    std::vector<uint32_t> buckets;
+    for (uint32_t b : v.artifact.batchSizes())
+      if (b)
+        buckets.push_back(b);
+    if (c.max_batch_size() < 0)
+      fatal(config.at("max_batch_size") + ": " + std::to_string(c.max_batch_size()) +
+            " is negative");
+    v.maxBatchSize = c.max_batch_size();
+    if (c.has_dynamic_batching() && v.maxBatchSize == 0)
+      fatal(config.at("dynamic_batching") + ": dynamic batching needs max_batch_size > 0");
+    uint64_t arenas = 0;
+    if (v.maxBatchSize > 0) {
+      uint32_t largest = buckets.empty() ? 0 : *std::max_element(buckets.begin(), buckets.end());
+      if (int64_t(largest) < v.maxBatchSize)
+        fatal(config.at("max_batch_size") + ": " + std::to_string(v.maxBatchSize) + ", but " +
+              v.path +
+              (buckets.empty() ? std::string(" has no batch buckets (compile it with "
+                                             "kiln-compile --batch-sizes=...)")
+                               : " runs batches of at most " + std::to_string(largest) +
+                                     " (kiln-compile --batch-sizes)"));
+      kiln_batcher_options_t o;
+      kiln_batcher_options_init(&o);
+      o.instance_count = instances;
+      std::vector<uint32_t> preferred;
+      if (c.has_dynamic_batching()) {
+        const serve::ModelDynamicBatching &d = c.dynamic_batching();
+        for (int i = 0; i < d.preferred_batch_size_size(); ++i) {
+          int32_t size = d.preferred_batch_size(i);
+          if (size < 1 || size > v.maxBatchSize)
+            fatal(config.at("dynamic_batching") + ".preferred_batch_size: " +
+                  std::to_string(size) + " is not between 1 and max_batch_size (" +
+                  std::to_string(v.maxBatchSize) + ")");
+          preferred.push_back(uint32_t(size));
+        }
+        if (preferred.empty())
+          preferred.push_back(uint32_t(v.maxBatchSize));
+        o.max_queue_delay_us = d.max_queue_delay_microseconds();
+        o.priority_levels = d.priority_levels();
+        o.default_priority_level = d.default_priority_level();
+        if (d.has_default_queue_policy()) {
+          const serve::ModelQueuePolicy &q = d.default_queue_policy();
+          o.max_queue_size = q.max_queue_size();
+          o.default_timeout_us = q.default_timeout_microseconds();
+          o.timeout_action = q.timeout_action() == serve::ModelQueuePolicy::DELAY
+                                 ? KILN_TIMEOUT_DELAY
+                                 : KILN_TIMEOUT_REJECT;
+        }
+        o.preferred_batch_sizes = preferred.data();
+        o.preferred_batch_size_count = preferred.size();
+      } else {
+        o.single_requests = 1; // Triton's behavior without dynamic_batching
+      }
+      kiln_status_t created = kiln_batcher_create(dev.get(), v.artifact.get(), &o, &v.batcher);
+      if (created) {
+        std::string message = kiln_status_message(created);
+        kiln_status_free(created);
+        fatal(v.path + ": " + message);
+      }
+      // Requests see the rows of any bucket: dimension 0 is -1.
+      size_t program = 0;
+      for (size_t p = 0; p < v.artifact.batchSizes().size(); ++p)
+        if (v.artifact.batchSizes()[p]) {
+          program = p;
+          arenas += instances * kiln_artifact_arena_size(v.artifact.get(), p);
+        }
+      v.inputs = v.artifact.inputs(program);
+      v.outputs = v.artifact.outputs(program);
+    } else {
+      status = Session::create(dev, v.artifact, nullptr, v.session);
+      if (!status.ok())
+        fatal(v.path + ": " + status.message());
+      v.inputs = v.session.inputs();
+      v.outputs = v.session.outputs();
+      arenas = kiln_artifact_arena_size(v.artifact.get(), v.session.program());
+    }
+    v.memoryBytes = arenas + kiln_artifact_constants_size(v.artifact.get());
+    // What the config says about the inputs and outputs must be the model's.
+    auto checkTensors = [&](const char *field, const auto &list,
+                            const std::vector<kiln_tensor_info_t> &model) {
+      for (int i = 0; i < list.size(); ++i) {
+        const serve::ModelTensor &t = list.Get(i);
+        auto info = std::find_if(model.begin(), model.end(),
+                                 [&](const kiln_tensor_info_t &m) { return t.name() == m.name; });
+        if (info == model.end())
+          fatal(config.at(field, i) + ": '" + t.name() + "' is not a tensor of " + v.path);
+        if (t.data_type() != configType(info->dtype))
+          fatal(config.at(field, i) + ": '" + t.name() + "' is " +
+                serve::DataType_Name(t.data_type()) + ", the model's is " +
+                serve::DataType_Name(configType(info->dtype)));
+        std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+        std::vector<int64_t> want(info->shape + (v.maxBatchSize > 0 ? 1 : 0),
+                                  info->shape + info->rank);
+        if (dims != want)
+          fatal(config.at(field, i) + ": '" + t.name() + "' has dims " + shapeText(dims) +
+                ", the model's are " + shapeText(want) +
+                (v.maxBatchSize > 0 ? " (without the batch dimension)" : ""));
+      }
+    };
+    checkTensors("input", c.input(), v.inputs);
+    checkTensors("output", c.output(), v.outputs);
+  }
+
+  Options options_;
+  std::map<std::string, Device> devices_;
   std::map<std::string, Model> models_;
 };
 
@@ -325,12 +587,13 @@ private:
 // Requests
 //===----------------------------------------------------------------------===//
 
-/// A tensor's metadata; `extentAxis` (the axis whose size the data decides,
-/// or -1) is -1 in the shape, as the protocol writes a dynamic dimension.
-json tensorMetadata(const kiln_tensor_info_t &info, int32_t extentAxis = -1) {
+/// A tensor's metadata: the protocol writes -1 for a dimension the request
+/// decides (the batch, and an axis whose size the data decides).
+json tensorMetadata(const kiln_tensor_info_t &info, bool batched, int32_t extentAxis = -1) {
   json shape = json::array();
   for (size_t d = 0; d < info.rank; ++d)
-    shape.push_back(int64_t(d) == extentAxis ? int64_t(-1) : info.shape[d]);
+    shape.push_back(int64_t(d) == extentAxis || (batched && d == 0) ? int64_t(-1)
+                                                                    : info.shape[d]);
   return {{"name", info.name}, {"datatype", protocolType(info.dtype)}, {"shape", shape}};
 }
 
@@ -339,18 +602,30 @@ json modelMetadata(const std::string &name, const Model &model, const ModelVersi
   for (const auto &[number, version] : model.versions)
     versions.push_back(std::to_string(number));
   json inputs = json::array(), outputs = json::array();
+  bool batched = v.maxBatchSize > 0;
   for (const kiln_tensor_info_t &info : v.inputs)
-    inputs.push_back(tensorMetadata(info));
+    inputs.push_back(tensorMetadata(info, batched));
   for (size_t i = 0; i < v.outputs.size(); ++i)
-    outputs.push_back(
-        tensorMetadata(v.outputs[i], kiln_artifact_output_extent_axis(v.artifact.get(), i)));
-  return {{"name", name}, {"versions", versions}, {"platform", "kiln"},
-          {"inputs", inputs}, {"outputs", outputs}};
+    outputs.push_back(tensorMetadata(v.outputs[i], batched,
+                                     kiln_artifact_output_extent_axis(v.artifact.get(), i)));
+  json metadata = {{"name", name}, {"versions", versions}, {"platform", "kiln"},
+                   {"inputs", inputs}, {"outputs", outputs}};
+  if (batched)
+    metadata["max_batch_size"] = v.maxBatchSize;
+  return metadata;
 }
 
+/// The binary part of a request (the binary tensor extension): the bytes
+/// after the JSON header, handed out in the order the inputs ask for them.
+struct BinaryData {
+  const char *data = nullptr;
+  size_t size = 0, used = 0;
+};
+
 /// The model input `request` (one entry of "inputs") gives, checked against
-/// `info`.
-Tensor inputTensor(const json &request, const std::vector<kiln_tensor_info_t> &infos) {
+/// the model's; a batched version takes 1 to maxBatchSize rows.
+Tensor inputTensor(const json &request, const ModelVersion &v, BinaryData &binary) {
+  const std::vector<kiln_tensor_info_t> &infos = v.inputs;
   auto bad = [](const std::string &message) { return RequestError{400, message}; };
   if (!request.is_object() || !request.contains("name") || !request["name"].is_string())
     throw bad("every entry of 'inputs' needs a 'name'");
@@ -378,30 +653,51 @@ Tensor inputTensor(const json &request, const std::vector<kiln_tensor_info_t> &i
     shape.push_back(d.get<int64_t>());
   }
   std::vector<int64_t> want(info->shape, info->shape + info->rank);
+  if (v.maxBatchSize > 0 && !shape.empty() && shape.size() == want.size() && shape[0] >= 1 &&
+      shape[0] <= v.maxBatchSize)
+    want[0] = shape[0];
   if (shape != want) {
-    auto text = [](const std::vector<int64_t> &s) {
-      std::string out = "[";
-      for (size_t i = 0; i < s.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(s[i]);
-      return out + "]";
-    };
-    throw bad(where + "shape " + text(shape) + ", the model takes " + text(want));
+    std::string takes = shapeText(want);
+    if (v.maxBatchSize > 0)
+      takes = "[n" + takes.substr(takes.find(',') == std::string::npos ? takes.size() - 1
+                                                                       : takes.find(',')) +
+              " with n from 1 to " + std::to_string(v.maxBatchSize);
+    throw bad(where + "shape " + shapeText(shape) + ", the model takes " + takes);
   }
-  if (request.contains("parameters") && request["parameters"].is_object() &&
-      request["parameters"].contains("binary_data_size"))
-    throw bad(where + "the binary tensor extension is not supported yet; send 'data' as JSON");
-  if (!request.contains("data"))
-    throw bad(where + "no 'data'");
-  std::vector<const json *> values;
-  flatten(request["data"], values);
   Tensor tensor;
   tensor.name = name;
   tensor.dtype = info->dtype;
   tensor.shape = want;
+  uint64_t bytes = tensor.elementCount() * kiln_dtype_size(info->dtype);
+  const json *parameters =
+      request.contains("parameters") ? &request["parameters"] : nullptr;
+  if (parameters && parameters->is_object() && parameters->contains("binary_data_size")) {
+    const json &size = (*parameters)["binary_data_size"];
+    if (!size.is_number_unsigned())
+      throw bad(where + "'binary_data_size' must be a non-negative integer");
+    uint64_t n = size.get<uint64_t>();
+    if (n != bytes)
+      throw bad(where + "binary_data_size " + std::to_string(n) + ", the shape holds " +
+                std::to_string(bytes) + " bytes");
+    if (n > binary.size - binary.used)
+      throw bad(where + "binary_data_size " + std::to_string(n) + ", but only " +
+                std::to_string(binary.size - binary.used) +
+                " bytes of binary data are left in the request");
+    if (request.contains("data"))
+      throw bad(where + "both 'data' and 'binary_data_size'");
+    const auto *from = reinterpret_cast<const unsigned char *>(binary.data + binary.used);
+    tensor.data.assign(from, from + n);
+    binary.used += n;
+    return tensor;
+  }
+  if (!request.contains("data"))
+    throw bad(where + "no 'data'");
+  std::vector<const json *> values;
+  flatten(request["data"], values);
   if (values.size() != tensor.elementCount())
     throw bad(where + std::to_string(values.size()) + " elements of data, the shape holds " +
               std::to_string(tensor.elementCount()));
-  tensor.data.resize(size_t(info->byte_size));
+  tensor.data.resize(size_t(bytes));
   for (size_t i = 0; i < values.size(); ++i)
     if (!storeElement(tensor, i, *values[i]))
       throw bad(where + "element " + std::to_string(i) + " (" + values[i]->dump() +
@@ -409,25 +705,127 @@ Tensor inputTensor(const json &request, const std::vector<kiln_tensor_info_t> &i
   return tensor;
 }
 
-json infer(ModelVersion &v, const std::string &name, uint64_t version, const std::string &body) {
-  json request = json::parse(body, nullptr, /*allow_exceptions=*/false);
+/// Runs `inputs` through the version's batcher and waits for its answer.
+Status runBatched(ModelVersion &v, const std::vector<Tensor> &inputs, uint32_t priority,
+                  uint64_t timeoutUs, std::vector<Tensor> &outputs) {
+  struct Wait {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false;
+    kiln_status_t status = nullptr;
+    std::vector<Tensor> outputs;
+  } wait;
+  auto callback = [](void *user, kiln_status_t status, const kiln_tensor_t *results,
+                     size_t count) {
+    auto *w = static_cast<Wait *>(user);
+    std::vector<Tensor> copies(count);
+    for (size_t i = 0; i < count; ++i) {
+      copies[i].name = results[i].name;
+      copies[i].dtype = results[i].dtype;
+      copies[i].shape.assign(results[i].shape, results[i].shape + results[i].rank);
+      const auto *data = static_cast<const unsigned char *>(results[i].data);
+      copies[i].data.assign(data, data + results[i].byte_size);
+    }
+    std::lock_guard<std::mutex> lock(w->mutex);
+    w->status = status;
+    w->outputs = std::move(copies);
+    w->finished = true;
+    w->done.notify_one();
+  };
+  std::vector<kiln_tensor_t> views;
+  for (const Tensor &t : inputs)
+    views.push_back(t.view());
+  Status submitted(kiln_batcher_submit(v.batcher, views.data(), views.size(), priority,
+                                       timeoutUs, callback, &wait));
+  if (!submitted.ok())
+    return submitted;
+  std::unique_lock<std::mutex> lock(wait.mutex);
+  wait.done.wait(lock, [&] { return wait.finished; });
+  outputs = std::move(wait.outputs);
+  return Status(wait.status);
+}
+
+/// The HTTP status of a runtime error.
+int httpStatus(const Status &status) {
+  switch (status.code()) {
+  case KILN_STATUS_INVALID_ARGUMENT: return 400;
+  case KILN_STATUS_UNAVAILABLE: return 429; // the queue is full, or a queue timeout
+  default: return 500;
+  }
+}
+
+/// An inference reply: its JSON header and, with the binary tensor
+/// extension, the output bytes that follow it.
+struct InferReply {
+  json header;
+  std::string binary;
+};
+
+InferReply infer(ModelVersion &v, const std::string &name, uint64_t version,
+                 const std::string &body, size_t headerLength) {
+  BinaryData binary;
+  std::string text = body;
+  if (headerLength != std::string::npos) {
+    if (headerLength > body.size())
+      throw RequestError{400, "Inference-Header-Content-Length " + std::to_string(headerLength) +
+                                  " is more than the body's " + std::to_string(body.size()) +
+                                  " bytes"};
+    text = body.substr(0, headerLength);
+    binary.data = body.data() + headerLength;
+    binary.size = body.size() - headerLength;
+  }
+  json request = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded())
     throw RequestError{400, "the request body is not JSON"};
   if (!request.is_object() || !request.contains("inputs") || !request["inputs"].is_array())
     throw RequestError{400, "the request needs an 'inputs' array"};
   std::vector<Tensor> inputs;
   for (const json &entry : request["inputs"]) {
-    Tensor t = inputTensor(entry, v.inputs);
+    Tensor t = inputTensor(entry, v, binary);
     if (std::any_of(inputs.begin(), inputs.end(), [&](const Tensor &o) { return o.name == t.name; }))
       throw RequestError{400, "input '" + t.name + "' is given twice"};
     inputs.push_back(std::move(t));
   }
+  if (binary.used != binary.size)
+    throw RequestError{400, std::to_string(binary.size - binary.used) +
+                                " bytes of binary data follow the JSON header that no input's "
+                                "binary_data_size claims"};
   for (const kiln_tensor_info_t &info : v.inputs)
     if (std::none_of(inputs.begin(), inputs.end(),
                      [&](const Tensor &t) { return t.name == info.name; }))
       throw RequestError{400, std::string("missing input '") + info.name + "'"};
-  // The outputs asked for (all without "outputs").
-  std::vector<std::string> wanted;
+  if (v.maxBatchSize > 0)
+    for (const Tensor &t : inputs)
+      if (t.shape[0] != inputs[0].shape[0])
+        throw RequestError{400, "input '" + t.name + "' has " + std::to_string(t.shape[0]) +
+                                    " rows, input '" + inputs[0].name + "' " +
+                                    std::to_string(inputs[0].shape[0])};
+  // Request parameters: binary outputs, priority and queue timeout.
+  bool allBinary = false;
+  uint32_t priority = 0;
+  uint64_t timeoutUs = 0;
+  if (request.contains("parameters")) {
+    const json &p = request["parameters"];
+    if (!p.is_object())
+      throw RequestError{400, "'parameters' must be an object"};
+    if (p.contains("binary_data_output")) {
+      if (!p["binary_data_output"].is_boolean())
+        throw RequestError{400, "'binary_data_output' must be true or false"};
+      allBinary = p["binary_data_output"].get<bool>();
+    }
+    if (p.contains("priority")) {
+      if (!p["priority"].is_number_unsigned() || p["priority"].get<uint64_t>() > UINT32_MAX)
+        throw RequestError{400, "'priority' must be a non-negative integer"};
+      priority = uint32_t(p["priority"].get<uint64_t>());
+    }
+    if (p.contains("timeout")) {
+      if (!p["timeout"].is_number_unsigned())
+        throw RequestError{400, "'timeout' must be a non-negative integer (microseconds)"};
+      timeoutUs = p["timeout"].get<uint64_t>();
+    }
+  }
+  // The outputs asked for (all without "outputs"), and which go binary.
+  std::map<std::string, bool> wanted;
   if (request.contains("outputs")) {
     if (!request["outputs"].is_array())
       throw RequestError{400, "'outputs' must be an array"};
@@ -438,26 +836,109 @@ json infer(ModelVersion &v, const std::string &name, uint64_t version, const std
       if (std::none_of(v.outputs.begin(), v.outputs.end(),
                        [&](const kiln_tensor_info_t &i) { return out == i.name; }))
         throw RequestError{400, "no model output named '" + out + "'"};
-      wanted.push_back(out);
+      bool asBinary = allBinary;
+      if (entry.contains("parameters") && entry["parameters"].is_object() &&
+          entry["parameters"].contains("binary_data")) {
+        if (!entry["parameters"]["binary_data"].is_boolean())
+          throw RequestError{400, "output '" + out + "': 'binary_data' must be true or false"};
+        asBinary = entry["parameters"]["binary_data"].get<bool>();
+      }
+      wanted[out] = asBinary;
     }
   }
   std::vector<Tensor> outputs;
-  Status status = v.session.run(inputs, outputs);
+  auto start = std::chrono::steady_clock::now();
+  Status status = v.batcher ? runBatched(v, inputs, priority, timeoutUs, outputs)
+                            : v.session.run(inputs, outputs);
+  if (!v.batcher)
+    v.stats.computeNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count());
   if (!status.ok())
-    throw RequestError{status.code() == KILN_STATUS_INVALID_ARGUMENT ? 400 : 500,
-                       status.message()};
+    throw RequestError{httpStatus(status), status.message()};
+  InferReply reply;
   json results = json::array();
   for (const Tensor &t : outputs) {
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), t.name) == wanted.end())
+    auto want = wanted.find(t.name);
+    if (!wanted.empty() && want == wanted.end())
       continue;
-    results.push_back({{"name", t.name}, {"datatype", protocolType(t.dtype)},
-                       {"shape", t.shape}, {"data", elements(t)}});
+    json result = {{"name", t.name}, {"datatype", protocolType(t.dtype)}, {"shape", t.shape}};
+    if (want != wanted.end() ? want->second : allBinary) {
+      result["parameters"] = {{"binary_data_size", t.data.size()}};
+      reply.binary.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
+    } else {
+      result["data"] = elements(t);
+    }
+    results.push_back(std::move(result));
   }
-  json response = {{"model_name", name}, {"model_version", std::to_string(version)},
-                   {"outputs", results}};
+  reply.header = {{"model_name", name}, {"model_version", std::to_string(version)},
+                  {"outputs", results}};
   if (request.contains("id"))
-    response["id"] = request["id"];
-  return response;
+    reply.header["id"] = request["id"];
+  return reply;
+}
+
+//===----------------------------------------------------------------------===//
+// Metrics (Prometheus text format)
+//===----------------------------------------------------------------------===//
+
+std::string metrics(const Repository &repository) {
+  struct Family {
+    const char *name, *type, *help;
+    std::string samples;
+  };
+  std::vector<Family> families = {
+      {"kiln_inference_request_success", "counter", "Inference requests answered with outputs", {}},
+      {"kiln_inference_request_failure", "counter", "Inference requests answered with an error", {}},
+      {"kiln_inference_count", "counter", "Rows inferred for requests (a batch of 4 rows counts 4)", {}},
+      {"kiln_inference_exec_count", "counter", "Program runs (batches)", {}},
+      {"kiln_inference_request_duration_us", "counter", "Cumulative request duration in the server", {}},
+      {"kiln_inference_queue_duration_us", "counter", "Cumulative time requests waited in the batch queue", {}},
+      {"kiln_inference_compute_infer_duration_us", "counter", "Cumulative time of the runs, input gathering and output splitting included", {}},
+      {"kiln_inference_pending_request_count", "gauge", "Requests queued now", {}},
+      {"kiln_model_memory_bytes", "gauge", "Constants and arenas of the model version", {}},
+      {"kiln_inference_batch_size", "histogram", "Rows per batch run (before padding to a bucket)", {}},
+  };
+  auto sample = [](Family &f, const std::string &labels, uint64_t value,
+                   const std::string &suffix = "") {
+    f.samples += std::string(f.name) + suffix + "{" + labels + "} " + std::to_string(value) + "\n";
+  };
+  for (const auto &[name, model] : repository.models())
+    for (const auto &[number, v] : model.versions) {
+      std::string labels = "model=\"" + name + "\",version=\"" + std::to_string(number) + "\"";
+      uint64_t success = v->stats.success, failure = v->stats.failure;
+      kiln_batcher_stats_t b{};
+      if (v->batcher)
+        kiln_status_free(kiln_batcher_stats(v->batcher, &b));
+      else
+        b.executions = b.inferences = success;
+      sample(families[0], labels, success);
+      sample(families[1], labels, failure);
+      sample(families[2], labels, b.inferences);
+      sample(families[3], labels, b.executions);
+      sample(families[4], labels, v->stats.requestNs / 1000);
+      sample(families[5], labels, b.queue_ns / 1000);
+      sample(families[6], labels, v->batcher ? b.compute_ns / 1000 : v->stats.computeNs / 1000);
+      sample(families[7], labels, b.queue_depth);
+      sample(families[8], labels, v->memoryBytes);
+      if (v->batcher) {
+        uint64_t cumulative = 0, sum = 0;
+        for (size_t i = 0; i < b.histogram_size; ++i) {
+          cumulative += b.batch_histogram[i];
+          sum += (i + 1) * b.batch_histogram[i];
+          sample(families[9], labels + ",le=\"" + std::to_string(i + 1) + "\"", cumulative,
+                 "_bucket");
+        }
+        sample(families[9], labels + ",le=\"+Inf\"", cumulative, "_bucket");
+        sample(families[9], labels, sum, "_sum");
+        sample(families[9], labels, cumulative, "_count");
+      }
+    }
+  std::string out;
+  for (const Family &f : families)
+    out += std::string("# HELP ") + f.name + " " + f.help + "\n# TYPE " + f.name + " " + f.type +
+           "\n" + f.samples;
+  return out;
 }
 
 std::atomic<bool> stopRequested{false};
@@ -472,6 +953,11 @@ int main(int argc, char **argv) {
   repository.load(options);
 
   httplib::Server server;
+  // Enough HTTP workers that requests reach the model's queue (which bounds
+  // and rejects them) instead of waiting in the socket's backlog.
+  server.new_task_queue = [threads = options.httpThreads] {
+    return new httplib::ThreadPool(threads);
+  };
   auto reply = [](httplib::Response &res, int status, const json &body) {
     res.status = status;
     res.set_content(body.dump(), "application/json");
@@ -500,7 +986,7 @@ int main(int argc, char **argv) {
   });
   server.Get("/v2", guarded([&](const httplib::Request &, httplib::Response &res) {
                reply(res, 200, {{"name", "kiln-serve"}, {"version", "0.1"},
-                                {"extensions", json::array()}});
+                                {"extensions", json::array({"binary_tensor_data"})}});
              }));
   const char *modelRoute = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
   server.Get(modelRoute, guarded([&](const httplib::Request &req, httplib::Response &res) {
@@ -520,12 +1006,60 @@ int main(int argc, char **argv) {
                 uint64_t number = 0;
                 std::string name = req.matches[1];
                 ModelVersion &v = repository.find(name, req.matches[2], number);
-                reply(res, 200, infer(v, name, number, req.body));
+                auto start = std::chrono::steady_clock::now();
+                size_t headerLength = std::string::npos;
+                if (req.has_header("Inference-Header-Content-Length")) {
+                  std::string text = req.get_header_value("Inference-Header-Content-Length");
+                  uint64_t n = 0;
+                  if (!support::parseUint64(text, n))
+                    throw RequestError{400, "Inference-Header-Content-Length '" + text +
+                                                "' is not a byte count"};
+                  headerLength = size_t(std::min<uint64_t>(n, SIZE_MAX));
+                }
+                auto finish = [&](bool ok) {
+                  (ok ? v.stats.success : v.stats.failure)++;
+                  v.stats.requestNs += uint64_t(
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+                };
+                InferReply result;
+                try {
+                  result = infer(v, name, number, req.body, headerLength);
+                } catch (...) {
+                  finish(false);
+                  throw;
+                }
+                finish(true);
+                if (result.binary.empty()) {
+                  reply(res, 200, result.header);
+                  return;
+                }
+                std::string header = result.header.dump();
+                res.status = 200;
+                res.set_header("Inference-Header-Content-Length", std::to_string(header.size()));
+                res.set_content(header + result.binary, "application/octet-stream");
               }));
   server.set_error_handler([&](const httplib::Request &req, httplib::Response &res) {
     if (res.status == 404 && res.body.empty())
       reply(res, 404, json{{"error", "no route " + req.method + " " + req.path}});
   });
+
+  // Prometheus metrics on their own port, as the KServe servers do.
+  httplib::Server metricsServer;
+  metricsServer.Get("/metrics", [&](const httplib::Request &, httplib::Response &res) {
+    res.set_content(metrics(repository), "text/plain; version=0.0.4");
+  });
+  int metricsPort = int(options.metricsPort);
+  if (metricsPort == 0) {
+    metricsPort = metricsServer.bind_to_any_port(options.host);
+    if (metricsPort < 0)
+      fatal("cannot listen on " + options.host + " for metrics");
+  } else if (!metricsServer.bind_to_port(options.host, metricsPort)) {
+    fatal("cannot listen on " + options.host + ":" + std::to_string(metricsPort) +
+          " for metrics");
+  }
+  std::thread metricsThread([&] { metricsServer.listen_after_bind(); });
 
   int port = int(options.port);
   if (port == 0) {
@@ -541,11 +1075,14 @@ int main(int argc, char **argv) {
     while (!stopRequested)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     server.stop();
+    metricsServer.stop();
   });
-  std::printf("kiln-serve: listening on http://%s:%d\n", options.host.c_str(), port);
+  std::printf("kiln-serve: listening on http://%s:%d (metrics on http://%s:%d/metrics)\n",
+              options.host.c_str(), port, options.host.c_str(), metricsPort);
   std::fflush(stdout);
   bool ok = server.listen_after_bind();
   stopRequested = true;
   watcher.join();
+  metricsThread.join();
   return ok ? 0 : 1;
 }

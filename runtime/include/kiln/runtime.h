@@ -353,6 +353,9 @@ typedef struct kiln_batcher_options_s {
   /* Batches run at once: each instance has its own sessions (one per
      bucket) and thread; they share the device (default 1). */
   uint32_t instance_count;
+  /* Nonzero: no batching; every request runs alone, in the smallest bucket
+     that holds its rows (the queue, priorities and timeouts still apply). */
+  int single_requests;
 } kiln_batcher_options_t;
 
 void kiln_batcher_options_init(kiln_batcher_options_t *options);

@@ -1,0 +1,318 @@
+#!/usr/bin/python3
+"""kiln-serve with batch buckets, config.pbtxt, dynamic batching, the binary
+tensor extension and /metrics, with clients written from the KServe v2
+specification (the standard library's HTTP client), not Kiln's.
+
+A small MLP (y = relu(x W + b), W 6x12, weights drawn here) is compiled with
+--batch-sizes=1,2,4,8 into two models of one repository: "batched"
+(config.pbtxt: max_batch_size 8, dynamic_batching with a 20 ms delay and a
+bounded queue) and "single" (max_batch_size 8, no dynamic_batching: every
+request runs alone). Checks, each output per element against numpy
+(|kiln - numpy| <= 1e-5 + 1e-5 |numpy|):
+  - requests of 1 to 8 rows, JSON and binary (Inference-Header-Content-Length,
+    binary_data_size, binary_data_output), sent by 16 concurrent clients;
+  - the batched model ran fewer batches than requests, the single one one per
+    request (from /metrics, whose counters must add up);
+  - overload: 4x more concurrent clients than the queue holds, every request
+    answered (outputs or 429), none lost, the server still up;
+  - every kind of malformed binary request gets a 400 naming the problem;
+  - config.pbtxt errors stop the server with the file, line and field.
+
+Usage: /usr/bin/python3 test/Serve/test_serve_batching.py --build build
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+rng = np.random.RandomState(11)
+W = rng.uniform(-1, 1, (6, 12)).astype(np.float32)
+B = rng.uniform(-0.5, 0.5, 12).astype(np.float32)
+
+
+def floats(a) -> str:
+    return ", ".join(repr(float(v)) for v in np.asarray(a).ravel())
+
+
+MLP = f"""<
+  ir_version: 8,
+  opset_import: ["" : 17]
+>
+g (float[N, 6] x) => (float[N, 12] y)
+<float[6, 12] w = {{{floats(W)}}}, float[12] b = {{{floats(B)}}}>
+{{
+  h = MatMul(x, w)
+  hb = Add(h, b)
+  y = Relu(hb)
+}}
+"""
+
+BATCHED = """name: "batched"
+platform: "kiln"
+max_batch_size: 8
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 6 ] } ]
+output [ { name: "y" data_type: TYPE_FP32 dims: [ 12 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+dynamic_batching {
+  preferred_batch_size: [ 8 ]
+  max_queue_delay_microseconds: 20000
+  default_queue_policy { max_queue_size: 8 }
+}
+"""
+
+SINGLE = """name: "single"
+max_batch_size: 8
+"""
+
+# A queue of 4 requests that waits 200 ms for a batch of 8 rows: single-row
+# requests beyond the fourth are rejected while the batch waits.
+BOUNDED = """max_batch_size: 8
+dynamic_batching {
+  preferred_batch_size: [ 8 ]
+  max_queue_delay_microseconds: 200000
+  default_queue_policy { max_queue_size: 4 }
+}
+"""
+
+failures = 0
+
+
+def check(ok: bool, what: str) -> None:
+    global failures
+    print(("ok   " if ok else "FAIL ") + what)
+    failures += not ok
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x.astype(np.float64) @ W.astype(np.float64) + B, 0)
+
+
+def close(out: np.ndarray, ref: np.ndarray) -> bool:
+    return out.shape == ref.shape and bool(np.all(np.abs(out - ref) <= 1e-5 + 1e-5 * np.abs(ref)))
+
+
+def post(port: int, path: str, body: bytes, headers: dict):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("POST", path, body=body, headers=headers)
+    response = conn.getresponse()
+    raw = response.read()
+    header = response.getheader("Inference-Header-Content-Length")
+    conn.close()
+    return response.status, raw, header
+
+
+def infer_json(port: int, model: str, x: np.ndarray):
+    body = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
+                                   "data": x.ravel().tolist()}]}).encode()
+    status, raw, _ = post(port, f"/v2/models/{model}/infer", body,
+                          {"Content-Type": "application/json"})
+    if status != 200:
+        return status, json.loads(raw)
+    out = json.loads(raw)["outputs"][0]
+    return status, np.array(out["data"], np.float32).reshape(out["shape"])
+
+
+def infer_binary(port: int, model: str, x: np.ndarray):
+    header = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
+                                     "parameters": {"binary_data_size": x.nbytes}}],
+                         "parameters": {"binary_data_output": True}}).encode()
+    status, raw, length = post(port, f"/v2/models/{model}/infer", header + x.tobytes(),
+                               {"Inference-Header-Content-Length": str(len(header)),
+                                "Content-Type": "application/octet-stream"})
+    if status != 200:
+        return status, json.loads(raw)
+    n = int(length)
+    out = json.loads(raw[:n])["outputs"][0]
+    size = out["parameters"]["binary_data_size"]
+    return status, np.frombuffer(raw[n:n + size], np.float32).reshape(out["shape"])
+
+
+def metric(text: str, name: str, model: str) -> float:
+    m = re.search(r'^%s\{model="%s",version="1"\} (\d+)$' % (name, model), text, re.M)
+    return float(m.group(1)) if m else -1
+
+
+def start(build: Path, repo: Path):
+    server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
+                               "--http-port=0", "--metrics-port=0", "--threads=1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    m = re.search(r"http://127.0.0.1:(\d+) \(metrics on http://127.0.0.1:(\d+)/metrics\)", line)
+    if not m:
+        print("FAIL kiln-serve did not start: " + line + server.stderr.read())
+        server.kill()
+        sys.exit(1)
+    return server, int(m.group(1)), int(m.group(2))
+
+
+def run_load(port: int, model: str, clients: int, per_client: int, binary_every: int,
+             one_row: bool = False):
+    """Each client sends requests of 1..8 rows (or 1); returns (status, x, out) each."""
+    results, lock = [], threading.Lock()
+
+    def client(c: int):
+        local = np.random.RandomState(100 + c)
+        for i in range(per_client):
+            rows = 1 if one_row else 1 + (c + i) % 8
+            x = local.uniform(-2, 2, (rows, 6)).astype(np.float32)
+            send = infer_binary if (c + i) % binary_every == 0 else infer_json
+            status, out = send(port, model, x)
+            with lock:
+                results.append((status, x, out))
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True, type=Path)
+    args = parser.parse_args()
+    build = args.build.resolve()
+    with tempfile.TemporaryDirectory(prefix="kiln-serve-batching-") as tmp:
+        work = Path(tmp)
+        source = work / "mlp.onnxtxt"
+        source.write_text(MLP)
+        repo = work / "repo"
+        for name, config in [("batched", BATCHED), ("single", SINGLE), ("bounded", BOUNDED)]:
+            (repo / name / "1").mkdir(parents=True)
+            (repo / name / "config.pbtxt").write_text(config)
+            subprocess.run([build / "bin" / "kiln-compile", source, "--target=cpu",
+                            "--batch-sizes=1,2,4,8", "-o", repo / name / "1" / "model.kiln"],
+                           check=True)
+        server, port, metrics_port = start(build, repo)
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/v2/models/batched")
+            meta = json.loads(conn.getresponse().read())
+            check(meta.get("max_batch_size") == 8 and meta["inputs"][0]["shape"] == [-1, 6]
+                  and meta["outputs"][0]["shape"] == [-1, 12],
+                  "metadata: max_batch_size 8, shapes [-1, 6] -> [-1, 12]: " + json.dumps(meta))
+
+            for model in ["batched", "single"]:
+                results = run_load(port, model, clients=4 if model == "single" else 16,
+                                   per_client=6, binary_every=3)
+                good = [r for r in results if r[0] == 200]
+                wrong = [r for r in good if not close(r[2], reference(r[1]))]
+                check(len(good) == len(results) and not wrong,
+                      f"{model}: {len(good)} of {len(results)} requests answered, "
+                      f"{len(wrong)} with wrong outputs")
+
+            conn = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=30)
+            conn.request("GET", "/metrics")
+            text = conn.getresponse().read().decode()
+            b_ok = metric(text, "kiln_inference_request_success", "batched")
+            b_exec = metric(text, "kiln_inference_exec_count", "batched")
+            b_rows = metric(text, "kiln_inference_count", "batched")
+            s_ok = metric(text, "kiln_inference_request_success", "single")
+            s_exec = metric(text, "kiln_inference_exec_count", "single")
+            expected_rows = sum(1 + (c + i) % 8 for c in range(16) for i in range(6))
+            check(b_ok == 96 and 0 < b_exec < 96 and b_rows == expected_rows,
+                  f"metrics: batched ran {b_ok:.0f} requests ({b_rows:.0f} rows, expected "
+                  f"{expected_rows}) in {b_exec:.0f} batches")
+            check(s_ok == 24 and s_exec == 24,
+                  f"metrics: single ran {s_ok:.0f} requests in {s_exec:.0f} runs (one each)")
+            hist = re.search(r'^kiln_inference_batch_size_count\{model="batched",version="1"\} '
+                             r'(\d+)$', text, re.M)
+            check(hist is not None and float(hist.group(1)) == b_exec,
+                  "metrics: the batch-size histogram counts every batch")
+            check("# TYPE kiln_inference_request_duration_us counter" in text,
+                  "metrics: Prometheus HELP/TYPE lines")
+
+            # Overload: 32 clients at once against a queue of 4 requests.
+            results = run_load(port, "bounded", clients=32, per_client=3, binary_every=2,
+                               one_row=True)
+            accepted = [r for r in results if r[0] == 200]
+            rejected = [r for r in results if r[0] == 429]
+            wrong = [r for r in accepted if not close(r[2], reference(r[1]))]
+            check(len(accepted) + len(rejected) == len(results) == 96 and not wrong
+                  and len(rejected) > 0 and len(accepted) >= 4
+                  and all("queue is full" in r[2]["error"] for r in rejected),
+                  f"overload: {len(accepted)} answered, {len(rejected)} rejected with 429, "
+                  f"none lost or wrong")
+            status, out = infer_json(port, "batched", np.ones((2, 6), np.float32))
+            check(status == 200, "the server is still up after the overload")
+            conn = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=30)
+            conn.request("GET", "/metrics")
+            text = conn.getresponse().read().decode()
+            check(metric(text, "kiln_inference_request_success", "bounded") == len(accepted)
+                  and metric(text, "kiln_inference_request_failure", "bounded") == len(rejected),
+                  "metrics: the bounded model's successes and failures are the answers")
+
+            # Malformed binary requests.
+            x = np.ones((2, 6), np.float32)
+
+            def bad(header: dict, data: bytes, length=None, want=""):
+                h = json.dumps(header).encode()
+                status, raw, _ = post(port, "/v2/models/batched/infer", h + data,
+                                      {"Inference-Header-Content-Length":
+                                       str(len(h) if length is None else length)})
+                message = json.loads(raw).get("error", "") if raw[:1] == b"{" else raw
+                check(status == 400 and want in message, f"400 for {want!r}: {message}")
+
+            inp = {"name": "x", "shape": [2, 6], "datatype": "FP32",
+                   "parameters": {"binary_data_size": 48}}
+            bad({"inputs": [inp]}, x.tobytes()[:40], want="but only 40 bytes of binary data")
+            bad({"inputs": [inp]}, x.tobytes() + b"xx", want="2 bytes of binary data follow")
+            bad({"inputs": [dict(inp, parameters={"binary_data_size": 40})]}, x.tobytes(),
+                want="binary_data_size 40, the shape holds 48 bytes")
+            bad({"inputs": [inp]}, x.tobytes(), length=10 ** 6,
+                want="Inference-Header-Content-Length 1000000 is more than the body's")
+            bad({"inputs": [inp]}, x.tobytes(), length=5, want="not JSON")
+            bad({"inputs": [dict(inp, shape=[9, 6])]}, x.tobytes(),
+                want="with n from 1 to 8")
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                code = server.wait(timeout=20)
+                check(code == 0, f"SIGTERM stops the server (exit {code})")
+            except subprocess.TimeoutExpired:
+                server.kill()
+                check(False, "SIGTERM stops the server within 20 s")
+
+        # Configuration errors: the file, line and field.
+        def refused(config: str, want: str):
+            (repo / "batched" / "config.pbtxt").write_text(config)
+            proc = subprocess.run([build / "bin" / "kiln-serve", f"--model-repository={repo}",
+                                   "--http-port=0", "--metrics-port=0"],
+                                  capture_output=True, text=True, timeout=60)
+            message = proc.stderr.strip()
+            check(proc.returncode == 1 and want in message, f"refused ({want!r}): {message}")
+
+        path = str(repo / "batched" / "config.pbtxt")
+        refused("name: \"batched\"\nmax_batch_sise: 8\n",
+                path + ":2:15: Message type \"kiln.serve.ModelConfig\" has no field named "
+                "\"max_batch_sise\"")
+        refused("max_batch_size: 16\n", path + ":1:1: max_batch_size: 16, but")
+        refused("max_batch_size: 16\n", "runs batches of at most 8 (kiln-compile --batch-sizes)")
+        refused("dynamic_batching { }\n",
+                path + ":1:1: dynamic_batching: dynamic batching needs max_batch_size > 0")
+        refused("max_batch_size: 8\ninput [ { name: \"x\" data_type: TYPE_FP32 dims: [ 7 ] } ]\n",
+                path + ":2:1: input: 'x' has dims [7], the model's are [6] (without the batch "
+                "dimension)")
+        refused("max_batch_size: 8\ninput [ { name: \"x\" data_type: TYPE_INT32 dims: [ 6 ] } ]\n",
+                "'x' is TYPE_INT32, the model's is TYPE_FP32")
+        refused("name: \"other\"\n", path + ":1:1: name: 'other' is not the model's directory")
+        refused("max_batch_size: 8\ndynamic_batching { preferred_batch_size: [ 9 ] }\n",
+                "preferred_batch_size: 9 is not between 1 and max_batch_size (8)")
+    print("passed" if failures == 0 else f"{failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
