@@ -30,6 +30,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <httplib.h>
+#include <sys/socket.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -941,6 +942,19 @@ std::string metrics(const Repository &repository) {
   return out;
 }
 
+/// Debian's cpp-httplib is a compiled library whose listening sockets take a
+/// backlog of 5: the kernel drops connections beyond it, and each dropped
+/// client retries its SYN one second later. Raises the backlog of every
+/// listening socket of the process (listen() again updates it on Linux).
+void raiseListenBacklogs() {
+  for (int fd = 0; fd < 1024; ++fd) {
+    int listening = 0;
+    socklen_t length = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 && listening)
+      listen(fd, 1024);
+  }
+}
+
 std::atomic<bool> stopRequested{false};
 
 void onSignal(int) { stopRequested = true; }
@@ -1069,6 +1083,7 @@ int main(int argc, char **argv) {
   } else if (!server.bind_to_port(options.host, port)) {
     fatal("cannot listen on " + options.host + ":" + std::to_string(port));
   }
+  raiseListenBacklogs();
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   std::thread watcher([&] {
