@@ -10,15 +10,18 @@
 //   POST /v2/models/NAME[/versions/V]/infer          JSON tensors in and out
 //
 // The repository holds DIR/NAME/VERSION/model.kiln (VERSION a number; a
-// request without a version gets the highest). Every model version is
-// loaded at start on one device; a model that does not load stops the
-// server with its error. Errors are {"error": "..."} with 400 (a bad
-// request) or 404 (an unknown model or route). Requests to one model run one
-// at a time (its session serializes them); requests to different models run
-// concurrently on the HTTP library's worker threads.
+// request without a version gets the highest) and an optional
+// DIR/NAME/config.pbtxt (Triton's model configuration, the fields that
+// apply: tools/kiln-serve/model_config.proto). Every model version is loaded
+// at start; one that does not load stops the server with its error. Batched
+// models (max_batch_size > 0, an artifact with batch buckets) run through the
+// runtime's batcher; the binary tensor extension and GET /metrics
+// (Prometheus text, on its own port) are served. Errors are {"error": ...}
+// with 400, 404, 429 (queue full or timed out) or 500. See docs/serving.md.
 //
 // Links the runtime only (no MLIR, no LLVM); HTTP from cpp-httplib, JSON
-// from nlohmann-json (Debian's libcpp-httplib-dev, nlohmann-json3-dev).
+// from nlohmann-json, the configuration from protobuf (Debian's
+// libcpp-httplib-dev, nlohmann-json3-dev, libprotobuf-dev).
 //
 //===----------------------------------------------------------------------===//
 
