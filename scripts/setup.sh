@@ -21,8 +21,9 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   # .npz calibration samples (zip archives of .npy files)
   libzip-dev
-  # kiln-serve: HTTP and JSON
+  # kiln-serve: HTTP, JSON, gRPC (and the Python gRPC client of its tests)
   libcpp-httplib-dev nlohmann-json3-dev pkg-config
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-grpc-tools
   # model export and references (for /usr/bin/python3)
   python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
   # memory/time measurements in tests

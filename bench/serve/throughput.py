@@ -119,7 +119,7 @@ def main():
         (repo / "batched" / "1" / "model.kiln").write_bytes(
             (repo / "single" / "1" / "model.kiln").read_bytes())
         server = subprocess.Popen([bin_dir / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--metrics-port=0",
+                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0",
                                    f"--threads={args.threads}"],
                                   stdout=subprocess.PIPE, text=True)
         port = int(re.search(r"http://127.0.0.1:(\d+)", server.stdout.readline()).group(1))

@@ -101,7 +101,7 @@ def main() -> int:
         (repo / "add" / "config.pbtxt").write_text("name: \"add\"\nplatform: \"onnxruntime_onnx\"\n")
 
         server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--metrics-port=0", "--threads=1"],
+                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0", "--threads=1"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = server.stdout.readline()
         if "listening on http://127.0.0.1:" not in line:
@@ -124,14 +124,14 @@ def main() -> int:
         empty = work / "empty"
         empty.mkdir()
         proc = subprocess.run([build / "bin" / "kiln-serve", f"--model-repository={empty}",
-                               "--http-port=0"], capture_output=True, text=True, timeout=30)
+                               "--http-port=0", "--metrics-port=0", "--grpc-port=0"], capture_output=True, text=True, timeout=30)
         check(proc.returncode == 1 and "holds no model" in proc.stderr,
               "an empty repository is refused: " + proc.stderr.strip())
         broken = work / "broken" / "m" / "1"
         broken.mkdir(parents=True)
         (broken / "model.kiln").write_bytes(b"not an artifact")
         proc = subprocess.run([build / "bin" / "kiln-serve",
-                               f"--model-repository={work / 'broken'}", "--http-port=0"],
+                               f"--model-repository={work / 'broken'}", "--http-port=0", "--metrics-port=0", "--grpc-port=0"],
                               capture_output=True, text=True, timeout=30)
         check(proc.returncode == 1 and "model.kiln" in proc.stderr,
               "a model that does not load stops the server: " + proc.stderr.strip())

@@ -145,15 +145,17 @@ def metric(text: str, name: str, model: str) -> float:
 
 def start(build: Path, repo: Path):
     server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                               "--http-port=0", "--metrics-port=0", "--threads=1"],
+                               "--http-port=0", "--metrics-port=0", "--grpc-port=0",
+                               "--threads=1"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = server.stdout.readline()
-    m = re.search(r"http://127.0.0.1:(\d+) \(metrics on http://127.0.0.1:(\d+)/metrics\)", line)
+    m = re.search(r"http://127.0.0.1:(\d+) \(metrics on http://127.0.0.1:(\d+)/metrics, "
+                  r"grpc on 127.0.0.1:(\d+)\)", line)
     if not m:
         print("FAIL kiln-serve did not start: " + line + server.stderr.read())
         server.kill()
         sys.exit(1)
-    return server, int(m.group(1)), int(m.group(2))
+    return server, int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 def run_load(port: int, model: str, clients: int, per_client: int, binary_every: int,
@@ -179,6 +181,102 @@ def run_load(port: int, model: str, clients: int, per_client: int, binary_every:
     return results
 
 
+def grpc_checks(work: Path, port: int) -> None:
+    """The gRPC binding, with stubs generated here by grpc_tools from our
+    .proto of the protocol (Debian's python3-grpc-tools)."""
+    from grpc_tools import protoc
+    import grpc
+    proto_dir = Path(__file__).resolve().parents[2] / "tools" / "kiln-serve"
+    out = work / "grpc"
+    out.mkdir()
+    assert protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={out}",
+                        f"--grpc_python_out={out}", str(proto_dir / "grpc_predict_v2.proto")]) == 0
+    sys.path.insert(0, str(out))
+    import grpc_predict_v2_pb2 as pb
+    import grpc_predict_v2_pb2_grpc as rpc
+    stub = rpc.GRPCInferenceServiceStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
+    check(stub.ServerLive(pb.ServerLiveRequest()).live, "grpc ServerLive")
+    check(stub.ServerReady(pb.ServerReadyRequest()).ready, "grpc ServerReady")
+    meta = stub.ServerMetadata(pb.ServerMetadataRequest())
+    check(meta.name == "kiln-serve" and "binary_tensor_data" in meta.extensions,
+          "grpc ServerMetadata")
+    mm = stub.ModelMetadata(pb.ModelMetadataRequest(name="batched"))
+    check(list(mm.inputs[0].shape) == [-1, 6] and mm.outputs[0].datatype == "FP32"
+          and list(mm.versions) == ["1"], "grpc ModelMetadata: x [-1, 6], versions [1]")
+    check(stub.ModelReady(pb.ModelReadyRequest(name="single")).ready, "grpc ModelReady")
+
+    def code_of(call, *a):
+        try:
+            call(*a)
+            return None, ""
+        except grpc.RpcError as e:
+            return e.code(), e.details()
+
+    code, details = code_of(stub.ModelReady, pb.ModelReadyRequest(name="nope"))
+    check(code == grpc.StatusCode.NOT_FOUND and "not in the repository" in details,
+          f"grpc: an unknown model is NOT_FOUND: {details}")
+
+    def request(x, raw=True, model="batched", **kw):
+        r = pb.ModelInferRequest(model_name=model, id="r1")
+        t = r.inputs.add(name="x", datatype="FP32", shape=list(x.shape))
+        if raw:
+            r.raw_input_contents.append(x.tobytes())
+        else:
+            t.contents.fp32_contents.extend(x.ravel().tolist())
+        for k, v in kw.items():
+            setattr(r, k, v)
+        return r
+
+    rng_local = np.random.RandomState(5)
+    for rows, raw in [(1, True), (3, False), (8, True)]:
+        x = rng_local.uniform(-2, 2, (rows, 6)).astype(np.float32)
+        resp = stub.ModelInfer(request(x, raw))
+        y = np.frombuffer(resp.raw_output_contents[0], np.float32).reshape(resp.outputs[0].shape)
+        check(resp.id == "r1" and resp.model_version == "1" and close(y, reference(x)),
+              f"grpc ModelInfer, {rows} rows, {'raw' if raw else 'fp32_contents'}: matches numpy")
+    x = np.ones((2, 6), np.float32)
+    for r, want in [
+            (request(np.ones((9, 6), np.float32)), "with n from 1 to 8"),
+            (request(np.ones((2, 6), np.float64)), "96 bytes of raw_input_contents, the shape holds 48"),
+            (request(x, raw=False, model="single"), None),
+    ]:
+        code, details = code_of(stub.ModelInfer, r)
+        if want is None:
+            check(code is None, "grpc ModelInfer on the single-request model")
+        else:
+            check(code == grpc.StatusCode.INVALID_ARGUMENT and want in details,
+                  f"grpc INVALID_ARGUMENT ({want!r}): {details}")
+    bad = request(x)
+    bad.raw_input_contents.append(b"extra")
+    code, details = code_of(stub.ModelInfer, bad)
+    check(code == grpc.StatusCode.INVALID_ARGUMENT and "2 raw_input_contents for 1 inputs" in details,
+          f"grpc: raw contents that do not match the inputs: {details}")
+    bad = pb.ModelInferRequest(model_name="batched")
+    bad.inputs.add(name="x", datatype="FP32", shape=[2, 6]).contents.fp32_contents.extend([1.0] * 5)
+    code, details = code_of(stub.ModelInfer, bad)
+    check(code == grpc.StatusCode.INVALID_ARGUMENT and "do not hold 12 FP32 elements" in details,
+          f"grpc: contents of the wrong count: {details}")
+    code, details = code_of(stub.ModelInfer, request(x, model="nope"))
+    check(code == grpc.StatusCode.NOT_FOUND, "grpc: ModelInfer on an unknown model is NOT_FOUND")
+    # Overload through gRPC: the bounded queue answers UNAVAILABLE.
+    codes, lock = [], threading.Lock()
+
+    def client():
+        c, _ = code_of(stub.ModelInfer, request(np.ones((1, 6), np.float32), model="bounded"))
+        with lock:
+            codes.append(c)
+
+    threads = [threading.Thread(target=client) for _ in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(len(codes) == 24 and codes.count(grpc.StatusCode.UNAVAILABLE) > 0
+          and codes.count(None) + codes.count(grpc.StatusCode.UNAVAILABLE) == 24,
+          f"grpc overload: {codes.count(None)} answered, "
+          f"{codes.count(grpc.StatusCode.UNAVAILABLE)} UNAVAILABLE, none lost")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True, type=Path)
@@ -195,7 +293,7 @@ def main() -> int:
             subprocess.run([build / "bin" / "kiln-compile", source, "--target=cpu",
                             "--batch-sizes=1,2,4,8", "-o", repo / name / "1" / "model.kiln"],
                            check=True)
-        server, port, metrics_port = start(build, repo)
+        server, port, metrics_port, grpc_port = start(build, repo)
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             conn.request("GET", "/v2/models/batched")
@@ -254,6 +352,8 @@ def main() -> int:
                   and metric(text, "kiln_inference_request_failure", "bounded") == len(rejected),
                   "metrics: the bounded model's successes and failures are the answers")
 
+            grpc_checks(work, grpc_port)
+
             # Malformed binary requests.
             x = np.ones((2, 6), np.float32)
 
@@ -289,7 +389,7 @@ def main() -> int:
         def refused(config: str, want: str):
             (repo / "batched" / "config.pbtxt").write_text(config)
             proc = subprocess.run([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--metrics-port=0"],
+                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0"],
                                   capture_output=True, text=True, timeout=60)
             message = proc.stderr.strip()
             check(proc.returncode == 1 and want in message, f"refused ({want!r}): {message}")

@@ -27,7 +27,10 @@
 
 #include "kiln/runtime.hpp"
 #include "kiln/support/TensorUtil.h"
+#include "grpc_predict_v2.grpc.pb.h"
 #include "model_config.pb.h"
+
+#include <grpcpp/grpcpp.h>
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -66,6 +69,7 @@ const char *const kUsage =
     "\n"
     "options:\n"
     "  --http-port=N        port to listen on (default 8000; 0 picks a free one)\n"
+    "  --grpc-port=N        port of the gRPC binding (default 8001; 0 picks one)\n"
     "  --metrics-port=N     port of GET /metrics, Prometheus text (default 8002;\n"
     "                       0 picks a free one)\n"
     "  --host=ADDRESS       address to listen on (default 127.0.0.1)\n"
@@ -87,6 +91,7 @@ struct Options {
   std::string host = "127.0.0.1";
   uint64_t port = 8000;
   uint64_t metricsPort = 8002;
+  uint64_t grpcPort = 8001;
   size_t httpThreads = 64;
   std::string device = "cpu";
   uint64_t threads = 0;
@@ -110,6 +115,9 @@ Options parseArguments(int argc, char **argv) {
       if (!support::parseUint64(text, n) || n < 1 || n > 4096)
         fatal("--http-threads: '" + text + "' is not a thread count (1-4096)");
       options.httpThreads = size_t(n);
+    } else if (support::flagValue(arg, "--grpc-port=", text)) {
+      if (!support::parseUint64(text, options.grpcPort) || options.grpcPort > 65535)
+        fatal("--grpc-port: '" + text + "' is not a port (0-65535)");
     } else if (support::flagValue(arg, "--metrics-port=", text)) {
       if (!support::parseUint64(text, options.metricsPort) || options.metricsPort > 65535)
         fatal("--metrics-port: '" + text + "' is not a port (0-65535)");
@@ -626,14 +634,13 @@ struct BinaryData {
   size_t size = 0, used = 0;
 };
 
-/// The model input `request` (one entry of "inputs") gives, checked against
-/// the model's; a batched version takes 1 to maxBatchSize rows.
-Tensor inputTensor(const json &request, const ModelVersion &v, BinaryData &binary) {
+/// An input of `v` named `name` with `datatype` and `shape` (as a request
+/// gives them), checked against the model's: a batched version takes 1 to
+/// maxBatchSize rows. The tensor's data is sized, not filled.
+Tensor describeInput(const ModelVersion &v, const std::string &name, const std::string &datatype,
+                     const std::vector<int64_t> &shape) {
   const std::vector<kiln_tensor_info_t> &infos = v.inputs;
   auto bad = [](const std::string &message) { return RequestError{400, message}; };
-  if (!request.is_object() || !request.contains("name") || !request["name"].is_string())
-    throw bad("every entry of 'inputs' needs a 'name'");
-  std::string name = request["name"].get<std::string>();
   auto info = std::find_if(infos.begin(), infos.end(),
                            [&](const kiln_tensor_info_t &i) { return name == i.name; });
   if (info == infos.end()) {
@@ -643,19 +650,8 @@ Tensor inputTensor(const json &request, const ModelVersion &v, BinaryData &binar
     throw bad("no model input named '" + name + "' (the model's inputs are: " + names + ")");
   }
   std::string where = "input '" + name + "': ";
-  if (!request.contains("datatype") || !request["datatype"].is_string())
-    throw bad(where + "no 'datatype'");
-  std::string datatype = request["datatype"].get<std::string>();
   if (datatype != protocolType(info->dtype))
     throw bad(where + "datatype " + datatype + ", the model takes " + protocolType(info->dtype));
-  if (!request.contains("shape") || !request["shape"].is_array())
-    throw bad(where + "no 'shape'");
-  std::vector<int64_t> shape;
-  for (const json &d : request["shape"]) {
-    if (!d.is_number_integer())
-      throw bad(where + "'shape' must hold integers");
-    shape.push_back(d.get<int64_t>());
-  }
   std::vector<int64_t> want(info->shape, info->shape + info->rank);
   if (v.maxBatchSize > 0 && !shape.empty() && shape.size() == want.size() && shape[0] >= 1 &&
       shape[0] <= v.maxBatchSize)
@@ -672,7 +668,31 @@ Tensor inputTensor(const json &request, const ModelVersion &v, BinaryData &binar
   tensor.name = name;
   tensor.dtype = info->dtype;
   tensor.shape = want;
-  uint64_t bytes = tensor.elementCount() * kiln_dtype_size(info->dtype);
+  tensor.data.resize(size_t(tensor.elementCount() * kiln_dtype_size(info->dtype)));
+  return tensor;
+}
+
+/// The model input `request` (one entry of "inputs") gives, checked against
+/// the model's.
+Tensor inputTensor(const json &request, const ModelVersion &v, BinaryData &binary) {
+  auto bad = [](const std::string &message) { return RequestError{400, message}; };
+  if (!request.is_object() || !request.contains("name") || !request["name"].is_string())
+    throw bad("every entry of 'inputs' needs a 'name'");
+  std::string name = request["name"].get<std::string>();
+  std::string where = "input '" + name + "': ";
+  if (!request.contains("datatype") || !request["datatype"].is_string())
+    throw bad(where + "no 'datatype'");
+  std::string datatype = request["datatype"].get<std::string>();
+  if (!request.contains("shape") || !request["shape"].is_array())
+    throw bad(where + "no 'shape'");
+  std::vector<int64_t> shape;
+  for (const json &d : request["shape"]) {
+    if (!d.is_number_integer())
+      throw bad(where + "'shape' must hold integers");
+    shape.push_back(d.get<int64_t>());
+  }
+  Tensor tensor = describeInput(v, name, datatype, shape);
+  uint64_t bytes = tensor.data.size();
   const json *parameters =
       request.contains("parameters") ? &request["parameters"] : nullptr;
   if (parameters && parameters->is_object() && parameters->contains("binary_data_size")) {
@@ -701,7 +721,6 @@ Tensor inputTensor(const json &request, const ModelVersion &v, BinaryData &binar
   if (values.size() != tensor.elementCount())
     throw bad(where + std::to_string(values.size()) + " elements of data, the shape holds " +
               std::to_string(tensor.elementCount()));
-  tensor.data.resize(size_t(bytes));
   for (size_t i = 0; i < values.size(); ++i)
     if (!storeElement(tensor, i, *values[i]))
       throw bad(where + "element " + std::to_string(i) + " (" + values[i]->dump() +
@@ -758,6 +777,58 @@ int httpStatus(const Status &status) {
   }
 }
 
+/// Runs a request's inputs (each checked by describeInput): every model
+/// input exactly once, the same rows in each when batched. Throws a
+/// RequestError for what does not fit or fails.
+std::vector<Tensor> execute(ModelVersion &v, const std::vector<Tensor> &inputs,
+                            uint32_t priority, uint64_t timeoutUs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (inputs[i].name == inputs[j].name)
+        throw RequestError{400, "input '" + inputs[i].name + "' is given twice"};
+  for (const kiln_tensor_info_t &info : v.inputs)
+    if (std::none_of(inputs.begin(), inputs.end(),
+                     [&](const Tensor &t) { return t.name == info.name; }))
+      throw RequestError{400, std::string("missing input '") + info.name + "'"};
+  if (v.maxBatchSize > 0)
+    for (const Tensor &t : inputs)
+      if (t.shape[0] != inputs[0].shape[0])
+        throw RequestError{400, "input '" + t.name + "' has " + std::to_string(t.shape[0]) +
+                                    " rows, input '" + inputs[0].name + "' " +
+                                    std::to_string(inputs[0].shape[0])};
+  std::vector<Tensor> outputs;
+  auto start = std::chrono::steady_clock::now();
+  Status status = v.batcher ? runBatched(v, inputs, priority, timeoutUs, outputs)
+                            : v.session.run(inputs, outputs);
+  if (!v.batcher)
+    v.stats.computeNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count());
+  if (!status.ok())
+    throw RequestError{httpStatus(status), status.message()};
+  return outputs;
+}
+
+/// Runs `handle` for a request to `v`, counting it as a success or a
+/// failure with its duration for /metrics.
+template <typename F> auto counted(ModelVersion &v, F handle) {
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](bool ok) {
+    (ok ? v.stats.success : v.stats.failure)++;
+    v.stats.requestNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count());
+  };
+  try {
+    auto result = handle();
+    finish(true);
+    return result;
+  } catch (...) {
+    finish(false);
+    throw;
+  }
+}
+
 /// An inference reply: its JSON header and, with the binary tensor
 /// extension, the output bytes that follow it.
 struct InferReply {
@@ -784,26 +855,12 @@ InferReply infer(ModelVersion &v, const std::string &name, uint64_t version,
   if (!request.is_object() || !request.contains("inputs") || !request["inputs"].is_array())
     throw RequestError{400, "the request needs an 'inputs' array"};
   std::vector<Tensor> inputs;
-  for (const json &entry : request["inputs"]) {
-    Tensor t = inputTensor(entry, v, binary);
-    if (std::any_of(inputs.begin(), inputs.end(), [&](const Tensor &o) { return o.name == t.name; }))
-      throw RequestError{400, "input '" + t.name + "' is given twice"};
-    inputs.push_back(std::move(t));
-  }
+  for (const json &entry : request["inputs"])
+    inputs.push_back(inputTensor(entry, v, binary));
   if (binary.used != binary.size)
     throw RequestError{400, std::to_string(binary.size - binary.used) +
                                 " bytes of binary data follow the JSON header that no input's "
                                 "binary_data_size claims"};
-  for (const kiln_tensor_info_t &info : v.inputs)
-    if (std::none_of(inputs.begin(), inputs.end(),
-                     [&](const Tensor &t) { return t.name == info.name; }))
-      throw RequestError{400, std::string("missing input '") + info.name + "'"};
-  if (v.maxBatchSize > 0)
-    for (const Tensor &t : inputs)
-      if (t.shape[0] != inputs[0].shape[0])
-        throw RequestError{400, "input '" + t.name + "' has " + std::to_string(t.shape[0]) +
-                                    " rows, input '" + inputs[0].name + "' " +
-                                    std::to_string(inputs[0].shape[0])};
   // Request parameters: binary outputs, priority and queue timeout.
   bool allBinary = false;
   uint32_t priority = 0;
@@ -850,16 +907,7 @@ InferReply infer(ModelVersion &v, const std::string &name, uint64_t version,
       wanted[out] = asBinary;
     }
   }
-  std::vector<Tensor> outputs;
-  auto start = std::chrono::steady_clock::now();
-  Status status = v.batcher ? runBatched(v, inputs, priority, timeoutUs, outputs)
-                            : v.session.run(inputs, outputs);
-  if (!v.batcher)
-    v.stats.computeNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::steady_clock::now() - start)
-                                      .count());
-  if (!status.ok())
-    throw RequestError{httpStatus(status), status.message()};
+  std::vector<Tensor> outputs = execute(v, inputs, priority, timeoutUs);
   InferReply reply;
   json results = json::array();
   for (const Tensor &t : outputs) {
@@ -945,6 +993,192 @@ std::string metrics(const Repository &repository) {
   return out;
 }
 
+//===----------------------------------------------------------------------===//
+// The gRPC binding (inference.GRPCInferenceService)
+//===----------------------------------------------------------------------===//
+
+/// The gRPC status of a request error (the REST status's counterpart).
+grpc::Status grpcStatus(const RequestError &e) {
+  grpc::StatusCode code = e.status == 404   ? grpc::StatusCode::NOT_FOUND
+                          : e.status == 400 ? grpc::StatusCode::INVALID_ARGUMENT
+                          : e.status == 429 ? grpc::StatusCode::UNAVAILABLE
+                                            : grpc::StatusCode::INTERNAL;
+  return grpc::Status(code, e.message);
+}
+
+/// Element i of a typed InferTensorContents into `tensor`; false when the
+/// contents hold another count of elements than the shape (or the wrong
+/// field for the type).
+bool fromContents(const inference::InferTensorContents &c, Tensor &t) {
+  size_t n = size_t(t.elementCount());
+  auto fill = [&](const auto &values, auto cast) {
+    using T = decltype(cast(values.Get(0)));
+    if (size_t(values.size()) != n)
+      return false;
+    for (size_t i = 0; i < n; ++i)
+      store<T>(t.data, i, cast(values.Get(int(i))));
+    return true;
+  };
+  switch (t.dtype) {
+  case KILN_DTYPE_BOOL: return fill(c.bool_contents(), [](bool v) { return uint8_t(v); });
+  case KILN_DTYPE_I8: return fill(c.int_contents(), [](int32_t v) { return int8_t(v); });
+  case KILN_DTYPE_I16: return fill(c.int_contents(), [](int32_t v) { return int16_t(v); });
+  case KILN_DTYPE_I32: return fill(c.int_contents(), [](int32_t v) { return v; });
+  case KILN_DTYPE_I64: return fill(c.int64_contents(), [](int64_t v) { return v; });
+  case KILN_DTYPE_U8: return fill(c.uint_contents(), [](uint32_t v) { return uint8_t(v); });
+  case KILN_DTYPE_U16: return fill(c.uint_contents(), [](uint32_t v) { return uint16_t(v); });
+  case KILN_DTYPE_U32: return fill(c.uint_contents(), [](uint32_t v) { return v; });
+  case KILN_DTYPE_U64: return fill(c.uint64_contents(), [](uint64_t v) { return v; });
+  case KILN_DTYPE_F32: return fill(c.fp32_contents(), [](float v) { return v; });
+  case KILN_DTYPE_F64: return fill(c.fp64_contents(), [](double v) { return v; });
+  case KILN_DTYPE_F16:
+    return fill(c.fp32_contents(), [](float v) { return support::floatToHalf(v); });
+  case KILN_DTYPE_BF16:
+    return fill(c.fp32_contents(), [](float v) { return support::floatToBfloat16(v); });
+  }
+  return false;
+}
+
+class GrpcService final : public inference::GRPCInferenceService::Service {
+public:
+  explicit GrpcService(Repository &repository) : repository_(repository) {}
+
+  grpc::Status ServerLive(grpc::ServerContext *, const inference::ServerLiveRequest *,
+                          inference::ServerLiveResponse *response) override {
+    response->set_live(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerReady(grpc::ServerContext *, const inference::ServerReadyRequest *,
+                           inference::ServerReadyResponse *response) override {
+    response->set_ready(true); // every model loaded before the server started
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelReady(grpc::ServerContext *, const inference::ModelReadyRequest *request,
+                          inference::ModelReadyResponse *response) override {
+    uint64_t number = 0;
+    try {
+      repository_.find(request->name(), request->version(), number);
+    } catch (const RequestError &e) {
+      return grpcStatus(e);
+    }
+    response->set_ready(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerMetadata(grpc::ServerContext *, const inference::ServerMetadataRequest *,
+                              inference::ServerMetadataResponse *response) override {
+    response->set_name("kiln-serve");
+    response->set_version("0.1");
+    response->add_extensions("binary_tensor_data");
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelMetadata(grpc::ServerContext *, const inference::ModelMetadataRequest *request,
+                             inference::ModelMetadataResponse *response) override {
+    try {
+      uint64_t number = 0;
+      ModelVersion &v = repository_.find(request->name(), request->version(), number);
+      // The same metadata as REST's, from the same function.
+      json metadata = modelMetadata(request->name(), repository_.models().at(request->name()), v);
+      response->set_name(request->name());
+      for (const json &version : metadata["versions"])
+        response->add_versions(version.get<std::string>());
+      response->set_platform("kiln");
+      for (const char *side : {"inputs", "outputs"})
+        for (const json &t : metadata[side]) {
+          auto *m = std::string(side) == "inputs" ? response->add_inputs()
+                                                  : response->add_outputs();
+          m->set_name(t["name"].get<std::string>());
+          m->set_datatype(t["datatype"].get<std::string>());
+          for (const json &d : t["shape"])
+            m->add_shape(d.get<int64_t>());
+        }
+    } catch (const RequestError &e) {
+      return grpcStatus(e);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelInfer(grpc::ServerContext *, const inference::ModelInferRequest *request,
+                          inference::ModelInferResponse *response) override {
+    try {
+      uint64_t number = 0;
+      ModelVersion &v = repository_.find(request->model_name(), request->model_version(), number);
+      counted(v, [&] {
+        infer(v, *request, *response);
+        return 0;
+      });
+      response->set_model_name(request->model_name());
+      response->set_model_version(std::to_string(number));
+      response->set_id(request->id());
+    } catch (const RequestError &e) {
+      return grpcStatus(e);
+    }
+    return grpc::Status::OK;
+  }
+
+private:
+  static void infer(ModelVersion &v, const inference::ModelInferRequest &request,
+                    inference::ModelInferResponse &response) {
+    auto bad = [](const std::string &message) { return RequestError{400, message}; };
+    bool raw = request.raw_input_contents_size() > 0;
+    if (raw && request.raw_input_contents_size() != request.inputs_size())
+      throw bad(std::to_string(request.raw_input_contents_size()) +
+                " raw_input_contents for " + std::to_string(request.inputs_size()) +
+                " inputs (give one per input, or none)");
+    std::vector<Tensor> inputs;
+    for (int i = 0; i < request.inputs_size(); ++i) {
+      const auto &in = request.inputs(i);
+      Tensor t = describeInput(v, in.name(), in.datatype(),
+                               std::vector<int64_t>(in.shape().begin(), in.shape().end()));
+      std::string where = "input '" + in.name() + "': ";
+      if (raw) {
+        const std::string &bytes = request.raw_input_contents(i);
+        if (bytes.size() != t.data.size())
+          throw bad(where + std::to_string(bytes.size()) +
+                    " bytes of raw_input_contents, the shape holds " +
+                    std::to_string(t.data.size()));
+        std::memcpy(t.data.data(), bytes.data(), bytes.size());
+      } else if (!fromContents(in.contents(), t)) {
+        throw bad(where + "its contents do not hold " + std::to_string(t.elementCount()) +
+                  " " + in.datatype() + " elements in the field of that type");
+      }
+      inputs.push_back(std::move(t));
+    }
+    auto parameter = [&](const char *name) -> int64_t {
+      auto it = request.parameters().find(name);
+      if (it == request.parameters().end())
+        return 0;
+      if (it->second.parameter_choice_case() != inference::InferParameter::kInt64Param ||
+          it->second.int64_param() < 0)
+        throw bad(std::string("parameter '") + name + "' must be a non-negative int64");
+      return it->second.int64_param();
+    };
+    int64_t priority = parameter("priority");
+    if (priority > int64_t(UINT32_MAX))
+      throw bad("parameter 'priority' is too large");
+    std::vector<std::string> wanted;
+    for (const auto &out : request.outputs()) {
+      if (std::none_of(v.outputs.begin(), v.outputs.end(),
+                       [&](const kiln_tensor_info_t &i) { return out.name() == i.name; }))
+        throw bad("no model output named '" + out.name() + "'");
+      wanted.push_back(out.name());
+    }
+    std::vector<Tensor> outputs =
+        execute(v, inputs, uint32_t(priority), uint64_t(parameter("timeout")));
+    for (const Tensor &t : outputs) {
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), t.name) == wanted.end())
+        continue;
+      auto *out = response.add_outputs();
+      out->set_name(t.name);
+      out->set_datatype(protocolType(t.dtype));
+      for (int64_t d : t.shape)
+        out->add_shape(d);
+      response.add_raw_output_contents(reinterpret_cast<const char *>(t.data.data()),
+                                       t.data.size());
+    }
+  }
+
+  Repository &repository_;
+};
+
 /// Debian's cpp-httplib is a compiled library whose listening sockets take a
 /// backlog of 5: the kernel drops connections beyond it, and each dropped
 /// client retries its SYN one second later. Raises the backlog of every
@@ -1023,7 +1257,6 @@ int main(int argc, char **argv) {
                 uint64_t number = 0;
                 std::string name = req.matches[1];
                 ModelVersion &v = repository.find(name, req.matches[2], number);
-                auto start = std::chrono::steady_clock::now();
                 size_t headerLength = std::string::npos;
                 if (req.has_header("Inference-Header-Content-Length")) {
                   std::string text = req.get_header_value("Inference-Header-Content-Length");
@@ -1033,21 +1266,8 @@ int main(int argc, char **argv) {
                                                 "' is not a byte count"};
                   headerLength = size_t(std::min<uint64_t>(n, SIZE_MAX));
                 }
-                auto finish = [&](bool ok) {
-                  (ok ? v.stats.success : v.stats.failure)++;
-                  v.stats.requestNs += uint64_t(
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
-                };
-                InferReply result;
-                try {
-                  result = infer(v, name, number, req.body, headerLength);
-                } catch (...) {
-                  finish(false);
-                  throw;
-                }
-                finish(true);
+                InferReply result =
+                    counted(v, [&] { return infer(v, name, number, req.body, headerLength); });
                 if (result.binary.empty()) {
                   reply(res, 200, result.header);
                   return;
@@ -1086,6 +1306,20 @@ int main(int argc, char **argv) {
   } else if (!server.bind_to_port(options.host, port)) {
     fatal("cannot listen on " + options.host + ":" + std::to_string(port));
   }
+  // The gRPC binding on its own port.
+  GrpcService grpcService(repository);
+  grpc::ServerBuilder grpcBuilder;
+  int grpcPort = 0;
+  grpcBuilder.AddListeningPort(options.host + ":" + std::to_string(options.grpcPort),
+                               grpc::InsecureServerCredentials(), &grpcPort);
+  grpcBuilder.RegisterService(&grpcService);
+  grpcBuilder.SetMaxReceiveMessageSize(1 << 30);
+  grpcBuilder.SetMaxSendMessageSize(1 << 30);
+  std::unique_ptr<grpc::Server> grpcServer = grpcBuilder.BuildAndStart();
+  if (!grpcServer || grpcPort == 0)
+    fatal("cannot listen on " + options.host + ":" + std::to_string(options.grpcPort) +
+          " for gRPC");
+
   raiseListenBacklogs();
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
@@ -1094,9 +1328,12 @@ int main(int argc, char **argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     server.stop();
     metricsServer.stop();
+    grpcServer->Shutdown(); // answers the calls in flight first
   });
-  std::printf("kiln-serve: listening on http://%s:%d (metrics on http://%s:%d/metrics)\n",
-              options.host.c_str(), port, options.host.c_str(), metricsPort);
+  std::printf("kiln-serve: listening on http://%s:%d (metrics on http://%s:%d/metrics, "
+              "grpc on %s:%d)\n",
+              options.host.c_str(), port, options.host.c_str(), metricsPort,
+              options.host.c_str(), grpcPort);
   std::fflush(stdout);
   bool ok = server.listen_after_bind();
   stopRequested = true;
