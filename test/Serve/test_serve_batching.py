@@ -354,6 +354,30 @@ def main() -> int:
 
             grpc_checks(work, grpc_port)
 
+            # kiln-loadgen against this server: REST and gRPC, closed and open loop.
+            for target, extra in [([f"--url=http://127.0.0.1:{port}"], ["--concurrency=1,4"]),
+                                  ([f"--grpc=127.0.0.1:{grpc_port}"], ["--concurrency=4"]),
+                                  ([f"--url=http://127.0.0.1:{port}"], ["--request-rate=50",
+                                                                        "--json-data"])]:
+                proc = subprocess.run([build / "bin" / "kiln-loadgen", "--model=batched",
+                                       "--duration=1", "--warmup=0.2", "--batch=2", "--json",
+                                       *target, *extra], capture_output=True, text=True,
+                                      timeout=60)
+                levels = json.loads(proc.stdout) if proc.returncode == 0 else []
+                good = len(levels) == (2 if extra == ["--concurrency=1,4"] else 1) and all(
+                    lv["requests"] > 0 and not lv["errors"] and lv["latency_ms"]["p50"] > 0
+                    and lv["rows_per_second"] == 2 * lv["requests_per_second"] for lv in levels)
+                if "--request-rate=50" in extra and levels:
+                    good = good and 30 <= levels[0]["requests"] <= 60
+                check(good, f"kiln-loadgen {' '.join(target + extra)}: "
+                      + (proc.stderr.strip() or json.dumps(
+                          [(lv.get("requests"), lv.get("errors")) for lv in levels])))
+            proc = subprocess.run([build / "bin" / "kiln-loadgen", "--model=nope",
+                                   f"--url=http://127.0.0.1:{port}"], capture_output=True,
+                                  text=True, timeout=60)
+            check(proc.returncode == 1 and "HTTP 404" in proc.stderr,
+                  "kiln-loadgen: an unknown model is an error: " + proc.stderr.strip())
+
             # Malformed binary requests.
             x = np.ones((2, 6), np.float32)
 

@@ -1204,6 +1204,9 @@ int main(int argc, char **argv) {
   repository.load(options);
 
   httplib::Server server;
+  // Replies go out as several writes (headers, body): without TCP_NODELAY a
+  // keep-alive client waits out the peer's delayed ACK (40 ms) per request.
+  server.set_tcp_nodelay(true);
   // Enough HTTP workers that requests reach the model's queue (which bounds
   // and rejects them) instead of waiting in the socket's backlog.
   server.new_task_queue = [threads = options.httpThreads] {
