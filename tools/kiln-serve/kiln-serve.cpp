@@ -74,6 +74,8 @@ const char *const kUsage =
     "                       0 picks a free one)\n"
     "  --host=ADDRESS       address to listen on (default 127.0.0.1)\n"
     "  --device=DEVICE      cpu (default), hip:N or emu:GFX, for every model\n"
+    "  --exit-on-error=B    true (default): a model that does not load stops the\n"
+    "                       server; false: it is reported and the rest served\n"
     "  --threads=N          the device's worker threads (default: one per CPU)\n"
     "  --http-threads=N     threads answering HTTP requests (default 64)\n"
     "  --help               print this help\n"
@@ -92,6 +94,7 @@ struct Options {
   uint64_t port = 8000;
   uint64_t metricsPort = 8002;
   uint64_t grpcPort = 8001;
+  bool exitOnError = true;
   size_t httpThreads = 64;
   std::string device = "cpu";
   uint64_t threads = 0;
@@ -115,6 +118,10 @@ Options parseArguments(int argc, char **argv) {
       if (!support::parseUint64(text, n) || n < 1 || n > 4096)
         fatal("--http-threads: '" + text + "' is not a thread count (1-4096)");
       options.httpThreads = size_t(n);
+    } else if (support::flagValue(arg, "--exit-on-error=", text)) {
+      if (text != "true" && text != "false")
+        fatal("--exit-on-error: expected true or false, got '" + text + "'");
+      options.exitOnError = text == "true";
     } else if (support::flagValue(arg, "--grpc-port=", text)) {
       if (!support::parseUint64(text, options.grpcPort) || options.grpcPort > 65535)
         fatal("--grpc-port: '" + text + "' is not a port (0-65535)");
@@ -310,19 +317,26 @@ struct Config {
   }
 };
 
+/// Why a model did not load (reported, or fatal at start with
+/// --exit-on-error=true).
+struct LoadError {
+  std::string message;
+};
+[[noreturn]] void loadFailure(const std::string &message) { throw LoadError{message}; }
+
 void readConfig(const fs::path &file, Config &out) {
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
   if (!in && !in.eof())
-    fatal(file.string() + ": cannot read the file");
+    loadFailure(file.string() + ": cannot read the file");
   out.path = file.string();
   ConfigErrors errors(out.path);
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   parser.WriteLocationsTo(out.locations.get());
   if (!parser.ParseFromString(text.str(), &out.config))
-    fatal(errors.first().empty() ? out.path + ": not a model configuration" : errors.first());
+    loadFailure(errors.first().empty() ? out.path + ": not a model configuration" : errors.first());
 }
 
 /// The protocol's and the configuration's type names of the model's dtypes.
@@ -385,75 +399,205 @@ struct ModelVersion {
 
 struct Model {
   Config config;
-  // By number; the last is the latest.
-  std::map<uint64_t, std::unique_ptr<ModelVersion>> versions;
+  // By number; the last is the latest. In-flight requests share ownership:
+  // a version unloaded or replaced while they run stays until they finish.
+  std::map<uint64_t, std::shared_ptr<ModelVersion>> versions;
 };
 
 class Repository {
 public:
-  void load(const Options &options) {
+  /// Loads every model of the repository. A model that does not load stops
+  /// the server with its error (exitOnError), or is reported and left out.
+  void start(const Options &options) {
     std::error_code ec;
     if (!fs::is_directory(options.repository, ec))
       fatal("--model-repository: '" + options.repository + "' is not a directory");
     options_ = options;
-    std::vector<fs::path> names;
-    for (const fs::directory_entry &entry : fs::directory_iterator(options.repository, ec))
-      if (entry.is_directory())
-        names.push_back(entry.path());
-    std::sort(names.begin(), names.end());
-    for (const fs::path &dir : names) {
-      Model model;
-      std::string name = dir.filename().string();
-      if (fs::exists(dir / "config.pbtxt", ec))
-        readConfig(dir / "config.pbtxt", model.config);
-      const serve::ModelConfig &c = model.config.config;
-      if (!c.name().empty() && c.name() != name)
-        fatal(model.config.at("name") + ": '" + c.name() + "' is not the model's directory '" +
-              name + "'");
-      for (const fs::directory_entry &entry : fs::directory_iterator(dir, ec)) {
-        std::string version = entry.path().filename().string();
-        uint64_t number = 0;
-        if (!entry.is_directory() || !support::parseUint64(version, number))
-          continue; // config files and the like
-        fs::path file = entry.path() / "model.kiln";
-        if (!fs::exists(file, ec))
-          fatal(name + " version " + version + ": no model.kiln in " + entry.path().string());
-        auto v = std::make_unique<ModelVersion>();
-        v->path = file.string();
-        loadVersion(name, model.config, *v);
-        model.versions[number] = std::move(v);
+    for (const std::string &name : modelDirectories()) {
+      try {
+        std::shared_ptr<Model> model = readModel(name);
+        if (model)
+          models_[name] = std::move(model);
+      } catch (const LoadError &e) {
+        if (options.exitOnError)
+          fatal(e.message);
+        std::fprintf(stderr, "kiln-serve: warning: model '%s' is unavailable: %s\n",
+                     name.c_str(), e.message.c_str());
+        unavailable_[name] = e.message;
       }
-      if (model.versions.empty())
-        continue; // a directory without versions is no model
-      models_.emplace(name, std::move(model));
     }
-    if (models_.empty())
+    if (models_.empty() && unavailable_.empty())
       fatal("--model-repository: '" + options.repository +
             "' holds no model (expected DIR/NAME/VERSION/model.kiln)");
   }
 
+  struct Found {
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<ModelVersion> version;
+    uint64_t number = 0;
+  };
+
   /// The model version a request names (the latest without a version).
-  ModelVersion &find(const std::string &name, const std::string &version, uint64_t &number) {
+  Found find(const std::string &name, const std::string &version) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     auto model = models_.find(name);
     if (model == models_.end()) {
+      auto why = unavailable_.find(name);
+      if (why != unavailable_.end())
+        throw RequestError{404, "model '" + name + "' is unavailable: " + why->second};
       std::string names;
       for (const auto &[n, m] : models_)
         names += (names.empty() ? "" : ", ") + n;
       throw RequestError{404, "model '" + name + "' is not in the repository (it has: " +
                                   names + ")"};
     }
+    Found found;
+    found.model = model->second;
     if (version.empty()) {
-      number = model->second.versions.rbegin()->first;
-      return *model->second.versions.rbegin()->second;
-    }
-    if (!support::parseUint64(version, number) || !model->second.versions.count(number))
+      found.number = model->second->versions.rbegin()->first;
+    } else if (!support::parseUint64(version, found.number) ||
+               !model->second->versions.count(found.number)) {
       throw RequestError{404, "model '" + name + "' has no version '" + version + "'"};
-    return *model->second.versions.at(number);
+    }
+    found.version = model->second->versions.at(found.number);
+    return found;
   }
 
-  const std::map<std::string, Model> &models() const { return models_; }
+  /// The loaded models now.
+  std::map<std::string, std::shared_ptr<const Model>> models() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return models_;
+  }
+
+  /// Ready: every model that was asked to load did (unloaded ones aside).
+  bool ready() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &[name, reason] : unavailable_)
+      if (reason != kUnloaded)
+        return false;
+    return true;
+  }
+
+  /// (Re)loads model `name` from the repository; the old versions keep
+  /// serving until the new ones are ready, then drain. A model that does not
+  /// load is reported (RequestError 400) and becomes unavailable.
+  void load(const std::string &name) {
+    std::lock_guard<std::mutex> loading(loadMutex_);
+    std::vector<std::string> names = modelDirectories();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw RequestError{404, "the repository has no model '" + name + "' (no directory " +
+                                  (fs::path(options_.repository) / name).string() +
+                                  " with a version)"};
+    std::shared_ptr<Model> model;
+    try {
+      model = readModel(name);
+    } catch (const LoadError &e) {
+      std::shared_ptr<const Model> old; // drained and freed after the lock
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = models_.find(name);
+      if (it != models_.end()) {
+        old = std::move(it->second);
+        models_.erase(it);
+      }
+      unavailable_[name] = e.message;
+      throw RequestError{400, "failed to load '" + name + "': " + e.message};
+    }
+    std::shared_ptr<const Model> old; // drained and freed after the lock
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::swap(models_[name], old);
+    models_[name] = std::move(model);
+    unavailable_.erase(name);
+  }
+
+  /// Unloads model `name`: new requests get 404; those in flight finish.
+  void unload(const std::string &name) {
+    std::lock_guard<std::mutex> loading(loadMutex_);
+    std::shared_ptr<const Model> old; // drained and freed after the lock
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = models_.find(name);
+    if (it == models_.end())
+      throw RequestError{400, "model '" + name + "' is not loaded"};
+    old = std::move(it->second);
+    models_.erase(it);
+    unavailable_[name] = kUnloaded;
+  }
+
+  /// The repository index: every model directory, each loaded version READY,
+  /// the others UNAVAILABLE with the reason.
+  json index(bool readyOnly) const {
+    std::vector<std::string> names = modelDirectories();
+    std::lock_guard<std::mutex> lock(mutex_);
+    json out = json::array();
+    for (const std::string &name : names) {
+      auto model = models_.find(name);
+      if (model != models_.end()) {
+        for (const auto &[number, v] : model->second->versions)
+          out.push_back({{"name", name}, {"version", std::to_string(number)},
+                         {"state", "READY"}, {"reason", ""}});
+        continue;
+      }
+      if (readyOnly)
+        continue;
+      auto why = unavailable_.find(name);
+      out.push_back({{"name", name}, {"state", "UNAVAILABLE"},
+                     {"reason", why != unavailable_.end() ? why->second : "not loaded"}});
+    }
+    return out;
+  }
 
 private:
+  static constexpr const char *kUnloaded = "unloaded";
+
+  /// The directories of the repository that hold a version (DIR/NAME/N/).
+  std::vector<std::string> modelDirectories() const {
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const fs::directory_entry &entry : fs::directory_iterator(options_.repository, ec)) {
+      if (!entry.is_directory())
+        continue;
+      for (const fs::directory_entry &version : fs::directory_iterator(entry.path(), ec)) {
+        uint64_t number = 0;
+        if (version.is_directory() &&
+            support::parseUint64(version.path().filename().string(), number)) {
+          names.push_back(entry.path().filename().string());
+          break;
+        }
+      }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  /// Reads and loads every version of model `name`; throws LoadError.
+  std::shared_ptr<Model> readModel(const std::string &name) {
+    std::error_code ec;
+    fs::path dir = fs::path(options_.repository) / name;
+    auto model = std::make_shared<Model>();
+    if (fs::exists(dir / "config.pbtxt", ec))
+      readConfig(dir / "config.pbtxt", model->config);
+    const serve::ModelConfig &c = model->config.config;
+    if (!c.name().empty() && c.name() != name)
+      loadFailure(model->config.at("name") + ": '" + c.name() +
+                  "' is not the model's directory '" + name + "'");
+    for (const fs::directory_entry &entry : fs::directory_iterator(dir, ec)) {
+      std::string version = entry.path().filename().string();
+      uint64_t number = 0;
+      if (!entry.is_directory() || !support::parseUint64(version, number))
+        continue; // config files and the like
+      fs::path file = entry.path() / "model.kiln";
+      if (!fs::exists(file, ec))
+        loadFailure(name + " version " + version + ": no model.kiln in " +
+                    entry.path().string());
+      auto v = std::make_shared<ModelVersion>();
+      v->path = file.string();
+      loadVersion(name, model->config, *v);
+      model->versions[number] = std::move(v);
+    }
+    if (model->versions.empty())
+      return nullptr;
+    return model;
+  }
+
   /// The device for `spec`, created once.
   Device &device(const std::string &spec) {
     auto it = devices_.find(spec);
@@ -462,24 +606,24 @@ private:
     Device d;
     Status status = Device::create(spec, uint32_t(options_.threads), d);
     if (!status.ok())
-      fatal(status.message());
+      loadFailure(status.message());
     return devices_.emplace(spec, std::move(d)).first->second;
   }
 
   void loadVersion(const std::string &name, const Config &config, ModelVersion &v) {
     Status status = Artifact::open(v.path, v.artifact);
     if (!status.ok())
-      fatal(status.message());
+      loadFailure(status.message());
     const serve::ModelConfig &c = config.config;
     // The device: the instance group's kind, else --device.
     std::string spec = options_.device;
     uint32_t instances = 1;
     if (c.instance_group_size() > 1)
-      fatal(config.at("instance_group", 1) + ": one instance group per model is supported");
+      loadFailure(config.at("instance_group", 1) + ": one instance group per model is supported");
     if (c.instance_group_size() == 1) {
       const serve::ModelInstanceGroup &g = c.instance_group(0);
       if (g.count() < 0 || g.count() > 64)
-        fatal(config.at("instance_group", 0) + ": count " + std::to_string(g.count()) +
+        loadFailure(config.at("instance_group", 0) + ": count " + std::to_string(g.count()) +
               " is not between 0 and 64");
       instances = g.count() ? uint32_t(g.count()) : 1;
       if (g.kind() == serve::ModelInstanceGroup::KIND_CPU)
@@ -493,16 +637,16 @@ private:
       if (b)
         buckets.push_back(b);
     if (c.max_batch_size() < 0)
-      fatal(config.at("max_batch_size") + ": " + std::to_string(c.max_batch_size()) +
+      loadFailure(config.at("max_batch_size") + ": " + std::to_string(c.max_batch_size()) +
             " is negative");
     v.maxBatchSize = c.max_batch_size();
     if (c.has_dynamic_batching() && v.maxBatchSize == 0)
-      fatal(config.at("dynamic_batching") + ": dynamic batching needs max_batch_size > 0");
+      loadFailure(config.at("dynamic_batching") + ": dynamic batching needs max_batch_size > 0");
     uint64_t arenas = 0;
     if (v.maxBatchSize > 0) {
       uint32_t largest = buckets.empty() ? 0 : *std::max_element(buckets.begin(), buckets.end());
       if (int64_t(largest) < v.maxBatchSize)
-        fatal(config.at("max_batch_size") + ": " + std::to_string(v.maxBatchSize) + ", but " +
+        loadFailure(config.at("max_batch_size") + ": " + std::to_string(v.maxBatchSize) + ", but " +
               v.path +
               (buckets.empty() ? std::string(" has no batch buckets (compile it with "
                                              "kiln-compile --batch-sizes=...)")
@@ -517,7 +661,7 @@ private:
         for (int i = 0; i < d.preferred_batch_size_size(); ++i) {
           int32_t size = d.preferred_batch_size(i);
           if (size < 1 || size > v.maxBatchSize)
-            fatal(config.at("dynamic_batching") + ".preferred_batch_size: " +
+            loadFailure(config.at("dynamic_batching") + ".preferred_batch_size: " +
                   std::to_string(size) + " is not between 1 and max_batch_size (" +
                   std::to_string(v.maxBatchSize) + ")");
           preferred.push_back(uint32_t(size));
@@ -544,7 +688,7 @@ private:
       if (created) {
         std::string message = kiln_status_message(created);
         kiln_status_free(created);
-        fatal(v.path + ": " + message);
+        loadFailure(v.path + ": " + message);
       }
       // Requests see the rows of any bucket: dimension 0 is -1.
       size_t program = 0;
@@ -558,7 +702,7 @@ private:
     } else {
       status = Session::create(dev, v.artifact, nullptr, v.session);
       if (!status.ok())
-        fatal(v.path + ": " + status.message());
+        loadFailure(v.path + ": " + status.message());
       v.inputs = v.session.inputs();
       v.outputs = v.session.outputs();
       arenas = kiln_artifact_arena_size(v.artifact.get(), v.session.program());
@@ -572,16 +716,16 @@ private:
         auto info = std::find_if(model.begin(), model.end(),
                                  [&](const kiln_tensor_info_t &m) { return t.name() == m.name; });
         if (info == model.end())
-          fatal(config.at(field, i) + ": '" + t.name() + "' is not a tensor of " + v.path);
+          loadFailure(config.at(field, i) + ": '" + t.name() + "' is not a tensor of " + v.path);
         if (t.data_type() != configType(info->dtype))
-          fatal(config.at(field, i) + ": '" + t.name() + "' is " +
+          loadFailure(config.at(field, i) + ": '" + t.name() + "' is " +
                 serve::DataType_Name(t.data_type()) + ", the model's is " +
                 serve::DataType_Name(configType(info->dtype)));
         std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
         std::vector<int64_t> want(info->shape + (v.maxBatchSize > 0 ? 1 : 0),
                                   info->shape + info->rank);
         if (dims != want)
-          fatal(config.at(field, i) + ": '" + t.name() + "' has dims " + shapeText(dims) +
+          loadFailure(config.at(field, i) + ": '" + t.name() + "' has dims " + shapeText(dims) +
                 ", the model's are " + shapeText(want) +
                 (v.maxBatchSize > 0 ? " (without the batch dimension)" : ""));
       }
@@ -591,8 +735,11 @@ private:
   }
 
   Options options_;
-  std::map<std::string, Device> devices_;
-  std::map<std::string, Model> models_;
+  std::map<std::string, Device> devices_; // under loadMutex_ after start
+  mutable std::mutex mutex_;              // models_ and unavailable_
+  std::mutex loadMutex_;                  // one load or unload at a time
+  std::map<std::string, std::shared_ptr<const Model>> models_;
+  std::map<std::string, std::string> unavailable_; // name -> why
 };
 
 //===----------------------------------------------------------------------===//
@@ -956,7 +1103,7 @@ std::string metrics(const Repository &repository) {
     f.samples += std::string(f.name) + suffix + "{" + labels + "} " + std::to_string(value) + "\n";
   };
   for (const auto &[name, model] : repository.models())
-    for (const auto &[number, v] : model.versions) {
+    for (const auto &[number, v] : model->versions) {
       std::string labels = "model=\"" + name + "\",version=\"" + std::to_string(number) + "\"";
       uint64_t success = v->stats.success, failure = v->stats.failure;
       kiln_batcher_stats_t b{};
@@ -1050,14 +1197,13 @@ public:
   }
   grpc::Status ServerReady(grpc::ServerContext *, const inference::ServerReadyRequest *,
                            inference::ServerReadyResponse *response) override {
-    response->set_ready(true); // every model loaded before the server started
+    response->set_ready(repository_.ready());
     return grpc::Status::OK;
   }
   grpc::Status ModelReady(grpc::ServerContext *, const inference::ModelReadyRequest *request,
                           inference::ModelReadyResponse *response) override {
-    uint64_t number = 0;
     try {
-      repository_.find(request->name(), request->version(), number);
+      repository_.find(request->name(), request->version());
     } catch (const RequestError &e) {
       return grpcStatus(e);
     }
@@ -1074,10 +1220,9 @@ public:
   grpc::Status ModelMetadata(grpc::ServerContext *, const inference::ModelMetadataRequest *request,
                              inference::ModelMetadataResponse *response) override {
     try {
-      uint64_t number = 0;
-      ModelVersion &v = repository_.find(request->name(), request->version(), number);
+      Repository::Found found = repository_.find(request->name(), request->version());
       // The same metadata as REST's, from the same function.
-      json metadata = modelMetadata(request->name(), repository_.models().at(request->name()), v);
+      json metadata = modelMetadata(request->name(), *found.model, *found.version);
       response->set_name(request->name());
       for (const json &version : metadata["versions"])
         response->add_versions(version.get<std::string>());
@@ -1099,14 +1244,14 @@ public:
   grpc::Status ModelInfer(grpc::ServerContext *, const inference::ModelInferRequest *request,
                           inference::ModelInferResponse *response) override {
     try {
-      uint64_t number = 0;
-      ModelVersion &v = repository_.find(request->model_name(), request->model_version(), number);
+      Repository::Found found = repository_.find(request->model_name(), request->model_version());
+      ModelVersion &v = *found.version;
       counted(v, [&] {
         infer(v, *request, *response);
         return 0;
       });
       response->set_model_name(request->model_name());
-      response->set_model_version(std::to_string(number));
+      response->set_model_version(std::to_string(found.number));
       response->set_id(request->id());
     } catch (const RequestError &e) {
       return grpcStatus(e);
@@ -1201,7 +1346,7 @@ void onSignal(int) { stopRequested = true; }
 int main(int argc, char **argv) {
   Options options = parseArguments(argc, argv);
   Repository repository;
-  repository.load(options);
+  repository.start(options);
 
   httplib::Server server;
   // Replies go out as several writes (headers, body): without TCP_NODELAY a
@@ -1235,31 +1380,30 @@ int main(int argc, char **argv) {
   server.Get("/v2/health/live", [](const httplib::Request &, httplib::Response &res) {
     res.status = 200;
   });
-  server.Get("/v2/health/ready", [](const httplib::Request &, httplib::Response &res) {
-    res.status = 200; // every model loaded before the server started
+  server.Get("/v2/health/ready", [&](const httplib::Request &, httplib::Response &res) {
+    res.status = repository.ready() ? 200 : 400; // a model failed to load
   });
   server.Get("/v2", guarded([&](const httplib::Request &, httplib::Response &res) {
                reply(res, 200, {{"name", "kiln-serve"}, {"version", "0.1"},
-                                {"extensions", json::array({"binary_tensor_data"})}});
+                                {"extensions", json::array({"binary_tensor_data", "model_repository"})}});
              }));
   const char *modelRoute = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
   server.Get(modelRoute, guarded([&](const httplib::Request &req, httplib::Response &res) {
-               uint64_t number = 0;
                std::string name = req.matches[1];
-               ModelVersion &v = repository.find(name, req.matches[2], number);
-               reply(res, 200, modelMetadata(name, repository.models().at(name), v));
+               Repository::Found found = repository.find(name, req.matches[2]);
+               reply(res, 200, modelMetadata(name, *found.model, *found.version));
              }));
   server.Get(std::string(modelRoute) + "/ready",
              guarded([&](const httplib::Request &req, httplib::Response &res) {
-               uint64_t number = 0;
-               repository.find(req.matches[1], req.matches[2], number);
+               repository.find(req.matches[1], req.matches[2]);
                res.status = 200;
              }));
   server.Post(std::string(modelRoute) + "/infer",
               guarded([&](const httplib::Request &req, httplib::Response &res) {
-                uint64_t number = 0;
                 std::string name = req.matches[1];
-                ModelVersion &v = repository.find(name, req.matches[2], number);
+                Repository::Found found = repository.find(name, req.matches[2]);
+                ModelVersion &v = *found.version;
+                uint64_t number = found.number;
                 size_t headerLength = std::string::npos;
                 if (req.has_header("Inference-Header-Content-Length")) {
                   std::string text = req.get_header_value("Inference-Header-Content-Length");
@@ -1279,6 +1423,32 @@ int main(int argc, char **argv) {
                 res.status = 200;
                 res.set_header("Inference-Header-Content-Length", std::to_string(header.size()));
                 res.set_content(header + result.binary, "application/octet-stream");
+              }));
+  // The model repository extension: index, load (or reload), unload.
+  server.Post("/v2/repository/index",
+              guarded([&](const httplib::Request &req, httplib::Response &res) {
+                bool readyOnly = false;
+                if (!req.body.empty()) {
+                  json body = json::parse(req.body, nullptr, false);
+                  if (body.is_discarded() || !body.is_object())
+                    throw RequestError{400, "the request body is not a JSON object"};
+                  if (body.contains("ready")) {
+                    if (!body["ready"].is_boolean())
+                      throw RequestError{400, "'ready' must be true or false"};
+                    readyOnly = body["ready"].get<bool>();
+                  }
+                }
+                reply(res, 200, repository.index(readyOnly));
+              }));
+  server.Post(R"(/v2/repository/models/([^/]+)/load)",
+              guarded([&](const httplib::Request &req, httplib::Response &res) {
+                repository.load(req.matches[1]);
+                reply(res, 200, json::object());
+              }));
+  server.Post(R"(/v2/repository/models/([^/]+)/unload)",
+              guarded([&](const httplib::Request &req, httplib::Response &res) {
+                repository.unload(req.matches[1]);
+                reply(res, 200, json::object());
               }));
   server.set_error_handler([&](const httplib::Request &req, httplib::Response &res) {
     if (res.status == 404 && res.body.empty())
