@@ -28,7 +28,8 @@ JOBS="${FUZZ_JOBS:-1}"
 KILN_BUILD="${KILN_BUILD:-build}"
 LLVM=/usr/lib/llvm-22
 ALL_TARGETS=(kiln-fuzz-npy kiln-fuzz-artifact kiln-fuzz-onnx kiln-fuzz-onnxtxt
-             kiln-fuzz-onnx-structured kiln-fuzz-npz kiln-fuzz-calibration-table)
+             kiln-fuzz-onnx-structured kiln-fuzz-npz kiln-fuzz-calibration-table
+             kiln-fuzz-serve-request)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 if [ ! -f "$LLVM/lib/libFuzzer.a" ] || [ ! -x "$LLVM/bin/clang++" ]; then
@@ -129,6 +130,29 @@ PY
       # The tables the --quantize tests write and read.
       /usr/bin/python3 test/Driver/Inputs/make_quant_model.py "$SEEDS" >/dev/null
       cp "$SEEDS"/*.json "$dir/"
+      ;;
+    kiln-fuzz-serve-request)
+      # Requests the serving tests send (JSON, binary, batched) and configs.
+      /usr/bin/python3 - "$dir" <<'PY'
+import json, os, struct, sys
+import numpy as np
+out = sys.argv[1]
+def put(name, data):
+    open(os.path.join(out, name), "wb").write(data)
+x = {"name": "x", "shape": [2, 3], "datatype": "FP32", "data": [1, 2, 3, 4, 5, 6]}
+ids = {"name": "ids", "shape": [2], "datatype": "INT64", "data": [[7], [8]]}
+m = {"name": "m", "shape": [2], "datatype": "BOOL", "data": [True, False]}
+req = {"id": "a", "inputs": [x, ids, m], "outputs": [{"name": "y"}],
+       "parameters": {"priority": 1, "timeout": 100}}
+put("json", b"\x00" + json.dumps(req).encode())
+put("batched", b"\x01" + json.dumps(dict(req, inputs=[dict(x, shape=[3, 3], data=list(range(9))), ids, m])).encode())
+header = json.dumps({"inputs": [dict(x, data=None, parameters={"binary_data_size": 24}), ids, m],
+                     "parameters": {"binary_data_output": True}}).replace(', "data": null', "").encode()
+put("binary", b"\x02" + struct.pack("<H", len(header)) + header + np.ones(6, np.float32).tobytes())
+put("config", b"c" + b'name: "m"\nmax_batch_size: 8\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ 3 ] } ]\n'
+    b'instance_group [ { count: 2 kind: KIND_CPU } ]\ndynamic_batching { preferred_batch_size: [ 4, 8 ] '
+    b'max_queue_delay_microseconds: 100 default_queue_policy { max_queue_size: 4 timeout_action: DELAY } }\n')
+PY
       ;;
     kiln-fuzz-onnxtxt)
       local f
