@@ -26,6 +26,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-grpc-tools
   # model export and references (for /usr/bin/python3)
   python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
+  # the deployment manifests' test (YAML)
+  python3-yaml
   # memory/time measurements in tests
   time
 )
