@@ -67,7 +67,7 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 dynamic_batching {
   preferred_batch_size: [ 8 ]
   max_queue_delay_microseconds: 20000
-  default_queue_policy { max_queue_size: 8 }
+  default_queue_policy { max_queue_size: 64 }
 }
 """
 
@@ -372,6 +372,26 @@ def main() -> int:
                 check(good, f"kiln-loadgen {' '.join(target + extra)}: "
                       + (proc.stderr.strip() or json.dumps(
                           [(lv.get("requests"), lv.get("errors")) for lv in levels])))
+            # Soak: thousands of requests, resident memory flat afterwards.
+            def rss_kib() -> int:
+                status = Path(f"/proc/{server.pid}/status").read_text()
+                return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.M).group(1))
+
+            def soak(seconds: str) -> int:
+                proc = subprocess.run([build / "bin" / "kiln-loadgen", "--model=batched",
+                                       f"--url=http://127.0.0.1:{port}", "--concurrency=8",
+                                       "--batch=3", f"--duration={seconds}", "--warmup=0",
+                                       "--json"], capture_output=True, text=True, timeout=120)
+                levels = json.loads(proc.stdout) if proc.returncode == 0 else [{}]
+                return levels[0].get("requests", 0) if not levels[0].get("errors") else -1
+
+            first = soak("1")
+            before = rss_kib()
+            requests = soak("3")
+            after = rss_kib()
+            check(first > 0 and requests >= 2000 and after - before <= 4096,
+                  f"soak: {requests} requests after {first}, resident memory {before} -> "
+                  f"{after} KiB (at most 4 MiB more)")
             proc = subprocess.run([build / "bin" / "kiln-loadgen", "--model=nope",
                                    f"--url=http://127.0.0.1:{port}"], capture_output=True,
                                   text=True, timeout=60)
