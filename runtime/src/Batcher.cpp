@@ -258,6 +258,29 @@ struct kiln_batcher_s {
       row += r.rows;
     }
     Clock::time_point done = Clock::now();
+    if (options.trace_callback) {
+      auto ns = [](Clock::time_point t) {
+        return uint64_t(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+      };
+      kiln_trace_event_t event{};
+      event.category = "batch";
+      event.name = "batch";
+      event.start_ns = ns(start);
+      event.duration_ns = nanosSince(start, computed);
+      event.rows = rows;
+      event.bucket = bucket;
+      options.trace_callback(options.trace_user_data, &event);
+      for (const Request &r : batch) {
+        event.category = "queue";
+        event.name = "queue";
+        event.start_ns = ns(r.arrival);
+        event.duration_ns = nanosSince(r.arrival, start);
+        event.rows = r.rows;
+        event.bucket = 0;
+        options.trace_callback(options.trace_user_data, &event);
+      }
+    }
     std::lock_guard<std::mutex> lock(mutex);
     ++stats.executions;
     stats.compute_ns += compute;
@@ -367,6 +390,8 @@ kiln_status_t kiln_batcher_create(kiln_device_t *device, kiln_artifact_t *artifa
     for (size_t program : batcher->programs) {
       kiln_session_options_t sessionOptions;
       kiln_session_options_init(&sessionOptions);
+      sessionOptions.trace_callback = o.trace_callback;
+      sessionOptions.trace_user_data = o.trace_user_data;
       sessionOptions.program = a.str(a.manifest().programs()->Get(
           flatbuffers::uoffset_t(program))->name());
       kiln_session_t *session = nullptr;

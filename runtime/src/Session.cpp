@@ -62,6 +62,8 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
   session->artifactHandle_ = artifact;
   session->artifact_ = &a;
   session->profiling_ = options.enable_profiling != 0;
+  session->trace_ = options.trace_callback;
+  session->traceUser_ = options.trace_user_data;
 
   int programIndex = a.findProgram(options.program);
   auto *programs = a.manifest().programs();
@@ -381,7 +383,7 @@ kiln_status_t Session::runDispatch(size_t i) {
   using Clock = std::chrono::steady_clock;
   const Dispatch &d = dispatches_[i];
   Clock::time_point start;
-  if (profiling_)
+  if (profiling_ || trace_)
     start = Clock::now();
   ThreadPool &pool = *device_->pool;
   if (device_->emuChip) {
@@ -390,11 +392,22 @@ kiln_status_t Session::runDispatch(size_t i) {
     KernelJob job{d.fn, bindings_.data() + d.firstBinding};
     pool.parallelFor(d.workgroupCount, runKernelChunk, &job);
   }
-  if (profiling_)
-    dispatchNs_[i] +=
-        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     Clock::now() - start)
-                     .count());
+  if (profiling_ || trace_) {
+    uint64_t ns = uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    if (profiling_)
+      dispatchNs_[i] += ns;
+    if (trace_) {
+      kiln_trace_event_t event{};
+      event.category = "dispatch";
+      event.name = Artifact::str(codeObject_->kernels()->Get(d.kernel)->name());
+      event.start_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    start.time_since_epoch())
+                                    .count());
+      event.duration_ns = ns;
+      trace_(traceUser_, &event);
+    }
+  }
   return nullptr;
 }
 

@@ -105,6 +105,8 @@ private:
 
   std::mutex mutex_; // serializes run and the profile
   bool profiling_ = false;
+  kiln_trace_callback_t trace_ = nullptr;
+  void *traceUser_ = nullptr;
   uint64_t runs_ = 0;
   std::vector<uint64_t> dispatchNs_;
 };

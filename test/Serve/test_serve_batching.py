@@ -429,6 +429,33 @@ def main() -> int:
                 server.kill()
                 check(False, "SIGTERM stops the server within 20 s")
 
+        # --trace: requests, queueing, batches and dispatches in a Chrome trace.
+        trace = work / "serve-trace.json"
+        server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
+                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0",
+                                   "--threads=1", f"--trace={trace}"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        m = re.search(r"http://127.0.0.1:(\d+)", server.stdout.readline())
+        results = run_load(int(m.group(1)), "batched", clients=4, per_client=2, binary_every=2)
+        results += run_load(int(m.group(1)), "single", clients=1, per_client=2, binary_every=2)
+        server.send_signal(signal.SIGTERM)
+        code = server.wait(timeout=30)
+        events = json.loads(trace.read_text())["traceEvents"] if trace.exists() else []
+        cats = {}
+        for e in events:
+            cats.setdefault(e["cat"], []).append(e)
+        requests = [e for e in cats.get("request", []) if e["args"]["ok"] == "true"]
+        batches = cats.get("batch", [])
+        check(code == 0 and len(requests) == len(results) == 10
+              and sorted({e["name"] for e in requests}) == ["batched/1", "single/1"]
+              and len(cats.get("queue", [])) == 10
+              and sum(int(b["args"]["rows"]) for b in batches) == sum(r[1].shape[0] for r in results)
+              and all(int(b["args"]["bucket"]) >= int(b["args"]["rows"]) for b in batches)
+              and cats.get("dispatch") and all(e["name"].startswith("dispatch_") for e in cats["dispatch"])
+              and all(e["ph"] == "X" and e["dur"] >= 0 for e in events),
+              f"--trace: {len(requests)} requests, {len(cats.get('queue', []))} queue, "
+              f"{len(batches)} batch and {len(cats.get('dispatch', []))} dispatch events")
+
         # Configuration errors: the file, line and field.
         def refused(config: str, want: str):
             (repo / "batched" / "config.pbtxt").write_text(config)

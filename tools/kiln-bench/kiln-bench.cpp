@@ -10,6 +10,7 @@
 #include "kiln/runtime.hpp"
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Trace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +38,8 @@ const char *const kUsage =
     "                       needs a model compiled with --emulation)\n"
     "  --batch=N            time the program of batch bucket N (a model\n"
     "                       compiled with --batch-sizes; default: the first)\n"
+    "  --trace=FILE         write a Chrome trace of every run and dispatch\n"
+    "                       (adds a clock read and a record per dispatch)\n"
     "  --threads=N          worker threads including the caller\n"
     "                       (default: 0 = one per available CPU)\n"
     "  --warmup=W           untimed runs first (default: 3)\n"
@@ -60,6 +63,7 @@ struct Options {
   std::string device = "cpu";
   uint64_t threads = 0;
   uint64_t batch = 0;
+  std::string trace;
   uint64_t warmup = 3;
   uint64_t iterations = 0; // 0: use minTime
   double minTime = 1.0;
@@ -89,6 +93,9 @@ Options parseArguments(int argc, char **argv) {
     } else if (support::flagValue(arg, "--device=", options.device)) {
     } else if (support::flagValue(arg, "--threads=", text)) {
       count(text, options.threads, 0, 1024, "--threads");
+    } else if (support::flagValue(arg, "--trace=", options.trace)) {
+      if (options.trace.empty())
+        fatal("--trace needs a file");
     } else if (support::flagValue(arg, "--batch=", text)) {
       count(text, options.batch, 1, 65536, "--batch");
     } else if (support::flagValue(arg, "--warmup=", text)) {
@@ -184,6 +191,11 @@ int main(int argc, char **argv) {
   kiln_session_options_init(&sessionOptions);
   sessionOptions.enable_profiling = 1;
   sessionOptions.batch_size = uint32_t(options.batch);
+  support::TraceRecorder trace;
+  if (!options.trace.empty()) {
+    sessionOptions.trace_callback = support::TraceRecorder::callback;
+    sessionOptions.trace_user_data = &trace;
+  }
   Session session;
   status = Session::create(device, artifact, &sessionOptions, session);
   if (!status.ok())
@@ -227,10 +239,13 @@ int main(int argc, char **argv) {
   auto runOnce = [&]() {
     for (size_t i = 0; i < outputs.size(); ++i) // a run overwrites these
       outputs[i].byte_size = outputStorage[i].size();
+    uint64_t start = support::TraceRecorder::nowNs();
     Status s(kiln_session_run(session.get(), views.data(), views.size(),
                               outputs.data(), outputs.size()));
     if (!s.ok())
       fatal(s.message());
+    if (!options.trace.empty())
+      trace.add("run", "run", start, support::TraceRecorder::nowNs() - start);
   };
 
   for (uint64_t i = 0; i < options.warmup; ++i)
@@ -256,6 +271,11 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (!options.trace.empty()) {
+    std::string error;
+    if (!trace.write(options.trace, error))
+      fatal(error);
+  }
   std::vector<double> sorted = latencies;
   std::sort(sorted.begin(), sorted.end());
   double total = std::accumulate(latencies.begin(), latencies.end(), 0.0);

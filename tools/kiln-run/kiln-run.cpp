@@ -11,6 +11,7 @@
 #include "kiln/runtime.hpp"
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Trace.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -56,6 +57,8 @@ const char *const kUsage =
     "                           how bfloat16 outputs are written (.npy has\n"
     "                           no bfloat16): their exact float32 values\n"
     "                           (default) or their raw bits as uint16\n"
+    "  --trace=FILE             write a Chrome trace (chrome://tracing,\n"
+    "                           Perfetto) of the run and every dispatch\n"
     "  --print-info             print the model's inputs, outputs and arena\n"
     "                           size, and exit\n"
     "  --help                   print this help\n";
@@ -81,6 +84,7 @@ struct Options {
   std::string outputDir;
   bool bf16AsBits = false;
   bool printInfo = false;
+  std::string trace;
 };
 
 Options parseArguments(int argc, char **argv) {
@@ -94,6 +98,9 @@ Options parseArguments(int argc, char **argv) {
     } else if (arg == "--print-info") {
       options.printInfo = true;
     } else if (support::flagValue(arg, "--device=", options.device)) {
+    } else if (support::flagValue(arg, "--trace=", options.trace)) {
+      if (options.trace.empty())
+        fatal("--trace needs a file");
     } else if (support::flagValue(arg, "--output-dir=", options.outputDir)) {
       if (options.outputDir.empty())
         fatal("--output-dir needs a directory");
@@ -245,6 +252,11 @@ int main(int argc, char **argv) {
   kiln_session_options_t sessionOptions;
   kiln_session_options_init(&sessionOptions);
   sessionOptions.batch_size = uint32_t(options.batch);
+  support::TraceRecorder trace;
+  if (!options.trace.empty()) {
+    sessionOptions.trace_callback = support::TraceRecorder::callback;
+    sessionOptions.trace_user_data = &trace;
+  }
   status = Session::create(device, artifact, &sessionOptions, session);
   if (!status.ok())
     fatal(status.message());
@@ -298,7 +310,15 @@ int main(int argc, char **argv) {
   }
 
   std::vector<Tensor> outputs;
+  uint64_t runStart = support::TraceRecorder::nowNs();
   status = session.run(inputs, outputs);
+  if (!options.trace.empty()) {
+    trace.add("run", "run", runStart, support::TraceRecorder::nowNs() - runStart,
+              {{"model", options.model}, {"device", options.device}});
+    std::string error;
+    if (!trace.write(options.trace, error))
+      fatal(error);
+  }
   if (!status.ok())
     fatal(status.message());
 

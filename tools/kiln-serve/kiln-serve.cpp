@@ -28,6 +28,7 @@
 #include "Protocol.h"
 #include "kiln/runtime.hpp"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Trace.h"
 #include "grpc_predict_v2.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
@@ -76,6 +77,8 @@ const char *const kUsage =
     "                       server; false: it is reported and the rest served\n"
     "  --threads=N          the device's worker threads (default: one per CPU)\n"
     "  --http-threads=N     threads answering HTTP requests (default 64)\n"
+    "  --trace=FILE         at exit, write a Chrome trace of the requests, their\n"
+    "                       queueing, the batches and every dispatch\n"
     "  --help               print this help\n"
     "\n"
     "Prints 'kiln-serve: listening on http://HOST:PORT ...' once it serves; stops\n"
@@ -95,6 +98,7 @@ struct Options {
   bool exitOnError = true;
   size_t httpThreads = 64;
   std::string device = "cpu";
+  std::string trace; // --trace=FILE
   uint64_t threads = 0;
 };
 
@@ -120,6 +124,9 @@ Options parseArguments(int argc, char **argv) {
       if (text != "true" && text != "false")
         fatal("--exit-on-error: expected true or false, got '" + text + "'");
       options.exitOnError = text == "true";
+    } else if (support::flagValue(arg, "--trace=", options.trace)) {
+      if (options.trace.empty())
+        fatal("--trace needs a file");
     } else if (support::flagValue(arg, "--grpc-port=", text)) {
       if (!support::parseUint64(text, options.grpcPort) || options.grpcPort > 65535)
         fatal("--grpc-port: '" + text + "' is not a port (0-65535)");
@@ -144,6 +151,9 @@ Options parseArguments(int argc, char **argv) {
 
 /// Counters of one model version for /metrics (the batcher keeps its own;
 /// these are the server's view of every request).
+/// --trace: every request, queueing, batch and dispatch (null without it).
+support::TraceRecorder *traceRecorder = nullptr;
+
 struct VersionStats {
   std::atomic<uint64_t> success{0}, failure{0}, requestNs{0};
   // Unbatched versions: each request is one execution of one row set.
@@ -152,6 +162,7 @@ struct VersionStats {
 
 struct ModelVersion : ModelInterface {
   std::string path;
+  std::string name; // "NAME/VERSION", for traces
   Artifact artifact;
   // Unbatched (max_batch_size 0): one session, run per request.
   Session session;
@@ -358,6 +369,7 @@ private:
                     entry.path().string());
       auto v = std::make_shared<ModelVersion>();
       v->path = file.string();
+      v->name = name + "/" + version;
       loadVersion(name, model->config, *v);
       model->versions[number] = std::move(v);
     }
@@ -422,6 +434,10 @@ private:
                                      " (kiln-compile --batch-sizes)"));
       kiln_batcher_options_t o;
       kiln_batcher_options_init(&o);
+      if (traceRecorder) {
+        o.trace_callback = support::TraceRecorder::callback;
+        o.trace_user_data = traceRecorder;
+      }
       o.instance_count = instances;
       std::vector<uint32_t> preferred;
       if (c.has_dynamic_batching()) {
@@ -468,7 +484,13 @@ private:
       v.inputs = v.artifact.inputs(program);
       v.outputs = v.artifact.outputs(program);
     } else {
-      status = Session::create(dev, v.artifact, nullptr, v.session);
+      kiln_session_options_t sessionOptions;
+      kiln_session_options_init(&sessionOptions);
+      if (traceRecorder) {
+        sessionOptions.trace_callback = support::TraceRecorder::callback;
+        sessionOptions.trace_user_data = traceRecorder;
+      }
+      status = Session::create(dev, v.artifact, &sessionOptions, v.session);
       if (!status.ok())
         loadFailure(v.path + ": " + status.message());
       v.inputs = v.session.inputs();
@@ -629,6 +651,14 @@ std::vector<Tensor> execute(ModelVersion &v, const std::vector<Tensor> &inputs,
 template <typename F> auto counted(ModelVersion &v, F handle) {
   auto start = std::chrono::steady_clock::now();
   auto finish = [&](bool ok) {
+    if (traceRecorder) {
+      uint64_t end = support::TraceRecorder::nowNs();
+      uint64_t duration = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count());
+      traceRecorder->add("request", v.name, end - std::min(end, duration), duration,
+                         {{"ok", ok ? "true" : "false"}});
+    }
     (ok ? v.stats.success : v.stats.failure)++;
     v.stats.requestNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                       std::chrono::steady_clock::now() - start)
@@ -947,6 +977,9 @@ void onSignal(int) { stopRequested = true; }
 
 int main(int argc, char **argv) {
   Options options = parseArguments(argc, argv);
+  support::TraceRecorder recorder;
+  if (!options.trace.empty())
+    traceRecorder = &recorder;
   Repository repository;
   repository.start(options);
 
@@ -1114,5 +1147,13 @@ int main(int argc, char **argv) {
   stopRequested = true;
   watcher.join();
   metricsThread.join();
+  grpcServer->Wait();
+  if (traceRecorder) {
+    std::string error;
+    if (!recorder.write(options.trace, error)) {
+      std::fprintf(stderr, "kiln-serve: error: %s\n", error.c_str());
+      return 1;
+    }
+  }
   return ok ? 0 : 1;
 }

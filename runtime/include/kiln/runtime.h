@@ -227,6 +227,22 @@ uint32_t kiln_device_thread_count(const kiln_device_t *device);
 
 typedef struct kiln_session_s kiln_session_t;
 
+/* A traced event (kiln_session_options_t.trace_callback,
+   kiln_batcher_options_t.trace_callback): times are nanoseconds of the
+   monotonic clock (CLOCK_MONOTONIC, std::chrono::steady_clock). */
+typedef struct kiln_trace_event_s {
+  const char *category; /* "dispatch", "batch" or "queue" */
+  const char *name;     /* the kernel's name; "batch"; "queue" */
+  uint64_t start_ns;
+  uint64_t duration_ns;
+  /* batch: its rows (before padding) and bucket; queue: the request's rows.
+     0 for a dispatch. */
+  uint64_t rows, bucket;
+} kiln_trace_event_t;
+/* Called on the thread that ran the event, after it; the event is valid
+   during the call only. Must be thread-safe when shared. */
+typedef void (*kiln_trace_callback_t)(void *user_data, const kiln_trace_event_t *event);
+
 typedef struct kiln_session_options_s {
   /* Program to run by name; NULL runs the first program (or the one of
      batch_size). */
@@ -237,6 +253,10 @@ typedef struct kiln_session_options_s {
      naming that program). No such bucket is KILN_STATUS_INVALID_ARGUMENT
      listing the artifact's. */
   uint32_t batch_size;
+  /* Non-NULL: called after every dispatch of a run on a cpu or emu device
+     (hip devices do not trace). */
+  kiln_trace_callback_t trace_callback;
+  void *trace_user_data;
 } kiln_session_options_t;
 
 void kiln_session_options_init(kiln_session_options_t *options);
@@ -356,6 +376,10 @@ typedef struct kiln_batcher_options_s {
   /* Nonzero: no batching; every request runs alone, in the smallest bucket
      that holds its rows (the queue, priorities and timeouts still apply). */
   int single_requests;
+  /* Non-NULL: called for every batch run, every request's time in the
+     queue, and (through the sessions) every dispatch. */
+  kiln_trace_callback_t trace_callback;
+  void *trace_user_data;
 } kiln_batcher_options_t;
 
 void kiln_batcher_options_init(kiln_batcher_options_t *options);
