@@ -32,7 +32,7 @@ if [ $# -gt 0 ]; then STEPS=("$@"); else STEPS=(asan tsan); fi
 # The runtime tests that exercise threads (ThreadPool, Session, Device, CApi)
 # and the emu device, whose fibers TSan must follow; not the death test of a
 # lane's stack overflow (TSan reports the fault its own way and exits 66).
-TSAN_FILTER='ThreadPool*:Session*:SessionErrors*:Device*:CApi*:EmuDevice*:-EmuDeviceDeathTest.*'
+TSAN_FILTER='ThreadPool*:Batcher*:Session*:SessionErrors*:Device*:CApi*:EmuDevice*:-EmuDeviceDeathTest.*'
 ASAN_OPTIONS_ALL="detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1:strict_string_checks=1"
 UBSAN_OPTIONS_ALL="print_stacktrace=1:halt_on_error=1"
 

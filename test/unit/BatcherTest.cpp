@@ -77,7 +77,7 @@ struct Request {
   std::vector<int64_t> shape;
   // Filled by the callback.
   std::mutex mutex;
-  bool done = false;
+  std::atomic<bool> done{false};
   kiln_status_code_t code = KILN_STATUS_OK;
   std::string message;
   std::vector<float> z;
