@@ -21,7 +21,6 @@ import argparse
 import http.client
 import json
 import re
-import shlex
 import signal
 import subprocess
 import sys

@@ -17,14 +17,15 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import re
-import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+import serving
+from serving import check, start_server, stop_server
 
 ADD = """<
   ir_version: 8,
@@ -52,13 +53,6 @@ g (int32[4] a, bool[4] m, float16[2] h) => (int32[4] doubled, bool[4] flipped, f
 }
 """
 
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
 
 
 class Client:
@@ -100,25 +94,12 @@ def main() -> int:
         compile_model(build, MIXED, repo / "mixed" / "1" / "model.kiln", work)
         (repo / "add" / "config.pbtxt").write_text("name: \"add\"\nplatform: \"onnxruntime_onnx\"\n")
 
-        server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0", "--threads=1"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = server.stdout.readline()
-        if "listening on http://127.0.0.1:" not in line:
-            print("FAIL kiln-serve did not start: " + line + server.stderr.read())
-            server.kill()
-            return 1
-        client = Client(int(re.search(r"http://127.0.0.1:(\d+)", line).group(1)))
+        server, ports = start_server(build, repo, "--threads=1")
+        client = Client(ports["http"])
         try:
             run_checks(client)
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(timeout=20)
-                check(code == 0, f"SIGTERM stops the server (exit {code})")
-            except subprocess.TimeoutExpired:
-                server.kill()
-                check(False, "SIGTERM stops the server within 20 s")
+            stop_server(server)
 
         # A repository the server cannot serve: a clear error, exit 1.
         empty = work / "empty"
@@ -135,8 +116,7 @@ def main() -> int:
                               capture_output=True, text=True, timeout=30)
         check(proc.returncode == 1 and "model.kiln" in proc.stderr,
               "a model that does not load stops the server: " + proc.stderr.strip())
-    print(f"{failures} failures")
-    return 1 if failures else 0
+    return serving.finish()
 
 
 def run_checks(client: Client) -> None:

@@ -36,6 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+import serving
+from serving import check, start_server, stop_server
+
 rng = np.random.RandomState(11)
 W = rng.uniform(-1, 1, (6, 12)).astype(np.float32)
 B = rng.uniform(-0.5, 0.5, 12).astype(np.float32)
@@ -85,13 +88,6 @@ dynamic_batching {
 }
 """
 
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
 
 
 def reference(x: np.ndarray) -> np.ndarray:
@@ -141,21 +137,6 @@ def infer_binary(port: int, model: str, x: np.ndarray):
 def metric(text: str, name: str, model: str) -> float:
     m = re.search(r'^%s\{model="%s",version="1"\} (\d+)$' % (name, model), text, re.M)
     return float(m.group(1)) if m else -1
-
-
-def start(build: Path, repo: Path):
-    server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                               "--http-port=0", "--metrics-port=0", "--grpc-port=0",
-                               "--threads=1"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    m = re.search(r"http://127.0.0.1:(\d+) \(metrics on http://127.0.0.1:(\d+)/metrics, "
-                  r"grpc on 127.0.0.1:(\d+)\)", line)
-    if not m:
-        print("FAIL kiln-serve did not start: " + line + server.stderr.read())
-        server.kill()
-        sys.exit(1)
-    return server, int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 def run_load(port: int, model: str, clients: int, per_client: int, binary_every: int,
@@ -293,7 +274,8 @@ def main() -> int:
             subprocess.run([build / "bin" / "kiln-compile", source, "--target=cpu",
                             "--batch-sizes=1,2,4,8", "-o", repo / name / "1" / "model.kiln"],
                            check=True)
-        server, port, metrics_port, grpc_port = start(build, repo)
+        server, ports = start_server(build, repo, "--threads=1")
+        port, metrics_port, grpc_port = ports["http"], ports["metrics"], ports["grpc"]
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             conn.request("GET", "/v2/models/batched")
@@ -421,23 +403,13 @@ def main() -> int:
             bad({"inputs": [dict(inp, shape=[9, 6])]}, x.tobytes(),
                 want="with n from 1 to 8")
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(timeout=20)
-                check(code == 0, f"SIGTERM stops the server (exit {code})")
-            except subprocess.TimeoutExpired:
-                server.kill()
-                check(False, "SIGTERM stops the server within 20 s")
+            stop_server(server)
 
         # --trace: requests, queueing, batches and dispatches in a Chrome trace.
         trace = work / "serve-trace.json"
-        server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0",
-                                   "--threads=1", f"--trace={trace}"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        m = re.search(r"http://127.0.0.1:(\d+)", server.stdout.readline())
-        results = run_load(int(m.group(1)), "batched", clients=4, per_client=2, binary_every=2)
-        results += run_load(int(m.group(1)), "single", clients=1, per_client=2, binary_every=2)
+        server, ports = start_server(build, repo, "--threads=1", f"--trace={trace}")
+        results = run_load(ports["http"], "batched", clients=4, per_client=2, binary_every=2)
+        results += run_load(ports["http"], "single", clients=1, per_client=2, binary_every=2)
         server.send_signal(signal.SIGTERM)
         code = server.wait(timeout=30)
         events = json.loads(trace.read_text())["traceEvents"] if trace.exists() else []
@@ -481,8 +453,7 @@ def main() -> int:
         refused("name: \"other\"\n", path + ":1:1: name: 'other' is not the model's directory")
         refused("max_batch_size: 8\ndynamic_batching { preferred_batch_size: [ 9 ] }\n",
                 "preferred_batch_size: 9 is not between 1 and max_batch_size (8)")
-    print("passed" if failures == 0 else f"{failures} failures")
-    return 1 if failures else 0
+    return serving.finish()
 
 
 if __name__ == "__main__":

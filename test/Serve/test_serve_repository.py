@@ -23,9 +23,7 @@ import argparse
 import http.client
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+import serving
+from serving import check, start_server, stop_server
 
 ADD = """<
   ir_version: 8,
@@ -59,13 +60,6 @@ MLP_CONFIG = """max_batch_size: 4
 dynamic_batching { preferred_batch_size: [ 4 ] max_queue_delay_microseconds: 300000 }
 """
 
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
 
 
 def call(port: int, method: str, path: str, body=None):
@@ -135,16 +129,8 @@ def main() -> int:
               "--exit-on-error=true (default): the broken model stops the server: "
               + proc.stderr.strip())
 
-        server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--grpc-port=0", "--metrics-port=0",
-                                   "--exit-on-error=false", "--threads=1"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = server.stdout.readline()
-        m = re.search(r"http://127.0.0.1:(\d+)", line)
-        if not m:
-            print("FAIL kiln-serve did not start: " + line + server.stderr.read())
-            return 1
-        port = int(m.group(1))
+        server, ports = start_server(build, repo, "--exit-on-error=false", "--threads=1")
+        port = ports["http"]
         try:
             status, _ = call(port, "GET", "/v2/health/ready")
             check(status == 400, f"not ready while a model failed to load ({status})")
@@ -231,15 +217,8 @@ def main() -> int:
             status, meta = call(port, "GET", "/v2")
             check("model_repository" in meta["extensions"], "server metadata lists model_repository")
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(timeout=20)
-                check(code == 0, f"SIGTERM stops the server (exit {code})")
-            except subprocess.TimeoutExpired:
-                server.kill()
-                check(False, "SIGTERM stops the server within 20 s")
-    print("passed" if failures == 0 else f"{failures} failures")
-    return 1 if failures else 0
+            stop_server(server)
+    return serving.finish()
 
 
 if __name__ == "__main__":
