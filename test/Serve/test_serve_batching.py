@@ -165,16 +165,8 @@ def run_load(port: int, model: str, clients: int, per_client: int, binary_every:
 def grpc_checks(work: Path, port: int) -> None:
     """The gRPC binding, with stubs generated here by grpc_tools from our
     .proto of the protocol (Debian's python3-grpc-tools)."""
-    from grpc_tools import protoc
     import grpc
-    proto_dir = Path(__file__).resolve().parents[2] / "tools" / "kiln-serve"
-    out = work / "grpc"
-    out.mkdir()
-    assert protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={out}",
-                        f"--grpc_python_out={out}", str(proto_dir / "grpc_predict_v2.proto")]) == 0
-    sys.path.insert(0, str(out))
-    import grpc_predict_v2_pb2 as pb
-    import grpc_predict_v2_pb2_grpc as rpc
+    pb, rpc = serving.grpc_stubs(work)
     stub = rpc.GRPCInferenceServiceStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
     check(stub.ServerLive(pb.ServerLiveRequest()).live, "grpc ServerLive")
     check(stub.ServerReady(pb.ServerReadyRequest()).ready, "grpc ServerReady")

@@ -216,6 +216,39 @@ def main() -> int:
             check(status == 200 and ready == 200, "the repaired model loads; the server is ready")
             status, meta = call(port, "GET", "/v2")
             check("model_repository" in meta["extensions"], "server metadata lists model_repository")
+
+            # The same extension over gRPC.
+            import grpc
+            pb, rpc = serving.grpc_stubs(work)
+            stub = rpc.GRPCInferenceServiceStub(grpc.insecure_channel(f"127.0.0.1:{ports['grpc']}"))
+
+            def code_of(call_, request):
+                try:
+                    call_(request)
+                    return None, ""
+                except grpc.RpcError as e:
+                    return e.code(), e.details()
+
+            index = stub.RepositoryIndex(pb.RepositoryIndexRequest())
+            check(sorted((m.name, m.state) for m in index.models)
+                  == [("add", "READY"), ("broken", "READY"), ("mlp", "READY")],
+                  "grpc RepositoryIndex: " + str([(m.name, m.version, m.state) for m in index.models]))
+            stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="mlp"))
+            code, details = code_of(stub.ModelReady, pb.ModelReadyRequest(name="mlp"))
+            check(code == grpc.StatusCode.NOT_FOUND and "unloaded" in details,
+                  "grpc RepositoryModelUnload: the model is gone: " + details)
+            ready = [m.name for m in stub.RepositoryIndex(pb.RepositoryIndexRequest(ready=True)).models]
+            check("mlp" not in ready and "add" in ready, "grpc RepositoryIndex ready=true")
+            stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="mlp"))
+            check(stub.ModelReady(pb.ModelReadyRequest(name="mlp")).ready,
+                  "grpc RepositoryModelLoad: the model serves again")
+            code, details = code_of(stub.RepositoryModelLoad,
+                                    pb.RepositoryModelLoadRequest(model_name="nope"))
+            check(code == grpc.StatusCode.NOT_FOUND, "grpc load of an unknown model: NOT_FOUND")
+            code, details = code_of(stub.RepositoryModelUnload,
+                                    pb.RepositoryModelUnloadRequest(repository_name="x", model_name="mlp"))
+            check(code == grpc.StatusCode.INVALID_ARGUMENT and "one repository" in details,
+                  "grpc: a repository name is INVALID_ARGUMENT: " + details)
         finally:
             stop_server(server)
     return serving.finish()

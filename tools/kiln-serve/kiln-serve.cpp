@@ -891,7 +891,52 @@ public:
     return grpc::Status::OK;
   }
 
+  grpc::Status RepositoryIndex(grpc::ServerContext *, const inference::RepositoryIndexRequest *request,
+                               inference::RepositoryIndexResponse *response) override {
+    if (!request->repository_name().empty())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "kiln-serve has one repository: leave repository_name empty");
+    for (const json &entry : repository_.index(request->ready())) {
+      auto *m = response->add_models();
+      m->set_name(entry["name"].get<std::string>());
+      if (entry.contains("version"))
+        m->set_version(entry["version"].get<std::string>());
+      m->set_state(entry["state"].get<std::string>());
+      m->set_reason(entry["reason"].get<std::string>());
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status RepositoryModelLoad(grpc::ServerContext *,
+                                   const inference::RepositoryModelLoadRequest *request,
+                                   inference::RepositoryModelLoadResponse *) override {
+    return repositoryCall(request->repository_name(), request->parameters_size(),
+                          [&] { repository_.load(request->model_name()); });
+  }
+  grpc::Status RepositoryModelUnload(grpc::ServerContext *,
+                                     const inference::RepositoryModelUnloadRequest *request,
+                                     inference::RepositoryModelUnloadResponse *) override {
+    return repositoryCall(request->repository_name(), request->parameters_size(),
+                          [&] { repository_.unload(request->model_name()); });
+  }
+
 private:
+  template <typename F>
+  static grpc::Status repositoryCall(const std::string &repositoryName, int parameters, F call) {
+    if (!repositoryName.empty())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "kiln-serve has one repository: leave repository_name empty");
+    if (parameters)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "load and unload take no parameters (the model is read from the "
+                          "repository)");
+    try {
+      call();
+    } catch (const RequestError &e) {
+      return grpcStatus(e);
+    }
+    return grpc::Status::OK;
+  }
+
   static void infer(ModelVersion &v, const inference::ModelInferRequest &request,
                     inference::ModelInferResponse &response) {
     auto bad = [](const std::string &message) { return RequestError{400, message}; };
