@@ -23,6 +23,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -129,7 +130,28 @@ def main() -> int:
               "--exit-on-error=true (default): the broken model stops the server: "
               + proc.stderr.strip())
 
-        server, ports = start_server(build, repo, "--exit-on-error=false", "--threads=1")
+        # A memory budget per model version (constants and arenas, from
+        # kiln-run --print-info): at add's size, add loads and mlp (three
+        # buckets' arenas) does not; both fit 1 MiB (below).
+        def memory(path: Path) -> int:
+            info = subprocess.run([build / "bin" / "kiln-run", path, "--print-info"],
+                                  capture_output=True, text=True, check=True).stdout
+            return (int(re.search(r"constants: (\d+)", info).group(1))
+                    + sum(int(a) for a in re.findall(r"arena (\d+) bytes", info)))
+
+        limit = memory(repo / "add" / "1" / "model.kiln")
+        check(memory(repo / "mlp" / "1" / "model.kiln") > limit, "mlp needs more than add")
+        server, ports = start_server(build, repo, "--exit-on-error=false",
+                                     f"--model-memory-limit={limit}")
+        status, index = call(ports["http"], "POST", "/v2/repository/index", {})
+        states = {e["name"]: e for e in index}
+        stop_server(server)
+        check(states["add"]["state"] == "READY" and states["mlp"]["state"] == "UNAVAILABLE"
+              and f"more than --model-memory-limit ({limit})" in states["mlp"]["reason"],
+              f"--model-memory-limit={limit}: add loads, mlp does not: " + states["mlp"]["reason"])
+
+        server, ports = start_server(build, repo, "--exit-on-error=false", "--threads=1",
+                                     "--model-memory-limit=1M")
         port = ports["http"]
         try:
             status, _ = call(port, "GET", "/v2/health/ready")

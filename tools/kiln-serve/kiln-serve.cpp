@@ -73,6 +73,8 @@ const char *const kUsage =
     "                       0 picks a free one)\n"
     "  --host=ADDRESS       address to listen on (default 127.0.0.1)\n"
     "  --device=DEVICE      cpu (default), hip:N or emu:GFX, for every model\n"
+    "  --model-memory-limit=SIZE  bytes (K, M, G) a model version may use for its\n"
+    "                       constants and arenas; a larger one does not load\n"
     "  --exit-on-error=B    true (default): a model that does not load stops the\n"
     "                       server; false: it is reported and the rest served\n"
     "  --threads=N          the device's worker threads (default: one per CPU)\n"
@@ -96,6 +98,7 @@ struct Options {
   uint64_t metricsPort = 8002;
   uint64_t grpcPort = 8001;
   bool exitOnError = true;
+  uint64_t modelMemoryLimit = 0; // bytes per model version; 0: none
   size_t httpThreads = 64;
   std::string device = "cpu";
   std::string trace; // --trace=FILE
@@ -120,6 +123,16 @@ Options parseArguments(int argc, char **argv) {
       if (!support::parseUint64(text, n) || n < 1 || n > 4096)
         fatal("--http-threads: '" + text + "' is not a thread count (1-4096)");
       options.httpThreads = size_t(n);
+    } else if (support::flagValue(arg, "--model-memory-limit=", text)) {
+      uint64_t scale = 1;
+      if (!text.empty() && (text.back() == 'K' || text.back() == 'M' || text.back() == 'G')) {
+        scale = text.back() == 'K' ? 1ull << 10 : text.back() == 'M' ? 1ull << 20 : 1ull << 30;
+        text.pop_back();
+      }
+      uint64_t n = 0;
+      if (!support::parseUint64(text, n) || n > (UINT64_MAX >> 30))
+        fatal("--model-memory-limit: '" + text + "' is not a size (bytes, or with K, M or G)");
+      options.modelMemoryLimit = n * scale;
     } else if (support::flagValue(arg, "--exit-on-error=", text)) {
       if (text != "true" && text != "false")
         fatal("--exit-on-error: expected true or false, got '" + text + "'");
@@ -498,6 +511,11 @@ private:
       arenas = kiln_artifact_arena_size(v.artifact.get(), v.session.program());
     }
     v.memoryBytes = arenas + kiln_artifact_constants_size(v.artifact.get());
+    if (options_.modelMemoryLimit && v.memoryBytes > options_.modelMemoryLimit)
+      loadFailure(v.path + ": needs " + std::to_string(v.memoryBytes) + " bytes (constants " +
+                  std::to_string(kiln_artifact_constants_size(v.artifact.get())) + ", arenas " +
+                  std::to_string(arenas) + "), more than --model-memory-limit (" +
+                  std::to_string(options_.modelMemoryLimit) + ")");
     // What the config says about the inputs and outputs must be the model's.
     auto checkTensors = [&](const char *field, const auto &list,
                             const std::vector<kiln_tensor_info_t> &model) {
