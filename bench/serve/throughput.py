@@ -3,28 +3,25 @@
 one run (the two models alternate per concurrency level on one server).
 
   /usr/bin/python3 bench/serve/throughput.py --build build [--seconds 5]
-      [--concurrency 1,8,32] [--threads 2]
+      [--concurrency 1,8,32] [--threads 2] [--model cnn|encoder]
 
 The model: a small CNN (three 3x3 convolutions, 32 channels, on 3x64x64
 inputs, global average pooling, a 10-way classifier; random weights drawn
-here) compiled with --batch-sizes=1,4,8,16,32. "single" has max_batch_size 32
+here), or with --model encoder a BERT-style encoder (make_encoder), compiled
+with --batch-sizes=1,4,8,16,32. "single" has max_batch_size 32
 and no dynamic_batching (each request runs alone, batch 1); "batched" has
-dynamic_batching with max_queue_delay_microseconds 1000. Clients are Python
-threads sending single-row requests with the binary tensor extension over
-loopback; each level runs for --seconds per model. Prints requests/s and
-p50/p99 latency per model and level, and the batched/single throughput
-ratio.
+dynamic_batching with max_queue_delay_microseconds 1000. kiln-loadgen sends
+single-row requests with the binary tensor extension over loopback, for
+--seconds per model and level. Prints the model's batch-1 latency from
+kiln-bench and the server's overhead per request over it (REST and gRPC, one
+client), then requests/s and p50/p99 latency per model and level and the
+batched/single throughput ratio.
 """
 import argparse
-import http.client
 import json
-import re
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -55,44 +52,26 @@ def make_model(path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
-def request(port, model, body, header_len):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    conn.request("POST", f"/v2/models/{model}/infer", body=body,
-                 headers={"Inference-Header-Content-Length": str(header_len)})
-    r = conn.getresponse()
-    r.read()
-    conn.close()
-    return r.status
+def make_encoder(path: Path) -> None:
+    """A BERT-style encoder: two post-norm transformer layers (d 128, 4 heads,
+    feed-forward 256) on [N, 32, 128] float inputs, mean-pooled into an 8-way
+    head; random weights, exported by torch with a dynamic batch axis."""
+    import torch
+    torch.manual_seed(0)
 
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            layer = torch.nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True)
+            self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = torch.nn.Linear(128, 8)
 
-def level(port, model, concurrency, seconds):
-    x = np.random.RandomState(1).randn(1, 3, 64, 64).astype(np.float32)
-    header = json.dumps({"inputs": [{"name": "x", "shape": [1, 3, 64, 64], "datatype": "FP32",
-                                     "parameters": {"binary_data_size": x.nbytes}}],
-                         "parameters": {"binary_data_output": True}}).encode()
-    body = header + x.tobytes()
-    latencies, errors, lock = [], [0], threading.Lock()
-    stop = time.monotonic() + seconds
+        def forward(self, x):
+            return self.head(self.encoder(x).mean(dim=1))
 
-    def client():
-        while time.monotonic() < stop:
-            t = time.monotonic()
-            status = request(port, model, body, len(header))
-            with lock:
-                if status == 200:
-                    latencies.append(time.monotonic() - t)
-                else:
-                    errors[0] += 1
-
-    start = time.monotonic()
-    threads = [threading.Thread(target=client) for _ in range(concurrency)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - start
-    lat = np.array(latencies) * 1000
-    return len(latencies) / elapsed, np.percentile(lat, 50), np.percentile(lat, 99), errors[0]
+    torch.onnx.export(Encoder().eval(), torch.randn(1, 32, 128), str(path), input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                      opset_version=14)
 
 
 def main():
@@ -101,11 +80,12 @@ def main():
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--concurrency", default="1,8,32")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--model", choices=["cnn", "encoder"], default="cnn")
     args = p.parse_args()
     bin_dir = args.build.resolve() / "bin"
     with tempfile.TemporaryDirectory(prefix="kiln-serve-bench-") as tmp:
         work = Path(tmp)
-        make_model(work / "cnn.onnx")
+        (make_model if args.model == "cnn" else make_encoder)(work / "cnn.onnx")
         repo = work / "repo"
         configs = {"single": "max_batch_size: 32\n",
                    "batched": "max_batch_size: 32\ndynamic_batching {\n"
@@ -118,23 +98,42 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         (repo / "batched" / "1" / "model.kiln").write_bytes(
             (repo / "single" / "1" / "model.kiln").read_bytes())
-        server = subprocess.Popen([bin_dir / "kiln-serve", f"--model-repository={repo}",
-                                   "--http-port=0", "--metrics-port=0", "--grpc-port=0",
-                                   f"--threads={args.threads}"],
-                                  stdout=subprocess.PIPE, text=True)
-        port = int(re.search(r"http://127.0.0.1:(\d+)", server.stdout.readline()).group(1))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "test" / "Serve"))
+        import serving
+        server, ports = serving.start_server(args.build.resolve(), repo, f"--threads={args.threads}")
         try:
-            print(f"{'concurrency':>11} {'model':>8} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} errors")
+            def level(model, concurrency, transport):
+                target = (f"--url=http://127.0.0.1:{ports['http']}" if transport == "rest"
+                          else f"--grpc=127.0.0.1:{ports['grpc']}")
+                out = subprocess.run([bin_dir / "kiln-loadgen", f"--model={model}", target,
+                                      f"--concurrency={concurrency}", f"--duration={args.seconds}",
+                                      "--warmup=1", "--json"], capture_output=True, text=True,
+                                     check=True).stdout
+                return json.loads(out)[0]
+
+            # The model's own latency at batch 1 (kiln-bench, same threads), for the
+            # server's overhead per request.
+            bench = json.loads(subprocess.run(
+                [bin_dir / "kiln-bench", repo / "single" / "1" / "model.kiln", "--batch=1",
+                 f"--threads={args.threads}", "--min-time=3", "--json"],
+                capture_output=True, text=True, check=True).stdout)
+            print(f"kiln-bench batch 1: median {bench['latency_ms']['median']:.3f} ms")
+            for transport in ["rest", "grpc"]:
+                lv = level("single", 1, transport)
+                print(f"{transport}: concurrency 1, p50 {lv['latency_ms']['p50']:.3f} ms, overhead "
+                      f"{lv['latency_ms']['p50'] - bench['latency_ms']['median']:.3f} ms per request")
+            print(f"{'clients':>8} {'model':>8} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} errors")
             for c in [int(v) for v in args.concurrency.split(",")]:
                 rates = {}
                 for model in ["single", "batched"]:
-                    rate, p50, p99, errors = level(port, model, c, args.seconds)
-                    rates[model] = rate
-                    print(f"{c:>11} {model:>8} {rate:8.1f} {p50:8.2f} {p99:8.2f} {errors}")
-                print(f"{c:>11} {'ratio':>8} {rates['batched'] / rates['single']:8.2f}x")
+                    lv = level(model, c, "rest")
+                    rates[model] = lv["requests_per_second"]
+                    print(f"{c:>8} {model:>8} {lv['requests_per_second']:8.1f} "
+                          f"{lv['latency_ms']['p50']:8.2f} {lv['latency_ms']['p99']:8.2f} "
+                          f"{sum(lv['errors'].values())}")
+                print(f"{c:>8} {'ratio':>8} {rates['batched'] / rates['single']:8.2f}x")
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
+            serving.stop_server(server)
 
 
 if __name__ == "__main__":
