@@ -117,6 +117,18 @@ struct kiln_batcher_s {
     return batch;
   }
 
+  /// The first request in priority and arrival order, alone.
+  std::vector<Request> takeFrontLocked() {
+    std::vector<Request> batch;
+    for (auto &q : queues)
+      if (!q.empty()) {
+        batch.push_back(std::move(q.front()));
+        q.pop_front();
+        break;
+      }
+    return batch;
+  }
+
   void fail(std::vector<Request> &requests, const std::string &message) {
     Clock::time_point now = Clock::now();
     for (Request &r : requests) {
@@ -151,36 +163,33 @@ struct kiln_batcher_s {
           wake.wait_until(lock, nextDeadline);
         continue;
       }
-      // The oldest request decides when the batch runs anyway.
-      Clock::time_point oldest = Clock::time_point::max();
-      for (const auto &q : queues)
-        for (const Request &r : q)
-          oldest = std::min(oldest, r.arrival);
-      Clock::time_point due = oldest + std::chrono::microseconds(options.max_queue_delay_us);
-      uint64_t rows = queuedRowsLocked();
+      std::vector<Request> batch;
       if (options.single_requests) {
-        rows = 0;
-        for (auto &q : queues)
-          if (!q.empty()) {
-            rows = q.front().rows;
+        batch = takeFrontLocked();
+      } else {
+        // The oldest request decides when the batch runs anyway.
+        Clock::time_point oldest = Clock::time_point::max();
+        for (const auto &q : queues)
+          for (const Request &r : q)
+            oldest = std::min(oldest, r.arrival);
+        Clock::time_point due = oldest + std::chrono::microseconds(options.max_queue_delay_us);
+        uint64_t rows = queuedRowsLocked();
+        if (rows < full && now < due && !stopping) {
+          wake.wait_until(lock, std::min(due, nextDeadline));
+          continue;
+        }
+        // Enough rows for a preferred size: form the largest one they fill.
+        uint64_t limit = largest;
+        for (uint32_t size : preferred)
+          if (rows >= size) {
+            limit = size;
             break;
           }
-      } else if (rows < full && now < due && !stopping) {
-        wake.wait_until(lock, std::min(due, nextDeadline));
-        continue;
+        batch = takeLocked(limit);
+        if (batch.empty()) // the first request alone exceeds `limit`
+          batch = takeLocked(largest);
       }
-      // Enough rows for a preferred size: form the largest one they fill.
-      uint64_t limit = options.single_requests ? rows : largest;
-      for (uint32_t size : preferred)
-        if (!options.single_requests && rows >= size) {
-          limit = size;
-          break;
-        }
-      std::vector<Request> batch = takeLocked(limit);
-      if (batch.empty()) // the first request alone exceeds `limit`
-        batch = takeLocked(largest);
-      stats.queue_depth = queuedLocked();
-      bool more = stats.queue_depth > 0;
+      bool more = queuedLocked() > 0;
       lock.unlock();
       if (more)
         wake.notify_one(); // another instance may take the rest
@@ -514,7 +523,6 @@ kiln_status_t kiln_batcher_submit(kiln_batcher_t *batcher, const kiln_tensor_t *
                                   (unsigned long long)batcher->options.max_queue_size));
     }
     queue.push_back(std::move(request));
-    batcher->stats.queue_depth = batcher->queuedLocked();
   }
   batcher->wake.notify_one();
   return nullptr;
