@@ -211,11 +211,14 @@ Tensor describeInput(const ModelInterface &v, const std::string &name, const std
       shape[0] <= v.maxBatchSize)
     want[0] = shape[0];
   if (shape != want) {
+    // Batched: "[n, 6] with n from 1 to 8".
     std::string takes = shapeText(want);
-    if (v.maxBatchSize > 0)
-      takes = "[n" + takes.substr(takes.find(',') == std::string::npos ? takes.size() - 1
-                                                                       : takes.find(',')) +
-              " with n from 1 to " + std::to_string(v.maxBatchSize);
+    if (v.maxBatchSize > 0) {
+      takes = "[n";
+      for (size_t d = 1; d < want.size(); ++d)
+        takes += ", " + std::to_string(want[d]);
+      takes += "] with n from 1 to " + std::to_string(v.maxBatchSize);
+    }
     throw bad(where + "shape " + shapeText(shape) + ", the model takes " + takes);
   }
   Tensor tensor;

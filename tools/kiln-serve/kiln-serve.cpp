@@ -425,8 +425,9 @@ private:
         spec = "hip:" + std::to_string(g.gpus_size() ? g.gpus(0) : 0);
     }
     Device &dev = device(spec);
+    const std::vector<uint32_t> programBatch = v.artifact.batchSizes(); // per program
     std::vector<uint32_t> buckets;
-    for (uint32_t b : v.artifact.batchSizes())
+    for (uint32_t b : programBatch)
       if (b)
         buckets.push_back(b);
     if (c.max_batch_size() < 0)
@@ -489,8 +490,8 @@ private:
       }
       // Requests see the rows of any bucket: dimension 0 is -1.
       size_t program = 0;
-      for (size_t p = 0; p < v.artifact.batchSizes().size(); ++p)
-        if (v.artifact.batchSizes()[p]) {
+      for (size_t p = 0; p < programBatch.size(); ++p)
+        if (programBatch[p]) {
           program = p;
           arenas += instances * kiln_artifact_arena_size(v.artifact.get(), p);
         }
