@@ -573,12 +573,14 @@ static LogicalResult convertScan8(NodeContext &node) {
   if (!body)
     return failure();
   int64_t scanInputs = node.intAttr("num_scan_inputs", 0);
-  int64_t states = (int64_t)node.numInputs() - 1 - scanInputs;
-  if (scanInputs < 1 || states < 0) {
+  // (Range first: num_scan_inputs may be any int64, and the difference must
+  // not overflow.)
+  if (scanInputs < 1 || scanInputs > (int64_t)node.numInputs() - 1) {
     node.emitError() << "num_scan_inputs must be between 1 and the "
                      << node.numInputs() - 1 << " inputs after sequence_lens";
     return failure();
   }
+  int64_t states = (int64_t)node.numInputs() - 1 - scanInputs;
   SmallVector<int64_t> directions = node.intsAttr("directions");
   if (directions.empty())
     directions.assign(scanInputs, 0);

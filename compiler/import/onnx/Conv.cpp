@@ -57,8 +57,19 @@ onnx_import::windowPads(NodeContext &node, ArrayRef<int64_t> in,
   }
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t out = llvm::divideCeil(in[i], strides[i]);
-    int64_t total = std::max<int64_t>(
-        0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i]);
+    // The padding SAME needs; kernels and dilations may be any int64, so the
+    // sum is computed with overflow checks.
+    std::optional<int64_t> span = llvm::checkedMulAdd<int64_t>(kernel[i] - 1, dilations[i], 1);
+    std::optional<int64_t> reach =
+        span ? llvm::checkedMulAdd<int64_t>(out - 1, strides[i], *span) : std::nullopt;
+    std::optional<int64_t> needed = reach ? llvm::checkedSub(*reach, in[i]) : std::nullopt;
+    if (!needed) {
+      node.emitError() << "auto_pad " << autoPad << ": the padding of spatial dimension " << i
+                       << " overflows int64 (kernel " << kernel[i] << ", dilation "
+                       << dilations[i] << ", stride " << strides[i] << ")";
+      return failure();
+    }
+    int64_t total = std::max<int64_t>(0, *needed);
     int64_t small = total / 2, large = total - small;
     pads[i] = autoPad == "SAME_UPPER" ? small : large;
     pads[i + spatial] = autoPad == "SAME_UPPER" ? large : small;
