@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -63,6 +64,7 @@ const PatternRegistry &onnx_import::getPatternRegistry() {
     registerLossPatterns(r);
     registerControlFlowPatterns(r);
     registerQuantizationPatterns(r);
+    registerQLinearPatterns(r);
     registerRecurrentPatterns(r);
     registerResizePatterns(r);
     registerSequencePatterns(r);
@@ -336,6 +338,58 @@ void NodeContext::setOutput(unsigned i, Value value) {
   graph.define(node.output(i), value);
 }
 
+FailureOr<SmallVector<Value>>
+NodeContext::importAs(StringRef opType, ArrayRef<Value> inputs, unsigned numResults,
+                      ArrayRef<StringRef> dropAttrs, std::optional<int64_t> opset) {
+  int64_t version = opset.value_or(opsetVersion);
+  const PatternFn *pattern = getPatternRegistry().lookup(opType, version);
+  if (!pattern) {
+    emitError() << "Kiln has no " << opType << " (opset " << version << ") to import it as";
+    return failure();
+  }
+  // A node of its own, with names no ONNX graph can use (they start with a
+  // NUL) bound to the given values for as long as it is imported.
+  onnx::NodeProto proxy;
+  proxy.set_op_type(opType.str());
+  proxy.set_name(GraphImporter::nodeName(node));
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (!llvm::is_contained(dropAttrs, attr.name()))
+      *proxy.add_attribute() = attr;
+  std::string prefix = std::string(1, '\0') + proxy.name() + "/" + opType.str() + "/";
+  SmallVector<std::string> bound;
+  for (auto [i, value] : llvm::enumerate(inputs)) {
+    std::string name;
+    if (value) {
+      name = prefix + "in" + std::to_string(i);
+      graph.define(name, value);
+      bound.push_back(name);
+    }
+    proxy.add_input(name);
+  }
+  for (unsigned i = 0; i < numResults; ++i) {
+    proxy.add_output(prefix + "out" + std::to_string(i));
+    bound.push_back(proxy.output(i));
+  }
+  llvm::scope_exit forget([&] {
+    for (const std::string &name : bound)
+      graph.values.erase(name);
+  });
+  NodeContext inner(graph, proxy, version, location, b);
+  inner.outer = this;
+  if (failed((*pattern)(inner)) || graph.failedConversion)
+    return failure();
+  SmallVector<Value> results;
+  for (unsigned i = 0; i < numResults; ++i) {
+    Value result = graph.values.lookup(proxy.output(i));
+    if (!result) {
+      emitError() << "its " << opType << " produced no result " << i;
+      return failure();
+    }
+    results.push_back(result);
+  }
+  return results;
+}
+
 Value NodeContext::inferenceFailed(StringRef opName, ValueRange operands, StringRef why) {
   if (!graph.failedConversion && !opName.empty()) {
     InFlightDiagnostic diag = emitError();
@@ -413,6 +467,8 @@ Value NodeContext::checked(Value result) {
 }
 
 InFlightDiagnostic NodeContext::emitError() {
+  if (outer)
+    return outer->emitError() << "as " << node.op_type() << ": ";
   return mlir::emitError(location)
          << node.op_type() << " (opset " << opsetVersion << ") at node '"
          << GraphImporter::nodeName(node) << "': ";

@@ -133,6 +133,18 @@ public:
   /// Records `value` as output `i`.
   void setOutput(unsigned i, mlir::Value value);
 
+  /// Imports this node as the default-domain op `opType` (its pattern at
+  /// `opset`, by default the node's) on `inputs` (a null value is an absent
+  /// optional input), with this node's attributes but `dropAttrs`; returns
+  /// its first `numResults` results, or failure after a diagnostic that
+  /// names this node. How a quantized op (com.microsoft QLinearAveragePool)
+  /// reuses its float op's pattern between dequantizing its inputs and
+  /// quantizing its results.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  importAs(llvm::StringRef opType, llvm::ArrayRef<mlir::Value> inputs,
+           unsigned numResults, llvm::ArrayRef<llvm::StringRef> dropAttrs = {},
+           std::optional<int64_t> opset = std::nullopt);
+
   /// An error at this node; the message is prefixed with the node's op type,
   /// opset and name.
   mlir::InFlightDiagnostic emitError();
@@ -207,6 +219,9 @@ private:
 
   GraphImporter &graph;
   const onnx::NodeProto &node;
+  /// The node this one stands in for (importAs), whose name diagnostics
+  /// give; null for a node of the graph.
+  NodeContext *outer = nullptr;
   int64_t opsetVersion;
   mlir::Location location;
   mlir::OpBuilder &b;
@@ -314,6 +329,7 @@ void registerSpectralPatterns(PatternRegistry &registry);
 void registerLinearAlgebraPatterns(PatternRegistry &registry);
 void registerTextPatterns(PatternRegistry &registry);
 void registerRandomPatterns(PatternRegistry &registry);
+void registerQLinearPatterns(PatternRegistry &registry);
 
 /// saturate(round_half_even(x / scale) + zeroPoint) as integer type
 /// `quantized` (ONNX's linear quantization, a kiln.quantize); `scale` is in
