@@ -17,6 +17,9 @@ seeded generator):
   (ONNX Runtime computes these in float through lookup tables or
   fixed-point scales, so a value that lands on a rounding boundary may go
   either way), and the share of exact elements is printed.
+- reduce_mean: QLinearReduceMean, which ONNX Runtime declares but has no
+  kernel for, against numpy (the mean of the dequantized values, quantized
+  with rounding half to even), within one step.
 - cnn: a float image through QuantizeLinear, QLinearConv (per-channel
   weights, int32 bias), QLinearLeakyRelu, a residual QLinearAdd, a swish
   (QLinearSigmoid, QLinearMul), QLinearAveragePool, uint8 MaxPool,
@@ -319,6 +322,34 @@ def main():
             if dev != "cpu" and "cpu" in got:
                 same = all(np.array_equal(outputs[n], got["cpu"][n]) for n in outputs)
                 check.report(same, f"cnn sample {sample} {dev} identical to cpu")
+
+    # QLinearReduceMean has a schema in ONNX Runtime but no kernel: numpy's
+    # mean of the dequantized values, quantized (round half to even).
+    g = Graph()
+    sx, zx = g.qparams(0.05, 100)
+    sy, zy = g.qparams(0.02, 30)
+    g.node("QLinearReduceMean", ["x", sx, zx, sy, zy], ["y"], domain=MS, axes=[2, 3], keepdims=1)
+    model = g.model([tensor("x", TensorProto.UINT8, [1, 4, 6, 6])],
+                    [tensor("y", TensorProto.UINT8, [1, 4, 1, 1])], "qlinear_reduce_mean")
+    x = rng.integers(0, 256, (1, 4, 6, 6)).astype(np.uint8)
+    d = work / "reduce_mean"
+    d.mkdir()
+    onnx.save(model, d / "m.onnx")
+    np.save(d / "x.npy", x)
+    mean = ((x.astype(np.float64) - 100) * np.float32(0.05)).mean(axis=(2, 3), keepdims=True)
+    ref = np.clip(np.rint(mean / np.float32(0.02)) + 30, 0, 255)
+    for dev in check.devices:
+        target = "cpu" if dev == "cpu" else dev.split(":")[1]
+        emulated = [] if dev == "cpu" else ["--emulation"]
+        if not (run([check.bin / "kiln-compile", d / "m.onnx", f"--target={target}", *emulated, "-o",
+                     d / f"{sanitize(dev)}.kiln"])
+                and run([check.bin / "kiln-run", d / f"{sanitize(dev)}.kiln", f"--device={dev}",
+                         f"--input=x=@{d / 'x.npy'}", f"--output-dir={d / sanitize(dev)}"])):
+            check.failures += 1
+            continue
+        got = np.load(d / sanitize(dev) / "y.npy").astype(np.int32)
+        diff = int(np.abs(got - ref).max())
+        check.report(diff <= 1, f"reduce_mean {dev:12s} max |kiln - numpy| = {diff} step(s)")
 
     # Dynamic quantization's fused forms.
     model = mlp_model()
