@@ -102,6 +102,24 @@ def cases(work):
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [],
                 r"_i8|_iu8"))
 
+    # uint8 activations x int8 weights (quantized models): on the MFMA
+    # targets A is staged as a - 128 and corrected by a second accumulator.
+    a = rng.randint(0, 256, (96, 160)).astype(np.uint8)
+    b = rng.randint(-128, 128, (160, 80)).astype(np.int8)
+    p = work / "matmul_u8i8.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [96, 80])
+    out.append(("MatMulInteger u8 x i8 96x160x80", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [],
+                r"_i8|_iu8"))
+    # (The lowering widens an unsigned B to i32 before the matmul, so this
+    # one takes the generic path on every target.)
+    a = rng.randint(-128, 128, (80, 96)).astype(np.int8)
+    b = rng.randint(0, 256, (96, 112)).astype(np.uint8)
+    p = work / "matmul_i8u8.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [80, 112])
+    out.append(("MatMulInteger i8 x u8 80x96x112", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], None))
+
     a = rng.randint(0, 256, (96, 160)).astype(np.uint8)
     b = rng.randint(0, 256, (160, 80)).astype(np.uint8)
     p = work / "matmul_u8.onnx"

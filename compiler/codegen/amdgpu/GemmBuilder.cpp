@@ -62,6 +62,10 @@ struct Source {
   /// GEMM's image under a tensor.pad); empty for none.
   SmallVector<int64_t> lowPad;
   bool isUnsigned = false;
+  /// Unsigned bytes staged as signed ones minus 128 (x ^ 0x80), for MFMA,
+  /// which multiplies signed bytes only; the kernel adds back 128 times the
+  /// other operand's sums along k (see `corrections`).
+  bool flipSign = false;
 };
 
 struct GemmPlan {
@@ -318,9 +322,18 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
   plan.inst = target.gemmInstruction(*input);
   if (!plan.inst)
     return std::nullopt;
-  // MFMA multiplies signed bytes only.
-  if (!plan.inst->wmma && (plan.a.isUnsigned || plan.b.isUnsigned))
-    return std::nullopt;
+  // MFMA multiplies signed bytes only. One unsigned 8-bit operand (uint8
+  // activations against int8 weights, as quantized models have them) is
+  // staged as x - 128 and corrected in the kernel; its padding (an implicit
+  // GEMM's) would have to be flipped too, which is not built.
+  if (!plan.inst->wmma && (plan.a.isUnsigned || plan.b.isUnsigned)) {
+    if (*input != MatrixInput::I8 || (plan.a.isUnsigned && plan.b.isUnsigned))
+      return std::nullopt;
+    Source &flipped = plan.a.isUnsigned ? plan.a : plan.b;
+    if (!flipped.lowPad.empty())
+      return std::nullopt;
+    flipped.flipSign = true;
+  }
   MLIRContext *ctx = func.getContext();
   switch (*input) {
   case MatrixInput::F16:
@@ -504,6 +517,25 @@ private:
       } else {
         value = vector::LoadOp::create(b, loc, vecType, memref, idx);
       }
+      if (src.flipSign) {
+        // uint8 x as the int8 x - 128. Out of bounds stays 0: the other
+        // operand is 0 there too (k past K), or the row is not stored.
+        // Four bytes per 32-bit XOR (LLVM leaves a byte vector's XOR
+        // byte by byte).
+        Type flipType = vecType;
+        if (v % 4 == 0) {
+          flipType = VectorType::get({v / 4}, b.getI32Type());
+          value = vector::BitCastOp::create(b, loc, flipType, value);
+        }
+        Type lane = getElementTypeOrSelf(flipType);
+        auto signBits = DenseElementsAttr::get(
+            cast<ShapedType>(flipType),
+            APInt::getSplat(lane.getIntOrFloatBitWidth(), APInt(8, 0x80)));
+        value = arith::XOrIOp::create(b, loc, value,
+                                      arith::ConstantOp::create(b, loc, flipType, signBits));
+        if (flipType != vecType)
+          value = vector::BitCastOp::create(b, loc, vecType, value);
+      }
       scf::YieldOp::create(b, loc, value);
       b.setInsertionPointToStart(ifOp.elseBlock());
       Value zero = arith::ConstantOp::create(b, loc, vecType, b.getZeroAttr(vecType));
@@ -585,6 +617,21 @@ private:
                                     /*subwordOffset=*/0, plan.a.isUnsigned, plan.b.isUnsigned);
     return amdgpu::MFMAOp::create(b, loc, acc.getType(), inst.m, inst.n, inst.k,
                                   /*blocks=*/1, a, bv, acc);
+  }
+
+  /// The correction accumulators of a flipped operand: with A staged as
+  /// A - 128, sum_k A B = sum_k (A - 128) B + 128 sum_k B, and the second
+  /// term is an instruction of B's fragment against a fragment of -128s,
+  /// whose result (the same in every row of the tile) is subtracted in the
+  /// epilogue: one per B tile (per A tile when B is the flipped one).
+  int64_t corrections() const {
+    return plan.a.flipSign ? shape.waveTilesN : plan.b.flipSign ? shape.waveTilesM : 0;
+  }
+  /// The correction of accumulator tile (tm, tn) among the loop values, or
+  /// -1 for none.
+  int64_t correctionIndex(int64_t tm, int64_t tn) const {
+    int64_t tiles = shape.waveTilesM * shape.waveTilesN;
+    return plan.a.flipSign ? tiles + tn : plan.b.flipSign ? tiles + tm : -1;
   }
 
   // The steps of `build`, in order.
@@ -792,7 +839,7 @@ void KernelBuilder::prologue() {
 scf::ForOp KernelBuilder::mainLoop() {
   auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
   Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
-  SmallVector<Value> init(shape.waveTilesM * shape.waveTilesN, zero);
+  SmallVector<Value> init(shape.waveTilesM * shape.waveTilesN + corrections(), zero);
   prologue();
   auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(2 * shape.kt), init);
   // Fully unrolling a short main loop hoists every step's LDS reads and
@@ -837,6 +884,17 @@ void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc) {
         Value &a = acc[tm * shape.waveTilesN + tn];
         a = multiply(aFrag[tm], bFrag[tn], a);
       }
+    if (corrections() == 0)
+      continue;
+    auto fragType = cast<VectorType>(aFrag.front().getType());
+    Value minus128 = arith::ConstantOp::create(
+        b, loc, fragType, DenseElementsAttr::get(fragType, APInt(8, 0x80)));
+    int64_t tiles = shape.waveTilesM * shape.waveTilesN;
+    for (int64_t t = 0; t < corrections(); ++t) {
+      Value &corr = acc[tiles + t];
+      corr = plan.a.flipSign ? multiply(minus128, bFrag[t], corr)
+                             : multiply(aFrag[t], minus128, corr);
+    }
   }
 }
 
@@ -904,6 +962,11 @@ void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output
         OpBuilder::InsertionGuard ig(b);
         b.setInsertionPointToStart(guard.thenBlock());
         Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
+        if (int64_t ci = correctionIndex(tm, tn); ci >= 0) {
+          // sum (x - 128) w - sum (-128) w = sum x w.
+          Value corr = vector::ExtractOp::create(b, loc, loop.getResult(ci), ArrayRef<int64_t>{r});
+          value = arith::SubIOp::create(b, loc, value, corr);
+        }
         SmallVector<Value> outIdx = indices(plan.outMap, loopValues(m, n, nullptr));
         if (plan.init) {
           // The contraction accumulated from its init: add it, in the
