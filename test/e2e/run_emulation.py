@@ -21,7 +21,11 @@ Each case checks that the kernel used the matrix-core instruction the target
 table names (kiln-inspect does not show host kernels, so the gpu stage is
 checked with --emit=gpu).
 
-Negative controls: the same integer and f16 GEMMs compiled with
+W4A16 (kiln.matmul_int4 with --precision=f16/bf16: 4-bit weights
+dequantized while staged) is a float case against the rounded operands.
+
+Negative controls: the same integer and f16 GEMMs (and the uint8 x int8 and
+W4A16 ones) compiled with
 --gfx-test-fault=swap-operands (A and B exchanged at the instruction) and
 --gfx-test-fault=shift-lanes (each lane reads the A row of the next lane) must
 FAIL on every emulated target: proof that the emulation catches a wiring bug.
@@ -218,6 +222,30 @@ def cases(work):
                 conv_ref(to_bf16(x), to_bf16(w), 1, 2, 2, np.float64), 1e-5,
                 ["--precision=bf16"], r"_bf16"))
 
+    # W4A16: kiln.matmul_int4 (4-bit codes in groups of 128 rows, a scale and
+    # zero point per group and column) with 16-bit activations: B is
+    # dequantized while staged, (code - zero) * scale in f32, then rounded
+    # to f16 / bf16 like A.
+    x = rng.uniform(-1, 1, (96, 256)).astype(np.float32)
+    codes = rng.randint(0, 256, (2, 64, 160)).astype(np.uint8)
+    scale = rng.uniform(0.01, 0.1, (2, 160)).astype(np.float32)
+    zero = rng.randint(0, 16, (2, 160)).astype(np.float32)
+    nibbles = np.concatenate([codes & 15, codes >> 4], axis=1).astype(np.float32)  # [2, 128, 160]
+    w = ((nibbles - zero[:, None, :]) * scale[:, None, :]).reshape(256, 160)
+    p = work / "matmul_int4.mlir"
+    p.write_text(
+        "func.func @main(%x: tensor<96x256xf32>, %w: tensor<2x64x160xi8>, %s: tensor<2x160xf32>,"
+        " %z: tensor<2x160xf32>) -> tensor<96x160xf32> {\n"
+        "  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<96x256xf32>, tensor<2x64x160xi8>,"
+        " tensor<2x160xf32>, tensor<2x160xf32>) -> tensor<96x160xf32>\n"
+        "  return %0 : tensor<96x160xf32>\n}\n")
+    int4_inputs = {"input0": x, "input1": codes.view(np.int8), "input2": scale, "input3": zero}
+    out.append(("kiln.matmul_int4 W4A16 96x256x160 --precision=f16", p, int4_inputs,
+                x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64),
+                1e-5, ["--precision=f16"], r"_f16"))
+    out.append(("kiln.matmul_int4 W4A16 96x256x160 --precision=bf16", p, int4_inputs,
+                to_bf16(x) @ to_bf16(w), 1e-5, ["--precision=bf16"], r"_bf16"))
+
     a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
     p = work / "matmul_f32.onnx"
@@ -338,7 +366,9 @@ def main():
         # The first int8 GEMM (on the matrix cores, no extra options) and
         # every f16 case.
         controls = [c for c in all_cases if c[4] == "exact" and c[6] and not c[5]][:1] + \
-                   [c for c in all_cases if c[4] == 2e-3]
+                   [c for c in all_cases if c[4] == 2e-3] + \
+                   [c for c in all_cases if c[0].startswith(("MatMulInteger u8 x i8",
+                                                             "kiln.matmul_int4 W4A16"))][:2]
         for name, model, inputs, ref, kind, extra, _ in controls:
             for fault in ("swap-operands", "shift-lanes"):
                 log(f"== negative control: {name} with --gfx-test-fault={fault}")

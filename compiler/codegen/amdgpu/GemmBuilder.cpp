@@ -30,6 +30,7 @@
 
 #include "codegen/amdgpu/GPUCodegen.h"
 #include "codegen/amdgpu/Passes.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -68,6 +69,16 @@ struct Source {
   bool flipSign = false;
 };
 
+/// B of a 4-bit weight-only matmul (kiln.matmul_int4's generic): codes
+/// [K / G, G / 2, N] (byte [g, j, n] holds row g G + j in its low four bits,
+/// g G + G / 2 + j in its high ones), scales and zero points [K / G, N], all
+/// f32 but the codes; dequantized while staged, (code - zero) * scale, then
+/// rounded to the compute type (f16/bf16): W4A16.
+struct Int4Weights {
+  Value codes, scale, zero; // the generic's operands (arguments or constants)
+  int64_t group = 0;
+};
+
 struct GemmPlan {
   linalg::LinalgOp contraction; // or the convolution of an implicit GEMM
   AffineMap outMap;             // loop dims -> indices of its result
@@ -75,6 +86,8 @@ struct GemmPlan {
   SmallVector<unsigned> batchDims;
   SmallVector<int64_t> bounds;
   Source a, b;
+  /// Set for a W4A16 matmul: B comes from these instead of `b`.
+  std::optional<Int4Weights> int4;
   /// The accumulator's initial value when it is not zero (a bias broadcast
   /// over the output): computed per element and added after the K loop.
   linalg::GenericOp init;
@@ -158,6 +171,7 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
 }
 
 bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
+bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
 std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
                                    gfx::Precision precision, GemmPlan &plan);
 
@@ -170,7 +184,8 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   bool other = false;
   func.walk([&](Operation *op) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      if (linalg::isaContractionOpInterface(linalgOp) || isa<linalg::Conv2DNchwFchwOp>(op))
+      if (linalg::isaContractionOpInterface(linalgOp) || isa<linalg::Conv2DNchwFchwOp>(op) ||
+          op->hasAttr(kInt4MatmulAttr))
         contractions.push_back(linalgOp);
       return;
     }
@@ -183,6 +198,12 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   if (contractions.size() != 1 || other)
     return std::nullopt;
   linalg::LinalgOp op = contractions.front();
+  if (op->hasAttr(kInt4MatmulAttr)) {
+    plan.contraction = op;
+    if (!matchInt4Gemm(op, precision, plan))
+      return std::nullopt;
+    return finishPlan(func, target, precision, plan);
+  }
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
     return std::nullopt;
   plan.contraction = op;
@@ -291,6 +312,54 @@ bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
   return true;
 }
 
+/// kiln.matmul_int4's generic (loops m, n, g, h, j; A [M, K] seen as [M,
+/// K / G, 2, G / 2]) as a GEMM over virtual loops (m, n, k = g G + h G / 2 +
+/// j) whose B is dequantized while staged. Only with 16-bit activations (an
+/// f16/bf16 model, or --precision=f16|bf16): W4A16. With f32 ones the
+/// generic path keeps cpu's f32 arithmetic.
+bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan) {
+  if (op.getNumDpsInputs() != 4 || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
+    return false;
+  auto xType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto codesType = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  if (xType.getRank() != 4 || codesType.getRank() != 3 || !xType.hasStaticShape() ||
+      !codesType.hasStaticShape())
+    return false;
+  Type elem = xType.getElementType();
+  bool sixteen = elem.isF16() || elem.isBF16() ||
+                 (elem.isF32() && precision != gfx::Precision::F32);
+  if (!sixteen)
+    return false;
+  int64_t M = xType.getDimSize(0), groups = codesType.getDimSize(0),
+          half = codesType.getDimSize(1), N = codesType.getDimSize(2);
+  // A: the argument before the split of K into [K / G, 2, G / 2].
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  if (!a || a->reshapes.empty() || !isa<tensor::ExpandShapeOp>(a->reshapes.back()))
+    return false;
+  auto split = cast<tensor::ExpandShapeOp>(a->reshapes.back());
+  if (split.getSrcType().getShape() != ArrayRef<int64_t>{M, groups * 2 * half})
+    return false;
+  a->reshapes.pop_back();
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  a->map = AffineMap::get(3, 0, {m, k}, ctx);
+  plan.a = *a;
+  // B's map says which loops it follows (k, then n, contiguous along n).
+  plan.b.map = AffineMap::get(3, 0, {k, n}, ctx);
+  plan.int4 = Int4Weights{op.getDpsInputs()[1], op.getDpsInputs()[2], op.getDpsInputs()[3],
+                          2 * half};
+  for (Value v : {plan.int4->codes, plan.int4->scale, plan.int4->zero})
+    if (!traceSource(v) && !v.getDefiningOp<arith::ConstantOp>())
+      return false;
+  plan.outMap = AffineMap::get(3, 0, {m, n}, ctx);
+  plan.bounds = {M, N, groups * 2 * half};
+  plan.mDim = 0;
+  plan.nDim = 1;
+  plan.kDim = 2;
+  return true;
+}
+
 /// The accumulator's start, the instruction and the epilogue, common to
 /// contractions and implicit GEMMs.
 std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
@@ -315,7 +384,8 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
   }
 
   Type aType = getElementTypeOrSelf(plan.a.arg.getType());
-  Type bType = getElementTypeOrSelf(plan.b.arg.getType());
+  // A W4A16 B is dequantized into A's type (then the compute type).
+  Type bType = plan.int4 ? aType : getElementTypeOrSelf(plan.b.arg.getType());
   std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
   if (!input)
     return std::nullopt;
@@ -554,6 +624,50 @@ private:
     return value;
   }
 
+  /// `v` dequantized int4 weights of a W4A16 B at row `k`, columns `n`..
+  /// (code - zero) * scale in the scales' type (as the cpu's kernel
+  /// computes them), then rounded to the compute type; zeros out of bounds.
+  Value loadInt4Chunk(Value n, Value k, Value inBounds, int64_t v) {
+    auto outType = VectorType::get({v}, plan.computeType);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{outType}, inBounds, true, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      AffineExpr d0 = b.getAffineDimExpr(0);
+      int64_t group = plan.int4->group, half = group / 2;
+      Value g = apply(d0.floorDiv(group), {k});
+      Value h = apply((d0 % group).floorDiv(half), {k});
+      Value j = apply(d0 % half, {k});
+      Type i32 = b.getI32Type();
+      auto wide = VectorType::get({v}, i32);
+      Value bytes = vector::LoadOp::create(b, loc, VectorType::get({v}, b.getI8Type()), bMem,
+                                           ValueRange{g, j, n});
+      Value shift = arith::MulIOp::create(
+          b, loc, arith::IndexCastOp::create(b, loc, i32, h),
+          arith::ConstantIntOp::create(b, loc, i32, 4));
+      Value code = arith::AndIOp::create(
+          b, loc,
+          arith::ShRUIOp::create(b, loc, arith::ExtUIOp::create(b, loc, wide, bytes),
+                                 vector::BroadcastOp::create(b, loc, wide, shift)),
+          arith::ConstantOp::create(b, loc, wide, DenseElementsAttr::get(wide, APInt(32, 15))));
+      Type paramType = cast<MemRefType>(scaleMem.getType()).getElementType();
+      auto paramVec = VectorType::get({v}, paramType);
+      Value scale = vector::LoadOp::create(b, loc, paramVec, scaleMem, ValueRange{g, n});
+      Value zero = vector::LoadOp::create(b, loc, paramVec, zeroMem, ValueRange{g, n});
+      Value w = arith::MulFOp::create(
+          b, loc,
+          arith::SubFOp::create(b, loc, arith::SIToFPOp::create(b, loc, paramVec, code), zero),
+          scale);
+      if (paramType != plan.computeType)
+        w = arith::TruncFOp::create(b, loc, outType, w);
+      scf::YieldOp::create(b, loc, w);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc,
+                           Value(arith::ConstantOp::create(b, loc, outType, b.getZeroAttr(outType))));
+    }
+    return ifOp.getResult(0);
+  }
+
   /// One lane's operand fragment from an LDS panel [rows][KT]: row `row`,
   /// k offset `k0` + the layout's k of each element.
   Value fragment(Value lds, Value row, Value k0) {
@@ -660,6 +774,8 @@ private:
   /// The operands as memrefs; two pairs of LDS panels, k fastest: A
   /// [tileM][KT], B [tileN][KT].
   Value aMem, bMem, aLds[2], bLds[2];
+  /// A W4A16 B's scales and zero points ([K / G, N]; bMem holds its codes).
+  Value scaleMem, zeroMem;
   /// This workgroup's batch indices and the origin of its output tile; this
   /// thread's wave position and lane within the wave.
   SmallVector<Value> batchIdx;
@@ -702,7 +818,23 @@ void KernelBuilder::createPanels(ArrayRef<Value> args) {
     return mem;
   };
   aMem = operandMemref(plan.a);
-  bMem = operandMemref(plan.b);
+  if (plan.int4) {
+    // An argument, or a constant the dispatch holds (bufferized into a
+    // global later).
+    auto memrefOf = [&](Value v) -> Value {
+      if (std::optional<Source> src = traceSource(v))
+        return reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+      auto type = cast<RankedTensorType>(v.getType());
+      return bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+          b.clone(*v.getDefiningOp())->getResult(0), /*read_only=*/b.getUnitAttr());
+    };
+    bMem = memrefOf(plan.int4->codes);
+    scaleMem = memrefOf(plan.int4->scale);
+    zeroMem = memrefOf(plan.int4->zero);
+  } else {
+    bMem = operandMemref(plan.b);
+  }
   auto newLds = [&](int64_t rows) {
     auto alloca = memref::AllocaOp::create(b, loc, MemRefType::get({rows, shape.kt},
                                                                    plan.computeType));
@@ -748,6 +880,12 @@ void KernelBuilder::planStaging() {
   va = vectorWidth(plan.a, plan.kDim, aElem, kt);
   int64_t vbN = vectorWidth(plan.b, plan.nDim, bElem, shape.tileN);
   int64_t vbK = vectorWidth(plan.b, plan.kDim, bElem, kt);
+  if (plan.int4) {
+    // Codes along n: up to 16 bytes, dequantized to as many values.
+    vbN = std::min<int64_t>(16, shape.tileN);
+    while (vbN > 1 && plan.bounds[plan.nDim] % vbN != 0)
+      vbN /= 2;
+  }
   bAlongN = vbN > 1 || vbK == 1;
   vb = bAlongN ? vbN : vbK;
   aChunks = shape.tileM * kt / va;
@@ -788,7 +926,8 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
     Value ok = arith::AndIOp::create(b, loc, cmpLt(n, N), cmpLt(k, K));
     if (bChunks % shape.threads != 0)
       ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, bChunks));
-    values.push_back(loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb));
+    values.push_back(plan.int4 ? loadInt4Chunk(n, k, ok, vb)
+                               : loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb));
   }
   return values;
 }
