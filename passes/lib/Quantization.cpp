@@ -309,24 +309,36 @@ struct KilnQuantizeInt4WeightsPass
           keep.contains(nodeNameOf(matmul.getLoc())))
         continue;
       int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
-      if (k % groupSize != 0)
-        continue; // (kiln-compile reports the layers left in float)
       std::optional<std::vector<float>> values = f32ConstantValues(cst);
       if (!values)
         continue;
-      std::optional<Int4Weights> q = quantizeInt4(*values, k, n, groupSize, zeroPoints);
+      // K not a multiple of the group: the weight gains zero rows (codes
+      // that dequantize to 0, whatever the scheme) and the activation zero
+      // columns, as MatMulNBits' padded last block does.
+      int64_t padded = llvm::divideCeil(k, groupSize) * groupSize;
+      values->resize(padded * n, 0.0f);
+      std::optional<Int4Weights> q = quantizeInt4(*values, padded, n, groupSize, zeroPoints);
       if (!q)
         continue;
       OpBuilder b(matmul);
       Location loc = cst.getLoc();
-      int64_t groups = k / groupSize;
+      Value lhs = matmul.getLhs();
+      if (padded != k) {
+        auto lhsType = cast<RankedTensorType>(lhs.getType());
+        SmallVector<int64_t> shape(lhsType.getShape()), pads(2 * shape.size(), 0);
+        pads.back() = padded - k;
+        shape.back() = padded;
+        lhs = PadOp::create(b, matmul.getLoc(), lhsType.clone(shape), lhs,
+                            b.getDenseI64ArrayAttr(pads), b.getStringAttr("constant"),
+                            b.getF64FloatAttr(0.0));
+      }
+      int64_t groups = padded / groupSize;
       auto byteType = RankedTensorType::get({groups, groupSize / 2, n}, b.getIntegerType(8));
       Value bytes = bytesConstant(b, loc, byteType, q->bytes,
                                   "int4_weight_" + std::to_string(counter++));
       Value scale = f32Constant(b, loc, {groups, n}, q->scales);
       Value zero = f32Constant(b, loc, {groups, n}, q->zeros);
-      Value result =
-          MatmulInt4Op::create(b, matmul.getLoc(), matmul.getLhs(), bytes, scale, zero);
+      Value result = MatmulInt4Op::create(b, matmul.getLoc(), lhs, bytes, scale, zero);
       matmul.replaceAllUsesWith(result);
       matmul.erase();
       if (cst->use_empty())

@@ -40,20 +40,37 @@ func.func @asymmetric(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
 
 // -----
 
-// K = 3 is not a multiple of the group; an activation times an activation
-// has no weight; a node that --quantize-exclude names (kiln.float_nodes)
-// stays float: all three keep kiln.matmul.
+// K = 3 is not a multiple of the group: the weight gains a zero row
+// (scale 1, codes 15 | 15 << 4 = -1 for rows 0-1, 15 | 8 << 4 = -113 for
+// row 2 and the padding's 0) and x a zero column.
+// CHECK-LABEL: func.func @padded
+// CHECK: %[[X:.*]] = kiln.pad %arg0 {pads = array<i64: 0, 0, 0, 1>} : tensor<1x3xf32> -> tensor<1x4xf32>
+// CHECK: %[[W:.*]] = kiln.constant dense<{{\[}}{{\[}}[-1, -1]], {{\[}}[-113, -113]]]> : tensor<2x1x2xi8>
+// CHECK: kiln.matmul_int4 %[[X]], %[[W]], %{{.*}}, %{{.*}} : (tensor<1x4xf32>, tensor<2x1x2xi8>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+// With zero points the padding's code is the group's zero point (0 here:
+// the group [7, 0] has min 0): 15 | 0 << 4.
+// ZP-LABEL: func.func @padded
+// ZP-DAG: kiln.constant dense<{{\[}}{{\[}}[-1, -1]], {{\[}}[15, 15]]]> : tensor<2x1x2xi8>
+func.func @padded(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
+  %w = kiln.constant dense<7.0> : tensor<3x2xf32>
+  %y = kiln.matmul %x, %w : (tensor<1x3xf32>, tensor<3x2xf32>) -> tensor<1x2xf32>
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// An activation times an activation has no weight; a node that
+// --quantize-exclude names (kiln.float_nodes) stays float: both keep
+// kiln.matmul.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: kiln.matmul_int4
-// CHECK-COUNT-3: kiln.matmul %
+// CHECK-COUNT-2: kiln.matmul %
 module attributes {kiln.float_nodes = ["head"]} {
-func.func @kept(%x: tensor<1x3xf32>, %a: tensor<1x2xf32>, %b: tensor<2x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) {
-  %w = kiln.constant dense<1.0> : tensor<3x2xf32>
-  %y = kiln.matmul %x, %w : (tensor<1x3xf32>, tensor<3x2xf32>) -> tensor<1x2xf32>
+func.func @kept(%a: tensor<1x2xf32>, %b: tensor<2x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {
   %z = kiln.matmul %a, %b : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
   %v = kiln.constant dense<1.0> : tensor<2x2xf32>
   %h = kiln.matmul %a, %v : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32> loc("head")
-  return %y, %z, %h : tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>
+  return %z, %h : tensor<1x2xf32>, tensor<1x2xf32>
 }
 }
 

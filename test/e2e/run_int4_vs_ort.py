@@ -25,23 +25,24 @@ Part B: a float MLP (MatMul with a constant [256, 96] weight, Relu, Gemm
 transB=1 with a [40, 96] weight and a bias, Reshape to [2, 8, 40], MatMul by a
 constant [40, 24]) compiled with --quantize=int4-weights
 --int4-group-size=G [--int4-zero-points]. Every MatMul/Gemm weight whose K
-(rows of the [K, N] weight; Gemm's transB weight transposed first) is a
-multiple of G is quantized per group of G rows and per column, in float32
-(numpy rint rounds half to even):
+(rows of the [K, N] weight; Gemm's transB weight transposed first; padded
+with zero rows to a multiple of G) is quantized per group of G rows and per
+column, in float32 (numpy rint rounds half to even):
   symmetric:   scale = max|w| / 7 (1 when 0), code = clip(rint(w / scale), -8, 7) + 8, zp 8
   zero points: lo = min(min w, 0), hi = max(max w, 0), scale = (hi - lo) / 15 (1 when 0),
                zp = clip(rint(-lo / scale), 0, 15), code = clip(rint(w / scale) + zp, 0, 15)
-The other weights stay float. The reference model replaces each quantized
+The reference model replaces each quantized
 weight by a MatMulNBits node with these codes (Gemm's bias as an Add); ONNX
 Runtime runs it, a numpy forward pass with the dequantized weights must agree
 with it, and Kiln's int4 artifact must agree with it per element. The int4
 outputs must also stay close to the float model's (ONNX Runtime on the float
-model): cosine >= MIN_COSINE = 0.98, printed. (Not 0.99: rounding Gaussian
-weights to 4 bits costs ~20 dB, and the exact int4 reference itself gives
-0.986-0.995 over inputs, 0.9898 on sample 1 of G=32 with two int4 layers;
-Kiln's per-element match with ONNX Runtime is the real check.) Configurations: G=32 symmetric (W1 and the
-Gemm quantized), G=64 with zero points and G=128 symmetric (W1 only; the Gemm's
-K=96 and the last MatMul's K=40 are no multiple of either).
+model): cosine >= MIN_COSINE = 0.97, printed. (Not 0.99: rounding Gaussian
+weights to 4 bits costs ~20 dB per layer, and the exact int4 reference
+itself gives 0.980-0.991 over inputs with all three layers int4, 0.9796 on
+sample 1 of G=128;
+Kiln's per-element match with ONNX Runtime is the real check.) Configurations: G=32 symmetric,
+G=64 with zero points and G=128 symmetric; the Gemm's K=96 and the last
+MatMul's K=40 are padded (to 128 at G=64 and G=128; K=40 to 64 at G=32).
 
 Part C: the form ONNX Runtime's int4 QDQ quantizer writes. Each model (opset
 "" 21 only, ir_version 10 set explicitly) is DequantizeLinear of a constant
@@ -105,7 +106,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OPSET = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
 DEVICES = ["cpu", "emu:gfx942"]
 REL_TOL, ABS_TOL = 1e-4, 1e-5
-MIN_COSINE = 0.98  # see the docstring: the int4 reference itself reaches 0.986-0.995
+MIN_COSINE = 0.97  # see the docstring: the int4 reference itself reaches 0.980-0.991
 
 
 # ------------------------------------------------------------------ packing
@@ -327,12 +328,10 @@ def reference_model_b(group, zero_points):
 
     def matmul(x, w, out, tag):
         k, n = w.shape
-        if k % group:
-            inits.append(numpy_helper.from_array(w, f"{tag}_w"))
-            nodes.append(helper.make_node("MatMul", [x, f"{tag}_w"], [out]))
-            weights[tag] = w
-            return
-        codes, scale, zp = quantize_int4(w, group, zero_points)
+        # K not a multiple of G: zero rows up to the next multiple, which
+        # MatMulNBits' last block holds (K stays the real one).
+        padded = -(-k // group) * group
+        codes, scale, zp = quantize_int4(np.pad(w, ((0, padded - k), (0, 0))), group, zero_points)
         nodes.append(matmul_nbits_node(x, out, tag, k, n, group, codes.T.copy(), scale.T.copy(),
                                        zp.T.copy() if zero_points else None, inits))
         weights[tag] = dequantize(codes.T, scale.T, zp.T, k, group)

@@ -60,9 +60,11 @@ def KilnQuantizeInt4Weights : Pass<"kiln-quantize-int4-weights", "mlir::func::Fu
     `rint(w / scale) + 8` (zero point 8). With `zero-points`, asymmetric over
     `[min(w, 0), max(w, 0)]`: `scale = (max - min) / 15`, zero point
     `rint(-min / scale)`, codes `rint(w / scale) + zero point` clipped to
-    0..15. Arithmetic in f32, rounding half to even. Matmuls whose K is not
-    a multiple of the group size, and those of the nodes the module's
-    `kiln.float_nodes` names (`--quantize-exclude`), keep their float weight.
+    0..15. Arithmetic in f32, rounding half to even. When K is not a
+    multiple of the group size the weight gains zero rows up to the next
+    multiple (their codes dequantize to 0) and the activation zero columns
+    (a `kiln.pad`), as MatMulNBits' last block does. The nodes the module's
+    `kiln.float_nodes` names (`--quantize-exclude`) keep their float weight.
   }];
   let options = [
     Option<"groupSize", "group-size", "int64_t", "128",
