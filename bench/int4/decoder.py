@@ -25,7 +25,7 @@ Steps:
  3. Exact reference. In numpy, every weight Kiln quantizes (docs/
     quantization.md "INT4 weights": MatMul/Gemm of the main graph with a
     constant rank-2 f32 weight, Gemm's transB folded into a [K, N] matrix;
-    K not a multiple of G stays float) is replaced by its dequantized value
+    K not a multiple of G padded with zero rows) is replaced by its dequantized value
     under Kiln's rule (groups of G rows along K per column; symmetric:
     scale = max|w| / 7 (1 for an all-zero group), code = clip(rint(w /
     scale), -8, 7) + 8, zero point 8; --zero-points: over [min(w, 0),
@@ -76,8 +76,9 @@ Steps:
     latency. Artifact sizes and their constants (kiln-inspect).
 
 What stays float in this model: the token embedding (a Gather, 32.8 MB of
-the 76.6 MB of full-size constants) and the MLP down projections, whose K =
-688 (176 small) is no multiple of any group size.
+the 76.6 MB of full-size constants). The MLP down projections, whose K =
+688 (176 small) is no multiple of any group size, are padded to the next
+multiple of G.
 
 Prints a readable summary; --json adds one JSON line with every figure.
 Exit status 0 when the checks pass, 1 when a check or a tool fails, 2 when a
@@ -277,7 +278,7 @@ def write_reference_models(float_onnx: Path, out_dir: Path, stem: str, group: in
         w, node = c["w"], c["node"]
         k, n = w.shape
         info["fp32_weight_bytes"] += 4 * k * n
-        if k % group or not np.isfinite(w).all():
+        if not np.isfinite(w).all():
             info["kept_float"] += 1
             info["kept_names"].append(f"{node.name} ({k}x{n})")
             info["int4_weight_bytes"] += 4 * k * n
@@ -286,8 +287,12 @@ def write_reference_models(float_onnx: Path, out_dir: Path, stem: str, group: in
         # Codes plus the f32 scales [K/G, N], and with zero points their f32
         # [K/G, N] too (a symmetric model's zero points are all 8: one splat
         # constant, which the artifact does not store per group).
-        info["int4_weight_bytes"] += k * n // 2 + 4 * (k // group) * n * (2 if zero_points else 1)
-        codes, scale, zero, deq = quantize_int4(w, group, zero_points)
+        # K not a multiple of G: zero rows up to the next multiple (as Kiln
+        # pads them), cut again from the dequantized weight.
+        kp = -(-k // group) * group
+        info["int4_weight_bytes"] += kp * n // 2 + 4 * (kp // group) * n * (2 if zero_points else 1)
+        codes, scale, zero, deq = quantize_int4(np.pad(w, ((0, kp - k), (0, 0))), group, zero_points)
+        deq = np.ascontiguousarray(deq[:k])
         ref_name = f"{c['weight']}.int4_dequantized.{i}"
         new_inits.append(numpy_helper.from_array(
             np.ascontiguousarray(deq.T) if c["transposed"] else deq, ref_name))
