@@ -123,6 +123,7 @@ struct KilnFormDispatchesPass
         grouped.insert(user);
         last = user;
       }
+      growElementwiseDag(op, group, grouped);
       groups.push_back(std::move(group));
     }
 
@@ -135,6 +136,68 @@ struct KilnFormDispatchesPass
       if (failed(buildDispatch(group, name)))
         return signalPassFailure();
     }
+  }
+
+  /// Widens a group past its chain of single-use consumers: elementwise
+  /// ops that keep the group's shape and read only its values, constants and
+  /// values defined before `root` join, as long as one value of the group
+  /// is then read outside it (HardSwish x * hard_sigmoid(x) and SiLU x *
+  /// sigmoid(x) read the root twice; a residual branch read elsewhere too
+  /// keeps the chain). Otherwise the group stays as it was.
+  void growElementwiseDag(Operation *root, SmallVector<Operation *> &group,
+                          llvm::DenseSet<Operation *> &grouped) {
+    if (root->getNumResults() != 1)
+      return;
+    auto shape = cast<RankedTensorType>(root->getResult(0).getType()).getShape();
+    llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
+    SmallVector<Operation *> added;
+    auto joins = [&](Operation *user) {
+      if (members.contains(user) || grouped.contains(user) || !isElementwise(user) ||
+          user->getBlock() != root->getBlock() || user->getNumResults() != 1 ||
+          cast<RankedTensorType>(user->getResult(0).getType()).getShape() != shape)
+        return false;
+      return llvm::all_of(user->getOperands(), [&](Value operand) {
+        Operation *def = operand.getDefiningOp();
+        return !def || members.contains(def) || isInlinableConstant(def) ||
+               (def->getBlock() == root->getBlock() && def->isBeforeInBlock(root));
+      });
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *member : SmallVector<Operation *>(members.begin(), members.end()))
+        for (Value result : member->getResults())
+          for (Operation *user : result.getUsers())
+            if (joins(user)) {
+              members.insert(user);
+              added.push_back(user);
+              changed = true;
+            }
+    }
+    if (added.empty())
+      return;
+    // One value leaves the group, and its outside users come after every
+    // member (the dispatch takes the last member's place).
+    Operation *last = nullptr;
+    for (Operation *member : members)
+      if (!last || last->isBeforeInBlock(member))
+        last = member;
+    SmallVector<Value> exits;
+    for (Operation *member : members)
+      for (Value result : member->getResults())
+        for (Operation *user : result.getUsers())
+          if (!members.contains(user)) {
+            if (user->getBlock() == last->getBlock() && user->isBeforeInBlock(last))
+              return;
+            if (!llvm::is_contained(exits, result))
+              exits.push_back(result);
+          }
+    if (exits.size() != 1)
+      return;
+    for (Operation *op : added) {
+      group.push_back(op);
+      grouped.insert(op);
+    }
+    llvm::sort(group, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   }
 
   LogicalResult buildDispatch(ArrayRef<Operation *> group, StringRef name) {

@@ -156,6 +156,47 @@ func.func @constants_and_reshapes(%a: tensor<2x8xf32>, %i: tensor<65xi8>) -> (te
   return %3, %5 : tensor<8xf32>, tensor<65xi8>
 }
 
+// -----
+
+// Consumers that read the root more than once: HardSwish (x *
+// hard_sigmoid(x)) and SiLU (x * sigmoid(x)) after a conv join its
+// dispatch, as does the next layer's bias add; one value leaves it.
+// CHECK-LABEL: func.func @multi_use_epilogue
+// CHECK: %[[D:.*]] = kiln.dispatch "dispatch_0_conv" (%arg0, %arg1, %arg2)
+// CHECK: %[[C:.*]] = kiln.conv
+// CHECK-NEXT: %[[HS:.*]] = kiln.hard_sigmoid %[[C]]
+// CHECK-NEXT: %[[M:.*]] = kiln.mul %[[C]], %[[HS]]
+// CHECK-NEXT: %[[R:.*]] = kiln.add %[[M]], %{{.*}}
+// CHECK-NEXT: kiln.yield %[[R]]
+// CHECK-NOT: kiln.dispatch
+// CHECK: return %[[D]]
+func.func @multi_use_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %r: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %hs = kiln.hard_sigmoid %c {alpha = 0.16666666666666666 : f64, beta = 5.000000e-01 : f64} : tensor<1x4x8x8xf32>
+  %m = kiln.mul %c, %hs : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %y = kiln.add %m, %r : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// The same, but the conv's result is also read outside (a second branch):
+// two values would leave the dispatch, so only the chain of single-use
+// consumers joins (none here) and the activation gets a dispatch of its own.
+// CHECK-LABEL: func.func @multi_use_escapes
+// CHECK: kiln.dispatch "dispatch_0_conv"
+// CHECK-NOT: kiln.sigmoid
+// CHECK: kiln.yield
+// CHECK: kiln.dispatch "dispatch_1_sigmoid"
+// CHECK: kiln.dispatch "dispatch_2_relu"
+func.func @multi_use_escapes(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %s = kiln.sigmoid %c : tensor<1x4x8x8xf32>
+  %m = kiln.mul %c, %s : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %r = kiln.relu %c : tensor<1x4x8x8xf32>
+  return %m, %r : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
+
 {-#
   dialect_resources: {
     builtin: {
