@@ -121,8 +121,13 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     Every root op (matmul, conv, pooling, reductions, softmax, normalizations)
     starts a dispatch. Elementwise ops whose operand comes from a dispatch and
     that are its only user join it as consumers (conv + bias + relu + residual
-    add is one dispatch); elementwise producers used only by a root join it
-    too. Small constants are cloned into the region; weights stay operands.
+    add is one dispatch). Then elementwise ops of the group's shape that read
+    only the group's values, constants and values defined before the root
+    join too, even when they read a member twice (HardSwish x *
+    hard_sigmoid(x), SiLU x * sigmoid(x) after a conv), as long as exactly
+    one value of the group is still read outside it. Elementwise producers
+    used only by a root that is not a contraction join it as well. Small
+    constants are cloned into the region; weights stay operands.
     The remaining ops other than constants and reshapes become dispatches of
     their own. Reshapes stay outside: they are views of a buffer.
   }];
