@@ -397,12 +397,14 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
   });
   for (linalg::DepthwiseConv2DNchwChwOp op : depthwise) {
     // Every loop by 1 but one, by nr: the output width when the window
-    // moves by 1 (contiguous input segments), else the channels (measured
-    // faster for strided windows, whose row segments are gathers).
+    // moves by 1 along it (contiguous input segments; the stride along the
+    // height does not matter: stride (2, 1), as text recognizers
+    // downsample, still reads whole row segments), else the channels
+    // (measured faster for windows strided along the width, whose row
+    // segments are gathers).
     SmallVector<int64_t> tiles(op.getNumLoops(), 1);
     AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
-    bool unitStride = llvm::all_of(op.getStrides().getValues<int64_t>(),
-                                   [](int64_t v) { return v == 1; });
+    bool unitStride = llvm::to_vector(op.getStrides().getValues<int64_t>()).back() == 1;
     auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(unitStride ? 3 : 1));
     if (!dim)
       continue;

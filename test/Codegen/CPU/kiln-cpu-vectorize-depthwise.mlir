@@ -45,3 +45,26 @@ func.func @depthwise_integer(%in: tensor<1x4x10x18xi8>, %w: tensor<4x3x3xi8>, %i
   }
   return %r : tensor<1x4x8x16xi32>
 }
+
+// Stride (2, 1), as text recognizers downsample the height only: the window
+// still moves by 1 along the width, so each tap reads a contiguous 16-pixel
+// input row segment (one vector load), not a gather over 16 channels.
+// CHECK-LABEL: func @depthwise_stride_2_1
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.gather
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+func.func @depthwise_stride_2_1(%in: tensor<1x4x9x18xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32> {
+  %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x4x16xf32>) {
+    %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 9, 18] [1, 1, 1, 1] : tensor<1x4x9x18xf32> to tensor<1x1x9x18xf32>
+    %wk = tensor.extract_slice %w[%c, 0, 0] [1, 3, 3] [1, 1, 1] : tensor<4x3x3xf32> to tensor<1x3x3xf32>
+    %oi = tensor.extract_slice %o[0, %c, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> to tensor<1x1x4x16xf32>
+    %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>}
+      ins(%i, %wk : tensor<1x1x9x18xf32>, tensor<1x3x3xf32>) outs(%oi : tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[0, %c, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : tensor<1x1x4x16xf32> into tensor<1x4x4x16xf32>
+    }
+  }
+  return %r : tensor<1x4x4x16xf32>
+}
