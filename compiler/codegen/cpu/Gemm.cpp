@@ -382,20 +382,31 @@ static void rewriteIm2ColGathers(func::FuncOp func, IRRewriter &rewriter) {
     (void)rewriteIm2ColAsRowCopies(rewriter, gather);
 }
 
+/// Windowed ops tiled per window tap like depthwise convolutions: the
+/// depthwise convolution itself and NCHW max/sum pooling (sum: the average
+/// pool's numerator).
+static bool isWindowOp(Operation *op) {
+  return isa<linalg::DepthwiseConv2DNchwChwOp, linalg::PoolingNchwMaxOp,
+             linalg::PoolingNchwSumOp>(op);
+}
+
 static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t nr) {
-  // Depthwise convolutions: one output row segment of `nr` pixels per
-  // window tap, so that each tap is a vector FMA of a broadcast weight and
-  // an input row segment (after the unit dimensions are dropped below).
-  // Integer ones (8-bit operands into i32, kiln.conv_integer) too: each tap
-  // is then a vector multiply-add of sign-extended bytes.
-  SmallVector<linalg::DepthwiseConv2DNchwChwOp> depthwise;
-  func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) {
+  // Depthwise convolutions and pooling: one output row segment of `nr`
+  // pixels per window tap, so that each tap is a vector FMA of a broadcast
+  // weight and an input row segment (a vector max for max pooling) after
+  // the unit dimensions are dropped below. Integer depthwise convolutions
+  // (8-bit operands into i32, kiln.conv_integer) too: each tap is then a
+  // vector multiply-add of sign-extended bytes.
+  SmallVector<linalg::LinalgOp> windows;
+  func.walk([&](linalg::LinalgOp op) {
+    if (!isWindowOp(op))
+      return;
     Type result = getElementTypeOrSelf(op->getResult(0).getType());
     if (op->getParentOfType<scf::ForallOp>() &&
         (isa<FloatType>(result) || result.isSignlessInteger(32)))
-      depthwise.push_back(op);
+      windows.push_back(op);
   });
-  for (linalg::DepthwiseConv2DNchwChwOp op : depthwise) {
+  for (linalg::LinalgOp op : windows) {
     // Every loop by 1 but one, by nr: the output width when the window
     // moves by 1 along it (contiguous input segments; the stride along the
     // height does not matter: stride (2, 1), as text recognizers
@@ -404,16 +415,22 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
     // segments are gathers).
     SmallVector<int64_t> tiles(op.getNumLoops(), 1);
     AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
-    bool unitStride = llvm::to_vector(op.getStrides().getValues<int64_t>()).back() == 1;
-    auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(unitStride ? 3 : 1));
+    auto strides = op->getAttrOfType<DenseIntElementsAttr>("strides");
+    bool unitStride = !strides || llvm::to_vector(strides.getValues<int64_t>()).back() == 1;
+    // A pool's workgroup holds one channel: its rows, strided or not.
+    bool alongWidth = unitStride || !isa<linalg::DepthwiseConv2DNchwChwOp>(op);
+    auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(alongWidth ? 3 : 1));
     if (!dim)
       continue;
     tiles[dim.getPosition()] = nr;
     tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
   }
-  SmallVector<linalg::DepthwiseConv2DNchwChwOp> tiledDepthwise;
-  func.walk([&](linalg::DepthwiseConv2DNchwChwOp op) { tiledDepthwise.push_back(op); });
-  for (linalg::DepthwiseConv2DNchwChwOp op : tiledDepthwise) {
+  SmallVector<linalg::LinalgOp> tiled;
+  func.walk([&](linalg::LinalgOp op) {
+    if (isWindowOp(op))
+      tiled.push_back(op);
+  });
+  for (linalg::LinalgOp op : tiled) {
     rewriter.setInsertionPoint(op);
     (void)linalg::generalizeNamedOp(rewriter, op);
   }
@@ -633,6 +650,48 @@ static void specializeContractions(func::FuncOp func, IRRewriter &rewriter) {
   }
 }
 
+/// A window tap strided along its row (a stride-2 pool or depthwise
+/// convolution tiled along the width) reads its input through `(d0) -> (d0 *
+/// s)`, which the vectorizer does not take: the input becomes a strided
+/// tensor.extract_slice of the row read through the identity (after
+/// bufferization, a strided view that the vector read gathers from).
+static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
+  SmallVector<linalg::GenericOp> taps;
+  func.walk([&](linalg::GenericOp op) {
+    if (isDepthwiseTap(op) && op.getNumLoops() == 1 && hasStaticShapes(op))
+      taps.push_back(op);
+  });
+  MLIRContext *ctx = func.getContext();
+  for (linalg::GenericOp op : taps) {
+    int64_t extent = op.getStaticLoopRanges().front();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool changed = false;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = maps[input->getOperandNumber()];
+      auto type = dyn_cast<RankedTensorType>(input->get().getType());
+      if (!type || type.getRank() != 1 || map.getNumResults() != 1)
+        continue;
+      auto mul = dyn_cast<AffineBinaryOpExpr>(map.getResult(0));
+      if (!mul || mul.getKind() != AffineExprKind::Mul || !isa<AffineDimExpr>(mul.getLHS()))
+        continue;
+      auto stride = dyn_cast<AffineConstantExpr>(mul.getRHS());
+      if (!stride || stride.getValue() < 2 ||
+          (extent - 1) * stride.getValue() >= type.getDimSize(0))
+        continue;
+      rewriter.setInsertionPoint(op);
+      Value row = tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), input->get(), ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(extent)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(stride.getValue())});
+      rewriter.modifyOpInPlace(op, [&] { input->set(row); });
+      maps[input->getOperandNumber()] = AffineMap::getMultiDimIdentityMap(1, ctx);
+      changed = true;
+    }
+    if (changed)
+      rewriter.modifyOpInPlace(op, [&] { op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps)); });
+  }
+}
+
 /// Vectorizes the static tiles that fit in registers.
 static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const RegisterTile &t) {
   SmallVector<linalg::LinalgOp> toVectorize;
@@ -738,6 +797,7 @@ struct KilnCPUVectorizeGemmPass
         failed(dropUnitDims(func, ctx)))
       return signalPassFailure();
     specializeContractions(func, rewriter);
+    unstrideTapInputs(func, rewriter);
     vectorizeTiles(func, rewriter, tile);
     if (failed(lowerVectorTiles(func, rewriter, ctx, vnni)))
       return signalPassFailure();

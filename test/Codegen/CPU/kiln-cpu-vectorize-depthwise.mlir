@@ -68,3 +68,26 @@ func.func @depthwise_stride_2_1(%in: tensor<1x4x9x18xf32>, %w: tensor<4x3x3xf32>
   }
   return %r : tensor<1x4x4x16xf32>
 }
+
+// Max pooling, 3x3 stride 2 (ResNet's stem): per window tap a vector max
+// over 16 output pixels of the workgroup's channel, the input row read with
+// stride 2 through a strided slice (the vectorizer takes no strided map).
+// CHECK-LABEL: func @max_pool_stride_2
+// CHECK-NOT: linalg.pooling_nchw_max
+// CHECK: tensor.extract_slice {{.*}} [16] [2] : tensor<{{.*}}xf32> to tensor<16xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+func.func @max_pool_stride_2(%in: tensor<1x4x33x33xf32>, %init: tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> {
+  %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x16x16xf32>) {
+    %window = tensor.empty() : tensor<3x3xf32>
+    %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 33, 33] [1, 1, 1, 1] : tensor<1x4x33x33xf32> to tensor<1x1x33x33xf32>
+    %oi = tensor.extract_slice %o[0, %c, 0, 0] [1, 1, 16, 16] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x1x16x16xf32>
+    %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%i, %window : tensor<1x1x33x33xf32>, tensor<3x3xf32>) outs(%oi : tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %p into %o[0, %c, 0, 0] [1, 1, 16, 16] [1, 1, 1, 1] : tensor<1x1x16x16xf32> into tensor<1x4x16x16xf32>
+    }
+  }
+  return %r : tensor<1x4x16x16xf32>
+}
