@@ -310,13 +310,12 @@ static LogicalResult convertQGemm(NodeContext &node) {
   return setQuantizedOutput(node, y->front(), 7, 8, node.inputType(0).getElementType());
 }
 
-/// MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point,
-/// b_zero_point, bias): MatMul of the dequantized operands (B's parameters
-/// per tensor or per output column) plus the float bias.
-static LogicalResult convertMatMulIntegerToFloat(NodeContext &node) {
-  Value a = dequantizedInput(node, 0, "a", 2, 4);
-  if (!a)
-    return failure();
+/// MatMul of `a` (f32) by input 1, B (8-bit, rank >= 2, dequantized with
+/// the scale and zero point of inputs `scaleIndex` and `zpIndex`: one value
+/// or one per output column), plus the float bias of input `biasIndex` when
+/// present, as output 0: MatMulIntegerToFloat's product.
+static LogicalResult setMatmulByDequantized(NodeContext &node, Value a, unsigned scaleIndex,
+                                            unsigned zpIndex, unsigned biasIndex) {
   Value bq = node.input(1);
   auto bType = cast<RankedTensorType>(bq.getType());
   if (!isEightBit(bType) || bType.getRank() < 2) {
@@ -326,21 +325,32 @@ static LogicalResult convertMatMulIntegerToFloat(NodeContext &node) {
   int64_t columns = bType.getShape().back();
   SmallVector<int64_t> columnShape(bType.getRank(), 1);
   columnShape.back() = columns;
-  FailureOr<QParams> bParams = qparams(node, 3, "b_scale", 5, bType.getElementType(),
+  FailureOr<QParams> bParams = qparams(node, scaleIndex, "b_scale", zpIndex,
+                                       bType.getElementType(),
                                        std::make_pair(columns, columnShape));
   if (failed(bParams))
     return failure();
-  Value b = DequantizeOp::create(node.builder(), node.loc(),
-                                 bType.clone(node.builder().getF32Type()), bq, bParams->scale,
-                                 bParams->zeroPoint);
+  Type f32 = node.builder().getF32Type();
+  Value b = DequantizeOp::create(node.builder(), node.loc(), bType.clone(f32), bq,
+                                 bParams->scale, bParams->zeroPoint);
   auto y = node.importAs("MatMul", {a, b}, 1);
   if (failed(y))
     return failure();
   Value result = y->front();
-  if (node.hasInput(6))
-    result = node.create<AddOp>(result, node.cast(node.input(6), node.builder().getF32Type()));
+  if (node.hasInput(biasIndex))
+    result = node.create<AddOp>(result, node.cast(node.input(biasIndex), f32));
   node.setOutput(0, result);
   return success();
+}
+
+/// MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point,
+/// b_zero_point, bias): MatMul of the dequantized operands (B's parameters
+/// per tensor or per output column) plus the float bias.
+static LogicalResult convertMatMulIntegerToFloat(NodeContext &node) {
+  Value a = dequantizedInput(node, 0, "a", 2, 4);
+  if (!a)
+    return failure();
+  return setMatmulByDequantized(node, a, 3, 5, 6);
 }
 
 /// DynamicQuantizeMatMul (A, B, b_scale, b_zero_point, bias): A quantized
@@ -356,31 +366,8 @@ static LogicalResult convertDynamicQuantizeMatMul(NodeContext &node) {
   auto [scale, zeroPoint] = dynamicQuantization(node, x);
   Type u8 = IntegerType::get(node.context(), 8, IntegerType::Unsigned);
   Value q = quantizeLinear(node, x, scale, zeroPoint, u8);
-  auto type = cast<RankedTensorType>(x.getType());
-  Value a = DequantizeOp::create(node.builder(), node.loc(), type, q, scale, zeroPoint);
-  Value bq = node.input(1);
-  auto bType = cast<RankedTensorType>(bq.getType());
-  if (!isEightBit(bType) || bType.getRank() < 2) {
-    node.emitError() << "B must be an int8 or uint8 tensor of rank >= 2, got " << bType;
-    return failure();
-  }
-  int64_t columns = bType.getShape().back();
-  SmallVector<int64_t> columnShape(bType.getRank(), 1);
-  columnShape.back() = columns;
-  FailureOr<QParams> bParams = qparams(node, 2, "b_scale", 3, bType.getElementType(),
-                                       std::make_pair(columns, columnShape));
-  if (failed(bParams))
-    return failure();
-  Value b = DequantizeOp::create(node.builder(), node.loc(), bType.clone(type.getElementType()),
-                                 bq, bParams->scale, bParams->zeroPoint);
-  auto y = node.importAs("MatMul", {a, b}, 1);
-  if (failed(y))
-    return failure();
-  Value result = y->front();
-  if (node.hasInput(4))
-    result = node.create<AddOp>(result, node.cast(node.input(4), type.getElementType()));
-  node.setOutput(0, result);
-  return success();
+  Value a = DequantizeOp::create(node.builder(), node.loc(), x.getType(), q, scale, zeroPoint);
+  return setMatmulByDequantized(node, a, 2, 3, 4);
 }
 
 void onnx_import::registerQLinearPatterns(PatternRegistry &r) {
