@@ -245,6 +245,31 @@ static LogicalResult convertQLinearConcat(NodeContext &node) {
   return setQuantizedOutput(node, y->front(), 0, 1, quantized);
 }
 
+/// Input `index`, an 8-bit weight of rank >= 2 whose output columns run
+/// along dimension `columnDim`, dequantized to f32 with the scale and zero
+/// point of inputs `scaleIndex` and `zpIndex` (one value, or one per
+/// column); its parameters in `params`. Null after a diagnostic.
+static Value dequantizedWeight(NodeContext &node, unsigned index, int64_t columnDim,
+                               unsigned scaleIndex, unsigned zpIndex, QParams &params) {
+  Value bq = node.input(index);
+  auto bType = cast<RankedTensorType>(bq.getType());
+  if (!isEightBit(bType) || bType.getRank() < 2) {
+    node.emitError() << "B must be an int8 or uint8 tensor of rank >= 2, got " << bType;
+    return Value();
+  }
+  int64_t columns = bType.getShape()[columnDim];
+  SmallVector<int64_t> columnShape(bType.getRank(), 1);
+  columnShape[columnDim] = columns;
+  FailureOr<QParams> found = qparams(node, scaleIndex, "b_scale", zpIndex, bType.getElementType(),
+                                     std::make_pair(columns, columnShape));
+  if (failed(found))
+    return Value();
+  params = *found;
+  return DequantizeOp::create(node.builder(), node.loc(),
+                              bType.clone(node.builder().getF32Type()), bq, params.scale,
+                              params.zeroPoint);
+}
+
 /// QGemm (A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale,
 /// y_zero_point): Gemm of the dequantized A and B (B per tensor or per
 /// output column) with C, an int32 bias whose scale is alpha * a_scale *
@@ -253,23 +278,17 @@ static LogicalResult convertQGemm(NodeContext &node) {
   Value a = dequantizedInput(node, 0, "a", 1, 2);
   if (!a)
     return failure();
-  Value bq = node.input(3);
-  auto bType = cast<RankedTensorType>(bq.getType());
-  if (!isEightBit(bType) || bType.getRank() != 2) {
-    node.emitError() << "B must be a 2-d int8 or uint8 tensor, got " << bType;
+  if (node.inputType(3).getRank() != 2) {
+    node.emitError() << "B must be a 2-d int8 or uint8 tensor, got " << node.inputType(3);
     return failure();
   }
   bool transB = node.intAttr("transB", 0) != 0;
-  int64_t columns = bType.getShape()[transB ? 0 : 1];
-  SmallVector<int64_t> columnShape = transB ? SmallVector<int64_t>{columns, 1}
-                                            : SmallVector<int64_t>{1, columns};
-  FailureOr<QParams> bParams = qparams(node, 4, "b_scale", 5, bType.getElementType(),
-                                       std::make_pair(columns, columnShape));
-  if (failed(bParams))
+  int64_t columns = node.inputType(3).getShape()[transB ? 0 : 1];
+  QParams bParams;
+  Value b = dequantizedWeight(node, 3, transB ? 0 : 1, 4, 5, bParams);
+  if (!b)
     return failure();
   Type f32 = node.builder().getF32Type();
-  Value b = DequantizeOp::create(node.builder(), node.loc(), bType.clone(f32), bq,
-                                 bParams->scale, bParams->zeroPoint);
   Value c;
   if (node.hasInput(6)) {
     RankedTensorType cType = node.inputType(6);
@@ -279,7 +298,7 @@ static LogicalResult convertQGemm(NodeContext &node) {
     }
     // C's scale is alpha * a_scale * b_scale: one value, or one per column
     // (C's last dimension) when b's is.
-    Value bScale = bParams->scale;
+    Value bScale = bParams.scale;
     if (cast<RankedTensorType>(bScale.getType()).getRank() != 0) {
       if (cType.getRank() == 0 || cType.getShape().back() != columns) {
         node.emitError() << "C " << cType << " must have " << columns
@@ -316,23 +335,12 @@ static LogicalResult convertQGemm(NodeContext &node) {
 /// present, as output 0: MatMulIntegerToFloat's product.
 static LogicalResult setMatmulByDequantized(NodeContext &node, Value a, unsigned scaleIndex,
                                             unsigned zpIndex, unsigned biasIndex) {
-  Value bq = node.input(1);
-  auto bType = cast<RankedTensorType>(bq.getType());
-  if (!isEightBit(bType) || bType.getRank() < 2) {
-    node.emitError() << "B must be an int8 or uint8 tensor of rank >= 2, got " << bType;
-    return failure();
-  }
-  int64_t columns = bType.getShape().back();
-  SmallVector<int64_t> columnShape(bType.getRank(), 1);
-  columnShape.back() = columns;
-  FailureOr<QParams> bParams = qparams(node, scaleIndex, "b_scale", zpIndex,
-                                       bType.getElementType(),
-                                       std::make_pair(columns, columnShape));
-  if (failed(bParams))
+  QParams bParams;
+  Value b = dequantizedWeight(node, 1, node.inputType(1).getRank() - 1, scaleIndex, zpIndex,
+                              bParams);
+  if (!b)
     return failure();
   Type f32 = node.builder().getF32Type();
-  Value b = DequantizeOp::create(node.builder(), node.loc(), bType.clone(f32), bq,
-                                 bParams->scale, bParams->zeroPoint);
   auto y = node.importAs("MatMul", {a, b}, 1);
   if (failed(y))
     return failure();
