@@ -379,21 +379,35 @@ static LogicalResult convertDynamicQuantizeMatMul(NodeContext &node) {
 }
 
 void onnx_import::registerQLinearPatterns(PatternRegistry &r) {
-  auto add = [&](StringRef op, PatternFn fn) { r.add(("com.microsoft." + op).str(), 1, fn); };
-  add("QLinearAdd", [](NodeContext &n) { return convertQLinearBinary(n, "Add"); });
-  add("QLinearMul", [](NodeContext &n) { return convertQLinearBinary(n, "Mul"); });
-  add("QLinearSigmoid", [](NodeContext &n) { return convertQLinearUnary(n, "Sigmoid"); });
-  add("QLinearLeakyRelu", [](NodeContext &n) { return convertQLinearUnary(n, "LeakyRelu"); });
-  add("QLinearAveragePool",
+  // libonnx knows no schema of these: each pattern first checks that the
+  // inputs its schema requires are there.
+  auto add = [&](StringRef op, std::initializer_list<unsigned> required, PatternFn fn) {
+    SmallVector<unsigned> inputs(required);
+    r.add(("com.microsoft." + op).str(), 1, [inputs, fn](NodeContext &node) {
+      for (unsigned i : inputs)
+        if (!node.hasInput(i)) {
+          node.emitError() << "input " << i << " is required";
+          return failure();
+        }
+      return fn(node);
+    });
+  };
+  std::initializer_list<unsigned> unary = {0, 1, 3}, binary = {0, 1, 3, 4, 6};
+  add("QLinearAdd", binary, [](NodeContext &n) { return convertQLinearBinary(n, "Add"); });
+  add("QLinearMul", binary, [](NodeContext &n) { return convertQLinearBinary(n, "Mul"); });
+  add("QLinearSigmoid", unary, [](NodeContext &n) { return convertQLinearUnary(n, "Sigmoid"); });
+  add("QLinearLeakyRelu", unary,
+      [](NodeContext &n) { return convertQLinearUnary(n, "LeakyRelu"); });
+  add("QLinearAveragePool", unary,
       [](NodeContext &n) { return convertQLinearUnary(n, "AveragePool"); });
-  add("QLinearGlobalAveragePool",
+  add("QLinearGlobalAveragePool", unary,
       [](NodeContext &n) { return convertQLinearUnary(n, "GlobalAveragePool"); });
   // axes and keepdims as attributes: ReduceMean before opset 18.
-  add("QLinearReduceMean",
+  add("QLinearReduceMean", unary,
       [](NodeContext &n) { return convertQLinearUnary(n, "ReduceMean", 13); });
-  add("QLinearSoftmax", convertQLinearSoftmax);
-  add("QLinearConcat", convertQLinearConcat);
-  add("QGemm", convertQGemm);
-  add("MatMulIntegerToFloat", convertMatMulIntegerToFloat);
-  add("DynamicQuantizeMatMul", convertDynamicQuantizeMatMul);
+  add("QLinearSoftmax", unary, convertQLinearSoftmax);
+  add("QLinearConcat", {0}, convertQLinearConcat);
+  add("QGemm", {0, 1, 3, 4}, convertQGemm);
+  add("MatMulIntegerToFloat", {0, 1, 2, 3}, convertMatMulIntegerToFloat);
+  add("DynamicQuantizeMatMul", {0, 1, 2}, convertDynamicQuantizeMatMul);
 }
