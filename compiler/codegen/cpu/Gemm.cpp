@@ -425,9 +425,11 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
     tiles[dim.getPosition()] = nr;
     tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
   }
+  // (Pools outside a workgroup loop stay named ops, as before.)
   SmallVector<linalg::LinalgOp> tiled;
   func.walk([&](linalg::LinalgOp op) {
-    if (isWindowOp(op))
+    if (isa<linalg::DepthwiseConv2DNchwChwOp>(op) ||
+        (isWindowOp(op) && op->getParentOfType<scf::ForallOp>()))
       tiled.push_back(op);
   });
   for (linalg::LinalgOp op : tiled) {
