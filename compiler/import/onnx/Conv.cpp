@@ -55,6 +55,10 @@ onnx_import::windowPads(NodeContext &node, ArrayRef<int64_t> in,
     node.emitError() << "unknown auto_pad '" << autoPad << "'";
     return failure();
   }
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; })) {
+    node.emitError() << "strides must be positive, got [" << llvm::interleaved(strides) << "]";
+    return failure();
+  }
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t out = llvm::divideCeil(in[i], strides[i]);
     // The padding SAME needs; kernels and dilations may be any int64, so the
