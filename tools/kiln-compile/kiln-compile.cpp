@@ -514,7 +514,7 @@ int main(int argc, char **argv) {
                  << " MatMul/Gemm weights to int4 (groups of " << int4GroupSize
                  << " rows along K, " << (int4ZeroPoints ? "with zero points" : "symmetric")
                  << "), " << int4Counts->first - int4Counts->second
-                 << " kept in float (--quantize-exclude)\n";
+                 << " kept in float (--quantize-exclude, or weights that are not finite)\n";
   if (stage == Stage::Artifact) {
     if (quantizing) {
       std::string error;

@@ -624,6 +624,20 @@ private:
     return value;
   }
 
+  /// A tensor of the dispatch as a memref: a function argument seen
+  /// through reshapes, or a constant the dispatch holds (a bias, W4A16
+  /// scales), bufferized into a global later.
+  Value memrefOf(Value v, ArrayRef<Value> args) {
+    if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+      auto type = cast<RankedTensorType>(cst.getType());
+      return bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+          b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
+    }
+    std::optional<Source> src = traceSource(v);
+    return reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+  }
+
   /// `v` dequantized int4 weights of a W4A16 B at row `k`, columns `n`..
   /// (code - zero) * scale in the scales' type (as the cpu's kernel
   /// computes them), then rounded to the compute type; zeros out of bounds.
@@ -819,19 +833,9 @@ void KernelBuilder::createPanels(ArrayRef<Value> args) {
   };
   aMem = operandMemref(plan.a);
   if (plan.int4) {
-    // An argument, or a constant the dispatch holds (bufferized into a
-    // global later).
-    auto memrefOf = [&](Value v) -> Value {
-      if (std::optional<Source> src = traceSource(v))
-        return reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
-      auto type = cast<RankedTensorType>(v.getType());
-      return bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-          b.clone(*v.getDefiningOp())->getResult(0), /*read_only=*/b.getUnitAttr());
-    };
-    bMem = memrefOf(plan.int4->codes);
-    scaleMem = memrefOf(plan.int4->scale);
-    zeroMem = memrefOf(plan.int4->zero);
+    bMem = memrefOf(plan.int4->codes, args);
+    scaleMem = memrefOf(plan.int4->scale, args);
+    zeroMem = memrefOf(plan.int4->zero, args);
   } else {
     bMem = operandMemref(plan.b);
   }
@@ -1055,18 +1059,7 @@ Value KernelBuilder::evaluate(linalg::GenericOp generic, Value carried, ArrayRef
       map.map(arg, carried);
       continue;
     }
-    Value mem;
-    if (auto cst = input->get().getDefiningOp<arith::ConstantOp>()) {
-      // A small constant the dispatch holds (a bias): bufferized into a
-      // global later.
-      auto type = cast<RankedTensorType>(cst.getType());
-      mem = bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-          b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
-    } else {
-      std::optional<Source> src = traceSource(input->get());
-      mem = reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
-    }
+    Value mem = memrefOf(input->get(), args);
     SmallVector<Value> idx = indices(generic.getMatchingIndexingMap(input), outIdx);
     map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
   }
