@@ -225,6 +225,8 @@ static LogicalResult convertConvInteger(NodeContext &node) {
 /// x_scale * w_scale / y_scale (w_scale a scalar or one per output
 /// channel) and quantized to y's type with y_zero_point.
 static LogicalResult convertQLinearConv(NodeContext &node) {
+  if (!isQuantizedOutputZeroPoint(node, 7))
+    return failure();
   FailureOr<Value> result = integerConv(node, 3, 2, 5);
   if (failed(result))
     return failure();

@@ -338,6 +338,11 @@ void registerQLinearPatterns(PatternRegistry &registry);
 mlir::Value quantizeLinear(NodeContext &node, mlir::Value x, mlir::Value scale,
                            mlir::Value zeroPoint, mlir::Type quantized);
 
+/// Whether input `index` (y_zero_point of QLinearConv / QLinearMatMul,
+/// which gives the output's type) is an int8 or uint8 tensor; a diagnostic
+/// otherwise.
+bool isQuantizedOutputZeroPoint(NodeContext &node, unsigned index);
+
 /// DynamicQuantizeLinear's uint8 parameters of `x`, computed at run time from
 /// its range including 0: the f32 scale (max - min) / 255 and the ui8 zero
 /// point saturate(round(-min / scale)), both rank 0.

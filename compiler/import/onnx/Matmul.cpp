@@ -187,6 +187,8 @@ static Value matmulScale(NodeContext &node, unsigned input, bool perRow) {
 /// operands (kiln.matmul_integer), scaled by a_scale * b_scale / y_scale
 /// and quantized to y's type with y_zero_point.
 static LogicalResult convertQLinearMatMul(NodeContext &node) {
+  if (!isQuantizedOutputZeroPoint(node, 7))
+    return failure();
   return convertVectorPromoted(
       node,
       [&](Value lhs, Value rhs) -> FailureOr<Value> {

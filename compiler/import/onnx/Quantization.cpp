@@ -231,6 +231,15 @@ static LogicalResult convertDequantizeLinear(NodeContext &node) {
   return success();
 }
 
+bool onnx_import::isQuantizedOutputZeroPoint(NodeContext &node, unsigned index) {
+  auto integer = dyn_cast<IntegerType>(node.inputType(index).getElementType());
+  if (integer && integer.getWidth() == 8 && !integer.isSigned())
+    return true;
+  node.emitError() << "y_zero_point " << node.inputType(index)
+                   << " must be an int8 or uint8 tensor (it gives the output's type)";
+  return false;
+}
+
 std::pair<Value, Value> onnx_import::dynamicQuantization(NodeContext &node, Value x) {
   // uint8 over [min(x, 0), max(x, 0)]: scale = (max - min) / 255,
   // zero point = saturate(round(-min / scale)).
