@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 MODELS ?= $(BUILD)/models
 
-.PHONY: setup configure build run test conformance conformance-expected fuzz sanitize clean
+.PHONY: setup configure build run test install deb conformance conformance-expected fuzz sanitize clean
 
 setup:
 	scripts/setup.sh
@@ -33,6 +33,17 @@ run: build
 # conformance against its expected-failure lists) through ctest, JOBS at once.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Installs the tools, the runtime (shared and static, headers, CMake package,
+# pkg-config file) and the Python bindings under PREFIX; see docs/install.md.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# Debian packages (kiln-runtime, kiln-runtime-dev, kiln-serve, kiln-compiler,
+# python3-kiln) into $(BUILD)/packages.
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 # The ONNX backend suite on cpu and every emulated gfx target: prints
 # "N passed, M failed" per target and suite and regenerates docs/conformance.md.

@@ -30,6 +30,9 @@ PACKAGES=(
   python3-yaml
   # memory/time measurements in tests
   time
+  # Python bindings (import kiln) and the Debian packages (make deb: CPack's
+  # DEB generator runs dpkg-shlibdeps for the packages' dependencies)
+  pybind11-dev python3-dev dpkg-dev file
 )
 # Node.js and npm for the ONNX Runtime reference (bench/ort). Only when missing:
 # a node that came from elsewhere (e.g. a newer nodejs that bundles npm) stays.

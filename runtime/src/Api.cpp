@@ -9,6 +9,7 @@
 #include "kiln/runtime.h"
 
 #include "kiln/emu_abi.h"
+#include "EmuMatrix.h"
 #include "Fiber.h"
 #include "Handles.h"
 #include "Status.h"
@@ -307,6 +308,16 @@ void kiln_device_release(kiln_device_t *device) { release(device); }
 
 const char *kiln_device_name(const kiln_device_t *device) {
   return device ? device->name.c_str() : "";
+}
+size_t kiln_emulated_target_count(void) {
+  size_t count = 0;
+  kiln::emu::allChips(count);
+  return count;
+}
+const char *kiln_emulated_target(size_t index) {
+  size_t count = 0;
+  const kiln::emu::Chip *const *chips = kiln::emu::allChips(count);
+  return index < count ? chips[index]->name : nullptr;
 }
 const char *kiln_device_target(const kiln_device_t *device) {
   return device ? device->target.c_str() : "";

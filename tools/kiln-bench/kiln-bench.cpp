@@ -10,6 +10,7 @@
 #include "kiln/runtime.hpp"
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Version.h"
 #include "kiln/support/Trace.h"
 
 #include <algorithm>
@@ -51,7 +52,8 @@ const char *const kUsage =
     "                       values (a trip count, a flag, real data)\n"
     "  --top=N              slowest dispatches to list (default: 10)\n"
     "  --json               print one JSON line instead of the table\n"
-    "  --help               print this help\n";
+    "  --help               print this help\n"
+    "  --version            print the version and the devices it runs on\n";
 
 [[noreturn]] void fatal(const std::string &message) {
   std::fprintf(stderr, "kiln-bench: error: %s\n", message.c_str());
@@ -85,7 +87,10 @@ Options parseArguments(int argc, char **argv) {
               std::to_string(min) + ", " + std::to_string(max) + "]");
     };
     std::string text;
-    if (arg == "--help" || arg == "-h") {
+    if (arg == "--version") {
+      std::fputs(kiln::support::runtimeVersionText("kiln-bench").c_str(), stdout);
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (arg == "--json") {

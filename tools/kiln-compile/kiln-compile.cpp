@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "driver/CommandLine.h"
 #include "driver/Driver.h"
 #include "import/onnx/OnnxImporter.h"
 #include "kiln/Dialect/KilnDialect.h"
@@ -212,10 +213,12 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  // Only Kiln's own options (and --help, --version): libLLVM and libMLIR put
-  // hundreds of backend options in the general category.
-  cl::HideUnrelatedOptions({&kilnCategory, &quantCategory});
-  cl::ParseCommandLineOptions(argc, argv, "Kiln: ONNX -> AMD gfx compiler\n");
+  // Only Kiln's own options (and --help, --version, --llvm-help): libLLVM
+  // and libMLIR put hundreds of backend options in the general category.
+  std::vector<const char *> args =
+      kiln::driver::setUpCommandLine("kiln-compile", argc, argv, {&kilnCategory, &quantCategory});
+  cl::ParseCommandLineOptions(int(args.size()), args.data(),
+                              "Kiln: ONNX -> AMD gfx compiler\n");
 
   kiln::onnx_import::ImportOptions options;
   options.runChecker = !noChecker;

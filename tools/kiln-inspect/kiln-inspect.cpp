@@ -12,6 +12,7 @@
 
 #include "kiln/artifact.hpp"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Version.h"
 #include "CodeObject.h"
 #include "targets/GfxTargets.h"
 #include "targets/Occupancy.h"
@@ -19,6 +20,7 @@
 #include "ArtifactFormat.h"
 
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
@@ -54,7 +56,8 @@ const char *const kUsage =
     "  --target=TARGET    restrict kernels to the code object of TARGET\n"
     "                     (cpu, gfx942, ...)\n"
     "  --disassemble      print the machine code of --kernel on --target\n"
-    "  --help             print this help\n";
+    "  --help             print this help\n"
+    "  --version          print the version and the devices it runs on\n";
 
 [[noreturn]] void fatal(const std::string &message) {
   outs().flush();
@@ -74,7 +77,12 @@ Options parseArguments(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
+    if (arg == "--version") {
+      std::string version = kiln::support::runtimeVersionText("kiln-inspect") +
+                            "LLVM " LLVM_VERSION_STRING " (code object reader, disassembler)\n";
+      std::fputs(version.c_str(), stdout);
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (arg == "--json") {

@@ -10,6 +10,7 @@
 #include "codegen/cpu/CPUCodegen.h"
 #include "codegen/cpu/Passes.h"
 #include "codegen/emulator/Passes.h"
+#include "driver/CommandLine.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
 #include "lowering/Passes.h"
@@ -21,6 +22,9 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  // libLLVM's and libMLIR's static options (backends, Polly, ...): not
+  // kiln-opt's, so --help leaves them out (--llvm-help lists them).
+  llvm::DenseSet<llvm::cl::Option *> foreign = kiln::driver::registeredOptions();
   mlir::registerAllPasses();
   // One registration per layer, in pipeline order.
   kiln::registerKilnPasses();
@@ -37,6 +41,11 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<kiln::KilnDialect>();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+  std::string header = mlir::registerCLIOptions("Kiln optimizer driver\n", registry);
+  std::vector<const char *> args = kiln::driver::setUpCommandLineHiding("kiln-opt", argc, argv, foreign);
+  auto [input, output] =
+      mlir::parseCLIOptions(int(args.size()), const_cast<char **>(args.data()), header);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(int(args.size()),
+                                                  const_cast<char **>(args.data()), input,
+                                                  output, registry));
 }

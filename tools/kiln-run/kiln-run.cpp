@@ -11,6 +11,7 @@
 #include "kiln/runtime.hpp"
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Version.h"
 #include "kiln/support/Trace.h"
 
 #include <algorithm>
@@ -61,7 +62,8 @@ const char *const kUsage =
     "                           Perfetto) of the run and every dispatch\n"
     "  --print-info             print the model's inputs, outputs and arena\n"
     "                           size, and exit\n"
-    "  --help                   print this help\n";
+    "  --help                   print this help\n"
+    "  --version                print the version and the devices it runs on\n";
 
 [[noreturn]] void fatal(const std::string &message) {
   std::fprintf(stderr, "kiln-run: error: %s\n", message.c_str());
@@ -92,7 +94,10 @@ Options parseArguments(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string text;
-    if (arg == "--help" || arg == "-h") {
+    if (arg == "--version") {
+      std::fputs(kiln::support::runtimeVersionText("kiln-run").c_str(), stdout);
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (arg == "--print-info") {

@@ -11,6 +11,7 @@
 #include "grpc_predict_v2.grpc.pb.h"
 #include "kiln/support/Npy.h"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Version.h"
 
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
@@ -55,7 +56,8 @@ const char *const kUsage =
     "  --input=NAME=@F.npy    an input from a .npy file (default: random)\n"
     "  --json-data            REST with JSON tensors instead of binary\n"
     "  --json                 print the results as JSON\n"
-    "  --help                 print this help\n";
+    "  --help                 print this help\n"
+    "  --version              print the version and the devices it runs on\n";
 
 [[noreturn]] void fatal(const std::string &message) {
   std::fprintf(stderr, "kiln-loadgen: error: %s\n", message.c_str());
@@ -94,7 +96,10 @@ Options parseArguments(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], text;
-    if (arg == "--help" || arg == "-h") {
+    if (arg == "--version") {
+      std::fputs(kiln::support::runtimeVersionText("kiln-loadgen").c_str(), stdout);
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (support::flagValue(arg, "--model=", o.model)) {

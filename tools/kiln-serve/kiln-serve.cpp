@@ -28,6 +28,7 @@
 #include "Protocol.h"
 #include "kiln/runtime.hpp"
 #include "kiln/support/TensorUtil.h"
+#include "kiln/support/Version.h"
 #include "kiln/support/Trace.h"
 #include "grpc_predict_v2.grpc.pb.h"
 
@@ -82,6 +83,7 @@ const char *const kUsage =
     "  --trace=FILE         at exit, write a Chrome trace of the requests, their\n"
     "                       queueing, the batches and every dispatch\n"
     "  --help               print this help\n"
+    "  --version            print the version and the devices it runs on\n"
     "\n"
     "Prints 'kiln-serve: listening on http://HOST:PORT ...' once it serves; stops\n"
     "on SIGINT or SIGTERM.\n";
@@ -109,7 +111,10 @@ Options parseArguments(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], text;
-    if (arg == "--help" || arg == "-h") {
+    if (arg == "--version") {
+      std::fputs(kiln::support::runtimeVersionText("kiln-serve").c_str(), stdout);
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (support::flagValue(arg, "--model-repository=", options.repository)) {

@@ -29,9 +29,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The release this header belongs to (CMake's project version is read from
+   these lines). */
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*===----------------------------- version ------------------------------===*/
+
+/* The library's version, "MAJOR.MINOR.PATCH": compare with the KILN_VERSION_*
+   macros to detect a program built against other headers. */
+const char *kiln_version(void);
+/* The source revision the library was built from (the git commit, with
+   "-dirty" for uncommitted changes), or "unknown" outside a git checkout. */
+const char *kiln_revision(void);
 
 /*===------------------------------ status ------------------------------===*/
 
@@ -222,6 +237,10 @@ const char *kiln_device_name(const kiln_device_t *device);
 const char *kiln_device_target(const kiln_device_t *device);
 /* The threads of a cpu or emu device; 0 for a hip device. */
 uint32_t kiln_device_thread_count(const kiln_device_t *device);
+/* The chips an "emu:GFX" device can emulate ("gfx942", ...), by index;
+   NULL past the last. */
+size_t kiln_emulated_target_count(void);
+const char *kiln_emulated_target(size_t index);
 
 /*===----------------------------- session ------------------------------===*/
 
