@@ -19,12 +19,13 @@ config.substitutions.append(("%kiln_src", config.kiln_src_root))
 config.substitutions.append(
     ("%models", os.path.join(config.kiln_obj_root, "models")))
 config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%kiln_tools_dir", config.kiln_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-bench", "kiln-test-artifact", "not", "split-file"]
+tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-bench", "kiln-serve", "kiln-loadgen", "kiln-test-artifact", "not", "split-file"]
 # kiln-inspect, and LLVM 22's own tools to build and read gfx code objects
 # (the llvm-* in /usr/bin are version 14).
 tools += ["kiln-inspect", "llc", "ld.lld", "llvm-readelf", "llvm-objcopy", "llvm-objdump"]

@@ -17,9 +17,12 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Path.h"
+
+#include <mutex>
 
 using namespace mlir;
 
@@ -90,10 +93,51 @@ struct TestInternalErrorPass
   }
 };
 
-LogicalResult runPasses(ModuleOp module, llvm::function_ref<void(OpPassManager &)> build) {
+/// Reports every pass that finishes on a kernel (an op with kiln.dispatch)
+/// to the progress observer, with how many kernels that pass has finished.
+class KernelProgress : public PassInstrumentation {
+public:
+  KernelProgress(ProgressObserver &observer, int64_t total)
+      : observer(observer), total(total) {}
+  void runAfterPass(Pass *pass, Operation *op) override {
+    if (!op->hasAttr(kDispatchAttr))
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    int64_t done = ++finished[pass];
+    observer.kernelDone(pass->getArgument().empty() ? pass->getName() : pass->getArgument(),
+                        std::min(done, total), total);
+  }
+
+private:
+  ProgressObserver &observer;
+  int64_t total;
+  std::mutex mutex;
+  llvm::DenseMap<Pass *, int64_t> finished;
+};
+
+/// A step of the compile: reported to the observer and timed while it lives.
+struct Step {
+  Step(const CompileOptions &options, StringRef stage, StringRef target = "") {
+    if (options.progress)
+      options.progress->beginStep(stage, target);
+    if (options.timing)
+      timer = options.timing->nest(target.empty() ? stage.str() : (stage + " " + target).str());
+  }
+  TimingScope timer;
+};
+
+/// Runs the passes `build` adds on `module`, as step `stage` of `target`.
+LogicalResult runPasses(ModuleOp module, const CompileOptions &options, StringRef stage,
+                        StringRef target, llvm::function_ref<void(OpPassManager &)> build) {
+  Step step(options, stage, target);
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  if (options.progress) {
+    int64_t kernels = 0;
+    module->walk([&](Operation *op) { kernels += op->hasAttr(kDispatchAttr); });
+    pm.addInstrumentation(std::make_unique<KernelProgress>(*options.progress, kernels));
+  }
   build(pm);
   return pm.run(module);
 }
@@ -228,7 +272,7 @@ LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> 
                                const gfx::Target &target, const CompileOptions &options,
                                std::vector<int64_t> lds, Binary &binary) {
   OwningOpRef<ModuleOp> host(cast<ModuleOp>(kernels->clone()));
-  if (failed(runPasses(*host, [&](OpPassManager &pm) {
+  if (failed(runPasses(*host, options, "emulation", target.name, [&](OpPassManager &pm) {
         emu::buildEmulatorPipeline(pm, target);
       })))
     return failure();
@@ -240,6 +284,7 @@ LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> 
       if (auto hostLds = func->getAttrOfType<IntegerAttr>(kLdsBytesAttr))
         bytes = std::max(bytes, hostLds.getInt());
   codegen::HostObject code;
+  Step step(options, "code object", std::string(emu::kTargetPrefix) + target.name);
   if (failed(emu::emitCodeObject(*host, options.cpu.cpu, options.cpu.features, names, code)))
     return failure();
   setHostObject(binary, std::string(emu::kTargetPrefix) + target.name, emu::kCodeObjectFormat,
@@ -257,7 +302,7 @@ LogicalResult compileCPU(ModuleOp kernels, const std::vector<std::string> &names
   cpu::CodeObject code;
   for (auto [name, constExp] : llvm::zip(names, exports))
     code.kernels.push_back({name, "", ExportOp(constExp).getWorkgroups()});
-  if (failed(runPasses(kernels, [&](OpPassManager &pm) {
+  if (failed(runPasses(kernels, options, "llvm", "cpu", [&](OpPassManager &pm) {
         cpu::buildLLVMPipeline(pm, options.cpu);
       })))
     return failure();
@@ -267,6 +312,7 @@ LogicalResult compileCPU(ModuleOp kernels, const std::vector<std::string> &names
     out.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(kernels->clone()));
     return success();
   }
+  Step step(options, "code object", "cpu");
   if (failed(cpu::emitCodeObject(kernels, options.cpu, code,
                                  options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
     return failure();
@@ -293,7 +339,7 @@ LogicalResult compileGfx(ModuleOp kernels, const std::vector<std::string> &names
     lds.push_back(exp.getLds());
   }
   std::string suffix = std::string("-") + target.name;
-  if (failed(runPasses(kernels, [&](OpPassManager &pm) {
+  if (failed(runPasses(kernels, options, "gpu", target.name, [&](OpPassManager &pm) {
         gfx::buildGpuPipeline(pm, gfxOptions);
       })))
     return failure();
@@ -307,7 +353,7 @@ LogicalResult compileGfx(ModuleOp kernels, const std::vector<std::string> &names
   if (options.emulation && options.stopAfter == Stage::Artifact &&
       failed(compileEmulation(kernels, names, target, options, lds, emulated)))
     return failure();
-  if (failed(runPasses(kernels, [&](OpPassManager &pm) {
+  if (failed(runPasses(kernels, options, "llvm", target.name, [&](OpPassManager &pm) {
         gfx::buildLLVMPipeline(pm, gfxOptions);
       })))
     return failure();
@@ -317,6 +363,7 @@ LogicalResult compileGfx(ModuleOp kernels, const std::vector<std::string> &names
     out.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(kernels->clone()));
     return success();
   }
+  Step step(options, "code object", target.name);
   if (failed(gfx::emitCodeObject(kernels, gfxOptions, code,
                                  options.stopAfter == Stage::Assembly ? &out.text : nullptr)))
     return failure();
@@ -401,6 +448,8 @@ LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
 
 } // namespace
 
+ProgressObserver::~ProgressObserver() = default;
+
 LogicalResult compile(OwningOpRef<ModuleOp> &module, const CompileOptions &options,
                       const std::string &outputPath, std::vector<StageOutput> &outputs) {
   std::vector<BatchBucket> buckets(1);
@@ -427,7 +476,7 @@ LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
   InternalErrors internal(module->getContext(), options.modelPath);
   internal.stage = "graph passes";
   for (BatchBucket &bucket : buckets)
-    if (failed(runPasses(*bucket.module,
+    if (failed(runPasses(*bucket.module, options, "graph passes", "",
                          [&](OpPassManager &pm) { buildGraphPipeline(pm, options); })))
       return failure();
   if (buckets.size() > 1 || buckets.front().batchSize > 0)
@@ -463,7 +512,7 @@ LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
     out.target = target.name;
     OwningOpRef<ModuleOp> kernels = gatherVariants(module, target.name);
     internal.stage = "code generation for " + target.name;
-    if (failed(runPasses(*kernels, [&](OpPassManager &pm) {
+    if (failed(runPasses(*kernels, options, "linalg", target.name, [&](OpPassManager &pm) {
           if (options.testInternalError)
             pm.addPass(std::make_unique<TestInternalErrorPass>());
           if (target.gfx) {
@@ -507,6 +556,7 @@ LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
     return failure();
   internal.active = false; // writing the file: errors name the path
   dump("artifact", module);
+  Step step(options, "artifact");
   artifact::TranslateOptions translate;
   translate.commandLine = options.commandLine;
   translate.model = llvm::sys::path::filename(options.modelPath).str();

@@ -12,6 +12,7 @@
 #include "codegen/cpu/CPUCodegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 
 #include <functional>
 #include <string>
@@ -38,6 +39,20 @@ struct StageOutput {
   std::string text;                         // Assembly
 };
 
+/// Follows a compile as it goes (kiln-compile's progress line). Calls come
+/// from the compiling thread, except kernelDone, which MLIR's pass manager
+/// may call from its worker threads (one at a time: the driver serializes).
+class ProgressObserver {
+public:
+  virtual ~ProgressObserver();
+  /// A step starts: `stage` is "graph passes", "linalg", "gpu", "llvm",
+  /// "emulation", "code object" or "artifact"; `target` is empty for the
+  /// graph passes and the artifact.
+  virtual void beginStep(llvm::StringRef stage, llvm::StringRef target) = 0;
+  /// Pass `pass` of the step finished on its `done`-th kernel of `total`.
+  virtual void kernelDone(llvm::StringRef pass, int64_t done, int64_t total) = 0;
+};
+
 struct CompileOptions {
   Stage stopAfter = Stage::Artifact;
   std::vector<TargetSpec> targets;
@@ -58,6 +73,11 @@ struct CompileOptions {
   /// Testing only: the first stage after dispatch formation fails on the
   /// first kernel, as a pass with a bug would.
   bool testInternalError = false;
+  /// Progress reports; may be null.
+  ProgressObserver *progress = nullptr;
+  /// Every step is timed in a scope nested under this one, named like the
+  /// step ("linalg gfx942"); may be null.
+  mlir::TimingScope *timing = nullptr;
   /// Called after every stage with the stage name and the IR (for
   /// --dump-ir); may be empty.
   std::function<void(llvm::StringRef stage, mlir::Operation *ir)> dumpStage;

@@ -363,13 +363,16 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
                       const driver::CompileOptions &base, const PostTrainingOptions &options,
                       PostTrainingState &state, const std::string &artifactPath,
                       std::string &error) {
-  llvm::outs() << "quantization: " << state.activations
+  // The report on stdout (not with kiln-compile --quiet; --quant-report still
+  // writes the JSON).
+  llvm::raw_ostream &summary = options.quiet ? llvm::nulls() : llvm::outs();
+  summary << "quantization: " << state.activations
                << " activations to uint8 (" << methodName(state.table.method) << " ranges over "
                << state.table.samples << " calibration sample"
                << (state.table.samples == 1 ? "" : "s") << "), weights int8 per output channel; "
                << state.integerOps << " integer convolutions and matmuls\n";
   if (!options.calibrationDir.empty())
-    llvm::outs() << "calibration table: " << options.tablePath << "\n";
+    summary << "calibration table: " << options.tablePath << "\n";
   std::vector<OutputReport> outputs;
   if (!state.validation.empty()) {
     // The quantized model on this CPU: the artifact's own code when it has
@@ -380,53 +383,53 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
                                  error)
               : validateBuild(context, importOptions, base, options, state, outputs, error)))
       return false;
-    llvm::outs() << "validation on " << state.validation.size() << " sample"
+    summary << "validation on " << state.validation.size() << " sample"
                  << (state.validation.size() == 1 ? "" : "s") << " not used for calibration"
                  << " (float vs int8, on this CPU):\n";
     for (const OutputReport &r : outputs) {
-      llvm::outs() << "  output '" << r.name << "': cosine "
+      summary << "  output '" << r.name << "': cosine "
                    << llvm::format("%.6f", r.cosine) << " (worst sample), max abs error "
                    << llvm::format("%.6g", r.maxAbsError);
       if (r.top1Agree >= 0)
-        llvm::outs() << ", top-1 agreement " << r.top1Agree << "/" << r.top1Total;
-      llvm::outs() << "\n";
+        summary << ", top-1 agreement " << r.top1Agree << "/" << r.top1Total;
+      summary << "\n";
     }
   } else {
-    llvm::outs() << "validation: no samples held back (give --validation=DIR, or two or more "
+    summary << "validation: no samples held back (give --validation=DIR, or two or more "
                     "calibration samples)\n";
   }
   if (!state.layers.empty()) {
     std::vector<const LayerReport *> ranked = rankedLayers(state);
-    llvm::outs() << "per-layer SQNR (each layer's own quantization error, from the float "
+    summary << "per-layer SQNR (each layer's own quantization error, from the float "
                     "model's input; "
                  << ranked.size() << " layers): median " << sqnrText(ranked[ranked.size() / 2]->sqnr)
                  << ", lowest";
     for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i)
-      llvm::outs() << (i ? ", " : " ") << "'" << ranked[i]->node << "' "
+      summary << (i ? ", " : " ") << "'" << ranked[i]->node << "' "
                    << sqnrText(ranked[i]->sqnr);
-    llvm::outs() << "\n";
+    summary << "\n";
   }
   if (state.cosineAfterSearch > -2) {
-    llvm::outs() << "accuracy target " << llvm::format("%g", options.accuracyTarget)
+    summary << "accuracy target " << llvm::format("%g", options.accuracyTarget)
                  << ": worst cosine " << llvm::format("%.6f", state.cosineAllQuantized)
                  << " with every layer quantized";
     if (state.keptForAccuracy.empty())
-      llvm::outs() << ", met without keeping any in float";
+      summary << ", met without keeping any in float";
     else {
-      llvm::outs() << "; " << state.keptForAccuracy.size() << " kept in float (lowest SQNR first,"
+      summary << "; " << state.keptForAccuracy.size() << " kept in float (lowest SQNR first,"
                    << " " << state.searchCompiles << " trial builds) reach "
                    << llvm::format("%.6f", state.cosineAfterSearch) << ":";
       for (size_t i = 0; i < state.keptForAccuracy.size(); ++i)
-        llvm::outs() << (i ? ", '" : " '") << state.keptForAccuracy[i] << "'";
+        summary << (i ? ", '" : " '") << state.keptForAccuracy[i] << "'";
     }
-    llvm::outs() << "\n";
+    summary << "\n";
   }
   int64_t bytes = fileBytes(artifactPath);
-  llvm::outs() << "artifact: " << bytes << " bytes";
+  summary << "artifact: " << bytes << " bytes";
   if (state.floatArtifactBytes > 0)
-    llvm::outs() << " (the float model for the cpu alone: " << state.floatArtifactBytes
+    summary << " (the float model for the cpu alone: " << state.floatArtifactBytes
                  << " bytes)";
-  llvm::outs() << "\n";
+  summary << "\n";
   if (options.reportPath.empty())
     return true;
   nlohmann::ordered_json j;

@@ -30,6 +30,7 @@ struct PostTrainingOptions {
   /// layers of lowest SQNR in float (0: no search).
   double accuracyTarget = 0;
   bool progress = false;            // a progress line on stderr
+  bool quiet = false;               // no report on stdout (kiln-compile --quiet)
 };
 
 /// What prepare() found, for report().

@@ -22,6 +22,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -30,6 +31,8 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -187,9 +190,71 @@ static cl::opt<double> accuracyTarget(
 static cl::list<std::string> quantizeExclude(
     "quantize-exclude", cl::desc("Node names or op types kept in float (comma-separated)"),
     cl::CommaSeparated, cl::value_desc("NAME|OP,..."), cl::cat(quantCategory));
+static cl::opt<bool> quiet(
+    "quiet", cl::desc("No progress line and no summary lines (quantization) on stdout; "
+                     "only errors and warnings"),
+    cl::cat(kilnCategory));
+static cl::opt<bool> timing(
+    "timing", cl::desc("Print the time spent in every stage, per target, when done"),
+    cl::cat(kilnCategory));
 static cl::opt<bool> noChecker("no-onnx-checker",
                                cl::desc("Skip libonnx's model checker"),
                                cl::cat(kilnCategory));
+
+namespace {
+/// The progress line: on a terminal only (stdout and stderr), one line
+/// redrawn in place, at most every 100 ms, e.g.
+///   kiln-compile: [  4.2 s] linalg gfx942: 37/64 dispatches (kiln-tile-workgroups)
+/// and erased when the compile ends or a diagnostic is printed.
+class ProgressLine : public kiln::driver::ProgressObserver {
+public:
+  ProgressLine() : start(std::chrono::steady_clock::now()) {}
+  ~ProgressLine() override { clear(); }
+
+  void beginStep(llvm::StringRef stage, llvm::StringRef target) override {
+    step = target.empty() ? stage.str() : (stage + " " + target).str();
+    detail.clear();
+    draw(/*force=*/true);
+  }
+  void kernelDone(llvm::StringRef pass, int64_t done, int64_t total) override {
+    detail = llvm::formatv("{0}/{1} dispatches ({2})", done, total, pass).str();
+    draw(/*force=*/done == total);
+  }
+  /// Begins a step outside the driver (import, calibration).
+  void phase(llvm::StringRef name) { beginStep(name, ""); }
+  /// Erases the line (before anything else is printed).
+  void clear() {
+    if (!shown)
+      return;
+    llvm::errs() << "\r\x1b[K";
+    llvm::errs().flush();
+    shown = false;
+  }
+
+private:
+  void draw(bool force) {
+    auto now = std::chrono::steady_clock::now();
+    if (!force && now - lastDraw < std::chrono::milliseconds(100))
+      return;
+    lastDraw = now;
+    double seconds = std::chrono::duration<double>(now - start).count();
+    std::string line = llvm::formatv("kiln-compile: [{0,5:f1} s] {1}{2}{3}", seconds, step,
+                                     detail.empty() ? "" : ": ", detail)
+                           .str();
+    // One terminal line: a longer one would wrap and not be redrawn.
+    unsigned columns = llvm::sys::Process::StandardErrColumns();
+    if (columns > 1 && line.size() >= columns)
+      line.resize(columns - 1);
+    llvm::errs() << "\r\x1b[K" << line;
+    llvm::errs().flush();
+    shown = true;
+  }
+
+  std::chrono::steady_clock::time_point start, lastDraw;
+  std::string step, detail;
+  bool shown = false;
+};
+} // namespace
 
 /// Parses "1,4,16,64" into ascending distinct positive sizes; returns an
 /// error message, or an empty string.
@@ -291,12 +356,25 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // Progress on a terminal; per-stage times with --timing (MLIR's timing
+  // manager, printed as a tree on stderr when it goes out of scope).
+  std::unique_ptr<ProgressLine> progress;
+  if (!quiet && llvm::sys::Process::StandardOutIsDisplayed() &&
+      llvm::sys::Process::StandardErrIsDisplayed())
+    progress = std::make_unique<ProgressLine>();
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope rootTiming = timingManager.getRootScope();
+
   DialectRegistry registry;
   kiln::driver::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadDialect<kiln::KilnDialect, func::FuncDialect>();
   // One line per diagnostic: "<model>: error: <message>".
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (progress)
+      progress->clear();
     llvm::errs() << inputFile << ": ";
     switch (diag.getSeverity()) {
     case DiagnosticSeverity::Error:
@@ -325,6 +403,8 @@ int main(int argc, char **argv) {
   compileOptions.emulation = emulation;
   compileOptions.gfx.testFault = testFault;
   compileOptions.testInternalError = testInternalError;
+  compileOptions.progress = progress.get();
+  compileOptions.timing = &rootTiming;
 
   // Post-training quantization: calibrate (or read the table) first.
   kiln::quantize::PostTrainingOptions ptq;
@@ -416,7 +496,8 @@ int main(int argc, char **argv) {
     ptq.calibration.percentile = calibrationPercentile;
     ptq.exclude.assign(quantizeExclude.begin(), quantizeExclude.end());
     ptq.accuracyTarget = accuracyTarget;
-    ptq.progress = llvm::sys::Process::StandardErrIsDisplayed();
+    ptq.progress = !quiet && llvm::sys::Process::StandardErrIsDisplayed();
+    ptq.quiet = quiet;
     compileOptions.quantizeWeights = true;
   }
 
@@ -424,17 +505,24 @@ int main(int argc, char **argv) {
   // the importer would produce: lit tests use it for ops no ONNX op
   // produces directly (integer and i4 matmuls).
   if (quantizing) {
+    if (progress)
+      progress->phase("calibration");
+    TimingScope calibrationTiming = rootTiming.nest("calibration");
     std::string error;
     if (!kiln::quantize::prepare(context, options, compileOptions, ptq, ptqState, error))
       return error.empty() ? 1 : quantError(error);
   }
+  if (progress)
+    progress->phase("import");
+  TimingScope importTiming = rootTiming.nest("import");
   OwningOpRef<ModuleOp> module =
       llvm::StringRef(inputFile).ends_with(".mlir")
           ? parseSourceFile<ModuleOp>(inputFile, &context)
           : kiln::onnx_import::importOnnxFile(context, inputFile, options);
   if (!module || failed(verify(*module)))
     return 1;
-  if (dynamic && outputFile != "-") {
+  importTiming.stop();
+  if (dynamic && outputFile != "-" && !quiet) {
     int64_t activations = 0;
     module->walk([&](kiln::QuantizeOp) { ++activations; });
     llvm::outs() << "quantization: " << activations
@@ -497,6 +585,9 @@ int main(int argc, char **argv) {
     bucketModules[0].batchSize = buckets.front();
     for (int64_t batch : llvm::drop_begin(buckets)) {
       options.batchSize = batch;
+      if (progress)
+        progress->phase(llvm::formatv("import (batch size {0})", batch).str());
+      TimingScope bucketTiming = rootTiming.nest(llvm::formatv("import batch {0}", batch).str());
       OwningOpRef<ModuleOp> bucket = kiln::onnx_import::importOnnxFile(context, inputFile, options);
       if (!bucket || failed(verify(*bucket))) {
         llvm::errs() << inputFile << ": note: importing the model at batch size " << batch
@@ -510,9 +601,11 @@ int main(int argc, char **argv) {
   LogicalResult compiled =
       kiln::driver::compileBuckets(bucketModules, compileOptions, outputFile, outputs);
   module = std::move(bucketModules[0].module);
+  if (progress)
+    progress->clear();
   if (failed(compiled))
     return 1;
-  if (int4 && outputFile != "-")
+  if (int4 && outputFile != "-" && !quiet)
     llvm::outs() << "quantization: " << int4Counts->second
                  << " MatMul/Gemm weights to int4 (groups of " << int4GroupSize
                  << " rows along K, " << (int4ZeroPoints ? "with zero points" : "symmetric")
