@@ -28,8 +28,8 @@ PACKAGES=(
   python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
   # the deployment manifests' test (YAML)
   python3-yaml
-  # memory/time measurements in tests
-  time
+  # memory/time measurements in tests; HTTP requests in docs/getting-started.md
+  time curl
   # Python bindings (import kiln) and the Debian packages (make deb: CPack's
   # DEB generator runs dpkg-shlibdeps for the packages' dependencies)
   pybind11-dev python3-dev dpkg-dev file

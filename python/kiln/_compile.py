@@ -1,6 +1,7 @@
 """kiln.compile: the kiln-compile driver run as a subprocess."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -121,17 +122,21 @@ def compile(model, targets=("cpu",), output=None, *, verbose=False, **options):
         if _is_model_proto(model):
             model_path = work / "model.onnx"
             model_path.write_bytes(model.SerializeToString())
-            stem = model.graph.name or "model"
-            label = f"the onnx.ModelProto {stem!r}"
+            stem = re.sub(r"[^A-Za-z0-9._-]", "_", model.graph.name) or "model"
+            label = f"the onnx.ModelProto {model.graph.name!r}"
         elif isinstance(model, (bytes, bytearray, memoryview)):
             model_path = work / "model.onnx"
             model_path.write_bytes(bytes(model))
             stem = "model"
             label = "the ONNX model bytes"
         elif isinstance(model, (str, os.PathLike)):
-            model_path = Path(model)
-            stem = model_path.stem
-            label = str(model_path)
+            model_path = os.fspath(model)
+            if isinstance(model_path, bytes):
+                model_path = os.fsdecode(model_path)
+            if model_path.startswith("-"):  # no option to kiln-compile
+                model_path = os.path.join(".", model_path)
+            stem = Path(model_path).stem
+            label = model_path
         else:
             raise TypeError("kiln.compile: model must be a path, an onnx.ModelProto or "
                             f"the bytes of an ONNX model, got {type(model).__name__}")

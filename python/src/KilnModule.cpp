@@ -101,8 +101,8 @@ void setErrorClasses(py::handle base, py::dict byCode) {
 /// classes (only when _kiln is imported alone) it is a RuntimeError.
 void raiseStatusError(const StatusError &error) {
   const char *what = error.what();
-  py::handle message = PyUnicode_DecodeUTF8(what, Py_ssize_t(std::strlen(what)),
-                                            "replace");
+  py::handle message =
+      PyUnicode_DecodeUTF8(what, Py_ssize_t(std::strlen(what)), "replace");
   if (!message)
     return; // the decoding error is set
   const ErrorClasses &classes = errorClasses();
@@ -130,7 +130,8 @@ void raiseStatusError(const StatusError &error) {
 py::str text(const char *s) {
   if (!s)
     s = "";
-  PyObject *str = PyUnicode_DecodeUTF8(s, Py_ssize_t(std::strlen(s)), "replace");
+  PyObject *str =
+      PyUnicode_DecodeUTF8(s, Py_ssize_t(std::strlen(s)), "replace");
   if (!str)
     throw py::error_already_set();
   return py::reinterpret_steal<py::str>(str);
@@ -169,8 +170,9 @@ uint64_t requireCount(py::handle value, const char *what, uint64_t max) {
 /// A file system path (str, bytes or os.PathLike) as the bytes to open.
 std::string fsPath(py::handle path, const char *what) {
   if (path.is_none())
-    throw py::type_error(std::string(what) +
-                         " must be a path (str, bytes or os.PathLike), got None");
+    throw py::type_error(
+        std::string(what) +
+        " must be a path (str, bytes or os.PathLike), got None");
   py::bytes encoded = py::module_::import("os").attr("fsencode")(path);
   std::string result = encoded;
   if (result.find('\0') != std::string::npos)
@@ -322,8 +324,8 @@ public:
     Py_buffer view;
     if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_SIMPLE) != 0)
       throw py::error_already_set();
-    std::unique_ptr<Py_buffer, void (*)(Py_buffer *)> release(
-        &view, PyBuffer_Release);
+    std::unique_ptr<Py_buffer, void (*)(Py_buffer *)> release(&view,
+                                                              PyBuffer_Release);
     kiln::Artifact handle;
     {
       py::gil_scoped_release nogil;
@@ -364,9 +366,10 @@ public:
   }
 
   std::string repr() const {
-    std::string s = "kiln.Artifact(" +
-                    py::repr(text(kiln_artifact_name(get()))).cast<std::string>() +
-                    ", targets=" + py::repr(targets()).cast<std::string>();
+    std::string s =
+        "kiln.Artifact(" +
+        py::repr(text(kiln_artifact_name(get()))).cast<std::string>() +
+        ", targets=" + py::repr(targets()).cast<std::string>();
     if (programs_.size() > 1) {
       s += ", programs=[";
       for (size_t i = 0; i < programs_.size(); ++i)
@@ -532,8 +535,8 @@ public:
                         quoted(std::string(utf8, size_t(length))) +
                         " (the model's inputs are: " + inputNames() + ")");
       const TensorInfo &info = expected[found->second];
-      arrays.push_back(inputArray(info, inputDtypes_[found->second],
-                                  item.second));
+      arrays.push_back(
+          inputArray(info, inputDtypes_[found->second], item.second));
       const py::array &array = arrays.back();
       shapes.emplace_back(array.shape(), array.shape() + array.ndim());
       kiln_tensor_t tensor;
@@ -651,8 +654,7 @@ private:
   static py::dict asDict(py::handle inputs) {
     if (PyDict_Check(inputs.ptr()))
       return py::reinterpret_borrow<py::dict>(inputs);
-    py::object mapping =
-        py::module_::import("collections.abc").attr("Mapping");
+    py::object mapping = py::module_::import("collections.abc").attr("Mapping");
     if (py::isinstance(inputs, mapping))
       return py::dict(py::reinterpret_borrow<py::object>(inputs));
     throw py::type_error("Session.run() takes a dict of input name -> numpy "
@@ -663,17 +665,21 @@ private:
   /// The array to pass for input `info`: `value` itself when it is a
   /// C-contiguous array of the input's dtype; a C-contiguous copy of an array
   /// of that dtype in another layout or byte order; other values (lists,
-  /// scalars) converted by numpy.asarray(value, dtype). An array of another
-  /// dtype is an error: no silent casts.
+  /// scalars, objects with __array__) converted by numpy.asarray(value,
+  /// dtype) first. An array of another dtype is an error: no silent casts.
   static py::array inputArray(const TensorInfo &info, const py::dtype &dtype,
                               py::handle value) {
     if (value.is_none())
       throw py::type_error("input " + quoted(info.name) +
                            " is None; expected an array of " +
                            describe(info.dtype, info.shape));
-    if (!py::isinstance<py::array>(value)) {
+    py::array array;
+    if (py::isinstance<py::array>(value)) {
+      array = py::reinterpret_borrow<py::array>(value);
+    } else {
       try {
-        return py::module_::import("numpy").attr("asarray")(value, "dtype"_a = dtype);
+        array = py::module_::import("numpy").attr("asarray")(value,
+                                                             "dtype"_a = dtype);
       } catch (py::error_already_set &e) {
         if (!e.matches(PyExc_ValueError) && !e.matches(PyExc_TypeError) &&
             !e.matches(PyExc_OverflowError))
@@ -683,20 +689,21 @@ private:
                         " (" + py::str(e.value()).cast<std::string>() + ")");
       }
     }
-    auto array = py::reinterpret_borrow<py::array>(value);
     py::dtype given = array.dtype();
+    bool converted = false;
     if (!given.is(dtype) && !given.equal(dtype)) {
-      py::object native = given.attr("newbyteorder")("=");
-      if (!native.equal(dtype))
+      // The same type in the other byte order converts; others do not.
+      if (!given.attr("newbyteorder")("=").equal(dtype))
         invalidArgument("input " + quoted(info.name) + ": dtype " +
                         py::str(given).cast<std::string>() +
                         " does not match the model's " +
                         describe(info.dtype, info.shape));
-      return py::module_::import("numpy").attr("ascontiguousarray")(
-          array, "dtype"_a = dtype);
+      converted = true;
     }
-    if (!(array.flags() & py::array::c_style))
-      return py::module_::import("numpy").attr("ascontiguousarray")(array);
+    if (converted || !(array.flags() & py::array::c_style))
+      // numpy.array, not ascontiguousarray: that makes a 0-d array 1-d.
+      return py::module_::import("numpy").attr("array")(
+          array, "dtype"_a = dtype, "order"_a = "C");
     return array;
   }
 
@@ -748,7 +755,8 @@ PYBIND11_MODULE(_kiln, m) {
       [](int code) {
         return text(kiln_status_code_name(kiln_status_code_t(code)));
       },
-      "code"_a, "The runtime's words for a status code (\"invalid argument\").");
+      "code"_a,
+      "The runtime's words for a status code (\"invalid argument\").");
   m.def("_set_error_classes", &setErrorClasses, "base"_a, "by_code"_a,
         "Sets the exception classes status errors are raised as: cls(message, "
         "code).");
@@ -773,8 +781,8 @@ PYBIND11_MODULE(_kiln, m) {
       .def_property_readonly(
           "shape", [](const TensorInfo &t) { return shapeTuple(t.shape); },
           "The shape (for an extent axis, its bound there).")
-      .def_property_readonly(
-          "byte_size", [](const TensorInfo &t) { return t.byteSize; })
+      .def_property_readonly("byte_size",
+                             [](const TensorInfo &t) { return t.byteSize; })
       .def_property_readonly(
           "extent_axis",
           [](const TensorInfo &t) -> py::object {
@@ -802,7 +810,8 @@ PYBIND11_MODULE(_kiln, m) {
       .def_readonly("dispatch_count", &Program::dispatchCount)
       .def("__repr__", &Program::repr);
 
-  py::class_<Dispatch>(m, "Dispatch", "A dispatch (kernel launch) of a session's program.")
+  py::class_<Dispatch>(m, "Dispatch",
+                       "A dispatch (kernel launch) of a session's program.")
       .def_property_readonly(
           "name", [](const Dispatch &d) { return text(d.name.c_str()); })
       .def_property_readonly(
@@ -844,19 +853,20 @@ PYBIND11_MODULE(_kiln, m) {
           "The kiln-compile options it was compiled with.")
       .def_property_readonly(
           "model",
-          [](const PyArtifact &a) { return text(kiln_artifact_model(a.get())); },
+          [](const PyArtifact &a) {
+            return text(kiln_artifact_model(a.get()));
+          },
           "The model it was compiled from.")
       .def_property_readonly("targets", &PyArtifact::targets,
                              "The targets with a code object: \"cpu\", "
                              "\"gfx942\", \"emu:gfx942\", ...")
-      .def_property_readonly(
-          "programs",
-          [](const PyArtifact &a) {
-            py::list result;
-            for (const Program &p : a.programs())
-              result.append(py::cast(p));
-            return result;
-          })
+      .def_property_readonly("programs",
+                             [](const PyArtifact &a) {
+                               py::list result;
+                               for (const Program &p : a.programs())
+                                 result.append(py::cast(p));
+                               return result;
+                             })
       .def_property_readonly(
           "batch_sizes",
           [](const PyArtifact &a) {
@@ -908,8 +918,8 @@ PYBIND11_MODULE(_kiln, m) {
                         "An artifact's program loaded on a device, ready to "
                         "run.")
       .def(py::init<py::handle, py::handle, py::handle, py::handle, bool>(),
-           "artifact"_a, "device"_a = "cpu", py::kw_only(), "program"_a = py::none(),
-           "batch_size"_a = 0, "profile"_a = false,
+           "artifact"_a, "device"_a = "cpu", py::kw_only(),
+           "program"_a = py::none(), "batch_size"_a = 0, "profile"_a = false,
            "`artifact`: a kiln.Artifact or a path; `device`: a kiln.Device or "
            "a spec; `program`: a name or index (default: the first, or the "
            "one of `batch_size`); `profile`: time every dispatch.")
@@ -919,8 +929,7 @@ PYBIND11_MODULE(_kiln, m) {
       .def_property_readonly("artifact", &PySession::artifact)
       .def_property_readonly("device", &PySession::device)
       .def_property_readonly(
-          "program",
-          [](const PySession &s) { return py::cast(s.program()); })
+          "program", [](const PySession &s) { return py::cast(s.program()); })
       .def_property_readonly(
           "inputs",
           [](const PySession &s) { return infoList(s.program().inputs); })

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import tracemalloc
 import unittest
 from pathlib import Path
@@ -128,6 +129,16 @@ def bf16_model():
          helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
         [helper.make_tensor_value_info("widened", TensorProto.FLOAT, [2, 8]),
          helper.make_tensor_value_info("narrowed", TensorProto.BFLOAT16, [2, 8])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def scale_model():
+    """x (float32[4, 6]) times s (a float32 scalar input) -> y."""
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "s"], ["y"])], "scale",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -402,6 +413,33 @@ class ZeroCopyTest(unittest.TestCase):
         np.testing.assert_array_equal(got["logits"], expected["logits"])
 
 
+class ConversionTest(unittest.TestCase):
+    """Values that are no C-contiguous arrays of the input's dtype."""
+
+    def test_scalars_and_array_likes(self):
+        _, path = compiled("scale", scale_model)
+        session = kiln.Session(path, cpu_device())
+        self.assertEqual(session.inputs[1].shape, ())
+        x = np.arange(24, dtype=np.float32).reshape(4, 6) / 7
+        expected = x * np.float32(2.5)  # one float32 product: exact on both sides
+
+        class Strided:  # __array__ hands out a view that is not C-contiguous
+            def __array__(self, dtype=None):
+                wide = np.zeros((4, 12), np.float32)
+                wide[:, ::2] = x
+                return wide[:, ::2]
+
+        for label, value in (("float", 2.5), ("numpy float64 scalar", np.float64(2.5)),
+                             ("0-d big-endian", np.array(2.5, ">f4")),
+                             ("0-d array", np.array(2.5, np.float32))):
+            got = session.run({"x": x, "s": value})["y"]
+            np.testing.assert_array_equal(got, expected, err_msg=label)
+        np.testing.assert_array_equal(session.run({"x": Strided(), "s": 2.5})["y"], expected)
+        with self.assertRaisesRegex(kiln.InvalidArgumentError,
+                                    r"input 's': shape \[1\] does not match the model's \[\]"):
+            session.run({"x": x, "s": np.array([2.5], np.float32)})
+
+
 class ExtentOutputTest(unittest.TestCase):
     def test_nonzero(self):
         _, path = compiled("nonzero", nonzero_model)
@@ -614,6 +652,36 @@ class CompileTest(unittest.TestCase):
         self.assertIn("input-shape", b.options)
 
 
+class InstallTest(unittest.TestCase):
+    def test_installed_package(self):
+        """The python and compiler components installed under a prefix: the
+        package imports from <prefix>/lib/python3/dist-packages and finds
+        <prefix>/bin/kiln-compile, with nothing of the build tree around."""
+        prefix = WORK / "prefix"
+        for component in ("python", "compiler"):
+            subprocess.run(["cmake", "--install", BUILD, "--component", component,
+                            "--prefix", prefix], check=True, capture_output=True)
+        package = prefix / "lib/python3/dist-packages/kiln"
+        self.assertTrue((package / "__init__.py").is_file())
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "KILN_COMPILE", "KILN_BUILD")}
+        env.update(PYTHONPATH=str(package.parent), PATH="/usr/bin:/bin")
+        script = (
+            "import kiln, numpy as np\n"
+            "print(kiln.__file__)\n"
+            "print(kiln.find_kiln_compile())\n"
+            f"a = kiln.compile({str(ROOT / 'examples/tiny_cnn.onnxtxt')!r})\n"
+            "p = kiln.Session(a, 'cpu').run({'image': np.ones((1, 3, 8, 8), np.float32)})\n"
+            "print(float(p['probabilities'].sum()))\n")
+        out = subprocess.run([sys.executable, "-c", script], env=env, cwd=WORK,
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        file, compiler, total = out.stdout.split("\n")[:3]
+        self.assertEqual(Path(file), package / "__init__.py")
+        self.assertEqual(Path(compiler), prefix / "bin" / "kiln-compile")
+        self.assertAlmostEqual(float(total), 1.0, places=5)
+
+
 class EmulationTest(unittest.TestCase):
     def test_emulated_gfx942_matches_cpu(self):
         for key, build, x in (
@@ -665,6 +733,49 @@ class ThreadTest(unittest.TestCase):
             for t in threads:
                 t.join()
         self.assertEqual(failures, [])
+
+    def test_run_releases_the_gil(self):
+        # Two 512x2048x2048 matmuls: tens of milliseconds per run on one
+        # thread. While a worker thread is inside run(), this thread must keep
+        # running Python code.
+        n, batch = 2048, 512
+        w = (np.random.default_rng(11).standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("MatMul", ["r", "w"], ["y"])], "matmuls",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, n])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, n])],
+            [numpy_helper.from_array(w, "w")])
+        session = kiln.Session(kiln.compile(helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 17)])), cpu_device())
+        x = np.ones((batch, n), np.float32)
+        session.run({"x": x})
+        runs, ticks, done = [], [], threading.Event()
+
+        def worker():
+            try:
+                for _ in range(3):
+                    start = time.perf_counter()
+                    session.run({"x": x})
+                    runs.append((start, time.perf_counter()))
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+        thread.join()
+        self.assertEqual(len(runs), 3)
+        # The longest this thread waited between two ticks, during the longest
+        # run: a run that kept the GIL would stall it for the whole run.
+        start, end = max(runs, key=lambda r: r[1] - r[0])
+        during = [start] + [t for t in ticks if start < t < end] + [end]
+        stall = max(b - a for a, b in zip(during, during[1:]))
+        self.assertLess(stall, 0.5 * (end - start),
+                        f"this thread stalled {1e3 * stall:.1f} ms during a run of "
+                        f"{1e3 * (end - start):.1f} ms")
 
 
 if __name__ == "__main__":

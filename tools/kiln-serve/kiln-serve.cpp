@@ -1102,32 +1102,44 @@ int main(int argc, char **argv) {
                repository.find(req.matches[1], req.matches[2]);
                res.status = 200;
              }));
-  server.Post(std::string(modelRoute) + "/infer",
-              guarded([&](const httplib::Request &req, httplib::Response &res) {
-                std::string name = req.matches[1];
-                Repository::Found found = repository.find(name, req.matches[2]);
-                ModelVersion &v = *found.version;
-                uint64_t number = found.number;
-                size_t headerLength = std::string::npos;
-                if (req.has_header("Inference-Header-Content-Length")) {
-                  std::string text = req.get_header_value("Inference-Header-Content-Length");
-                  uint64_t n = 0;
-                  if (!support::parseUint64(text, n))
-                    throw RequestError{400, "Inference-Header-Content-Length '" + text +
-                                                "' is not a byte count"};
-                  headerLength = size_t(std::min<uint64_t>(n, SIZE_MAX));
-                }
-                InferReply result =
-                    counted(v, [&] { return infer(v, name, number, req.body, headerLength); });
-                if (result.binary.empty()) {
-                  reply(res, 200, result.header);
-                  return;
-                }
-                std::string header = result.header.dump();
-                res.status = 200;
-                res.set_header("Inference-Header-Content-Length", std::to_string(header.size()));
-                res.set_content(header + result.binary, "application/octet-stream");
-              }));
+  // The handler reads the body itself (a content reader): cpp-httplib would
+  // otherwise refuse a body over 8 KiB sent as
+  // application/x-www-form-urlencoded (413), which is what `curl -d
+  // @request.json` sends. Every body is read as the protocol's JSON or binary
+  // tensors, whatever its content type says.
+  server.Post(std::string(modelRoute) + "/infer", [&](const httplib::Request &request,
+                                                      httplib::Response &response,
+                                                      const httplib::ContentReader &content) {
+    std::string body;
+    content([&](const char *data, size_t size) {
+      body.append(data, size);
+      return true;
+    });
+    guarded([&](const httplib::Request &req, httplib::Response &res) {
+      std::string name = req.matches[1];
+      Repository::Found found = repository.find(name, req.matches[2]);
+      ModelVersion &v = *found.version;
+      uint64_t number = found.number;
+      size_t headerLength = std::string::npos;
+      if (req.has_header("Inference-Header-Content-Length")) {
+        std::string text = req.get_header_value("Inference-Header-Content-Length");
+        uint64_t n = 0;
+        if (!support::parseUint64(text, n))
+          throw RequestError{400,
+                             "Inference-Header-Content-Length '" + text + "' is not a byte count"};
+        headerLength = size_t(std::min<uint64_t>(n, SIZE_MAX));
+      }
+      InferReply result = counted(v, [&] { return infer(v, name, number, body, headerLength); });
+      if (result.binary.empty()) {
+        reply(res, 200, result.header);
+        return;
+      }
+      std::string header = result.header.dump();
+      res.status = 200;
+      res.set_header("Inference-Header-Content-Length", std::to_string(header.size()));
+      res.set_content(header + result.binary, "application/octet-stream");
+    })(request, response);
+  });
   // The model repository extension: index, load (or reload), unload.
   server.Post("/v2/repository/index",
               guarded([&](const httplib::Request &req, httplib::Response &res) {
