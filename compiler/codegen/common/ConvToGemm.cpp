@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -322,6 +323,41 @@ struct KilnConvToGemmPass
       result->first->setAttr(kIm2ColAttr, window);
       if (auto gather = dyn_cast<linalg::GenericOp>(result->first); gather && bytes)
         narrowIntegerIm2Col(rewriter, gather, input, filterValue);
+    }
+    // An elementwise epilogue that reads a GEMM's result through an
+    // expand_shape adding unit dimensions (a [32, 1, 128] x [128, 384]
+    // matmul is a [32, 384] GEMM expanded to [32, 1, 384]) first drops them:
+    // a bias indexed by the last dimension alone would otherwise keep the
+    // unit dimension from collapsing with it below, the reshape would stay
+    // between GEMM and epilogue, and every workgroup of the epilogue would
+    // recompute the whole GEMM outside its tile.
+    {
+      RewritePatternSet patterns(&getContext());
+      linalg::ControlDropUnitDims control;
+      control.controlFn = [](Operation *op) -> SmallVector<unsigned> {
+        auto generic = dyn_cast<linalg::GenericOp>(op);
+        if (!generic || generic.getNumLoops() != generic.getNumParallelLoops())
+          return {};
+        // The loops of unit dimensions the expand_shape grouped with others.
+        llvm::SmallSetVector<unsigned, 4> unitDims;
+        for (OpOperand *input : generic.getDpsInputOperands()) {
+          auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
+          auto producer = expand ? expand.getSrc().getDefiningOp<linalg::LinalgOp>() : nullptr;
+          AffineMap map = generic.getMatchingIndexingMap(input);
+          if (!producer || !linalg::isaContractionOpInterface(producer) ||
+              !map.isProjectedPermutation())
+            continue;
+          for (ReassociationIndices group : expand.getReassociationIndices())
+            if (group.size() > 1)
+              for (int64_t dim : group)
+                if (expand.getResultType().getDimSize(dim) == 1)
+                  unitDims.insert(map.getDimPosition(dim));
+        }
+        return SmallVector<unsigned>(unitDims.begin(), unitDims.end());
+      };
+      linalg::populateFoldUnitExtentDimsPatterns(patterns, control);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
     }
     // Collapse the epilogue onto the GEMM's iteration space (also for plain
     // matmuls, whose lowering folds leading dimensions into M): with no

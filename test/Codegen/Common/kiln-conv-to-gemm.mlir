@@ -171,3 +171,33 @@ func.func @im2col_i8(%x: tensor<1x8x10x10xi8>, %w: tensor<16x8x3x3xi8>, %o: tens
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xi8>, tensor<16x8x3x3xi8>) outs(%o : tensor<1x16x8x8xi32>) -> tensor<1x16x8x8xi32>
   return %0 : tensor<1x16x8x8xi32>
 }
+
+// -----
+
+// A [32, 1, 128] x [128, 384] matmul is a [32, 384] GEMM expanded to
+// [32, 1, 384]; its bias add (the bias indexed by the last dimension alone)
+// drops the unit dimension, so that the epilogue collapses onto the GEMM with
+// no reshape between them (else every workgroup of the epilogue would
+// recompute the whole GEMM). The expand_shape moves after the epilogue.
+// CHECK-LABEL: func @matmul_unit_dim_bias
+// CHECK: %[[G:.*]] = linalg.matmul
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[B:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[G]], %arg2 : tensor<32x384xf32>, tensor<384xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %[[B]] {{\[}}[0, 1], [2]] output_shape [32, 1, 384]
+func.func @matmul_unit_dim_bias(%x: tensor<32x1x128xf32>, %w: tensor<128x384xf32>, %b: tensor<384xf32>) -> tensor<32x1x384xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xc = tensor.collapse_shape %x [[0], [1, 2]] : tensor<32x1x128xf32> into tensor<32x128xf32>
+  %e = tensor.empty() : tensor<32x384xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x384xf32>) -> tensor<32x384xf32>
+  %m = linalg.matmul ins(%xc, %w : tensor<32x128xf32>, tensor<128x384xf32>) outs(%f : tensor<32x384xf32>) -> tensor<32x384xf32>
+  %me = tensor.expand_shape %m [[0], [1, 2]] output_shape [32, 1, 384] : tensor<32x384xf32> into tensor<32x1x384xf32>
+  %o = tensor.empty() : tensor<32x1x384xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%me, %b : tensor<32x1x384xf32>, tensor<384xf32>) outs(%o : tensor<32x1x384xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<32x1x384xf32>
+  return %r : tensor<32x1x384xf32>
+}
