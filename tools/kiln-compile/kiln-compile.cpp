@@ -33,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <mutex>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -205,18 +206,22 @@ namespace {
 /// The progress line: on a terminal only (stdout and stderr), one line
 /// redrawn in place, at most every 100 ms, e.g.
 ///   kiln-compile: [  4.2 s] linalg gfx942: 37/64 dispatches (kiln-tile-workgroups)
-/// and erased when the compile ends or a diagnostic is printed.
+/// and erased when the compile ends or a diagnostic is printed. Pass
+/// instrumentation reports from MLIR's worker threads and a diagnostic may
+/// clear the line from another: one mutex orders them.
 class ProgressLine : public kiln::driver::ProgressObserver {
 public:
   ProgressLine() : start(std::chrono::steady_clock::now()) {}
   ~ProgressLine() override { clear(); }
 
   void beginStep(llvm::StringRef stage, llvm::StringRef target) override {
+    std::lock_guard<std::mutex> lock(mutex);
     step = target.empty() ? stage.str() : (stage + " " + target).str();
     detail.clear();
     draw(/*force=*/true);
   }
   void kernelDone(llvm::StringRef pass, int64_t done, int64_t total) override {
+    std::lock_guard<std::mutex> lock(mutex);
     detail = llvm::formatv("{0}/{1} dispatches ({2})", done, total, pass).str();
     draw(/*force=*/done == total);
   }
@@ -224,6 +229,7 @@ public:
   void phase(llvm::StringRef name) { beginStep(name, ""); }
   /// Erases the line (before anything else is printed).
   void clear() {
+    std::lock_guard<std::mutex> lock(mutex);
     if (!shown)
       return;
     llvm::errs() << "\r\x1b[K";
@@ -250,6 +256,7 @@ private:
     shown = true;
   }
 
+  std::mutex mutex;
   std::chrono::steady_clock::time_point start, lastDraw;
   std::string step, detail;
   bool shown = false;
