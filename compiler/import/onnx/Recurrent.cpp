@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "import/onnx/ImportPatterns.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -244,6 +245,13 @@ static FailureOr<Recurrence> analyze(NodeContext &node, CellKind kind) {
     return failure();
   }
 
+  // B holds 2 * gates * hidden values per direction (LSTM's P, 3 * hidden,
+  // is less): a fuzzed hidden_size must not overflow it.
+  if (!llvm::checkedMul<int64_t>(2 * r.gates, r.hidden)) {
+    node.emitError() << "hidden_size " << r.hidden << " is too large (2 * " << r.gates
+                     << " * hidden_size overflows)";
+    return failure();
+  }
   int64_t gateRows = r.gates * r.hidden;
   auto tensor = [&](ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, r.element);
