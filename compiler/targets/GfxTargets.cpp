@@ -71,10 +71,37 @@
 //   Kiln keeps: unknown.
 // [MI455X] AMD's announcement (third-party notes tie it to gfx1250): 432 GB
 //   HBM4 at ~19.6 TB/s; the rest unknown.
-// [W7900] AMD Radeon PRO W7900 specifications: 96 CUs, 48 GB GDDR6 at
-//   864 GB/s, 295 W; ~123 TFLOP/s f16 and ~123 TOPS int8 (DESIGN.md "More
-//   facts"). Clock and bf16 unknown here.
-// [R9700] AMD Radeon AI PRO R9700: 64 CUs, 32 GB; the rest unknown here.
+// [W7900] AMD Radeon PRO W7900 specifications: 96 CUs, 2495 MHz boost
+//   clock, 48 GB GDDR6 at 864 GB/s, 295 W, 61.3 TFLOP/s fp32 vector and
+//   122.6 TFLOP/s f16 (DESIGN.md "More facts": ~123). RDNA3's WMMA runs
+//   f16, bf16 and iu8 at one rate (256 flop/clock per SIMD: 96 CUs x 2
+//   SIMDs x 256 x 2.495 GHz = 122.6), so bf16 and int8 take the f16
+//   figure.
+// [R9700] AMD Radeon AI PRO R9700 product page (2025-07): 64 CUs, 2920 MHz
+//   boost clock, 32 GB GDDR6 at 640 GB/s, 300 W board power, 47.8 TFLOP/s
+//   fp32 vector, 191 TFLOP/s f16 matrix and 383 TOPS int8 dense (twice with
+//   sparsity). The rates agree with the clock: 64 x 1024 f16 flop/clock x
+//   2.92 GHz = 191.4.
+// Vector fp32 peaks: [MI300X] 163.4 TFLOP/s (304 CUs x 128 FMA lanes x 2 x
+//   2.1 GHz); [MI355X] 157.3 TFLOP/s (256 x 128 x 2 x 2.4 GHz), AMD's data
+//   sheets.
+// Sustained clock: MI300X under sustained matrix load runs at ~1.1-1.2 GHz
+//   (public measurements; DESIGN.md "More facts"), and hipBLASLt's
+//   ~654 TFLOP/s f16 is ~94% of the peak at that clock. Kiln keeps 1150 MHz;
+//   the performance model times matrix-bound kernels at it.
+//
+// Performance figures (PerfFigures). SIMDs per CU: 4 on CDNA and gfx1250
+// (the occupancy facts above), 2 on RDNA (a WGP's 4 SIMDs are two CUs'). LDS
+// bandwidth per CU and clock: 128 B (CDNA3 white paper: 32 banks x 4 B; the
+// RDNA white paper: 32 banks x 4 B per CU half of a WGP), 256 B on CDNA4
+// (CDNA4 white paper: LDS grown to 160 KiB with its read bandwidth
+// doubled); gfx1250 unknown. LLVM's scheduling model counts CDNA's
+// instructions in passes of 4 clocks (a wave64 VALU op takes 4 clocks on a
+// 16-lane SIMD; its v_mfma_f32_16x16x16_f16 takes 4 passes, and 16 clocks
+// is what the MI300X's rate gives: 16*16*16*2 flop / 512 flop per clock
+// per SIMD); PerfModelTest checks that pass count against every
+// instruction's rate. Its gfx11/gfx12 models carry placeholder latencies
+// (2000-cycle barriers), so those targets use Kiln's cost table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +123,25 @@ int bitsOf(MatrixInput input) {
     return 4;
   }
   return 0;
+}
+
+std::optional<double> Product::matrixPeak(MatrixInput input) const {
+  std::optional<double> tera;
+  switch (input) {
+  case MatrixInput::F16:
+    tera = f16Tflops;
+    break;
+  case MatrixInput::BF16:
+    tera = bf16Tflops;
+    break;
+  case MatrixInput::I8:
+  case MatrixInput::I4: // at least the int8 rate (RDNA's iu4 WMMA: the same or twice)
+    tera = int8Tops;
+    break;
+  }
+  if (!tera)
+    return std::nullopt;
+  return *tera * 1e12;
 }
 
 const MatrixInstruction *Target::gemmInstruction(MatrixInput input) const {
@@ -147,7 +193,9 @@ const std::vector<Target> &allTargets() {
   // block, provisional.
   // Then the instructions, the GEMM tiling, and the products with their
   // columns: name, CUs, peak clock (MHz), f16, bf16 (TFLOP/s), int8
-  // (TOPS), memory (GB), bandwidth (GB/s), board power (W).
+  // (TOPS), memory (GB), bandwidth (GB/s), board power (W), fp32 vector
+  // (TFLOP/s), sustained matrix clock (MHz); last the performance figures:
+  // SIMDs per CU, LDS bytes per clock per CU, clocks per LLVM model cycle.
   // clang-format off
   static const std::vector<Target> targets = {
       // CDNA3. VGPRs and AGPRs share 512 registers per lane [BaseInfo];
@@ -158,8 +206,9 @@ const std::vector<Target> &allTargets() {
        8, 512, 8, false, true, true, "CU", 4, 65536, 65536, 512, 16, false,
        {KILN_CDNA3_MFMA},
        kTiling,
-       {{"MI300X", 304, 2100, 1307.4, 1307.4, 2614.9, 192, 5300, 750},
-        {"MI325X", 304, 2100, 1307.4, 1307.4, 2614.9, 256, 6000, 1000}}},
+       {{"MI300X", 304, 2100, 1307.4, 1307.4, 2614.9, 192, 5300, 750, 163.4, 1150},
+        {"MI325X", 304, 2100, 1307.4, 1307.4, 2614.9, 256, 6000, 1000, 163.4, unknown}},
+       {4, 128, 4}},
       // CDNA4: as gfx942 with 160 KiB LDS [td] allocated in 1280 B blocks
       // [Usage].
       {"gfx950", "CDNA4", "MI350X, MI355X (CDNA4)",
@@ -174,8 +223,9 @@ const std::vector<Target> &allTargets() {
         {BF16, false, 32, 32, 16, 8,  16, "v_mfma_f32_32x32x16_bf16", 8,  8,  16, 4, 4, 8},
         {I8,   false, 32, 32, 32, 16, 16, "v_mfma_i32_32x32x32_i8",   16, 16, 32, 4, 4, 8}},
        kTiling,
-       {{"MI350X", 256, unknown, unknown, unknown, unknown, 288, 8000, 1000},
-        {"MI355X", 256, 2400, 2500, 2500, unknown, 288, 8000, 1400}}},
+       {{"MI350X", 256, unknown, unknown, unknown, unknown, 288, 8000, 1000, unknown, unknown},
+        {"MI355X", 256, 2400, 2500, 2500, unknown, 288, 8000, 1400, 157.3, unknown}},
+       {4, 256, 4}},
       // MI400 series: 1024 VGPRs, granule 16, 16 waves per SIMD, 320 KiB
       // LDS per CU in 2048 B blocks, 4 SIMDs and 16 workgroups per CU
       // (LLVM 22's model [probe], [td], [Usage]; provisional).
@@ -187,7 +237,9 @@ const std::vector<Target> &allTargets() {
         {BF16, true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_bf16", 8,  8,  16, 8, 8, 16},
         {I8,   true, 16, 16, 64, 32, 8, "v_wmma_i32_16x16x64_iu8",  16, 16, 32, 8, 8, 16}},
        kTiling,
-       {{"MI455X", unknown, unknown, unknown, unknown, unknown, 432, 19600, unknown}}},
+       {{"MI455X", unknown, unknown, unknown, unknown, unknown, 432, 19600, unknown, unknown,
+         unknown}},
+       {4, 0, 0}},
       // RDNA3: 1536 VGPRs per lane in wave32, granule 24 [BaseInfo]; 64 KiB
       // per workgroup [td], 128 KiB per WGP (4 SIMDs, 32 workgroups) in the
       // default WGP mode [BaseInfo].
@@ -200,7 +252,8 @@ const std::vector<Target> &allTargets() {
         {I8,   true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu8",  16, 0, 16, 1, 1, 2},
         {I4,   true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu4",  16, 0, 16, 1, 1, 2}},
        kTiling,
-       {{"W7900", 96, unknown, 123, unknown, 123, 48, 864, 295}}},
+       {{"W7900", 96, 2495, 122.6, 122.6, 122.6, 48, 864, 295, 61.3, unknown}},
+       {2, 128, 0}},
       // RDNA4: the same occupancy figures as gfx1100.
       {"gfx1201", "RDNA4", "RDNA4: Radeon AI PRO R9700, RX 9070 XT",
        {"r9700", "rx9070xt", "9070xt", "rdna4"},
@@ -212,7 +265,8 @@ const std::vector<Target> &allTargets() {
         {I4,   true, 16, 16, 16, 8,  8, "v_wmma_i32_16x16x16_iu4",  8,  8,  16, 8, 8, 16},
         {I4,   true, 16, 16, 32, 16, 8, "v_wmma_i32_16x16x32_iu4",  16, 16, 32, 8, 8, 16}},
        kTiling,
-       {{"R9700", 64, unknown, unknown, unknown, unknown, 32, unknown, unknown}}},
+       {{"R9700", 64, 2920, 191.4, 191.4, 382.7, 32, 640, 300, 47.8, unknown}},
+       {2, 128, 0}},
   };
   // clang-format on
   return targets;

@@ -87,6 +87,26 @@ struct Product {
   std::optional<double> memoryGB;
   std::optional<double> memoryBandwidthGBs;
   std::optional<int64_t> boardPowerW;
+  std::optional<double> f32Tflops; // vector ALU peak (FMA = 2 flops)
+  /// The engine clock public measurements report under sustained matrix
+  /// load, where it is far below the peak clock (MI300X); unknown elsewhere.
+  std::optional<int64_t> sustainedMatrixClockMHz;
+
+  /// The dense peak for `input` in operations per second, if known.
+  std::optional<double> matrixPeak(MatrixInput input) const;
+};
+
+/// What the performance model (PerfModel.h) needs of a target beyond
+/// occupancy: how the ISA's main loop is timed and what LDS delivers.
+struct PerfFigures {
+  int64_t simdsPerCU; // SIMDs of one CU (RDNA: 2, a WGP has 4)
+  /// LDS bytes per clock one CU's LDS delivers; 0 when no public figure.
+  int64_t ldsBytesPerClock;
+  /// Clocks per cycle of LLVM's scheduling model for this target, when
+  /// kiln-inspect may time loops with it (LLVM MCA). 0: the model carries
+  /// placeholder latencies for this target, and Kiln's own cost table
+  /// (PerfModel.h) is used instead.
+  int64_t mcaCycleClocks;
 };
 
 struct Target {
@@ -122,6 +142,7 @@ struct Target {
   std::vector<MatrixInstruction> matrix;
   GemmTiling gemm;
   std::vector<Product> products;
+  PerfFigures perf;
 
   /// The instruction the GEMM builder uses for `input`: the 16 x 16 one
   /// with the largest K, or null when the target has none.

@@ -88,6 +88,11 @@ static cl::opt<std::string> testFault(
     cl::desc("Testing only: make the gfx GEMM builder wire its kernels wrongly on purpose "
              "(swap-operands, shift-lanes), to prove --device=emu:<gfx> catches it"),
     cl::Hidden, cl::cat(kilnCategory));
+static cl::opt<int64_t> testWaveTiles(
+    "gfx-test-wave-tiles",
+    cl::desc("Testing only: N x N matrix instruction tiles per wave in the gfx GEMM kernels "
+             "instead of the target table's, to build deliberately different kernels"),
+    cl::init(0), cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<bool> testInternalError(
     "test-internal-error",
     cl::desc("Testing only: make code generation fail as a compiler bug would, to prove "
@@ -409,6 +414,11 @@ int main(int argc, char **argv) {
   compileOptions.gfx.precision = precision;
   compileOptions.emulation = emulation;
   compileOptions.gfx.testFault = testFault;
+  if (testWaveTiles < 0 || testWaveTiles > 8) {
+    llvm::errs() << "kiln-compile: error: --gfx-test-wave-tiles must be 0 to 8\n";
+    return 1;
+  }
+  compileOptions.gfx.testWaveTiles = testWaveTiles;
   compileOptions.testInternalError = testInternalError;
   compileOptions.progress = progress.get();
   compileOptions.timing = &rootTiming;

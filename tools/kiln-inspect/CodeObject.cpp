@@ -338,63 +338,100 @@ static std::string normalize(StringRef text) {
   return out;
 }
 
+MCTools::~MCTools() = default;
+
+Expected<std::unique_ptr<MCTools>>
+MCTools::create(StringRef tripleName, StringRef cpu, StringRef features) {
+  auto tools = std::make_unique<MCTools>();
+  tools->triple = Triple(tripleName);
+  std::string message;
+  tools->target = TargetRegistry::lookupTarget(tools->triple, message);
+  if (!tools->target)
+    return makeError("no disassembler for '" + tripleName + "': " + message);
+  const llvm::Target &target = *tools->target;
+  const Triple &triple = tools->triple;
+  tools->registers.reset(target.createMCRegInfo(triple));
+  MCTargetOptions options;
+  if (tools->registers)
+    tools->asmInfo.reset(target.createMCAsmInfo(*tools->registers, triple, options));
+  // Check the CPU first: an unknown one would only warn on stderr.
+  std::unique_ptr<MCSubtargetInfo> generic(target.createMCSubtargetInfo(triple, "", ""));
+  if (!generic || !generic->isCPUStringValid(cpu))
+    return makeError("LLVM does not know the cpu '" + cpu + "' of " + tripleName);
+  tools->subtarget.reset(target.createMCSubtargetInfo(triple, cpu, features));
+  tools->instrInfo.reset(target.createMCInstrInfo());
+  if (!tools->registers || !tools->asmInfo || !tools->subtarget || !tools->instrInfo)
+    return makeError("cannot set up the MC layer for " + tripleName);
+  tools->context = std::make_unique<MCContext>(triple, tools->asmInfo.get(),
+                                               tools->registers.get(), tools->subtarget.get());
+  tools->disassembler.reset(target.createMCDisassembler(*tools->subtarget, *tools->context));
+  tools->printer.reset(target.createMCInstPrinter(triple, tools->asmInfo->getAssemblerDialect(),
+                                                  *tools->asmInfo, *tools->instrInfo,
+                                                  *tools->registers));
+  if (!tools->disassembler || !tools->printer)
+    return makeError("no disassembler for " + tripleName);
+  // Immediates and branch targets as llvm-objdump prints them.
+  tools->printer->setPrintImmHex(true);
+  tools->printer->setPrintBranchImmAsAddress(true);
+  tools->analysis.reset(target.createMCInstrAnalysis(tools->instrInfo.get()));
+  return std::move(tools);
+}
+
+std::vector<DecodedInstruction> kiln::inspect::decode(const MCTools &tools,
+                                                      const FunctionCode &code) {
+  std::vector<DecodedInstruction> out;
+  const uint64_t skip = tools.triple.isAMDGPU() ? 4 : 1;
+  ArrayRef<uint8_t> bytes = code.bytes;
+  for (uint64_t offset = 0; offset < bytes.size();) {
+    DecodedInstruction decoded;
+    decoded.offset = offset;
+    uint64_t size = 0;
+    MCDisassembler::DecodeStatus status = tools.disassembler->getInstruction(
+        decoded.inst, size, bytes.slice(offset), code.address + offset, nulls());
+    decoded.valid = status != MCDisassembler::Fail && size != 0;
+    if (decoded.valid) {
+      uint64_t address = code.address + offset, target = 0;
+      const MCInstrAnalysis *analysis = tools.analysis.get();
+      if (analysis && (analysis->isBranch(decoded.inst) || analysis->isCall(decoded.inst)) &&
+          analysis->evaluateBranch(decoded.inst, address, size, target))
+        decoded.branchTarget = target;
+    } else {
+      size = skip;
+    }
+    decoded.size = std::min<uint64_t>(size, bytes.size() - offset);
+    offset += decoded.size;
+    out.push_back(std::move(decoded));
+  }
+  return out;
+}
+
+std::string kiln::inspect::mnemonic(const MCTools &tools, const MCInst &inst) {
+  std::string text;
+  raw_string_ostream os(text);
+  tools.printer->printInst(&inst, 0, "", *tools.subtarget, os);
+  StringRef trimmed = StringRef(text).trim();
+  return trimmed.take_until([](char c) { return c == ' ' || c == '\t'; }).str();
+}
+
 Error kiln::inspect::disassemble(const FunctionCode &code, StringRef tripleName,
                                  StringRef cpu, StringRef features,
                                  std::vector<Instruction> &out) {
-  Triple triple(tripleName);
-  std::string message;
-  const Target *target = TargetRegistry::lookupTarget(triple, message);
-  if (!target)
-    return makeError("no disassembler for '" + tripleName + "': " + message);
-  std::unique_ptr<MCRegisterInfo> registers(target->createMCRegInfo(triple));
-  MCTargetOptions options;
-  std::unique_ptr<MCAsmInfo> asmInfo(
-      registers ? target->createMCAsmInfo(*registers, triple, options)
-                : nullptr);
-  // Check the CPU first: an unknown one would only warn on stderr.
-  std::unique_ptr<MCSubtargetInfo> generic(
-      target->createMCSubtargetInfo(triple, "", ""));
-  if (!generic || !generic->isCPUStringValid(cpu))
-    return makeError("LLVM does not know the cpu '" + cpu + "' of " +
-                     tripleName);
-  std::unique_ptr<MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, cpu, features));
-  std::unique_ptr<MCInstrInfo> instrInfo(target->createMCInstrInfo());
-  if (!registers || !asmInfo || !subtarget || !instrInfo)
-    return makeError("cannot set up the MC layer for " + tripleName);
-  MCContext context(triple, asmInfo.get(), registers.get(), subtarget.get());
-  std::unique_ptr<MCDisassembler> disassembler(
-      target->createMCDisassembler(*subtarget, context));
-  std::unique_ptr<MCInstPrinter> printer(
-      target->createMCInstPrinter(triple, asmInfo->getAssemblerDialect(),
-                                  *asmInfo, *instrInfo, *registers));
-  if (!disassembler || !printer)
-    return makeError("no disassembler for " + tripleName);
-  // Immediates and branch targets as llvm-objdump prints them.
-  printer->setPrintImmHex(true);
-  printer->setPrintBranchImmAsAddress(true);
-  // Branch targets are named like llvm-objdump does (<symbol+0xNN>).
-  std::unique_ptr<MCInstrAnalysis> analysis(
-      target->createMCInstrAnalysis(instrInfo.get()));
-
-  // Undecodable bytes are skipped by the smallest instruction size.
-  const uint64_t skip = triple.isAMDGPU() ? 4 : 1;
-  ArrayRef<uint8_t> bytes = code.bytes;
-  for (uint64_t offset = 0; offset < bytes.size();) {
-    MCInst inst;
-    uint64_t size = 0;
+  auto tools = MCTools::create(tripleName, cpu, features);
+  if (!tools)
+    return tools.takeError();
+  const MCTools &mc = **tools;
+  for (const DecodedInstruction &d : decode(mc, code)) {
     std::string text;
     raw_string_ostream os(text);
-    MCDisassembler::DecodeStatus status = disassembler->getInstruction(
-        inst, size, bytes.slice(offset), code.address + offset, nulls());
-    if (status != MCDisassembler::Fail && size != 0) {
-      uint64_t address = code.address + offset, branchTarget = 0;
+    if (d.valid) {
+      uint64_t address = code.address + d.offset;
       // x86 printers take the address of the next instruction
       // (MCInstPrinter::printInst), the others that of this one.
-      printer->printInst(&inst, triple.isX86() ? address + size : address, "",
-                         *subtarget, os);
-      if (analysis && (analysis->isBranch(inst) || analysis->isCall(inst)) &&
-          analysis->evaluateBranch(inst, address, size, branchTarget)) {
+      mc.printer->printInst(&d.inst, mc.triple.isX86() ? address + d.size : address, "",
+                            *mc.subtarget, os);
+      // Branch targets are named like llvm-objdump does (<symbol+0xNN>).
+      if (d.branchTarget) {
+        uint64_t branchTarget = *d.branchTarget;
         os << " <";
         if (branchTarget >= code.address &&
             branchTarget - code.address <= code.bytes.size())
@@ -406,11 +443,8 @@ Error kiln::inspect::disassemble(const FunctionCode &code, StringRef tripleName,
       }
     } else {
       os << "<unknown>";
-      size = skip;
     }
-    size = std::min<uint64_t>(size, bytes.size() - offset);
-    out.push_back({offset, bytes.slice(offset, size), normalize(text)});
-    offset += size;
+    out.push_back({d.offset, code.bytes.slice(d.offset, d.size), normalize(text)});
   }
   return Error::success();
 }

@@ -13,13 +13,28 @@
 #define KILN_TOOLS_KILN_INSPECT_CODEOBJECT_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/MC/MCInst.h"
 #include "llvm/Object/ELFObjectFile.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace llvm {
+class MCAsmInfo;
+class MCContext;
+class MCDisassembler;
+class MCInstPrinter;
+class MCInstrAnalysis;
+class MCInstrInfo;
+class MCRegisterInfo;
+class MCSubtargetInfo;
+class Target;
+} // namespace llvm
 
 namespace kiln::inspect {
 
@@ -75,6 +90,44 @@ private:
       : file_(std::move(file)) {}
   std::unique_ptr<llvm::object::ELF64LEObjectFile> file_;
 };
+
+/// The MC layer of one target, cpu and feature set: what disassembling and
+/// timing machine code need.
+struct MCTools {
+  llvm::Triple triple;
+  const llvm::Target *target = nullptr;
+  std::unique_ptr<llvm::MCRegisterInfo> registers;
+  std::unique_ptr<llvm::MCAsmInfo> asmInfo;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
+  std::unique_ptr<llvm::MCInstrInfo> instrInfo;
+  std::unique_ptr<llvm::MCContext> context;
+  std::unique_ptr<llvm::MCDisassembler> disassembler;
+  std::unique_ptr<llvm::MCInstPrinter> printer;
+  std::unique_ptr<llvm::MCInstrAnalysis> analysis; // may be null
+
+  /// Sets up `triple`, `cpu` and `features`; the MC layer (and the
+  /// disassembler) of the target must have been initialized.
+  static llvm::Expected<std::unique_ptr<MCTools>>
+  create(llvm::StringRef triple, llvm::StringRef cpu, llvm::StringRef features);
+  ~MCTools();
+};
+
+/// One decoded instruction with its MC form.
+struct DecodedInstruction {
+  uint64_t offset = 0; // from the function's start
+  uint64_t size = 0;
+  bool valid = false; // false: the bytes did not decode
+  llvm::MCInst inst;
+  /// Where a branch goes (an address), if it is one the analysis evaluates.
+  std::optional<uint64_t> branchTarget;
+};
+
+/// Decodes `code` with `tools`; bytes that do not decode are skipped by the
+/// smallest instruction size.
+std::vector<DecodedInstruction> decode(const MCTools &tools, const FunctionCode &code);
+
+/// The mnemonic of `inst` as the printer spells it ("v_mfma_f32_16x16x16_f16").
+std::string mnemonic(const MCTools &tools, const llvm::MCInst &inst);
 
 /// Disassembles `code` for `triple`, `cpu` and `features`. The MC layer of
 /// every target must have been initialized.

@@ -14,8 +14,11 @@
 #include "kiln/support/TensorUtil.h"
 #include "kiln/support/Version.h"
 #include "CodeObject.h"
+#include "LoopAnalysis.h"
+#include "Roofline.h"
 #include "targets/GfxTargets.h"
 #include "targets/Occupancy.h"
+#include "targets/PerfModel.h"
 
 #include "ArtifactFormat.h"
 
@@ -26,8 +29,12 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +63,16 @@ const char *const kUsage =
     "  --target=TARGET    restrict kernels to the code object of TARGET\n"
     "                     (cpu, gfx942, ...)\n"
     "  --disassemble      print the machine code of --kernel on --target\n"
+    "  --perf             estimate each gfx kernel's time on each chip of its\n"
+    "                     target (a static model: LLVM MCA on the main loop,\n"
+    "                     peaks and bandwidths from the target table), with\n"
+    "                     the bound that limits it, and the program's time,\n"
+    "                     runs per second and per watt; with --json as JSON\n"
+    "  --chip=NAME        --perf: only the chip NAME (MI300X, MI355X, ...)\n"
+    "  --program=NAME     --perf: the program to estimate (default: the\n"
+    "                     first, e.g. main or batch_1)\n"
+    "  --roofline=FILE    --perf: also draw the kernels on their chips'\n"
+    "                     rooflines as an SVG picture\n"
     "  --help             print this help\n"
     "  --version          print the version and the devices it runs on\n";
 
@@ -71,6 +88,8 @@ struct Options {
   std::string kernel;
   std::string target;
   bool disassemble = false;
+  bool perf = false;
+  std::string chip, program, roofline;
 };
 
 Options parseArguments(int argc, char **argv) {
@@ -89,6 +108,17 @@ Options parseArguments(int argc, char **argv) {
       options.json = true;
     } else if (arg == "--disassemble") {
       options.disassemble = true;
+    } else if (arg == "--perf") {
+      options.perf = true;
+    } else if (support::flagValue(arg, "--chip=", options.chip)) {
+      if (options.chip.empty())
+        fatal("--chip needs a chip name (MI300X, MI355X, ...)");
+    } else if (support::flagValue(arg, "--program=", options.program)) {
+      if (options.program.empty())
+        fatal("--program needs a program name");
+    } else if (support::flagValue(arg, "--roofline=", options.roofline)) {
+      if (options.roofline.empty())
+        fatal("--roofline needs a file name");
     } else if (support::flagValue(arg, "--kernel=", options.kernel)) {
       if (options.kernel.empty())
         fatal("--kernel needs a kernel name");
@@ -109,6 +139,14 @@ Options parseArguments(int argc, char **argv) {
           "--help)");
   if (options.disassemble && (options.kernel.empty() || options.target.empty()))
     fatal("--disassemble needs --kernel=NAME and --target=TARGET");
+  if (!options.perf && (!options.chip.empty() || !options.program.empty() ||
+                        !options.roofline.empty()))
+    fatal(std::string(!options.chip.empty()      ? "--chip"
+                      : !options.program.empty() ? "--program"
+                                                 : "--roofline") +
+          " needs --perf");
+  if (options.perf && (options.disassemble || !options.kernel.empty()))
+    fatal("--perf estimates every kernel; it does not take --kernel or --disassemble");
   return options;
 }
 
@@ -856,6 +894,451 @@ void printDisassembly(const rt::Artifact &artifact,
            << hexBytes(inst.bytes) << "\n";
 }
 
+//===----------------------------------------------------------------------===//
+// --perf: the static performance model
+//===----------------------------------------------------------------------===//
+
+const char *const kPerfDisclaimer =
+    "estimates from kiln-inspect's static model (main loops timed by LLVM MCA or "
+    "Kiln's cost table, peaks and bandwidths from the gfx target table), not "
+    "measurements; see docs/performance-model.md";
+
+/// One kernel of one gfx code object, with its main loop timed.
+struct KernelPerf {
+  const KernelView *kv = nullptr;
+  std::optional<kiln::gfx::LoopProfile> loop;
+  std::string loopError; // why the loop was not timed
+};
+
+/// One dispatch estimated on one product.
+struct DispatchPerf {
+  size_t index = 0;
+  uint32_t kernel = 0;
+  kiln::gfx::KernelEstimate estimate;
+};
+
+struct ProductPerf {
+  const kiln::gfx::Product *product = nullptr;
+  std::vector<DispatchPerf> dispatches;
+  double seconds = 0;  // the program, every dispatch once
+  bool known = true;   // every dispatch has an estimate
+  std::string unknown; // the first reason one has none
+  /// Seconds per bound, for the summary.
+  std::map<std::string, double> byBound;
+};
+
+struct TargetPerf {
+  const ObjectView *view = nullptr;
+  std::vector<KernelPerf> kernels;
+  std::vector<ProductPerf> products;
+};
+
+const fb::Program *findProgram(const rt::Artifact &artifact, const std::string &name) {
+  auto *programs = artifact.manifest().programs();
+  std::vector<std::string> names;
+  for (size_t p = 0; p < programs->size(); ++p) {
+    const fb::Program *program = programs->Get(p);
+    if (name.empty() || name == str(program->name()))
+      return program;
+    names.push_back(str(program->name()));
+  }
+  fatal(artifact.name() + ": no program named '" + name + "' (the programs are: " +
+        joinNames(names) + ")");
+}
+
+std::vector<TargetPerf> estimateProgram(const rt::Artifact &artifact,
+                                        const std::vector<ObjectView> &views,
+                                        const fb::Program *program, const Options &options) {
+  LLVMInitializeAMDGPUTargetInfo();
+  LLVMInitializeAMDGPUTargetMC();
+  LLVMInitializeAMDGPUDisassembler();
+  LLVMInitializeAMDGPUTargetMCA();
+  std::vector<TargetPerf> result;
+  bool chipFound = options.chip.empty();
+  std::vector<std::string> chips;
+  for (const ObjectView &v : views) {
+    if (!v.gfx || !v.gfxTarget)
+      continue;
+    if (!options.target.empty() && v.target != options.target)
+      continue;
+    TargetPerf tp;
+    tp.view = &v;
+    auto tools = MCTools::create(str(v.object->triple()), str(v.object->cpu()),
+                                 str(v.object->features()));
+    for (const KernelView &kv : v.kernels) {
+      KernelPerf k;
+      k.kv = &kv;
+      if (!tools) {
+        k.loopError = llvm::toString(tools.takeError());
+      } else if (kv.gfx) {
+        auto code = v.file->findFunction(kv.gfx->name);
+        if (!code) {
+          k.loopError = llvm::toString(code.takeError());
+        } else {
+          auto loop = analyzeMainLoop(**tools, *code, *v.gfxTarget,
+                                      unsigned(kv.gfx->wavefrontSize));
+          if (loop)
+            k.loop = std::move(*loop);
+          else
+            k.loopError = llvm::toString(loop.takeError());
+        }
+      }
+      tp.kernels.push_back(std::move(k));
+    }
+    for (const kiln::gfx::Product &product : v.gfxTarget->products) {
+      chips.push_back(product.name);
+      if (!options.chip.empty() && StringRef(options.chip).compare_insensitive(product.name))
+        continue;
+      chipFound = true;
+      ProductPerf pp;
+      pp.product = &product;
+      auto *dispatches = program->dispatches();
+      for (size_t d = 0; dispatches && d < dispatches->size(); ++d) {
+        const fb::Dispatch *dispatch = dispatches->Get(d);
+        DispatchPerf dp;
+        dp.index = d;
+        dp.kernel = dispatch->kernel();
+        const KernelPerf &k = tp.kernels[dp.kernel];
+        kiln::gfx::KernelWork work;
+        work.flops = dispatch->flops();
+        work.bytes = dispatch->bytes();
+        work.workgroups = k.kv->kernel->workgroup_count();
+        uint64_t wave = k.kv->gfx ? std::max<uint64_t>(1, k.kv->gfx->wavefrontSize) : 64;
+        work.wavesPerWorkgroup = (k.kv->workgroupSize + wave - 1) / wave;
+        if (k.kv->occupancy.known)
+          work.wavesPerSimd = k.kv->occupancy.wavesPerSimd;
+        work.loop = k.loop;
+        dp.estimate = kiln::gfx::estimateKernel(*v.gfxTarget, product, work);
+        if (!k.loop && dp.estimate.known && !k.loopError.empty())
+          dp.estimate.note = "main loop not timed: " + k.loopError;
+        if (dp.estimate.known) {
+          pp.seconds += dp.estimate.seconds;
+          pp.byBound[kiln::gfx::boundName(dp.estimate.bound)] += dp.estimate.seconds;
+        } else if (pp.known) {
+          pp.known = false;
+          pp.unknown = dp.estimate.note;
+        }
+        pp.dispatches.push_back(std::move(dp));
+      }
+      tp.products.push_back(std::move(pp));
+    }
+    result.push_back(std::move(tp));
+  }
+  if (!chipFound)
+    fatal("no chip named '" + options.chip + "' among the artifact's gfx targets (chips: " +
+          joinNames(chips) + ")");
+  if (result.empty())
+    fatal(artifact.name() + ": no gfx code object" +
+          (options.target.empty() ? std::string() : " for target '" + options.target + "'") +
+          " to estimate (--perf estimates gfx kernels on their chips)");
+  return result;
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, v);
+  return buffer;
+}
+
+/// Seconds as "12.3 us" or "4.56 ms".
+std::string timeText(double seconds) {
+  if (seconds >= 1e-1)
+    return fixed(seconds, 3) + " s";
+  if (seconds >= 1e-3)
+    return fixed(seconds * 1e3, 3) + " ms";
+  return fixed(seconds * 1e6, 1) + " us";
+}
+
+std::string productText(const kiln::gfx::Product &p) {
+  std::string s = p.name;
+  auto add = [&](const std::string &part) { s += (s.size() == strlen(p.name) ? ": " : ", ") + part; };
+  if (p.computeUnits)
+    add(std::to_string(*p.computeUnits) + " CUs");
+  if (p.peakClockMHz) {
+    std::string clock = std::to_string(*p.peakClockMHz) + " MHz peak";
+    if (p.sustainedMatrixClockMHz)
+      clock += " (" + std::to_string(*p.sustainedMatrixClockMHz) + " MHz under matrix load)";
+    add(clock);
+  }
+  if (p.f16Tflops)
+    add(fixed(*p.f16Tflops, 1) + " TFLOP/s f16");
+  if (p.int8Tops)
+    add(fixed(*p.int8Tops, 1) + " TOPS int8");
+  if (p.f32Tflops)
+    add(fixed(*p.f32Tflops, 1) + " TFLOP/s fp32 vector");
+  if (p.memoryBandwidthGBs)
+    add(fixed(*p.memoryBandwidthGBs, 0) + " GB/s");
+  if (p.boardPowerW)
+    add(std::to_string(*p.boardPowerW) + " W");
+  return s;
+}
+
+std::string loopText(const KernelPerf &k) {
+  if (!k.loop)
+    return k.loopError.empty() ? "not timed" : "not timed: " + k.loopError;
+  const kiln::gfx::LoopProfile &l = *k.loop;
+  std::string s = l.loop ? "main loop " : "no loop, whole kernel ";
+  s += std::to_string(l.instructions) + " instructions, " + std::to_string(l.matrixInstructions) +
+       " matrix (" + fixed(l.instructions ? 100.0 * l.matrixInstructions / l.instructions : 0, 0) +
+       "%)";
+  if (l.conditionalBranches)
+    s += ", " + std::to_string(l.conditionalBranches) + " conditional branches";
+  s += "; " + fixed(l.cycles, 1) + " cycles per iteration";
+  double useful = l.matrixInput ? l.matrixCycles : l.vectorFlopCycles;
+  if (useful > 0)
+    s += ", " + fixed(l.cycles / useful, 2) + "x the " +
+         (l.matrixInput ? std::string("matrix-pipe") : std::string("vector-ALU")) + " bound (" +
+         fixed(useful, 1) + ")";
+  if (!l.busiest.empty())
+    s += "; busiest: " + l.busiest + " " + fixed(l.busiestCycles, 1);
+  return s;
+}
+
+void printPerfText(const rt::Artifact &artifact, const fb::Program *program,
+                   const std::vector<TargetPerf> &targets) {
+  outs() << "performance estimate: " << artifact.name() << ", program " << str(program->name())
+         << "\n(" << kPerfDisclaimer << ")\n";
+  bool loops = false;
+  if (auto *commands = program->commands())
+    for (const fb::Command *c : *commands)
+      loops |= c->op() == fb::CommandOp::Jump || c->op() == fb::CommandOp::JumpIfFalse ||
+               c->op() == fb::CommandOp::JumpIfCounterAtLeast;
+  if (loops)
+    outs() << "note: the program has control flow; each dispatch is counted once\n";
+  for (const TargetPerf &tp : targets) {
+    const ObjectView &v = *tp.view;
+    outs() << "\n" << v.target << " (" << v.gfxTarget->description << ")";
+    if (v.gfxTarget->provisional)
+      outs() << " [provisional]";
+    outs() << "\n  kernels:\n";
+    for (const KernelPerf &k : tp.kernels) {
+      outs() << "    " << str(k.kv->kernel->name()) << ": " << loopText(k);
+      if (k.kv->occupancy.known)
+        outs() << "; " << k.kv->occupancy.wavesPerSimd << " waves/SIMD (" << k.kv->gfx->vgprs
+               << " VGPRs, " << k.kv->ldsBytes << " LDS bytes)";
+      outs() << "\n";
+      if (k.loop)
+        outs() << "      timed by " << k.loop->model << "\n";
+    }
+    for (const ProductPerf &pp : tp.products) {
+      outs() << "  on " << productText(*pp.product) << ":\n";
+      outs() << llvm::format("    %-8s %-34s %10s %10s %11s  %-18s %7s\n", "dispatch", "kernel",
+                             "GFLOP", "MB", "time", "bound", "peak%");
+      for (const DispatchPerf &dp : pp.dispatches) {
+        const fb::Dispatch *dispatch = program->dispatches()->Get(dp.index);
+        std::string name = str(tp.kernels[dp.kernel].kv->kernel->name());
+        const kiln::gfx::KernelEstimate &e = dp.estimate;
+        if (!e.known) {
+          outs() << llvm::format("    %-8zu %-34s %10.3f %10.3f %11s  %s\n", dp.index,
+                                 name.c_str(), dispatch->flops() / 1e9, dispatch->bytes() / 1e6,
+                                 "unknown", e.note.c_str());
+          continue;
+        }
+        outs() << llvm::format("    %-8zu %-34s %10.3f %10.3f %11s  %-18s %6.1f%%\n", dp.index,
+                               name.c_str(), dispatch->flops() / 1e9, dispatch->bytes() / 1e6,
+                               timeText(e.seconds).c_str(), kiln::gfx::boundName(e.bound),
+                               100 * e.peakFraction);
+      }
+      if (!pp.known) {
+        outs() << "    program: no estimate (" << pp.unknown << ")\n";
+        continue;
+      }
+      outs() << "    program: " << timeText(pp.seconds) << " per run, "
+             << fixed(1 / pp.seconds, 1) << " runs/s";
+      if (pp.product->boardPowerW)
+        outs() << ", " << fixed(1 / pp.seconds / double(*pp.product->boardPowerW), 3)
+               << " runs/s per W of board power (" << *pp.product->boardPowerW << " W)";
+      outs() << "\n    time by bound:";
+      std::vector<std::pair<double, std::string>> shares;
+      for (auto &[bound, seconds] : pp.byBound)
+        shares.push_back({seconds, bound});
+      std::sort(shares.rbegin(), shares.rend());
+      for (auto &[seconds, bound] : shares)
+        outs() << " " << bound << " " << fixed(100 * seconds / pp.seconds, 1) << "%";
+      outs() << "\n";
+    }
+  }
+  outs() << "\nbounds: matrix pipe / vector ALU = the loop issues its arithmetic as fast as the "
+            "unit takes it;\n  instruction issue = an issue port (LDS, memory or scalar "
+            "instructions) is busier;\n  LDS bandwidth = the CU's LDS bytes per clock; occupancy = "
+            "one wave's latency, too few\n  waves per SIMD to hide it; grid size = fewer waves "
+            "than half the chip's SIMDs;\n  memory bandwidth = the dispatch's bytes at the "
+            "vendor's bandwidth; launch overhead =\n  the "
+         << fixed(kiln::gfx::kLaunchSeconds * 1e6, 0)
+         << " us the model charges per dispatch. peak% = flops / time / the chip's peak\n"
+            "  for the kernel's instructions at its peak clock.\n";
+}
+
+void jsonLoop(llvm::json::OStream &j, const kiln::gfx::LoopProfile &l) {
+  j.attribute("model", l.model);
+  j.attribute("loop", l.loop);
+  j.attribute("instructions", l.instructions);
+  j.attribute("matrix_instructions", l.matrixInstructions);
+  j.attribute("matrix_share", l.instructions ? double(l.matrixInstructions) / l.instructions : 0.0);
+  j.attribute("matrix_instruction", l.matrixMnemonic);
+  j.attribute("conditional_branches", l.conditionalBranches);
+  j.attribute("lds_instructions", l.ldsInstructions);
+  j.attribute("memory_instructions", l.memoryInstructions);
+  j.attribute("lds_bytes_per_iteration", l.ldsBytes);
+  j.attribute("cycles_per_iteration", l.cycles);
+  j.attribute("matrix_cycles", l.matrixCycles);
+  j.attribute("vector_flop_cycles", l.vectorFlopCycles);
+  double useful = l.matrixInput ? l.matrixCycles : l.vectorFlopCycles;
+  if (useful > 0)
+    j.attribute("cycles_over_bound", l.cycles / useful);
+  j.attribute("busiest", l.busiest);
+  j.attribute("busiest_cycles", l.busiestCycles);
+  j.attribute("clocks_per_cycle", l.clocksPerCycle);
+}
+
+void printPerfJson(const rt::Artifact &artifact, const fb::Program *program,
+                   const std::vector<TargetPerf> &targets) {
+  llvm::json::OStream j(outs(), 2);
+  auto optional = [&](const char *key, auto value) {
+    if (value)
+      j.attribute(key, *value);
+    else
+      j.attribute(key, nullptr);
+  };
+  j.object([&] {
+    j.attribute("artifact", artifact.name());
+    j.attribute("program", str(program->name()));
+    j.attribute("estimate", kPerfDisclaimer);
+    j.attribute("launch_seconds_per_dispatch", kiln::gfx::kLaunchSeconds);
+    j.attributeArray("targets", [&] {
+      for (const TargetPerf &tp : targets)
+        j.object([&] {
+          j.attribute("target", tp.view->target);
+          j.attribute("provisional", tp.view->gfxTarget->provisional);
+          j.attributeArray("kernels", [&] {
+            for (const KernelPerf &k : tp.kernels)
+              j.object([&] {
+                j.attribute("index", int64_t(k.kv->index));
+                j.attribute("name", str(k.kv->kernel->name()));
+                if (k.kv->occupancy.known)
+                  j.attribute("waves_per_simd", int64_t(k.kv->occupancy.wavesPerSimd));
+                if (k.kv->gfx) {
+                  j.attribute("vgprs", k.kv->gfx->vgprs);
+                  j.attribute("lds_bytes", k.kv->ldsBytes);
+                  j.attribute("spills", k.kv->gfx->vgprSpills + k.kv->gfx->sgprSpills);
+                }
+                if (k.loop)
+                  j.attributeObject("loop", [&] { jsonLoop(j, *k.loop); });
+                else
+                  j.attribute("loop_error", k.loopError);
+              });
+          });
+          j.attributeArray("chips", [&] {
+            for (const ProductPerf &pp : tp.products)
+              j.object([&] {
+                const kiln::gfx::Product &p = *pp.product;
+                j.attribute("name", p.name);
+                optional("compute_units", p.computeUnits);
+                optional("peak_clock_mhz", p.peakClockMHz);
+                optional("sustained_matrix_clock_mhz", p.sustainedMatrixClockMHz);
+                optional("f16_tflops", p.f16Tflops);
+                optional("int8_tops", p.int8Tops);
+                optional("f32_vector_tflops", p.f32Tflops);
+                optional("memory_bandwidth_gbs", p.memoryBandwidthGBs);
+                optional("board_power_w", p.boardPowerW);
+                j.attributeArray("dispatches", [&] {
+                  for (const DispatchPerf &dp : pp.dispatches)
+                    j.object([&] {
+                      const kiln::gfx::KernelEstimate &e = dp.estimate;
+                      const fb::Dispatch *dispatch = program->dispatches()->Get(dp.index);
+                      j.attribute("index", int64_t(dp.index));
+                      j.attribute("kernel", str(tp.kernels[dp.kernel].kv->kernel->name()));
+                      j.attribute("flops", uint64_t(dispatch->flops()));
+                      j.attribute("bytes", uint64_t(dispatch->bytes()));
+                      j.attribute("known", e.known);
+                      if (!e.note.empty())
+                        j.attribute("note", e.note);
+                      if (!e.known)
+                        return;
+                      j.attribute("seconds", e.seconds);
+                      j.attribute("bound", kiln::gfx::boundName(e.bound));
+                      j.attribute("compute_seconds", e.computeSeconds);
+                      j.attribute("memory_seconds", e.memorySeconds);
+                      j.attribute("launch_seconds", e.launchSeconds);
+                      j.attribute("clock_mhz", e.clockMHz);
+                      j.attribute("loop_efficiency", e.loopEfficiency);
+                      j.attribute("waves_per_simd", e.wavesPerSimd);
+                      j.attribute("grid_fill", e.gridFill);
+                      j.attribute("peak_ops", e.peak);
+                      j.attribute("achieved_ops", e.achieved);
+                      j.attribute("peak_fraction", e.peakFraction);
+                    });
+                });
+                j.attribute("known", pp.known);
+                if (pp.known) {
+                  j.attribute("seconds", pp.seconds);
+                  j.attribute("runs_per_second", 1 / pp.seconds);
+                  if (p.boardPowerW)
+                    j.attribute("runs_per_second_per_watt",
+                                1 / pp.seconds / double(*p.boardPowerW));
+                  j.attributeObject("seconds_by_bound", [&] {
+                    for (auto &[bound, seconds] : pp.byBound)
+                      j.attribute(bound, seconds);
+                  });
+                } else {
+                  j.attribute("unknown", pp.unknown);
+                }
+              });
+          });
+        });
+    });
+  });
+  outs() << "\n";
+}
+
+void writeRoofline(const rt::Artifact &artifact, const fb::Program *program,
+                   const std::vector<TargetPerf> &targets, const std::string &path) {
+  std::vector<RooflineChip> chips;
+  std::vector<RooflinePoint> points;
+  for (const TargetPerf &tp : targets)
+    for (const ProductPerf &pp : tp.products) {
+      const kiln::gfx::Product &p = *pp.product;
+      RooflineChip chip;
+      chip.name = std::string(p.name) + " (" + tp.view->target + ")";
+      chip.bandwidth = p.memoryBandwidthGBs ? *p.memoryBandwidthGBs * 1e9 : 0;
+      // The highest roof: the chip's best matrix rate, else fp32 vector.
+      for (auto input : {kiln::gfx::MatrixInput::I8, kiln::gfx::MatrixInput::F16})
+        if (auto peak = p.matrixPeak(input); peak && *peak > chip.peak) {
+          chip.peak = *peak;
+          chip.peakLabel = input == kiln::gfx::MatrixInput::I8 ? "int8 " : "f16 ";
+        }
+      if (chip.peak == 0 && p.f32Tflops) {
+        chip.peak = *p.f32Tflops * 1e12;
+        chip.peakLabel = "fp32 ";
+      }
+      chip.peakLabel += fixed(chip.peak / 1e12, 1) + " T/s, " +
+                        fixed(chip.bandwidth / 1e9, 0) + " GB/s";
+      size_t index = chips.size();
+      chips.push_back(chip);
+      for (const DispatchPerf &dp : pp.dispatches) {
+        const fb::Dispatch *dispatch = program->dispatches()->Get(dp.index);
+        if (!dp.estimate.known || dispatch->bytes() == 0 || dispatch->flops() == 0)
+          continue;
+        RooflinePoint point;
+        point.chip = index;
+        point.label = std::string(p.name) + ": dispatch " + std::to_string(dp.index) + " " +
+                      str(tp.kernels[dp.kernel].kv->kernel->name()) + ", " +
+                      kiln::gfx::boundName(dp.estimate.bound);
+        point.intensity = double(dispatch->flops()) / double(dispatch->bytes());
+        point.rate = dp.estimate.achieved;
+        points.push_back(point);
+      }
+    }
+  std::string svg = renderRoofline(
+      "Roofline (estimated): " + artifact.name() + ", program " + str(program->name()), chips,
+      points);
+  if (llvm::Error e = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+        os << svg;
+        return llvm::Error::success();
+      }))
+    fatal("cannot write the roofline to '" + path + "': " + llvm::toString(std::move(e)));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -871,7 +1354,16 @@ int main(int argc, char **argv) {
   if (!options.target.empty())
     findTarget(*artifact, views, options.target); // unknown: an error
 
-  if (options.disassemble) {
+  if (options.perf) {
+    const fb::Program *program = findProgram(*artifact, options.program);
+    std::vector<TargetPerf> targets = estimateProgram(*artifact, views, program, options);
+    if (!options.roofline.empty())
+      writeRoofline(*artifact, program, targets, options.roofline);
+    if (options.json)
+      printPerfJson(*artifact, program, targets);
+    else
+      printPerfText(*artifact, program, targets);
+  } else if (options.disassemble) {
     LLVMInitializeAMDGPUTargetInfo();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUDisassembler();

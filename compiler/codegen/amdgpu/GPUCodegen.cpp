@@ -43,6 +43,7 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
                     : options.precision == Precision::BF16 ? "bf16"
                                                            : "f32";
   gemms.testFault = options.testFault;
+  gemms.testWaveTiles = options.testWaveTiles;
   pm.addNestedPass<func::FuncOp>(createKilnGPUBuildGemms(gemms));
   KilnGPUDistributeOptions distribute;
   distribute.workgroupSize = options.workgroupSize;

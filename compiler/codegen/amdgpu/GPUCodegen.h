@@ -34,6 +34,9 @@ struct GfxOptions {
   /// Testing only: a wiring bug for the GEMM builder to make on purpose
   /// (kiln-gpu-build-gemms' test-fault).
   std::string testFault;
+  /// Testing only: N x N instruction tiles per wave instead of the target
+  /// table's (kiln-gpu-build-gemms' test-wave-tiles; 0 keeps the table's).
+  int64_t testWaveTiles = 0;
 };
 
 /// Dispatch functions in kiln -> linalg on tensors, matrix-core GEMMs built,

@@ -1,0 +1,361 @@
+//===- LoopAnalysis.cpp - A gfx kernel's main loop, timed -----------------===//
+
+#include "LoopAnalysis.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/MC/MCInstrAnalysis.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCSchedule.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/MCA/Context.h"
+#include "llvm/MCA/CustomBehaviour.h"
+#include "llvm/MCA/InstrBuilder.h"
+#include "llvm/MCA/Pipeline.h"
+#include "llvm/MCA/SourceMgr.h"
+
+#include <map>
+#include <regex>
+
+using namespace kiln;
+using namespace kiln::inspect;
+using namespace llvm;
+
+static Error makeError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+namespace {
+
+/// What kind of work one instruction is, from its mnemonic.
+struct InstructionClass {
+  const gfx::MatrixInstruction *matrix = nullptr;
+  bool anyMatrix = false; // v_mfma*, v_wmma*, v_swmmac*, known to the table or not
+  bool lds = false, memory = false, vectorFlop = false, conditionalBranch = false;
+  double ldsBytesPerLane = 0;
+};
+
+/// Bytes of LDS bandwidth one lane's access takes: the width in its name
+/// (ds_read_b64, ds_load_u16, ds_write_b16_d16_hi), at least one 4-byte
+/// bank (a 16-bit access occupies a bank for the clock as a 32-bit one
+/// does), doubled for the two-address forms (ds_read2_b64,
+/// ds_store_2addr_b32).
+double ldsBytesPerLane(StringRef name) {
+  static const std::regex width("_[bui](8|16|32|64|96|128)");
+  std::string text = name.str();
+  std::smatch match;
+  if (!std::regex_search(text, match, width))
+    return 0;
+  double bytes = std::max(4.0, std::stoi(match[1].str()) / 8.0);
+  bool twice = name.contains("read2") || name.contains("write2") || name.contains("2addr");
+  return twice ? 2 * bytes : bytes;
+}
+
+/// Floating-point (or dot-product) vector arithmetic: what a vector kernel's
+/// flops are made of. Conversions, moves and integer address arithmetic
+/// are not.
+bool isVectorFlop(StringRef name) {
+  if (!name.starts_with("v_") || name.starts_with("v_cvt") || name.starts_with("v_mov"))
+    return false;
+  if (name.contains("dot"))
+    return true;
+  bool floatType = name.contains("_f16") || name.contains("_f32") || name.contains("_bf16") ||
+                   name.contains("_f64");
+  if (!floatType)
+    return false;
+  for (StringRef op : {"fma", "mac", "mad", "add", "sub", "mul", "max", "min", "exp", "log",
+                       "rcp", "rsq", "sqrt"})
+    if (name.contains(op))
+      return true;
+  return false;
+}
+
+InstructionClass classify(const gfx::Target &target, StringRef name) {
+  InstructionClass c;
+  c.matrix = target.instruction(name);
+  c.anyMatrix = c.matrix || name.starts_with("v_mfma") || name.starts_with("v_wmma") ||
+                name.starts_with("v_swmmac");
+  c.lds = name.starts_with("ds_");
+  if (c.lds)
+    c.ldsBytesPerLane = ldsBytesPerLane(name);
+  c.memory = name.starts_with("global_") || name.starts_with("buffer_") ||
+             name.starts_with("flat_") || name.starts_with("scratch_");
+  c.vectorFlop = !c.anyMatrix && isVectorFlop(name);
+  c.conditionalBranch = name.starts_with("s_cbranch");
+  return c;
+}
+
+struct Region {
+  size_t begin = 0, end = 0; // instructions [begin, end], end the back edge
+  bool loop = false;
+};
+
+/// The loops: every backward branch to an address inside the function.
+std::vector<Region> findLoops(const std::vector<DecodedInstruction> &code, uint64_t base) {
+  std::vector<Region> loops;
+  for (size_t i = 0; i < code.size(); ++i) {
+    const DecodedInstruction &d = code[i];
+    if (!d.branchTarget || *d.branchTarget < base || *d.branchTarget - base > d.offset)
+      continue;
+    uint64_t target = *d.branchTarget - base;
+    for (size_t j = 0; j <= i; ++j)
+      if (code[j].offset == target) {
+        loops.push_back({j, i, true});
+        break;
+      }
+  }
+  return loops;
+}
+
+/// Runs `region` through LLVM MCA for `iterations` iterations: cycles per
+/// iteration, or an error. Instructions the scheduling model does not
+/// describe are left out and counted in `skipped`.
+Expected<double> runMca(const MCTools &tools, ArrayRef<const MCInst *> region, unsigned iterations,
+                        unsigned &skipped) {
+  const MCSubtargetInfo &sti = *tools.subtarget;
+  const MCInstrInfo &mcii = *tools.instrInfo;
+  const llvm::Target &target = *tools.target;
+  std::unique_ptr<mca::InstrumentManager> instruments(target.createInstrumentManager(sti, mcii));
+  if (!instruments)
+    instruments = std::make_unique<mca::InstrumentManager>(sti, mcii);
+  std::unique_ptr<mca::InstrPostProcess> post(target.createInstrPostProcess(sti, mcii));
+  if (!post)
+    post = std::make_unique<mca::InstrPostProcess>(sti, mcii);
+  mca::InstrBuilder builder(sti, mcii, *tools.registers, tools.analysis.get(), *instruments,
+                            /*CallLatency=*/100);
+  SmallVector<std::unique_ptr<mca::Instruction>> sequence;
+  skipped = 0;
+  for (const MCInst *inst : region) {
+    Expected<std::unique_ptr<mca::Instruction>> built = builder.createInstruction(*inst, {});
+    if (!built) {
+      consumeError(built.takeError());
+      ++skipped;
+      continue;
+    }
+    post->postProcessInstruction(**built, *inst);
+    sequence.push_back(std::move(*built));
+  }
+  if (sequence.empty())
+    return makeError("LLVM's scheduling model describes none of the loop's instructions");
+  mca::CircularSourceMgr source(sequence, iterations);
+  std::unique_ptr<mca::CustomBehaviour> behaviour(target.createCustomBehaviour(sti, source, mcii));
+  if (!behaviour)
+    behaviour = std::make_unique<mca::CustomBehaviour>(sti, source, mcii);
+  mca::Context context(*tools.registers, sti);
+  mca::PipelineOptions options(/*UOPQSize=*/0, /*DecThr=*/0, /*DW=*/0, /*RFS=*/0, /*LQS=*/0,
+                               /*SQS=*/0, /*NoAlias=*/true);
+  std::unique_ptr<mca::Pipeline> pipeline = context.createDefaultPipeline(options, source,
+                                                                          *behaviour);
+  Expected<unsigned> cycles = pipeline->run();
+  if (!cycles)
+    return makeError("LLVM MCA: " + toString(cycles.takeError()));
+  return double(*cycles) / iterations;
+}
+
+/// Cycles each of the scheduling model's resources is busy for `inst`
+/// (its write resources, resolved through variant classes as MCA does).
+void addPressure(const MCTools &tools, const MCInst &inst, StringMap<double> &pressure) {
+  const MCSubtargetInfo &sti = *tools.subtarget;
+  const MCSchedModel &model = sti.getSchedModel();
+  unsigned cls = tools.instrInfo->get(inst.getOpcode()).getSchedClass();
+  const MCSchedClassDesc *desc = model.getSchedClassDesc(cls);
+  for (int depth = 0; desc && desc->isVariant() && depth < 8; ++depth) {
+    cls = sti.resolveVariantSchedClass(cls, &inst, tools.instrInfo.get(), model.getProcessorID());
+    desc = cls ? model.getSchedClassDesc(cls) : nullptr;
+  }
+  if (!desc || !desc->isValid() || desc->isVariant())
+    return;
+  for (const MCWriteProcResEntry *w = sti.getWriteProcResBegin(desc),
+                                 *e = sti.getWriteProcResEnd(desc);
+       w != e; ++w) {
+    const MCProcResourceDesc *resource = model.getProcResource(w->ProcResourceIdx);
+    pressure[resource->Name] +=
+        double(w->ReleaseAtCycle - w->AcquireAtCycle) / std::max(1u, resource->NumUnits);
+  }
+}
+
+/// A readable name for one of LLVM's AMDGPU scheduling resources.
+std::string resourceName(StringRef name) {
+  if (name == "HWXDL")
+    return "matrix pipe";
+  if (name == "HWVALU")
+    return "vector ALU";
+  if (name == "HWLGKM")
+    return "LDS and scalar memory issue";
+  if (name == "HWVMEM")
+    return "vector memory issue";
+  if (name == "HWSALU")
+    return "scalar ALU";
+  if (name == "HWBranch")
+    return "branch";
+  return name.str();
+}
+
+} // namespace
+
+Expected<gfx::LoopProfile> kiln::inspect::analyzeMainLoop(const MCTools &tools,
+                                                          const FunctionCode &code,
+                                                          const gfx::Target &target,
+                                                          unsigned waveSize) {
+  std::vector<DecodedInstruction> decoded = decode(tools, code);
+  std::vector<std::string> names;
+  std::vector<InstructionClass> classes;
+  for (const DecodedInstruction &d : decoded) {
+    names.push_back(d.valid ? mnemonic(tools, d.inst) : "<unknown>");
+    classes.push_back(classify(target, names.back()));
+  }
+
+  // The main loop: most matrix instructions, else most vector arithmetic;
+  // ties to the smallest (innermost) loop.
+  auto score = [&](const Region &r) {
+    uint64_t matrix = 0, flops = 0;
+    for (size_t i = r.begin; i <= r.end; ++i) {
+      matrix += classes[i].anyMatrix;
+      flops += classes[i].vectorFlop;
+    }
+    return std::make_pair(matrix, flops);
+  };
+  Region best{0, decoded.empty() ? 0 : decoded.size() - 1, false};
+  std::pair<uint64_t, uint64_t> bestScore{0, 0};
+  bool haveLoop = false;
+  for (const Region &r : findLoops(decoded, code.address)) {
+    auto s = score(r);
+    bool better = !haveLoop || s > bestScore ||
+                  (s == bestScore && r.end - r.begin < best.end - best.begin);
+    if (better) {
+      best = r;
+      bestScore = s;
+      haveLoop = true;
+    }
+  }
+  if (decoded.empty())
+    return makeError("the kernel has no instructions");
+
+  gfx::LoopProfile p;
+  p.loop = best.loop;
+  std::vector<const MCInst *> region;
+  std::map<std::string, uint64_t> matrixCounts;
+  for (size_t i = best.begin; i <= best.end; ++i) {
+    const InstructionClass &c = classes[i];
+    if (!decoded[i].valid)
+      continue;
+    region.push_back(&decoded[i].inst);
+    ++p.instructions;
+    if (c.anyMatrix) {
+      ++p.matrixInstructions;
+      ++matrixCounts[names[i]];
+    }
+    p.ldsInstructions += c.lds;
+    p.memoryInstructions += c.memory;
+    p.ldsBytes += c.ldsBytesPerLane * waveSize;
+    if (c.conditionalBranch && !(best.loop && i == best.end))
+      ++p.conditionalBranches;
+  }
+  // The loop's matrix instruction: the one it issues most.
+  const gfx::MatrixInstruction *matrix = nullptr;
+  uint64_t mostIssued = 0;
+  for (auto &[name, count] : matrixCounts)
+    if (count > mostIssued) {
+      mostIssued = count;
+      p.matrixMnemonic = name;
+      matrix = target.instruction(name);
+    }
+  if (matrix)
+    p.matrixInput = matrix->input;
+
+  if (target.perf.mcaCycleClocks > 0) {
+    p.model = std::string("LLVM MCA (") + target.name + " scheduling model)";
+    p.clocksPerCycle = double(target.perf.mcaCycleClocks);
+    unsigned skipped = 0;
+    Expected<double> cycles = runMca(tools, region, /*iterations=*/100, skipped);
+    if (!cycles)
+      return cycles.takeError();
+    p.cycles = *cycles;
+    if (skipped)
+      p.model += ", " + std::to_string(skipped) + " instruction(s) it does not describe left out";
+    StringMap<double> pressure;
+    for (size_t i = best.begin; i <= best.end; ++i) {
+      if (!decoded[i].valid)
+        continue;
+      addPressure(tools, decoded[i].inst, pressure);
+      if (classes[i].vectorFlop) {
+        StringMap<double> one;
+        addPressure(tools, decoded[i].inst, one);
+        p.vectorFlopCycles += one.lookup("HWVALU");
+      }
+    }
+    p.matrixCycles = pressure.lookup("HWXDL");
+    for (auto &entry : pressure)
+      if (entry.second > p.busiestCycles ||
+          (entry.second == p.busiestCycles && entry.first() < StringRef(p.busiest))) {
+        p.busiestCycles = entry.second;
+        p.busiest = resourceName(entry.first());
+      }
+    return p;
+  }
+
+  // Kiln's cost table: one issue cycle per instruction, a matrix
+  // instruction the clocks its chip's published rate gives (LLVM's
+  // reciprocal throughput where no product has a rate), all of one wave's
+  // in one sequence; the waves of a SIMD share the vector ALU (which runs
+  // RDNA's WMMA), the LDS, memory and scalar issue.
+  p.model = "Kiln cost table (issue cycles; matrix instructions at the chip's published rate)";
+  const gfx::Product *rated = nullptr;
+  for (const gfx::Product &product : target.products)
+    if (matrix && gfx::matrixInstructionClocks(target, product, *matrix)) {
+      rated = &product;
+      break;
+    }
+  double vector = 0, ldsIssue = 0, memoryIssue = 0, scalar = 0;
+  bool llvmRate = false;
+  for (size_t i = best.begin; i <= best.end; ++i) {
+    if (!decoded[i].valid)
+      continue;
+    const InstructionClass &c = classes[i];
+    if (c.anyMatrix) {
+      const gfx::MatrixInstruction *inst = target.instruction(names[i]);
+      std::optional<double> clocks =
+          inst && rated ? gfx::matrixInstructionClocks(target, *rated, *inst) : std::nullopt;
+      if (!clocks) {
+        StringMap<double> one;
+        addPressure(tools, decoded[i].inst, one);
+        double most = 0;
+        for (auto &entry : one)
+          most = std::max(most, entry.second);
+        if (most <= 0)
+          return makeError("no published rate for " + names[i] + " on any " + target.name +
+                           " product, and none in LLVM's model: the loop cannot be timed");
+        clocks = most;
+        llvmRate = true;
+      }
+      p.matrixCycles += *clocks;
+      vector += *clocks;
+      continue;
+    }
+    if (c.lds)
+      ldsIssue += 1;
+    else if (c.memory)
+      memoryIssue += 1;
+    else if (StringRef(names[i]).starts_with("s_"))
+      scalar += 1;
+    else
+      vector += 1;
+    if (c.vectorFlop)
+      p.vectorFlopCycles += 1;
+  }
+  if (llvmRate)
+    p.model = "Kiln cost table (issue cycles; matrix instructions at LLVM's reciprocal "
+              "throughput: no published rate)";
+  p.cycles = vector + ldsIssue + memoryIssue + scalar;
+  std::pair<double, const char *> units[] = {{vector, "vector ALU"},
+                                             {ldsIssue, "LDS issue"},
+                                             {memoryIssue, "vector memory issue"},
+                                             {scalar, "scalar issue"}};
+  for (auto &[cycles, name] : units)
+    if (cycles > p.busiestCycles) {
+      p.busiestCycles = cycles;
+      p.busiest = name;
+    }
+  return p;
+}
