@@ -76,6 +76,11 @@ std::string kiln::inspect::renderRoofline(const std::string &title,
     if (c.bandwidth > 0)
       highX = std::max(highX, c.peak / c.bandwidth);
   }
+  // Show the roofs from intensity 1 (or the lowest point) up.
+  lowX = std::min(lowX, 1.0);
+  for (const RooflineChip &c : chips)
+    if (c.bandwidth > 0)
+      lowRate = std::min(lowRate, c.bandwidth * lowX);
   if (std::isfinite(lowRate))
     yMin = std::pow(10, std::floor(std::log10(lowRate)));
   if (highRate > 0)
