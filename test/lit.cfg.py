@@ -28,5 +28,5 @@ tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
 tools = ["kiln-opt", "kiln-compile", "kiln-run", "kiln-bench", "kiln-serve", "kiln-loadgen", "kiln-test-artifact", "not", "split-file"]
 # kiln-inspect, and LLVM 22's own tools to build and read gfx code objects
 # (the llvm-* in /usr/bin are version 14).
-tools += ["kiln-inspect", "llc", "ld.lld", "llvm-readelf", "llvm-objcopy", "llvm-objdump"]
+tools += ["kiln-inspect", "llc", "ld.lld", "llvm-readelf", "llvm-objcopy", "llvm-objdump", "llvm-mca"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -16,6 +16,7 @@
 #include "llvm/MCA/Pipeline.h"
 #include "llvm/MCA/SourceMgr.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <regex>
@@ -93,7 +94,9 @@ struct Region {
   bool loop = false;
 };
 
-/// The loops: every backward branch to an address inside the function.
+/// The loops: every backward branch to an address inside the function,
+/// one region per loop header, ending at the last branch back to it (a
+/// loop's conditional back edge may be followed by an unconditional one).
 std::vector<Region> findLoops(const std::vector<DecodedInstruction> &code, uint64_t base) {
   std::vector<Region> loops;
   for (size_t i = 0; i < code.size(); ++i) {
@@ -103,7 +106,12 @@ std::vector<Region> findLoops(const std::vector<DecodedInstruction> &code, uint6
     uint64_t target = *d.branchTarget - base;
     for (size_t j = 0; j <= i; ++j)
       if (code[j].offset == target) {
-        loops.push_back({j, i, true});
+        auto same = std::find_if(loops.begin(), loops.end(),
+                                 [&](const Region &r) { return r.begin == j; });
+        if (same != loops.end())
+          same->end = i;
+        else
+          loops.push_back({j, i, true});
         break;
       }
   }
@@ -264,7 +272,8 @@ Expected<gfx::LoopProfile> kiln::inspect::analyzeMainLoop(const MCTools &tools,
     p.ldsInstructions += c.lds;
     p.memoryInstructions += c.memory;
     p.ldsBytes += c.ldsBytesPerLane * waveSize;
-    if (c.conditionalBranch && !(best.loop && i == best.end))
+    if (c.conditionalBranch && !(decoded[i].branchTarget && best.loop &&
+                                 *decoded[i].branchTarget == code.address + decoded[best.begin].offset))
       ++p.conditionalBranches;
   }
   // The loop's matrix instruction: the one it issues most.

@@ -961,6 +961,15 @@ std::vector<TargetPerf> estimateProgram(const rt::Artifact &artifact,
       continue;
     if (!options.target.empty() && v.target != options.target)
       continue;
+    if (!options.chip.empty()) {
+      bool has = false;
+      for (const kiln::gfx::Product &product : v.gfxTarget->products) {
+        chips.push_back(product.name);
+        has |= StringRef(options.chip).equals_insensitive(product.name);
+      }
+      if (!has)
+        continue;
+    }
     TargetPerf tp;
     tp.view = &v;
     auto tools = MCTools::create(str(v.object->triple()), str(v.object->cpu()),
@@ -986,8 +995,7 @@ std::vector<TargetPerf> estimateProgram(const rt::Artifact &artifact,
       tp.kernels.push_back(std::move(k));
     }
     for (const kiln::gfx::Product &product : v.gfxTarget->products) {
-      chips.push_back(product.name);
-      if (!options.chip.empty() && StringRef(options.chip).compare_insensitive(product.name))
+      if (!options.chip.empty() && !StringRef(options.chip).equals_insensitive(product.name))
         continue;
       chipFound = true;
       ProductPerf pp;
@@ -1210,6 +1218,8 @@ void printPerfJson(const rt::Artifact &artifact, const fb::Program *program,
         j.object([&] {
           j.attribute("target", tp.view->target);
           j.attribute("provisional", tp.view->gfxTarget->provisional);
+          j.attribute("simds_per_cu", tp.view->gfxTarget->perf.simdsPerCU);
+          j.attribute("lds_bytes_per_clock_per_cu", tp.view->gfxTarget->perf.ldsBytesPerClock);
           j.attributeArray("kernels", [&] {
             for (const KernelPerf &k : tp.kernels)
               j.object([&] {
