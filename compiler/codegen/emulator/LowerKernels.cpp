@@ -12,6 +12,9 @@
 #include "kiln/emu_abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -56,6 +59,78 @@ std::optional<gfx::MatrixInput> matrixInput(Type operand) {
   return std::nullopt;
 }
 
+/// A load or store of LDS or global memory the emulated kernel reports to the
+/// access hook when statistics are on (emu_abi.h).
+struct AccessSite {
+  Operation *op;
+  Value memref;
+  ValueRange indices;
+  Type accessed; // the element or vector type moved by one lane
+  uint32_t kind; // KILN_EMU_ACCESS_*
+};
+
+/// The access `op` makes, if it is a load or store. Only the ops the gfx
+/// stage emits for them are recognised (memref.load/store,
+/// vector.load/store); anything else stays uncounted.
+std::optional<AccessSite> accessOf(Operation *op) {
+  AccessSite site{op, {}, {}, {}, 0};
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    site = {op, load.getMemref(), load.getIndices(), load.getType(), 0};
+  else if (auto store = dyn_cast<memref::StoreOp>(op))
+    site = {op, store.getMemref(), store.getIndices(), store.getValueToStore().getType(),
+            KILN_EMU_ACCESS_STORE};
+  else if (auto load = dyn_cast<vector::LoadOp>(op))
+    site = {op, load.getBase(), load.getIndices(), load.getVectorType(), 0};
+  else if (auto store = dyn_cast<vector::StoreOp>(op))
+    site = {op, store.getBase(), store.getIndices(), store.getVectorType(),
+            KILN_EMU_ACCESS_STORE};
+  else
+    return std::nullopt;
+  return site;
+}
+
+/// The access `op` makes if it is a load or store of workgroup or global
+/// memory (private arrays live on the lane's stack and are not reported).
+std::optional<AccessSite> accessSite(Operation *op) {
+  std::optional<AccessSite> access = accessOf(op);
+  if (!access)
+    return std::nullopt;
+  AccessSite site = *access;
+  auto type = cast<MemRefType>(site.memref.getType());
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  if (!space || space.getValue() == gpu::AddressSpace::Private)
+    return std::nullopt;
+  if (space.getValue() == gpu::AddressSpace::Global)
+    site.kind |= KILN_EMU_ACCESS_GLOBAL;
+  return site;
+}
+
+/// `loc` as a user reads it: ONNX node names, `file:line:col` with the file's
+/// base name, the parts of a fused location joined by ", ".
+void printLocation(Location loc, llvm::raw_ostream &os) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    os << name.getName().getValue();
+  } else if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    StringRef path = file.getFilename().getValue();
+    os << path.substr(path.find_last_of('/') + 1) << ":" << file.getLine() << ":"
+       << file.getColumn();
+  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    llvm::SmallVector<std::string> parts;
+    for (Location part : fused.getLocations()) {
+      std::string text;
+      llvm::raw_string_ostream partOs(text);
+      printLocation(part, partOs);
+      if (!text.empty() && !llvm::is_contained(parts, text))
+        parts.push_back(text);
+    }
+    os << llvm::join(parts, ", ");
+  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    printLocation(call.getCallee(), os);
+  } else if (!isa<UnknownLoc>(loc)) {
+    loc.print(os);
+  }
+}
+
 /// Rewrites one kernel. Holds what the rewrites of its ops share.
 class KernelLowering {
 public:
@@ -73,6 +148,8 @@ private:
                         int64_t n, int64_t k);
   Value mnemonicString(Location loc, StringRef mnemonic);
   Value entryAlloca(Location loc, Type type);
+  Value stringConstant(Location loc, StringRef name, StringRef text);
+  void instrumentAccess(const AccessSite &site, uint32_t id, Value enabled);
 
   ModuleOp module;
   const gfx::Target &target;
@@ -139,6 +216,113 @@ StringRef KernelLowering::mnemonicFor(Operation *op, Type sourceA, Type destC, b
   return {};
 }
 
+/// The address of a new NUL-terminated string constant `name`, taken at the
+/// builder's insertion point.
+Value KernelLowering::stringConstant(Location loc, StringRef name, StringRef text) {
+  std::string bytes = text.str();
+  bytes.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+                                    name, b.getStringAttr(bytes));
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+/// Guards `site` with `if (enabled) hooks->access(lane, &descriptor, address)`.
+/// The descriptor is a constant KilnEmuAccessSite naming the op and its
+/// location; the address is computed from the memref's aligned pointer and
+/// strided metadata inside the branch, so it costs nothing when stats are off.
+void KernelLowering::instrumentAccess(const AccessSite &site, uint32_t id, Value enabled) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = site.op->getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i32 = b.getI32Type();
+  auto i64 = b.getI64Type();
+  Type element = getElementTypeOrSelf(site.accessed);
+  int64_t bits = element.getIntOrFloatBitWidth();
+  if (auto vector = dyn_cast<VectorType>(site.accessed))
+    bits *= vector.getNumElements();
+  uint32_t bytes = uint32_t((bits + 7) / 8);
+
+  // The descriptor: {id, kind, bytes, 0, op text, location text}.
+  std::string prefix =
+      ("__kiln_emu_site_" + site.op->getParentOfType<func::FuncOp>().getName() + "_" +
+       Twine(id))
+          .str();
+  std::string opText, locText;
+  {
+    llvm::raw_string_ostream os(opText);
+    os << site.op->getName() << " " << site.accessed << " "
+       << ((site.kind & KILN_EMU_ACCESS_STORE) ? "to " : "from ")
+       << withoutAddressSpace(site.memref.getType());
+    llvm::raw_string_ostream locOs(locText);
+    printLocation(loc, locOs);
+  }
+  auto descriptorType = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32, ptr, ptr});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto global = LLVM::GlobalOp::create(b, loc, descriptorType, /*isConstant=*/true,
+                                         LLVM::Linkage::Internal, prefix, Attribute());
+    Block *init = b.createBlock(&global.getInitializerRegion());
+    b.setInsertionPointToStart(init);
+    Value value = LLVM::UndefOp::create(b, loc, descriptorType);
+    uint32_t fields[] = {id, site.kind, bytes, 0};
+    for (int64_t i = 0; i < 4; ++i) {
+      Value field = LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(fields[i]));
+      value = LLVM::InsertValueOp::create(b, loc, value, field, ArrayRef<int64_t>{i});
+    }
+    value = LLVM::InsertValueOp::create(b, loc, value,
+                                        stringConstant(loc, prefix + "_op", opText),
+                                        ArrayRef<int64_t>{4});
+    value = LLVM::InsertValueOp::create(b, loc, value,
+                                        stringConstant(loc, prefix + "_loc", locText),
+                                        ArrayRef<int64_t>{5});
+    LLVM::ReturnOp::create(b, loc, value);
+  }
+
+  b.setInsertionPoint(site.op);
+  auto ifOp = scf::IfOp::create(b, loc, enabled, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  // address = aligned pointer + (offset + sum(index * stride)) * element bytes.
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, site.memref);
+  Value linear = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip(site.indices, metadata.getStrides()))
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, index, stride));
+  Value byteOffset;
+  if (element.getIntOrFloatBitWidth() % 8 == 0) {
+    byteOffset = arith::MulIOp::create(
+        b, loc, linear,
+        arith::ConstantIndexOp::create(b, loc, element.getIntOrFloatBitWidth() / 8));
+  } else { // sub-byte elements (i4): the byte holding the first one
+    byteOffset = arith::DivUIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, linear,
+            arith::ConstantIndexOp::create(b, loc, element.getIntOrFloatBitWidth())),
+        arith::ConstantIndexOp::create(b, loc, 8));
+  }
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, site.memref);
+  Value address = arith::IndexCastUIOp::create(
+      b, loc, i64, arith::AddIOp::create(b, loc, base, byteOffset));
+  Value descriptor = LLVM::AddressOfOp::create(b, loc, ptr, prefix);
+  Value fn = hook(loc, emu::kHooksAccessIndex);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, ptr, i64});
+  auto call = LLVM::CallOp::create(b, loc, type, ValueRange{fn, lane, descriptor, address});
+  // The hook reads the lane record and writes only the runtime's own state:
+  // telling LLVM so keeps the kernel's loads and stores optimisable around
+  // the (cold) call.
+  call.setMemoryEffectsAttr(LLVM::MemoryEffectsAttr::get(
+      ctx, LLVM::ModRefInfo::NoModRef, LLVM::ModRefInfo::Ref, LLVM::ModRefInfo::ModRef,
+      LLVM::ModRefInfo::NoModRef, LLVM::ModRefInfo::NoModRef, LLVM::ModRefInfo::NoModRef));
+  call.setNoUnwind(true);
+}
+
 LogicalResult KernelLowering::lowerMatrix(Operation *op, Value a, Value bOperand, Value c,
                                           StringRef mnemonic, uint32_t flags) {
   Location loc = op->getLoc();
@@ -186,6 +370,14 @@ LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
   MLIRContext *ctx = b.getContext();
   Location loc = kernel.getLoc();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
+
+  // The accesses to report, found while the memrefs still carry their gfx
+  // address spaces (workgroup buffers become views of the LDS bytes below).
+  SmallVector<AccessSite> accesses;
+  kernel.walk([&](Operation *op) {
+    if (std::optional<AccessSite> site = accessSite(op))
+      accesses.push_back(*site);
+  });
 
   // Workgroup buffers are slices of one LDS byte buffer, 16-byte aligned.
   SmallVector<int64_t> offsets;
@@ -235,6 +427,20 @@ LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
     buffer.replaceAllUsesWith(memref::AllocaOp::create(b, loc, type).getResult());
   }
   entry->eraseArguments(first, numWorkgroup + numPrivate);
+
+  // Read once: the runtime fixes lane->accessStats for the whole dispatch.
+  if (!accesses.empty()) {
+    Value flag = loadLaneField(loc, emu::kLaneAccessStatsOffset, b.getI32Type());
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value enabled = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, zero);
+    OpBuilder::InsertionGuard guard(b);
+    for (auto [id, site] : llvm::enumerate(accesses)) {
+      // The workgroup buffers were replaced by views: take the operands again.
+      AccessSite current = *accessOf(site.op);
+      current.kind = site.kind;
+      instrumentAccess(current, uint32_t(id), enabled);
+    }
+  }
 
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {

@@ -41,7 +41,7 @@ def KilnEmuLowerKernels : Pass<"kiln-emu-lower-kernels", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
 #endif // KILN_CODEGEN_EMULATOR_PASSES_TD

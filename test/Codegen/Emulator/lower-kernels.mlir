@@ -15,8 +15,7 @@
 // CHECK-DAG: %[[TID:.*]] = llvm.load %[[TIDP]] : !llvm.ptr -> i32
 // CHECK-DAG: arith.index_castui %[[TID]] : i32 to index
 // CHECK-DAG: %[[BIDP:.*]] = llvm.getelementptr %[[LANE]][28] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK: %[[HOOKS:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
-// CHECK: %[[BSLOT:.*]] = llvm.getelementptr %[[HOOKS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[BSLOT:.*]] = llvm.getelementptr %{{.*}}[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK: %[[BARRIER:.*]] = llvm.load %[[BSLOT]]
 // CHECK: %[[SITE0:.*]] = llvm.mlir.constant(0 : i32)
 // CHECK: llvm.call %[[BARRIER]](%[[LANE]], %[[SITE0]]) : !llvm.ptr, (!llvm.ptr, i32) -> ()
