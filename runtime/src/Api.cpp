@@ -401,4 +401,38 @@ void kiln_session_reset_profile(kiln_session_t *session) {
     session->session->resetProfile();
 }
 
+kiln_status_t kiln_session_emu_memory_model(const kiln_session_t *session,
+                                            kiln_emu_memory_model_t *out_model) {
+  if (!session)
+    return nullArgument("kiln_session_emu_memory_model", "session");
+  if (!out_model)
+    return nullArgument("kiln_session_emu_memory_model", "out_model");
+  const kiln::rt::EmuMemoryModel *model = session->session->emuMemoryModel();
+  if (!model)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "emu statistics are not enabled for this session");
+  out_model->chip = model->chip;
+  out_model->wave_size = model->waveSize;
+  out_model->lds_banks = model->ldsBanks;
+  out_model->lds_bank_bytes = model->ldsBankBytes;
+  out_model->cache_line_bytes = model->lineBytes;
+  out_model->provisional = model->provisional ? 1 : 0;
+  out_model->basis = model->basis;
+  return nullptr;
+}
+
+size_t kiln_session_emu_site_count(kiln_session_t *session) {
+  return session ? session->session->emuSiteCount() : 0;
+}
+
+kiln_status_t kiln_session_emu_site_stats(kiln_session_t *session,
+                                          size_t index,
+                                          kiln_emu_site_stats_t *out_stats) {
+  if (!session)
+    return nullArgument("kiln_session_emu_site_stats", "session");
+  if (!out_stats)
+    return nullArgument("kiln_session_emu_site_stats", "out_stats");
+  return session->session->emuSiteStats(index, *out_stats);
+}
+
 } // extern "C"

@@ -30,6 +30,9 @@ static_assert(offsetof(KilnEmuHooks, barrier) ==
               "the compiler calls hooks by index");
 static_assert(offsetof(KilnEmuLane, runtime) == 40,
               "KilnEmuLane changed: update the compiler's copy of the ABI");
+static_assert(offsetof(KilnEmuHooks, access) ==
+                  kiln::emu::kHooksAccessIndex * sizeof(void *),
+              "the compiler calls hooks by index");
 
 namespace {
 
@@ -69,12 +72,15 @@ struct Workgroup {
   // The last instruction looked up (kernels pass string constants).
   const char *lastMnemonic = nullptr;
   const MatrixInstruction *lastInst = nullptr;
+  // Collects the lanes' accesses when the launch wants statistics.
+  EmuAccessRecorder *recorder = nullptr;
 };
 
 struct ThreadState {
   std::vector<FiberStack> stacks;
   std::vector<unsigned char> lds;
   Workgroup group;
+  EmuAccessRecorder recorder;
 };
 
 ThreadState &threadState() {
@@ -147,7 +153,15 @@ void hookMatrix(KilnEmuLane *abi, uint32_t site, const char *mnemonic,
   fiberSwitch(lane.fiber, group.scheduler);
 }
 
-const KilnEmuHooks kHooks = {hookBarrier, hookMatrix};
+/// Runs on the lane's fiber and returns at once: the recorder only buffers.
+void hookAccess(KilnEmuLane *abi, const KilnEmuAccessSite *site,
+                uint64_t address) {
+  Lane &lane = *static_cast<Lane *>(abi->runtime);
+  if (EmuAccessRecorder *recorder = lane.group->recorder)
+    recorder->record(abi->threadId[0], site, address);
+}
+
+const KilnEmuHooks kHooks = {hookBarrier, hookMatrix, hookAccess};
 
 /// "lane 3", "lanes 0-31, 40, 42-50".
 std::string laneList(const std::vector<uint32_t> &lanes) {
@@ -269,6 +283,13 @@ kiln_status_t Scheduler::prepare(const kiln::emu::Chip &chip,
   if (state_.lds.size() < size_t(launch.ldsBytes) || state_.lds.empty())
     state_.lds.resize(launch.ldsBytes ? launch.ldsBytes : 1);
   std::memset(state_.lds.data(), 0xff, launch.ldsBytes);
+  group_.recorder = nullptr;
+  if (launch.stats) {
+    // emuRun checked that the chip has a memory model.
+    state_.recorder.begin(*emuMemoryModel(chip.name), launch.regions,
+                          state_.lds.data(), size);
+    group_.recorder = &state_.recorder;
+  }
 
   for (uint32_t t = 0; t < size; ++t) {
     Lane &lane = group_.lanes[t];
@@ -279,6 +300,7 @@ kiln_status_t Scheduler::prepare(const kiln::emu::Chip &chip,
     lane.abi.blockId[0] = uint32_t(id);
     lane.abi.blockId[1] = lane.abi.blockId[2] = 0;
     lane.abi.runtime = &lane;
+    lane.abi.accessStats = launch.stats ? 1u : 0u;
     lane.group = &group_;
     lane.status = LaneStatus::Ready;
     lane.inst = nullptr;
@@ -301,10 +323,16 @@ kiln_status_t Scheduler::run(const kiln::emu::Chip &chip,
       if (group_.errorCode != KILN_STATUS_OK)
         return fail(group_.errorCode, group_.errorWave, group_.error);
     }
+    // Every lane is stopped: no wave-level access is half recorded.
+    if (group_.recorder)
+      group_.recorder->combine();
     bool released = false;
     KILN_RETURN_IF_ERROR(resolve(released));
-    if (!released)
-      return nullptr; // every lane finished
+    if (!released) { // every lane finished
+      if (group_.recorder)
+        group_.recorder->end(*launch.stats);
+      return nullptr;
+    }
   }
 }
 
@@ -494,6 +522,10 @@ kiln_status_t kiln::rt::emuRun(ThreadPool *pool, const emu::Chip &chip,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       strFormat("emu:%s: %s: no kernel function", chip.name,
                                 launch.where.c_str()));
+  if (launch.stats && !emuMemoryModel(chip.name))
+    return makeStatus(KILN_STATUS_UNSUPPORTED,
+                      strFormat("emu:%s: no memory model for access statistics",
+                                chip.name));
   Run run;
   run.chip = &chip;
   run.launch = &launch;

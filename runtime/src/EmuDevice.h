@@ -29,9 +29,11 @@
 #include "kiln/runtime.h"
 #include "kiln/emu_abi.h"
 #include "EmuMatrix.h"
+#include "EmuStats.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln::rt {
 
@@ -53,6 +55,11 @@ struct EmuLaunch {
   uint32_t ldsBytes = 0;       // at most kEmuMaxLdsBytes
   /// Names the launch in messages, e.g. "dispatch 3 ('dispatch_3_matmul')".
   std::string where;
+  /// Non-null: the kernel reports its LDS and global accesses (sets
+  /// KilnEmuLane::accessStats) and they are added here (EmuStats.h).
+  EmuStats *stats = nullptr;
+  /// Global addresses inside one of these count from its start.
+  std::vector<EmuRegion> regions;
 };
 
 /// Runs every workgroup of `launch` on `pool` (nullptr: on the calling

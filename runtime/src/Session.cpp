@@ -64,6 +64,11 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
   session->profiling_ = options.enable_profiling != 0;
   session->trace_ = options.trace_callback;
   session->traceUser_ = options.trace_user_data;
+  session->wantEmuStats_ = options.enable_emu_stats != 0;
+  if (session->wantEmuStats_ && !device->emuChip)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "emu statistics need an emu:<gfx> device (the session's "
+                      "device is '" + std::string(device->target) + "')");
 
   int programIndex = a.findProgram(options.program);
   auto *programs = a.manifest().programs();
@@ -354,6 +359,13 @@ kiln_status_t Session::applyExtents(kiln_tensor_t *outputs) {
 
 kiln_status_t Session::prepareEmu() {
   const fb::CodeObject *object = codeObject_;
+  if (wantEmuStats_) {
+    emuModel_ = kiln::rt::emuMemoryModel(device_->emuChip->name);
+    if (!emuModel_)
+      return makeStatus(KILN_STATUS_UNSUPPORTED,
+                        strFormat("emu:%s: no memory model for access statistics",
+                                  device_->emuChip->name));
+  }
   for (size_t i = 0; i < dispatches_.size(); ++i) {
     const Dispatch &d = dispatches_[i];
     const fb::Kernel *kernel = object->kernels()->Get(d.kernel);
@@ -374,6 +386,16 @@ kiln_status_t Session::prepareEmu() {
     launch.ldsBytes = kernel->lds_bytes();
     launch.where =
         strFormat("dispatch %zu ('%s')", i, Artifact::str(kernel->name()));
+    if (wantEmuStats_) {
+      emuStats_.emplace_back(new EmuStats());
+      launch.stats = emuStats_.back().get();
+      // On a GPU the arena and the constants are allocations aligned to more
+      // than a cache line: lines count from their starts.
+      launch.regions = {
+          {reinterpret_cast<uintptr_t>(arena_), size_t(program_->arena_size())},
+          {reinterpret_cast<uintptr_t>(artifact_->constants()),
+           size_t(artifact_->constantsSize())}};
+    }
     emuLaunches_.push_back(std::move(launch));
   }
   return nullptr;
@@ -512,4 +534,51 @@ void Session::resetProfile() {
   std::lock_guard<std::mutex> lock(mutex_);
   runs_ = 0;
   dispatchNs_.assign(dispatchNs_.size(), 0);
+  for (auto &stats : emuStats_)
+    stats->reset();
+}
+
+size_t Session::emuSiteCount() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t count = 0;
+  for (auto &stats : emuStats_)
+    for (auto &site : stats->sites)
+      count += site && site->executions != 0;
+  return count;
+}
+
+kiln_status_t Session::emuSiteStats(size_t index, kiln_emu_site_stats_t &out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t seen = 0;
+  for (size_t d = 0; d < emuStats_.size(); ++d) {
+    for (auto &site : emuStats_[d]->sites) {
+      if (!site || site->executions == 0 || seen++ != index)
+        continue;
+      const EmuSiteStats &s = *site;
+      out = kiln_emu_site_stats_t();
+      out.dispatch = d;
+      out.kernel = Artifact::str(
+          codeObject_->kernels()->Get(dispatches_[d].kernel)->name());
+      out.site = s.id;
+      out.kind = kiln_emu_access_kind_t(
+          ((s.kind & KILN_EMU_ACCESS_GLOBAL) ? 2 : 0) +
+          ((s.kind & KILN_EMU_ACCESS_STORE) ? 1 : 0));
+      out.op = s.op.c_str();
+      out.location = s.location.c_str();
+      out.bytes_per_lane = s.bytes;
+      out.executions = s.executions;
+      out.lane_accesses = s.laneAccesses;
+      out.requested_bytes = s.requestedBytes;
+      out.ideal_cycles = s.idealCycles;
+      out.cycles = s.cycles;
+      out.conflicted_executions = s.conflictedExecutions;
+      out.max_degree = s.maxDegree;
+      out.cache_lines = s.lines;
+      out.segments_64 = s.segments64;
+      return nullptr;
+    }
+  }
+  return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                    strFormat("emu site %zu is out of range (the session has %zu)",
+                              index, seen));
 }

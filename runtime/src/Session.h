@@ -44,6 +44,11 @@ public:
   kiln_status_t profile(uint64_t *runCount, uint64_t *dispatchNs,
                         size_t count);
   void resetProfile();
+  /// Emu statistics (enable_emu_stats); see runtime.h.
+  bool emuStatsEnabled() const { return !emuStats_.empty(); }
+  const EmuMemoryModel *emuMemoryModel() const { return emuModel_; }
+  size_t emuSiteCount();
+  kiln_status_t emuSiteStats(size_t index, kiln_emu_site_stats_t &out);
 
   /// The arena base (64-byte aligned; cpu and emu devices), for tests.
   const void *arena() const { return arena_; }
@@ -90,6 +95,9 @@ private:
   std::unique_ptr<CpuModule> module_;
   std::unique_ptr<HipProgram> hip_; // on a hip device, instead of the rest
   std::vector<EmuLaunch> emuLaunches_; // on an emu device, per dispatch
+  bool wantEmuStats_ = false;
+  const EmuMemoryModel *emuModel_ = nullptr;
+  std::vector<std::unique_ptr<EmuStats>> emuStats_; // per dispatch
   void *arena_ = nullptr;
   std::vector<Dispatch> dispatches_;
   std::vector<void *> bindings_;

@@ -276,6 +276,11 @@ typedef struct kiln_session_options_s {
      (hip devices do not trace). */
   kiln_trace_callback_t trace_callback;
   void *trace_user_data;
+  /* Nonzero (emu:GFX devices only, else KILN_STATUS_INVALID_ARGUMENT):
+     collect LDS bank-conflict and global coalescing statistics of every LDS
+     and global access site (see kiln_session_emu_site_stats). The runs are
+     several times slower; their results are the same. */
+  int enable_emu_stats;
 } kiln_session_options_t;
 
 void kiln_session_options_init(kiln_session_options_t *options);
@@ -353,7 +358,70 @@ kiln_status_t kiln_session_dispatch_info(const kiln_session_t *session,
 kiln_status_t kiln_session_profile(kiln_session_t *session,
                                    uint64_t *out_run_count,
                                    uint64_t *out_dispatch_ns, size_t count);
+/* Clears the profile and the emu statistics. */
 void kiln_session_reset_profile(kiln_session_t *session);
+
+/* Memory statistics of an emulated device (enable_emu_stats). An access site
+   is one LDS or global load or store operation of a kernel as the compiler
+   built it (a vector load is one access of its whole width, as the gfx
+   instruction it becomes). The k-th execution of a site by the lanes of a
+   wave is one wave-level access ("execution"). LDS: an access is served in
+   phases of lds_banks * lds_bank_bytes bytes, each as many cycles as the
+   most distinct dwords one bank must deliver; ideal_cycles counts one cycle
+   per phase. Global: the distinct cache lines (and 64-byte segments) the
+   lanes' bytes touch, counted from the start of the arena or the constants.
+   The model of each chip and its sources: docs/runtime.md. */
+typedef enum kiln_emu_access_kind_e {
+  KILN_EMU_LDS_LOAD = 0,
+  KILN_EMU_LDS_STORE = 1,
+  KILN_EMU_GLOBAL_LOAD = 2,
+  KILN_EMU_GLOBAL_STORE = 3,
+} kiln_emu_access_kind_t;
+
+/* The chip's model the statistics follow. */
+typedef struct kiln_emu_memory_model_s {
+  const char *chip; /* "gfx942" */
+  uint32_t wave_size;
+  uint32_t lds_banks;
+  uint32_t lds_bank_bytes;
+  uint32_t cache_line_bytes;
+  int provisional;   /* nonzero: no public documentation confirms it yet */
+  const char *basis; /* one line naming the model's figures */
+} kiln_emu_memory_model_t;
+
+typedef struct kiln_emu_site_stats_s {
+  size_t dispatch;            /* index in the program */
+  const char *kernel;         /* the dispatch's kernel name */
+  uint32_t site;              /* index in program order within the kernel */
+  kiln_emu_access_kind_t kind;
+  const char *op;             /* "vector.load vector<8xf16> from memref<64x32xf16>" */
+  const char *location;       /* the op's source (ONNX nodes; "" if unknown) */
+  uint32_t bytes_per_lane;
+  uint64_t executions;        /* wave-level accesses */
+  uint64_t lane_accesses;     /* lanes that took part, summed */
+  uint64_t requested_bytes;   /* lane_accesses * bytes_per_lane */
+  /* LDS (zero for global sites) */
+  uint64_t ideal_cycles;
+  uint64_t cycles;
+  uint64_t conflicted_executions; /* executions that took extra cycles */
+  double max_degree;              /* worst execution's cycles / ideal */
+  /* global (zero for LDS sites) */
+  uint64_t cache_lines;
+  uint64_t segments_64;
+} kiln_emu_site_stats_t;
+
+/* The model of the session's emu device; KILN_STATUS_INVALID_ARGUMENT
+   without enable_emu_stats. */
+kiln_status_t kiln_session_emu_memory_model(const kiln_session_t *session,
+                                            kiln_emu_memory_model_t *out_model);
+/* The sites executed since creation or the last reset, ordered by dispatch
+   and site; 0 without enable_emu_stats. */
+size_t kiln_session_emu_site_count(kiln_session_t *session);
+/* Site `index` (< kiln_session_emu_site_count). Strings stay valid while the
+   session lives. */
+kiln_status_t kiln_session_emu_site_stats(kiln_session_t *session,
+                                          size_t index,
+                                          kiln_emu_site_stats_t *out_stats);
 
 /*===----------------------------- batcher ------------------------------===*/
 
