@@ -60,6 +60,11 @@ const char *const kUsage =
     "                           (default) or their raw bits as uint16\n"
     "  --trace=FILE             write a Chrome trace (chrome://tracing,\n"
     "                           Perfetto) of the run and every dispatch\n"
+    "  --emu-stats[=FILE.json]  on an emu:GFX device: per kernel and LDS or\n"
+    "                           global access site, the LDS bank-conflict\n"
+    "                           cycles and the cache lines touched (the run\n"
+    "                           is several times slower); with FILE, every\n"
+    "                           site as JSON too\n"
     "  --print-info             print the model's inputs, outputs and arena\n"
     "                           size, and exit\n"
     "  --help                   print this help\n"
@@ -87,6 +92,8 @@ struct Options {
   bool bf16AsBits = false;
   bool printInfo = false;
   std::string trace;
+  bool emuStats = false;
+  std::string emuStatsJson;
 };
 
 Options parseArguments(int argc, char **argv) {
@@ -102,6 +109,12 @@ Options parseArguments(int argc, char **argv) {
       std::exit(0);
     } else if (arg == "--print-info") {
       options.printInfo = true;
+    } else if (arg == "--emu-stats") {
+      options.emuStats = true;
+    } else if (support::flagValue(arg, "--emu-stats=", options.emuStatsJson)) {
+      if (options.emuStatsJson.empty())
+        fatal("--emu-stats= needs a file");
+      options.emuStats = true;
     } else if (support::flagValue(arg, "--device=", options.device)) {
     } else if (support::flagValue(arg, "--trace=", options.trace)) {
       if (options.trace.empty())
@@ -235,6 +248,170 @@ std::string formatValue(double value) {
   return buffer;
 }
 
+const char *accessKindName(kiln_emu_access_kind_t kind) {
+  switch (kind) {
+  case KILN_EMU_LDS_LOAD:
+    return "lds load";
+  case KILN_EMU_LDS_STORE:
+    return "lds store";
+  case KILN_EMU_GLOBAL_LOAD:
+    return "global load";
+  case KILN_EMU_GLOBAL_STORE:
+    return "global store";
+  }
+  return "?";
+}
+
+bool isLds(const kiln_emu_site_stats_t &site) {
+  return site.kind == KILN_EMU_LDS_LOAD || site.kind == KILN_EMU_LDS_STORE;
+}
+
+/// Cycles over ideal cycles (LDS), 1 when nothing ran.
+double conflictFactor(uint64_t cycles, uint64_t ideal) {
+  return ideal ? double(cycles) / double(ideal) : 1.0;
+}
+
+/// Requested bytes over the bytes of the lines touched (global).
+double coalescingEfficiency(uint64_t requested, uint64_t lines,
+                            uint32_t lineBytes) {
+  return lines ? double(requested) / double(lines * lineBytes) : 1.0;
+}
+
+/// The sites of --emu-stats as tables per dispatch, LDS sites by cycles and
+/// global sites by lines touched, the costliest first.
+void printEmuStats(const kiln_emu_memory_model_t &model,
+                   const std::vector<kiln_emu_site_stats_t> &sites,
+                   size_t dispatchCount, bool withJson) {
+  const size_t kTop = 12;
+  std::printf("emu stats: %s%s (%s)\n", model.chip,
+              model.provisional ? " [provisional]" : "", model.basis);
+  if (sites.empty())
+    std::printf("  no LDS or global access was reported (an artifact compiled "
+                "before --emu-stats existed reports none)\n");
+  for (size_t d = 0; d < dispatchCount; ++d) {
+    std::vector<kiln_emu_site_stats_t> lds, global;
+    for (const kiln_emu_site_stats_t &site : sites)
+      if (site.dispatch == d)
+        (isLds(site) ? lds : global).push_back(site);
+    if (lds.empty() && global.empty())
+      continue;
+    const char *kernel = (lds.empty() ? global : lds).front().kernel;
+    uint64_t ideal = 0, cycles = 0, requested = 0, lines = 0;
+    for (const auto &site : lds)
+      ideal += site.ideal_cycles, cycles += site.cycles;
+    for (const auto &site : global)
+      requested += site.requested_bytes, lines += site.cache_lines;
+    std::printf("dispatch %zu %s: LDS %" PRIu64 " cycles for %" PRIu64
+                " ideal (x%.2f); global %" PRIu64 " B requested in %" PRIu64
+                " lines of %u B (efficiency %.2f)\n",
+                d, kernel, cycles, ideal, conflictFactor(cycles, ideal),
+                requested, lines, coalescingEfficiency(requested, lines, model.cache_line_bytes),
+                model.cache_line_bytes);
+    std::sort(lds.begin(), lds.end(), [](const auto &a, const auto &b) {
+      return a.cycles != b.cycles ? a.cycles > b.cycles : a.site < b.site;
+    });
+    std::sort(global.begin(), global.end(), [](const auto &a, const auto &b) {
+      return a.cache_lines != b.cache_lines ? a.cache_lines > b.cache_lines
+                                            : a.site < b.site;
+    });
+    auto where = [](const kiln_emu_site_stats_t &site) {
+      std::string text = site.op;
+      if (site.location[0])
+        text += std::string(" @ ") + site.location;
+      return text;
+    };
+    if (!lds.empty())
+      std::printf("  %5s  %-12s %10s %6s %10s %10s %8s %6s  %s\n", "site",
+                  "kind", "executions", "B/lane", "ideal", "cycles",
+                  "conflict", "worst", "op @ location");
+    for (size_t i = 0; i < lds.size() && i < kTop; ++i) {
+      const auto &site = lds[i];
+      std::printf("  %5u  %-12s %10" PRIu64 " %6u %10" PRIu64 " %10" PRIu64
+                  " %7.2fx %5.1fx  %s\n",
+                  site.site, accessKindName(site.kind), site.executions,
+                  site.bytes_per_lane, site.ideal_cycles, site.cycles,
+                  conflictFactor(site.cycles, site.ideal_cycles),
+                  site.max_degree, where(site).c_str());
+    }
+    if (lds.size() > kTop)
+      std::printf("  ... %zu more LDS sites%s\n", lds.size() - kTop,
+                  withJson ? " (in the JSON file)" : " (--emu-stats=FILE.json lists all)");
+    if (!global.empty())
+      std::printf("  %5s  %-12s %10s %6s %10s %10s %10s  %s\n", "site", "kind",
+                  "executions", "B/lane", "bytes", "lines", "efficiency",
+                  "op @ location");
+    for (size_t i = 0; i < global.size() && i < kTop; ++i) {
+      const auto &site = global[i];
+      std::printf("  %5u  %-12s %10" PRIu64 " %6u %10" PRIu64 " %10" PRIu64
+                  " %10.3f  %s\n",
+                  site.site, accessKindName(site.kind), site.executions,
+                  site.bytes_per_lane, site.requested_bytes, site.cache_lines,
+                  coalescingEfficiency(site.requested_bytes, site.cache_lines,
+                                       model.cache_line_bytes),
+                  where(site).c_str());
+    }
+    if (global.size() > kTop)
+      std::printf("  ... %zu more global sites%s\n", global.size() - kTop,
+                  withJson ? " (in the JSON file)" : " (--emu-stats=FILE.json lists all)");
+  }
+}
+
+/// Every site as JSON, written through FILE.tmp and a rename.
+void writeEmuStatsJson(const std::string &path, const std::string &device,
+                       const kiln_emu_memory_model_t &model,
+                       const std::vector<kiln_emu_site_stats_t> &sites) {
+  std::string json = "{\"device\":" + support::jsonString(device) +
+                     ",\"model\":{\"chip\":" + support::jsonString(model.chip) +
+                     ",\"wave_size\":" + std::to_string(model.wave_size) +
+                     ",\"lds_banks\":" + std::to_string(model.lds_banks) +
+                     ",\"lds_bank_bytes\":" + std::to_string(model.lds_bank_bytes) +
+                     ",\"cache_line_bytes\":" + std::to_string(model.cache_line_bytes) +
+                     ",\"provisional\":" + (model.provisional ? "true" : "false") +
+                     ",\"basis\":" + support::jsonString(model.basis) + "},\"sites\":[";
+  char number[64];
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const kiln_emu_site_stats_t &s = sites[i];
+    json += i ? ",{" : "{";
+    json += "\"dispatch\":" + std::to_string(s.dispatch) +
+            ",\"kernel\":" + support::jsonString(s.kernel) +
+            ",\"site\":" + std::to_string(s.site) +
+            ",\"kind\":" + support::jsonString(accessKindName(s.kind)) +
+            ",\"op\":" + support::jsonString(s.op) +
+            ",\"location\":" + support::jsonString(s.location) +
+            ",\"bytes_per_lane\":" + std::to_string(s.bytes_per_lane) +
+            ",\"executions\":" + std::to_string(s.executions) +
+            ",\"lane_accesses\":" + std::to_string(s.lane_accesses) +
+            ",\"requested_bytes\":" + std::to_string(s.requested_bytes);
+    if (isLds(s)) {
+      std::snprintf(number, sizeof(number), "%.6g,\"max_degree\":%.6g",
+                    conflictFactor(s.cycles, s.ideal_cycles), s.max_degree);
+      json += ",\"ideal_cycles\":" + std::to_string(s.ideal_cycles) +
+              ",\"cycles\":" + std::to_string(s.cycles) +
+              ",\"conflicted_executions\":" + std::to_string(s.conflicted_executions) +
+              ",\"conflict_factor\":" + number;
+    } else {
+      std::snprintf(number, sizeof(number), "%.6g",
+                    coalescingEfficiency(s.requested_bytes, s.cache_lines,
+                                         model.cache_line_bytes));
+      json += ",\"cache_lines\":" + std::to_string(s.cache_lines) +
+              ",\"segments_64\":" + std::to_string(s.segments_64) +
+              ",\"efficiency\":" + number;
+    }
+    json += "}";
+  }
+  json += "]}\n";
+  std::string tmp = path + ".tmp";
+  FILE *file = std::fopen(tmp.c_str(), "wb");
+  if (!file)
+    fatal(path + ": cannot write: " + std::strerror(errno));
+  bool ok = std::fwrite(json.data(), 1, json.size(), file) == json.size();
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fatal(path + ": cannot write: " + std::strerror(errno));
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -257,6 +434,12 @@ int main(int argc, char **argv) {
   kiln_session_options_t sessionOptions;
   kiln_session_options_init(&sessionOptions);
   sessionOptions.batch_size = uint32_t(options.batch);
+  if (options.emuStats) {
+    if (options.device.rfind("emu:", 0) != 0)
+      fatal("--emu-stats needs an emulated device (--device=emu:GFX), not '" +
+            options.device + "'");
+    sessionOptions.enable_emu_stats = 1;
+  }
   support::TraceRecorder trace;
   if (!options.trace.empty()) {
     sessionOptions.trace_callback = support::TraceRecorder::callback;
@@ -376,6 +559,20 @@ int main(int argc, char **argv) {
       line += " -> " + paths[i];
     }
     std::printf("%s\n", line.c_str());
+  }
+
+  if (options.emuStats) {
+    kiln_emu_memory_model_t model;
+    if (kiln_status_t error = kiln_session_emu_memory_model(session.get(), &model))
+      fatal(Status(error).message());
+    std::vector<kiln_emu_site_stats_t> sites(kiln_session_emu_site_count(session.get()));
+    for (size_t i = 0; i < sites.size(); ++i)
+      if (kiln_status_t error = kiln_session_emu_site_stats(session.get(), i, &sites[i]))
+        fatal(Status(error).message());
+    printEmuStats(model, sites, kiln_session_dispatch_count(session.get()),
+                  !options.emuStatsJson.empty());
+    if (!options.emuStatsJson.empty())
+      writeEmuStatsJson(options.emuStatsJson, options.device, model, sites);
   }
   return 0;
 }
