@@ -301,12 +301,17 @@ void printEmuStats(const kiln_emu_memory_model_t &model,
       ideal += site.ideal_cycles, cycles += site.cycles;
     for (const auto &site : global)
       requested += site.requested_bytes, lines += site.cache_lines;
-    std::printf("dispatch %zu %s: LDS %" PRIu64 " cycles for %" PRIu64
-                " ideal (x%.2f); global %" PRIu64 " B requested in %" PRIu64
-                " lines of %u B (efficiency %.2f)\n",
-                d, kernel, cycles, ideal, conflictFactor(cycles, ideal),
-                requested, lines, coalescingEfficiency(requested, lines, model.cache_line_bytes),
-                model.cache_line_bytes);
+    std::printf("dispatch %zu %s:", d, kernel);
+    if (!lds.empty())
+      std::printf(" LDS %" PRIu64 " cycles for %" PRIu64 " ideal (x%.2f)%s",
+                  cycles, ideal, conflictFactor(cycles, ideal),
+                  global.empty() ? "" : ";");
+    if (!global.empty())
+      std::printf(" global %" PRIu64 " B requested in %" PRIu64
+                  " lines of %u B (efficiency %.2f)",
+                  requested, lines, model.cache_line_bytes,
+                  coalescingEfficiency(requested, lines, model.cache_line_bytes));
+    std::printf("\n");
     std::sort(lds.begin(), lds.end(), [](const auto &a, const auto &b) {
       return a.cycles != b.cycles ? a.cycles > b.cycles : a.site < b.site;
     });
