@@ -152,6 +152,21 @@ const MatrixInstruction *Target::gemmInstruction(MatrixInput input) const {
   return best;
 }
 
+const GemmTiling &Target::gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,
+                                     int64_t n) const {
+  if (largeGemm.wavesM <= 0 || largeGemmWorkgroupsPerCU <= 0)
+    return gemm;
+  int64_t computeUnits = 0;
+  for (const Product &product : products)
+    computeUnits = std::max<int64_t>(computeUnits, product.computeUnits.value_or(0));
+  if (computeUnits == 0)
+    return gemm; // no product says how large the chip is
+  int64_t tileM = largeGemm.wavesM * largeGemm.waveTilesM * inst.m;
+  int64_t tileN = largeGemm.wavesN * largeGemm.waveTilesN * inst.n;
+  int64_t tiles = std::max<int64_t>(1, batch) * ((m + tileM - 1) / tileM) * ((n + tileN - 1) / tileN);
+  return tiles >= largeGemmWorkgroupsPerCU * computeUnits ? largeGemm : gemm;
+}
+
 const MatrixInstruction *Target::instruction(std::string_view mnemonic) const {
   for (const MatrixInstruction &inst : matrix)
     if (mnemonic == inst.mnemonic)
@@ -184,6 +199,16 @@ constexpr MatrixInput I4 = MatrixInput::I4;
 // tile with 16 x 16 instructions; what DESIGN.md's probe compiled without
 // spills on gfx942 and gfx1100).
 constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
+// Large GEMMs on CDNA: 4 x 4 instruction tiles per wave (a 128 x 128 output
+// tile), when the grid still gives every CU two workgroups. kiln-inspect
+// --perf estimates the 4096^3 f16 GEMM on MI300X at 336 us with kTiling
+// (LDS-bandwidth-bound: each MFMA's fragments are read for 2 x 2 tiles) and
+// 195 us with this one (a quarter of the LDS reads per MFMA); it needs 158
+// VGPRs (2 waves/SIMD) and 32 KiB LDS on gfx942, 190 and 64 KiB on gfx950,
+// no spills, for f16, bf16, i8 and the u8 x i8 correction. RDNA keeps
+// kTiling (gfx1100 spills 256 VGPRs with it), and gfx1250 too until a
+// product's size is known.
+constexpr GemmTiling kLargeTiling = {2, 2, 4, 4, 2};
 } // namespace
 
 const std::vector<Target> &allTargets() {
@@ -208,7 +233,8 @@ const std::vector<Target> &allTargets() {
        kTiling,
        {{"MI300X", 304, 2100, 1307.4, 1307.4, 2614.9, 192, 5300, 750, 163.4, 1150},
         {"MI325X", 304, 2100, 1307.4, 1307.4, 2614.9, 256, 6000, 1000, 163.4, unknown}},
-       {4, 128, 4}},
+       {4, 128, 4},
+       kLargeTiling, 2},
       // CDNA4: as gfx942 with 160 KiB LDS [td] allocated in 1280 B blocks
       // [Usage].
       {"gfx950", "CDNA4", "MI350X, MI355X (CDNA4)",
@@ -225,7 +251,8 @@ const std::vector<Target> &allTargets() {
        kTiling,
        {{"MI350X", 256, unknown, unknown, unknown, unknown, 288, 8000, 1000, unknown, unknown},
         {"MI355X", 256, 2400, 2500, 2500, unknown, 288, 8000, 1400, 157.3, unknown}},
-       {4, 256, 4}},
+       {4, 256, 4},
+       kLargeTiling, 2},
       // MI400 series: 1024 VGPRs, granule 16, 16 waves per SIMD, 320 KiB
       // LDS per CU in 2048 B blocks, 4 SIMDs and 16 workgroups per CU
       // (LLVM 22's model [probe], [td], [Usage]; provisional).

@@ -143,12 +143,21 @@ struct Target {
   GemmTiling gemm;
   std::vector<Product> products;
   PerfFigures perf;
+  /// The tiling for large GEMMs (wavesM 0: none): chosen when the grid of
+  /// its larger tiles still gives every CU of the target's largest product
+  /// `largeGemmWorkgroupsPerCU` workgroups (gemmTiling()).
+  GemmTiling largeGemm = {0, 0, 0, 0, 0};
+  int64_t largeGemmWorkgroupsPerCU = 0;
 
   /// The instruction the GEMM builder uses for `input`: the 16 x 16 one
   /// with the largest K, or null when the target has none.
   const MatrixInstruction *gemmInstruction(MatrixInput input) const;
   /// The instruction named `mnemonic`, or null.
   const MatrixInstruction *instruction(std::string_view mnemonic) const;
+  /// The GEMM builder's tiling for a batch x m x n output computed with
+  /// `inst`: the large tiling when the GEMM is large enough, else `gemm`.
+  const GemmTiling &gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,
+                               int64_t n) const;
 };
 
 /// Every gfx target, in the order diagnostics list them.

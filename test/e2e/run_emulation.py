@@ -174,6 +174,25 @@ def cases(work):
     out.append(("MatMul f16 128x256x192", p, {"a": a, "b": b},
                 a.astype(np.float64) @ b.astype(np.float64), 2e-3, [], r"_f16"))
 
+    # The large-GEMM tiling (4 x 4 instruction tiles per wave, a 128 x 128
+    # tile; what gfx942/gfx950 choose for GEMMs that fill the chip), forced
+    # on a shape that is not a multiple of the tile: 2 x 2 workgroups, the
+    # last row and column of tiles partial.
+    a = rng.uniform(-1, 1, (200, 256)).astype(np.float16)
+    b = rng.uniform(-1, 1, (256, 176)).astype(np.float16)
+    p = work / "matmul_f16_large_tile.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float16, [200, 176])
+    out.append(("MatMul f16 200x256x176 --gfx-test-wave-tiles=4", p, {"a": a, "b": b},
+                a.astype(np.float64) @ b.astype(np.float64), 2e-3, ["--gfx-test-wave-tiles=4"],
+                r"_f16"))
+    a = rng.randint(0, 256, (160, 192)).astype(np.uint8)
+    b = rng.randint(-128, 128, (192, 144)).astype(np.int8)
+    p = work / "matmul_u8i8_large_tile.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [160, 144])
+    out.append(("MatMulInteger u8 x i8 160x192x144 --gfx-test-wave-tiles=4", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact",
+                ["--gfx-test-wave-tiles=4"], r"_i8|_iu8"))
+
     # A 1x1 convolution with a bias: the accumulator starts at the bias.
     x = rng.uniform(-1, 1, (1, 64, 12, 12)).astype(np.float16)
     w = rng.uniform(-1, 1, (96, 64, 1, 1)).astype(np.float16)

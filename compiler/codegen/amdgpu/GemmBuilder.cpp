@@ -555,14 +555,55 @@ private:
     return v;
   }
 
+  /// The conjunction of `conditions` (null entries left out), or null when
+  /// there are none: every index is in bounds by construction.
+  Value allOf(ArrayRef<Value> conditions) {
+    Value all;
+    for (Value c : conditions)
+      if (c)
+        all = all ? Value(arith::AndIOp::create(b, loc, all, c)) : c;
+    return all;
+  }
+
   /// Loads `v` elements of `src` (starting at loop values `loops`, along
-  /// loop dim `along`) as a vector of the compute type, zeros when out of
-  /// bounds.
+  /// loop dim `along`) as a vector of the compute type, zeros when
+  /// `inBounds` (null: always in bounds) is false.
+  ///
+  /// With `mask`, a branch-free load leaves the zeroing to the caller: the
+  /// condition goes to *mask (null: nothing to zero), so that the select,
+  /// which waits for the load, can be placed where the value is used.
   Value loadChunk(Value memref, const Source &src, SmallVector<Value> loops, Value inBounds,
-                  int64_t v) {
+                  int64_t v, Value *mask = nullptr) {
     auto memrefType = cast<MemRefType>(memref.getType());
     Type elem = memrefType.getElementType();
     auto vecType = VectorType::get({v}, elem);
+    // An operand indexed by plain loop dims (no padding, no window) loads
+    // without a branch: each index clamped into the operand (a chunk of v
+    // starts at a multiple of v, and v divides the dimension), then zeros
+    // selected where the chunk is out of bounds. Branches around the loads
+    // kept LLVM from scheduling the main loop across them.
+    bool plainIndices = src.lowPad.empty() && llvm::all_of(src.map.getResults(), [](AffineExpr e) {
+                          return isa<AffineDimExpr>(e);
+                        });
+    if (plainIndices) {
+      SmallVector<Value> idx = indices(src.map, loops);
+      if (inBounds)
+        for (size_t d = 0; d < idx.size(); ++d) {
+          int64_t last = memrefType.getDimSize(d) - (d + 1 == idx.size() ? v : 1);
+          idx[d] = arith::MinUIOp::create(b, loc, idx[d], c(std::max<int64_t>(0, last)));
+        }
+      Value value = v == 1 ? Value(vector::BroadcastOp::create(
+                                 b, loc, vecType, memref::LoadOp::create(b, loc, memref, idx)))
+                           : Value(vector::LoadOp::create(b, loc, vecType, memref, idx));
+      value = toComputeType(src, flipSignBits(src, value, vecType), elem, v);
+      if (mask)
+        *mask = inBounds;
+      else if (inBounds)
+        value = zeroUnless(inBounds, value);
+      return value;
+    }
+    if (!inBounds)
+      inBounds = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
     // Indices into a padded operand: shifted back, and in the padding
     // (negative, or past the end) the chunk is zero.
     SmallVector<Value> padded;
@@ -587,31 +628,47 @@ private:
       } else {
         value = vector::LoadOp::create(b, loc, vecType, memref, idx);
       }
-      if (src.flipSign) {
-        // uint8 x as the int8 x - 128. Out of bounds stays 0: the other
-        // operand is 0 there too (k past K), or the row is not stored.
-        // Four bytes per 32-bit XOR (LLVM leaves a byte vector's XOR
-        // byte by byte).
-        Type flipType = vecType;
-        if (v % 4 == 0) {
-          flipType = VectorType::get({v / 4}, b.getI32Type());
-          value = vector::BitCastOp::create(b, loc, flipType, value);
-        }
-        Type lane = getElementTypeOrSelf(flipType);
-        auto signBits = DenseElementsAttr::get(
-            cast<ShapedType>(flipType),
-            APInt::getSplat(lane.getIntOrFloatBitWidth(), APInt(8, 0x80)));
-        value = arith::XOrIOp::create(b, loc, value,
-                                      arith::ConstantOp::create(b, loc, flipType, signBits));
-        if (flipType != vecType)
-          value = vector::BitCastOp::create(b, loc, vecType, value);
-      }
+      value = flipSignBits(src, value, vecType);
       scf::YieldOp::create(b, loc, value);
       b.setInsertionPointToStart(ifOp.elseBlock());
       Value zero = arith::ConstantOp::create(b, loc, vecType, b.getZeroAttr(vecType));
       scf::YieldOp::create(b, loc, zero);
     }
-    Value value = ifOp.getResult(0);
+    return toComputeType(src, ifOp.getResult(0), elem, v);
+  }
+
+  /// `value` where `condition` holds, else zeros.
+  Value zeroUnless(Value condition, Value value) {
+    return arith::SelectOp::create(
+        b, loc, condition, value,
+        arith::ConstantOp::create(b, loc, value.getType(), b.getZeroAttr(value.getType())));
+  }
+
+  /// uint8 x as the int8 x - 128 (a loaded chunk of `src`).
+  Value flipSignBits(const Source &src, Value value, VectorType vecType) {
+    if (!src.flipSign)
+      return value;
+    // Out of bounds stays 0: the other operand is 0 there too (k past K),
+    // or the row is not stored. Four bytes per 32-bit XOR (LLVM leaves a
+    // byte vector's XOR byte by byte).
+    int64_t v = vecType.getNumElements();
+    Type flipType = vecType;
+    if (v % 4 == 0) {
+      flipType = VectorType::get({v / 4}, b.getI32Type());
+      value = vector::BitCastOp::create(b, loc, flipType, value);
+    }
+    Type lane = getElementTypeOrSelf(flipType);
+    auto signBits = DenseElementsAttr::get(
+        cast<ShapedType>(flipType), APInt::getSplat(lane.getIntOrFloatBitWidth(), APInt(8, 0x80)));
+    value = arith::XOrIOp::create(b, loc, value,
+                                  arith::ConstantOp::create(b, loc, flipType, signBits));
+    if (flipType != vecType)
+      value = vector::BitCastOp::create(b, loc, vecType, value);
+    return value;
+  }
+
+  /// A loaded chunk of `elem` converted to the compute type.
+  Value toComputeType(const Source &src, Value value, Type elem, int64_t v) {
     Type ct = plan.computeType;
     if (elem != ct) {
       auto ctType = VectorType::get({v}, ct);
@@ -643,6 +700,8 @@ private:
   /// computes them), then rounded to the compute type; zeros out of bounds.
   Value loadInt4Chunk(Value n, Value k, Value inBounds, int64_t v) {
     auto outType = VectorType::get({v}, plan.computeType);
+    if (!inBounds)
+      inBounds = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{outType}, inBounds, true, true);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -912,46 +971,64 @@ void KernelBuilder::planStaging() {
 
 SmallVector<Value> KernelBuilder::loadStep(Value k0) {
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
-  SmallVector<Value> values;
+  // The chunks, then for each the condition storeStep zeroes it by (null:
+  // none); the loads are issued here, before the step's multiplies, and
+  // waited for only where the chunks are stored after them.
+  SmallVector<Value> values, masks;
   for (int64_t j = 0; j < aPerThread; ++j) {
     const Chunk &ch = aChunkAt[j];
     Value m = apply(d0 + d1, {m0, ch.row});
     Value k = apply(d0 + d1, {k0, ch.col});
-    Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(k, K));
-    if (aChunks % shape.threads != 0)
-      ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, aChunks));
-    values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va));
+    // Rows past M only where the tile does not divide it; k past K where
+    // the next step's prefetch runs past the end.
+    Value ok = allOf({M % shape.tileM ? cmpLt(m, M) : Value(), cmpLt(k, K),
+                      aChunks % shape.threads ? cmpLt(ch.chunk, aChunks) : Value()});
+    masks.emplace_back();
+    values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va, &masks.back()));
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     const Chunk &ch = bChunkAt[j];
     Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
     Value n = apply(d0 + d1, {n0, nLocal});
     Value k = apply(d0 + d1, {k0, kLocal});
-    Value ok = arith::AndIOp::create(b, loc, cmpLt(n, N), cmpLt(k, K));
-    if (bChunks % shape.threads != 0)
-      ok = arith::AndIOp::create(b, loc, ok, cmpLt(ch.chunk, bChunks));
+    Value ok = allOf({N % shape.tileN ? cmpLt(n, N) : Value(), cmpLt(k, K),
+                      bChunks % shape.threads ? cmpLt(ch.chunk, bChunks) : Value()});
+    masks.emplace_back();
     values.push_back(plan.int4 ? loadInt4Chunk(n, k, ok, vb)
-                               : loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb));
+                               : loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb,
+                                           &masks.back()));
   }
+  values.append(masks.begin(), masks.end());
   return values;
 }
 
-void KernelBuilder::storeStep(ArrayRef<Value> values, int buffer) {
+void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
   AffineExpr d0 = b.getAffineDimExpr(0);
+  // loadStep's chunks, zeroed where their masks say.
+  size_t count = aPerThread + bPerThread;
+  SmallVector<Value> values(loaded.take_front(count));
+  for (size_t i = 0; i < count; ++i)
+    if (Value mask = loaded[count + i])
+      values[i] = zeroUnless(mask, values[i]);
   for (int64_t j = 0; j < aPerThread; ++j) {
     const Chunk &ch = aChunkAt[j];
-    auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(store.thenBlock());
+    // Only a thread's last chunk can lie past the panel.
+    if ((j + 1) * shape.threads > aChunks) {
+      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
+      b.setInsertionPointToStart(store.thenBlock());
+    }
     vector::StoreOp::create(b, loc, values[j], aLds[buffer], ValueRange{ch.row, ch.col});
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     const Chunk &ch = bChunkAt[j];
     Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
     Value value = values[aPerThread + j];
-    auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(store.thenBlock());
+    if ((j + 1) * shape.threads > bChunks) {
+      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
+      b.setInsertionPointToStart(store.thenBlock());
+    }
     if (!bAlongN) {
       vector::StoreOp::create(b, loc, value, bLds[buffer], ValueRange{nLocal, kLocal});
     } else {
@@ -998,6 +1075,11 @@ scf::ForOp KernelBuilder::mainLoop() {
   SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
   for (int buffer = 0; buffer < 2; ++buffer) {
     SmallVector<Value> next = loadStep(apply(b.getAffineDimExpr(0) + (buffer + 1) * shape.kt, {k0}));
+    // The next step's global loads are issued before this step's
+    // multiplies, whose time hides their latency: LLVM's scheduler would
+    // otherwise sink them next to their stores (as branches around them
+    // used to prevent).
+    amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
     multiplyStep(buffer, acc);
     storeStep(next, 1 - buffer);
     gpu::BarrierOp::create(b, loc);
@@ -1089,10 +1171,12 @@ void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output
                             inst.dRowOffset(r),
                         {m0, waveM, group});
         Value n = apply(d0 + d1 * shape.waveN + tn * inst.n + d2, {n0, waveN, laneInGroup});
-        Value ok = arith::AndIOp::create(b, loc, cmpLt(m, M), cmpLt(n, N));
-        auto guard = scf::IfOp::create(b, loc, ok, false);
         OpBuilder::InsertionGuard ig(b);
-        b.setInsertionPointToStart(guard.thenBlock());
+        if (Value ok = allOf({M % shape.tileM ? cmpLt(m, M) : Value(),
+                              N % shape.tileN ? cmpLt(n, N) : Value()})) {
+          auto guard = scf::IfOp::create(b, loc, ok, false);
+          b.setInsertionPointToStart(guard.thenBlock());
+        }
         Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
         if (int64_t ci = correctionIndex(tm, tn); ci >= 0) {
           // sum (x - 128) w - sum (-128) w = sum x w.
@@ -1148,7 +1232,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
                                               << "' (known: swap-operands, shift-lanes)";
       return signalPassFailure();
     }
-    gfx::GemmTiling tiling = target->gemm;
+    int64_t batch = 1;
+    for (unsigned d : plan->batchDims)
+      batch *= plan->bounds[d];
+    gfx::GemmTiling tiling = target->gemmTiling(*plan->inst, batch, plan->bounds[plan->mDim],
+                                                plan->bounds[plan->nDim]);
     if (testWaveTiles > 0)
       tiling.waveTilesM = tiling.waveTilesN = testWaveTiles;
     KernelShape shape(*target, tiling, *plan->inst, plan->computeType);

@@ -17,6 +17,10 @@
 // panels of 64 x 32 f16 = 16 KiB of LDS. The main loop takes two K steps per
 // iteration (step 64 over K = 256): it multiplies from panels 0 while the
 // next step goes to panels 1, then the other way, a barrier after each.
+// The loads take no branches: M and N divide the tile, and a k past K (the
+// last prefetch) reads a clamped address and is zeroed by a select where
+// the chunk is stored; a scheduling barrier keeps the loads ahead of the
+// step's multiplies.
 // CHECK-LABEL: func @matmul_f16
 // CHECK-SAME: (%[[A:.*]]: memref<128x256xf16>, %[[B:.*]]: memref<256x128xf16>, %[[C:.*]]: memref<128x128xf16>)
 // CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 256 : i64
@@ -34,10 +38,16 @@
 // CHECK: memref.store %{{.*}}, %[[B0]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK-NOT: scf.if
+// CHECK: arith.minui
 // CHECK: vector.load %[[A]]
+// CHECK: vector.load %[[B]]
+// CHECK: amdgpu.sched_barrier allow = <none>
 // CHECK: vector.load %[[A0]]
 // CHECK: vector.load %[[B0]]
 // CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK: arith.select
+// CHECK-NOT: scf.if
 // CHECK: vector.store %{{.*}}, %[[A1]]
 // CHECK: memref.store %{{.*}}, %[[B1]]
 // CHECK: gpu.barrier
@@ -95,8 +105,7 @@ func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tenso
 // F16-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
 // F16-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64
 // F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
-// F16: %[[V:.*]] = scf.if {{.*}} -> (vector<4xf32>)
-// F16: vector.load %[[A]]
+// F16: %[[V:.*]] = vector.load %[[A]]{{.*}} vector<4xf32>
 // F16: arith.truncf %[[V]] : vector<4xf32> to vector<4xf16>
 // F16: amdgpu.mfma 16x16x16
 // F16: memref.store %{{.*}}, %[[C]]{{.*}} : memref<64x64xf32>
@@ -122,4 +131,42 @@ func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.di
     linalg.yield %s : f16
   } -> tensor<64xf16>
   return %0 : tensor<64xf16>
+}
+
+// -----
+
+// Large GEMMs take the target table's large tiling where it has one (gfx942,
+// gfx950: 4 x 4 instruction tiles per wave, a 128 x 128 tile) when the grid of
+// those tiles still gives every CU of the largest product two workgroups:
+// 3072 x 3072 is 24 x 24 = 576 tiles, under MI300X's 2 x 304 = 608 (the 64 x
+// 64 tile on gfx942: 48 x 48 = 2304 workgroups) and over MI355X's 2 x 256 =
+// 512 (the 128 x 128 tile on gfx950); RDNA has no large tiling.
+// CHECK-LABEL: func @large_f16
+// CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
+// GFX950-LABEL: func @large_f16
+// GFX950-SAME: kiln.workgroup_count = 576 : i64
+// GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x64xf16>
+// GFX1100-LABEL: func @large_f16
+// GFX1100-SAME: kiln.workgroup_count = 2304 : i64
+func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor<3072x3072xf16> attributes {kiln.dispatch} {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<3072x3072xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<3072x3072xf16>) -> tensor<3072x3072xf16>
+  %0 = linalg.matmul ins(%a, %b : tensor<3072x64xf16>, tensor<64x3072xf16>) outs(%f : tensor<3072x3072xf16>) -> tensor<3072x3072xf16>
+  return %0 : tensor<3072x3072xf16>
+}
+
+// -----
+
+// 3200 x 3200 is 25 x 25 = 625 tiles of 128 x 128: the large tiling on gfx942
+// too (32 KiB of LDS for the four 128 x 32 f16 panels).
+// CHECK-LABEL: func @larger_f16
+// CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 625 : i64
+// CHECK-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
+func.func @larger_f16(%a: tensor<3200x64xf16>, %b: tensor<64x3200xf16>) -> tensor<3200x3200xf16> attributes {kiln.dispatch} {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<3200x3200xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<3200x3200xf16>) -> tensor<3200x3200xf16>
+  %0 = linalg.matmul ins(%a, %b : tensor<3200x64xf16>, tensor<64x3200xf16>) outs(%f : tensor<3200x3200xf16>) -> tensor<3200x3200xf16>
+  return %0 : tensor<3200x3200xf16>
 }
