@@ -20,11 +20,17 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     `tensor.pad` of the image becomes bounds checks), starting from zero or
     from an elementwise function of the arguments (a bias, added after the
     K loop), followed by elementwise ops, is replaced by a matrix-core
-    kernel on memrefs: 4 waves per workgroup, a 64 x 64 output tile, A and
+    kernel on memrefs: 4 waves per workgroup, a 64 x 64 output tile (on
+    targets with a large tiling, gfx942 and gfx950, 128 x 128 when that grid
+    still gives every CU of the largest product two workgroups), A and
     B panels staged in double-buffered LDS (one barrier per K step), operand
     fragments read in the lane layout of the target's MFMA or WMMA
     instruction, and the elementwise epilogue applied in registers (the
     tiling, the instruction and its layout come from the gfx target table).
+    Global loads take no branches (clamped indices, zeros selected where a
+    chunk is out of bounds; checks only where the tile does not divide M or
+    N), and a scheduling barrier keeps the next step's loads ahead of the
+    step's matrix instructions.
     A kernel whose panels need more LDS than a workgroup may allocate on the
     chip is an error. The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
