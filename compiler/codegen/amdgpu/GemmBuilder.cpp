@@ -862,6 +862,10 @@ private:
   };
   int64_t va = 1, vb = 1;
   bool bAlongN = false;
+  /// B chunks loaded along n cover `bRows` consecutive k rows, so that the
+  /// transposed panel [n][k] is written 32 bits (bRows elements of k) per
+  /// store instead of one element.
+  int64_t bRows = 1;
   int64_t aChunks = 0, bChunks = 0, aPerThread = 0, bPerThread = 0;
   SmallVector<Chunk> aChunkAt, bChunkAt;
 };
@@ -951,8 +955,16 @@ void KernelBuilder::planStaging() {
   }
   bAlongN = vbN > 1 || vbK == 1;
   vb = bAlongN ? vbN : vbK;
+  // 16-bit types only: two halves pack into a dword with one v_perm, four
+  // bytes took LLVM a dozen shifts and ors each (693 instead of 264
+  // instructions in the i8 main loop on gfx942).
+  if (bAlongN && vb > 1 && !plan.int4 && plan.computeType.getIntOrFloatBitWidth() == 16) {
+    bRows = 2;
+    while (bRows > 1 && kt % bRows != 0)
+      bRows /= 2;
+  }
   aChunks = shape.tileM * kt / va;
-  bChunks = shape.tileN * kt / vb;
+  bChunks = shape.tileN * kt / (vb * bRows);
   aPerThread = llvm::divideCeil(aChunks, threads);
   bPerThread = llvm::divideCeil(bChunks, threads);
   AffineExpr d0 = b.getAffineDimExpr(0);
@@ -964,8 +976,8 @@ void KernelBuilder::planStaging() {
   for (int64_t j = 0; j < bPerThread; ++j) {
     Value chunk = apply(d0 + j * threads, {tid});
     int64_t perRow = (bAlongN ? shape.tileN : kt) / vb;
-    bChunkAt.push_back(
-        {chunk, apply(d0.floorDiv(perRow), {chunk}), apply((d0 % perRow) * vb, {chunk})});
+    bChunkAt.push_back({chunk, apply(d0.floorDiv(perRow) * bRows, {chunk}),
+                        apply((d0 % perRow) * vb, {chunk})});
   }
 }
 
@@ -990,13 +1002,15 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
     const Chunk &ch = bChunkAt[j];
     Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
     Value n = apply(d0 + d1, {n0, nLocal});
-    Value k = apply(d0 + d1, {k0, kLocal});
-    Value ok = allOf({N % shape.tileN ? cmpLt(n, N) : Value(), cmpLt(k, K),
-                      bChunks % shape.threads ? cmpLt(ch.chunk, bChunks) : Value()});
-    masks.emplace_back();
-    values.push_back(plan.int4 ? loadInt4Chunk(n, k, ok, vb)
-                               : loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb,
-                                           &masks.back()));
+    for (int64_t r = 0; r < bRows; ++r) {
+      Value k = apply(d0 + d1 + r, {k0, kLocal});
+      Value ok = allOf({N % shape.tileN ? cmpLt(n, N) : Value(), cmpLt(k, K),
+                        bChunks % shape.threads ? cmpLt(ch.chunk, bChunks) : Value()});
+      masks.emplace_back();
+      values.push_back(plan.int4 ? loadInt4Chunk(n, k, ok, vb)
+                                 : loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb,
+                                             &masks.back()));
+    }
   }
   values.append(masks.begin(), masks.end());
   return values;
@@ -1005,7 +1019,7 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
 void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
   AffineExpr d0 = b.getAffineDimExpr(0);
   // loadStep's chunks, zeroed where their masks say.
-  size_t count = aPerThread + bPerThread;
+  size_t count = aPerThread + bPerThread * bRows;
   SmallVector<Value> values(loaded.take_front(count));
   for (size_t i = 0; i < count; ++i)
     if (Value mask = loaded[count + i])
@@ -1023,7 +1037,8 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
   for (int64_t j = 0; j < bPerThread; ++j) {
     const Chunk &ch = bChunkAt[j];
     Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
-    Value value = values[aPerThread + j];
+    ArrayRef<Value> rows = ArrayRef<Value>(values).slice(aPerThread + j * bRows, bRows);
+    Value value = rows.front();
     OpBuilder::InsertionGuard guard(b);
     if ((j + 1) * shape.threads > bChunks) {
       auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
@@ -1031,10 +1046,22 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
     }
     if (!bAlongN) {
       vector::StoreOp::create(b, loc, value, bLds[buffer], ValueRange{nLocal, kLocal});
-    } else {
+    } else if (bRows == 1) {
       for (int64_t i = 0; i < vb; ++i) {
         Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
         memref::StoreOp::create(b, loc, e, bLds[buffer],
+                                ValueRange{apply(d0 + i, {nLocal}), kLocal});
+      }
+    } else {
+      // Transposed in registers: column i of the bRows rows is bRows
+      // consecutive k of panel row n + i, one 32-bit store.
+      auto columnType = VectorType::get({bRows}, plan.computeType);
+      for (int64_t i = 0; i < vb; ++i) {
+        SmallVector<Value> column;
+        for (Value row : rows)
+          column.push_back(vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{i}));
+        Value packed = vector::FromElementsOp::create(b, loc, columnType, column);
+        vector::StoreOp::create(b, loc, packed, bLds[buffer],
                                 ValueRange{apply(d0 + i, {nLocal}), kLocal});
       }
     }

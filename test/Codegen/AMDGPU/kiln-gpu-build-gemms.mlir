@@ -20,7 +20,9 @@
 // The loads take no branches: M and N divide the tile, and a k past K (the
 // last prefetch) reads a clamped address and is zeroed by a select where
 // the chunk is stored; a scheduling barrier keeps the loads ahead of the
-// step's multiplies.
+// step's multiplies. B is read along n, two k rows per chunk (128 chunks:
+// waves 0 and 1 stage B), and stored transposed two k at a time (a
+// vector<2xf16>, one 32-bit LDS store).
 // CHECK-LABEL: func @matmul_f16
 // CHECK-SAME: (%[[A:.*]]: memref<128x256xf16>, %[[B:.*]]: memref<256x128xf16>, %[[C:.*]]: memref<128x128xf16>)
 // CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 256 : i64
@@ -35,7 +37,7 @@
 // CHECK: vector.load %[[A]]
 // CHECK: vector.load %[[B]]
 // CHECK: vector.store %{{.*}}, %[[A0]]
-// CHECK: memref.store %{{.*}}, %[[B0]]
+// CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK-NOT: scf.if
@@ -47,20 +49,21 @@
 // CHECK: vector.load %[[B0]]
 // CHECK-COUNT-8: amdgpu.mfma 16x16x16
 // CHECK: arith.select
-// CHECK-NOT: scf.if
 // CHECK: vector.store %{{.*}}, %[[A1]]
-// CHECK: memref.store %{{.*}}, %[[B1]]
+// CHECK: vector.store %{{.*}}, %[[B1]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[A1]]
 // CHECK: vector.load %[[B1]]
 // CHECK-COUNT-8: amdgpu.mfma 16x16x16
 // CHECK: vector.store %{{.*}}, %[[A0]]
-// CHECK: memref.store %{{.*}}, %[[B0]]
+// CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
 // CHECK: scf.yield
 // CHECK-NEXT: } {llvm.loop_annotation = #{{.*}}}
 // CHECK-NOT: amdgpu.mfma
-// The epilogue: each of the 4 x 4 accumulator elements of a lane, in f16.
+// CHECK-NOT: scf.if
+// The epilogue: each of the 4 x 4 accumulator elements of a lane, in f16,
+// stored without bounds checks (M and N divide the tile).
 // CHECK-COUNT-16: memref.store %{{.*}}, %[[C]]
 // CHECK-NOT: memref.store
 // CHECK: return
