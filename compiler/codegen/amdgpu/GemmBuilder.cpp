@@ -743,6 +743,26 @@ private:
 
   /// One lane's operand fragment from an LDS panel [rows][KT]: row `row`,
   /// k offset `k0` + the layout's k of each element.
+  /// Where element k of panel row `row` lives: the panels are XOR-swizzled
+  /// in 16-byte granules (swizzleGranule elements), granule g of row r at
+  /// g ^ (((r >> 1) ^ (r >> 3)) % swizzleGroups). Unswizzled, panel rows 64
+  /// bytes apart all start in bank 0 or 16: the 16 lanes that read 8 bytes
+  /// of 16 consecutive rows at the same k (one LDS phase on CDNA) met 8-way
+  /// bank conflicts, and so did the transposing B stores, whose lanes write
+  /// rows 8 apart (kiln-run --emu-stats). r >> 1 spreads consecutive rows,
+  /// r >> 3 rows 8 apart: 2-way for both. Every store and read stays inside
+  /// one granule, so the accesses keep their width. Unswizzled (granule 0)
+  /// where a read is wider than a granule (RDNA3's 32-byte fragments).
+  Value swizzled(Value row, Value k) {
+    if (swizzleGranule == 0)
+      return k;
+    Value spread = arith::XOrIOp::create(b, loc, arith::ShRUIOp::create(b, loc, row, c(1)),
+                                         arith::ShRUIOp::create(b, loc, row, c(3)));
+    Value group = arith::AndIOp::create(b, loc, spread, c(swizzleGroups - 1));
+    return arith::XOrIOp::create(b, loc, k,
+                                 arith::MulIOp::create(b, loc, group, c(swizzleGranule)));
+  }
+
   Value fragment(Value lds, Value row, Value k0) {
     SmallVector<Value> chunks;
     int64_t chunks_n = inst.perLane / inst.kChunk;
@@ -751,7 +771,8 @@ private:
       Value k = apply(b.getAffineDimExpr(0) + b.getAffineDimExpr(1) * inst.kGroupStride +
                           ch * inst.kBlockStride,
                       {k0, group});
-      chunks.push_back(vector::LoadOp::create(b, loc, chunkType, lds, ValueRange{row, k}));
+      chunks.push_back(
+          vector::LoadOp::create(b, loc, chunkType, lds, ValueRange{row, swizzled(row, k)}));
     }
     // Concatenate with shuffles (convert-gpu-to-rocdl lowers those, not
     // strided slices).
@@ -866,6 +887,9 @@ private:
   /// transposed panel [n][k] is written 32 bits (bRows elements of k) per
   /// store instead of one element.
   int64_t bRows = 1;
+  /// The panels' XOR swizzle (swizzled()): granule in elements (0: none)
+  /// and granules per panel row.
+  int64_t swizzleGranule = 0, swizzleGroups = 0;
   int64_t aChunks = 0, bChunks = 0, aPerThread = 0, bPerThread = 0;
   SmallVector<Chunk> aChunkAt, bChunkAt;
 };
@@ -965,6 +989,19 @@ void KernelBuilder::planStaging() {
   }
   aChunks = shape.tileM * kt / va;
   bChunks = shape.tileN * kt / (vb * bRows);
+  int64_t bits = plan.computeType.getIntOrFloatBitWidth();
+  // Not with the large tiling: each swizzled fragment address is a
+  // register of its own (the XOR does not fold into the LDS offset), and
+  // 4 x 4 tiles then reached 264 VGPRs on gfx950 i8 (one wave per SIMD);
+  // they read half as much LDS per matrix instruction anyway.
+  if (bits >= 8 && inst.kChunk * bits <= 128 && kt * bits >= 256 && va * bits <= 128 &&
+      (bAlongN || vb * bits <= 128) && shape.waveTilesM * shape.waveTilesN <= 4 &&
+      inst.input != MatrixInput::I4) { // int4 fragments spilled on gfx1201 with it
+    swizzleGranule = 128 / bits;
+    swizzleGroups = kt / swizzleGranule;
+    if (!llvm::isPowerOf2_64(swizzleGroups))
+      swizzleGranule = swizzleGroups = 0;
+  }
   aPerThread = llvm::divideCeil(aChunks, threads);
   bPerThread = llvm::divideCeil(bChunks, threads);
   AffineExpr d0 = b.getAffineDimExpr(0);
@@ -1032,7 +1069,8 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
       auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
       b.setInsertionPointToStart(store.thenBlock());
     }
-    vector::StoreOp::create(b, loc, values[j], aLds[buffer], ValueRange{ch.row, ch.col});
+    vector::StoreOp::create(b, loc, values[j], aLds[buffer],
+                            ValueRange{ch.row, swizzled(ch.row, ch.col)});
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     const Chunk &ch = bChunkAt[j];
@@ -1045,12 +1083,13 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
       b.setInsertionPointToStart(store.thenBlock());
     }
     if (!bAlongN) {
-      vector::StoreOp::create(b, loc, value, bLds[buffer], ValueRange{nLocal, kLocal});
+      vector::StoreOp::create(b, loc, value, bLds[buffer],
+                              ValueRange{nLocal, swizzled(nLocal, kLocal)});
     } else if (bRows == 1) {
       for (int64_t i = 0; i < vb; ++i) {
         Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
-        memref::StoreOp::create(b, loc, e, bLds[buffer],
-                                ValueRange{apply(d0 + i, {nLocal}), kLocal});
+        Value n = apply(d0 + i, {nLocal});
+        memref::StoreOp::create(b, loc, e, bLds[buffer], ValueRange{n, swizzled(n, kLocal)});
       }
     } else {
       // Transposed in registers: column i of the bRows rows is bRows
@@ -1061,8 +1100,8 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
         for (Value row : rows)
           column.push_back(vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{i}));
         Value packed = vector::FromElementsOp::create(b, loc, columnType, column);
-        vector::StoreOp::create(b, loc, packed, bLds[buffer],
-                                ValueRange{apply(d0 + i, {nLocal}), kLocal});
+        Value n = apply(d0 + i, {nLocal});
+        vector::StoreOp::create(b, loc, packed, bLds[buffer], ValueRange{n, swizzled(n, kLocal)});
       }
     }
   }
