@@ -990,12 +990,13 @@ void KernelBuilder::planStaging() {
   aChunks = shape.tileM * kt / va;
   bChunks = shape.tileN * kt / (vb * bRows);
   int64_t bits = plan.computeType.getIntOrFloatBitWidth();
-  // Not with the large tiling: each swizzled fragment address is a
-  // register of its own (the XOR does not fold into the LDS offset), and
-  // 4 x 4 tiles then reached 264 VGPRs on gfx950 i8 (one wave per SIMD);
-  // they read half as much LDS per matrix instruction anyway.
+  // The large tiling only for 16-bit operands: each swizzled fragment
+  // address is a register of its own (the XOR does not fold into the LDS
+  // offset), and 4 x 4 tiles of int8 reached 264 VGPRs on gfx950 (one wave
+  // per SIMD); f16 stays at 158 (gfx942) and 226 (gfx950), two waves.
+  bool largeTiles = shape.waveTilesM * shape.waveTilesN > 4;
   if (bits >= 8 && inst.kChunk * bits <= 128 && kt * bits >= 256 && va * bits <= 128 &&
-      (bAlongN || vb * bits <= 128) && shape.waveTilesM * shape.waveTilesN <= 4 &&
+      (bAlongN || vb * bits <= 128) && (!largeTiles || bits == 16) &&
       inst.input != MatrixInput::I4) { // int4 fragments spilled on gfx1201 with it
     swizzleGranule = 128 / bits;
     swizzleGroups = kt / swizzleGranule;

@@ -31,8 +31,9 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     chunk is out of bounds; checks only where the tile does not divide M or
     N), and a scheduling barrier keeps the next step's loads ahead of the
     step's matrix instructions. A 16-bit B read along n is stored
-    transposed two k at a time; the panels of the 64 x 64 tiling are
-    XOR-swizzled in 16-byte granules against LDS bank conflicts.
+    transposed two k at a time; the panels (of the large tiling: 16-bit
+    operands only) are XOR-swizzled in 16-byte granules against LDS bank
+    conflicts.
     A kernel whose panels need more LDS than a workgroup may allocate on the
     chip is an error. The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
