@@ -178,7 +178,8 @@ Expected<double> runMca(const MCTools &tools, ArrayRef<const MCInst *> region, u
 
 /// Cycles each of the scheduling model's resources is busy for `inst`
 /// (its write resources, resolved through variant classes as MCA does).
-void addPressure(const MCTools &tools, const MCInst &inst, StringMap<double> &pressure) {
+StringMap<double> pressureOf(const MCTools &tools, const MCInst &inst) {
+  StringMap<double> pressure;
   const MCSubtargetInfo &sti = *tools.subtarget;
   const MCSchedModel &model = sti.getSchedModel();
   unsigned cls = tools.instrInfo->get(inst.getOpcode()).getSchedClass();
@@ -188,7 +189,7 @@ void addPressure(const MCTools &tools, const MCInst &inst, StringMap<double> &pr
     desc = cls ? model.getSchedClassDesc(cls) : nullptr;
   }
   if (!desc || !desc->isValid() || desc->isVariant())
-    return;
+    return pressure;
   for (const MCWriteProcResEntry *w = sti.getWriteProcResBegin(desc),
                                  *e = sti.getWriteProcResEnd(desc);
        w != e; ++w) {
@@ -196,6 +197,7 @@ void addPressure(const MCTools &tools, const MCInst &inst, StringMap<double> &pr
     pressure[resource->Name] +=
         double(w->ReleaseAtCycle - w->AcquireAtCycle) / std::max(1u, resource->NumUnits);
   }
+  return pressure;
 }
 
 /// A readable name for one of LLVM's AMDGPU scheduling resources.
@@ -302,12 +304,11 @@ Expected<gfx::LoopProfile> kiln::inspect::analyzeMainLoop(const MCTools &tools,
     for (size_t i = best.begin; i <= best.end; ++i) {
       if (!decoded[i].valid)
         continue;
-      addPressure(tools, decoded[i].inst, pressure);
-      if (classes[i].vectorFlop) {
-        StringMap<double> one;
-        addPressure(tools, decoded[i].inst, one);
+      StringMap<double> one = pressureOf(tools, decoded[i].inst);
+      for (auto &entry : one)
+        pressure[entry.first()] += entry.second;
+      if (classes[i].vectorFlop)
         p.vectorFlopCycles += one.lookup("HWVALU");
-      }
     }
     p.matrixCycles = pressure.lookup("HWXDL");
     for (auto &entry : pressure)
@@ -353,10 +354,8 @@ Expected<gfx::LoopProfile> kiln::inspect::analyzeMainLoop(const MCTools &tools,
       std::optional<double> clocks =
           inst && rated ? gfx::matrixInstructionClocks(target, *rated, *inst) : std::nullopt;
       if (!clocks) {
-        StringMap<double> one;
-        addPressure(tools, decoded[i].inst, one);
         double most = 0;
-        for (auto &entry : one)
+        for (auto &entry : pressureOf(tools, decoded[i].inst))
           most = std::max(most, entry.second);
         if (most <= 0)
           return makeError("no published rate for " + name + " on any " + target.name +

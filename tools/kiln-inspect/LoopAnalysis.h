@@ -15,10 +15,12 @@
 //     resources (HWXDL is the matrix pipe, HWVALU the vector ALU, HWLGKM LDS
 //     and scalar memory, HWVMEM vector memory);
 //   - elsewhere (gfx11, gfx12, gfx1250, where LLVM 22's model carries
-//     placeholder latencies) Kiln's cost table: every instruction one issue
-//     cycle of its wave, a matrix instruction the clocks its chip's
-//     published rate gives (PerfModel.h), all in one sequence because RDNA's
-//     WMMA runs on the vector ALU.
+//     placeholder latencies) Kiln's cost table: one wave issues in order,
+//     one cycle per instruction, a matrix instruction the clocks its chip's
+//     published rate gives (PerfModel.h; LLVM's reciprocal throughput where
+//     none is published), stalling at each s_waitcnt until its loads are
+//     back (LLVM's CDNA load latencies in clocks); RDNA's WMMA counts on the
+//     vector ALU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +35,8 @@
 namespace kiln::inspect {
 
 /// Times the main loop of `code`, a kernel of `target` built for wave size
-/// `waveSize`. `product` gives the matrix instructions' clocks when Kiln's
-/// cost table is used (its first product with a known rate when null).
+/// `waveSize`. Kiln's cost table takes the matrix instructions' clocks from
+/// the target's first product with a published rate.
 llvm::Expected<gfx::LoopProfile> analyzeMainLoop(const MCTools &tools, const FunctionCode &code,
                                                  const gfx::Target &target, unsigned waveSize);
 
