@@ -2,10 +2,13 @@
 """Kiln's INT8 GEMM and convolution kernels against the ISA's int8 peak.
 
   /usr/bin/python3 bench/int8/gemm.py --build build [--threads 1] [--min-time 3]
+                                      [--cpu x86-64-v3]
 
 Builds bench/int8/peak.cpp (independent vpdpbusd chains with AVX-512 VNNI,
 vpmaddubsw + vpmaddwd otherwise) for this host with g++ and runs it: the
-physical ceiling of one core. Then, for each shape, writes an ONNX model of
+physical ceiling of one core. `--cpu` compiles both (Kiln's kernels and
+the peak) for another x86-64 CPU than this host, e.g. x86-64-v3 for the
+AVX2 kernels on an AVX-512 machine. Then, for each shape, writes an ONNX model of
 the quantized form Kiln compiles (MatMulInteger / ConvInteger of uint8
 activations with a zero point by constant int8 weights) and its float
 equivalent (MatMul / Conv), compiles both with kiln-compile --target=cpu,
@@ -93,11 +96,13 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--min-time", type=float, default=3)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cpu", default="host",
+                        help="x86-64 CPU to compile for (kiln-compile --cpu, g++ -march)")
     args = parser.parse_args()
     build = args.build.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        subprocess.run(["g++", "-O2", "-march=native", str(HERE / "peak.cpp"), "-o",
+        subprocess.run(["g++", "-O2", "-march=" + ("native" if args.cpu == "host" else args.cpu), str(HERE / "peak.cpp"), "-o",
                         str(tmp / "peak")], check=True)
         peak_line = subprocess.run([str(tmp / "peak")], check=True, capture_output=True,
                                    text=True).stdout.strip()
@@ -111,7 +116,7 @@ def main():
                 stem = tmp / f"{kind}{'_q' if quantized else '_f'}"
                 ops = model(kind, shape, quantized, stem.with_suffix(".onnx"))
                 subprocess.run([str(build / "bin/kiln-compile"), str(stem.with_suffix(".onnx")),
-                                "--target=cpu", "-o", str(stem.with_suffix(".kiln"))],
+                                "--target=cpu", f"--cpu={args.cpu}", "-o", str(stem.with_suffix(".kiln"))],
                                check=True, capture_output=True)
                 artifacts[quantized] = stem.with_suffix(".kiln")
             times = {True: [], False: []}

@@ -2,7 +2,7 @@
 """ONNX's integer GEMMs (MatMulInteger, ConvInteger) compiled for the CPU and
 run, against ONNX Runtime and an exact numpy reference.
 
-  /usr/bin/python3 test/e2e/run_integer_vs_ort.py --build BUILD [--keep] [--cpu=x86-64-v3]
+  /usr/bin/python3 test/e2e/run_integer_vs_ort.py --build BUILD [--keep] [--cpu=x86-64-v3|x86-64-v4]
 
 Each case is a one-node model built with onnx.helper: uint8 x uint8, int8 x
 int8 and uint8 x int8 operands over their full ranges (0..255, -128..127),
@@ -16,7 +16,10 @@ forms the importer accepts: per-row a_zero_point, per-column b_zero_point of a
 batched B, per-channel w_zero_point, dilations with SAME auto_pad; those are
 reported and checked against numpy only). Exit status 1 on
 any mismatch or kiln failure, or when fewer than MIN_ORT_COMPARED outputs were
-compared with ONNX Runtime (the test must not pass vacuously).
+compared with ONNX Runtime (the test must not pass vacuously). `--cpu` picks
+the kernels: host, x86-64-v3 (AVX2: vpmaddwd on ymm), x86-64-v4 (AVX-512
+without VNNI: vpmaddwd on zmm; exit status 77, skipped, on a host without
+AVX-512).
 """
 
 import argparse
@@ -30,6 +33,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from host import host_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MIN_ORT_COMPARED = 20
@@ -172,6 +178,16 @@ matmul_case("matmul vector lhs", full_range(u8, 8), full_range(u8, 8, 6), full_r
 matmul_case("matmul vector rhs", full_range(i8, 5, 8), full_range(i8, 8), None, full_range(i8))
 matmul_case("matmul large, partial tiles", full_range(u8, 37, 129), full_range(i8, 129, 67),
             full_range(u8), full_range(i8), const_b=True)
+# Register tiles of 8-bit operands, every sign pair: the dot-product kernels
+# (vpdpbusd with VNNI, vpmaddwd pairs otherwise; --cpu picks), with full,
+# partial and peeled tiles in every dimension (37 rows, 45 = 16 + 16 + 13
+# columns, K = 70 and 67: remainders of 2 and 3 steps).
+for ta, tb in [(u8, i8), (i8, u8), (u8, u8), (i8, i8)]:
+    label = f"{np.dtype(ta).name} x {np.dtype(tb).name}"
+    matmul_case(f"matmul {label} register tiles, weight initializer", full_range(ta, 37, 70),
+                full_range(tb, 70, 45), const_b=True)
+    matmul_case(f"matmul {label} register tiles, odd K, run-time b", full_range(ta, 21, 67),
+                full_range(tb, 67, 45))
 
 
 def conv_case(name, x, w, zx=None, zw=None, strides=None, dilations=None, pads=None, auto_pad=None,
@@ -250,6 +266,9 @@ def main():
     parser.add_argument("--cpu", default="host",
                         help="kiln-compile --cpu (x86-64-v3: the AVX2 kernels, without VNNI)")
     args = parser.parse_args()
+    if not host_runs(args.cpu):
+        print(f"skipped: this host cannot run code compiled for --cpu={args.cpu}")
+        return 77
     bin_dir = args.build.resolve() / "bin"
     work = Path(tempfile.mkdtemp(prefix="kiln-integer-"))
     compared = ort_compared = ort_skipped = failures = 0

@@ -2,7 +2,7 @@
 """Every op-family model of the importer's lit tests, compiled for the CPU and
 run, against ONNX Runtime on the same seeded inputs.
 
-  /usr/bin/python3 test/e2e/run_ops_vs_ort.py --build BUILD [--filter REGEX]
+  /usr/bin/python3 test/e2e/run_ops_vs_ort.py --build BUILD [--filter REGEX] [--cpu=x86-64-v3]
 
 The models are the `#--- NAME` sections of test/Import/onnx/*.onnxtxt (the
 errors*.onnxtxt files are skipped). A section says how it takes part with
@@ -73,6 +73,8 @@ def main():
     parser.add_argument("--build", required=True, type=Path)
     parser.add_argument("--filter", default="",
                         help="only the sections whose FILE.SECTION name matches this regex")
+    parser.add_argument("--cpu", default="host",
+                        help="kiln-compile --cpu (x86-64-v3: the AVX2 kernels on any host)")
     args = parser.parse_args()
     bin_dir = args.build.resolve() / "bin"
     work = Path(tempfile.mkdtemp(prefix="kiln-ops-"))
@@ -91,7 +93,7 @@ def main():
             d.mkdir()
             (d / "m.onnxtxt").write_text(body)
             compile_ = subprocess.run([bin_dir / "kiln-compile", d / "m.onnxtxt", "--target=cpu",
-                                       "-o", d / "m.kiln"]
+                                       f"--cpu={args.cpu}", "-o", d / "m.kiln"]
                                       + [f"--input-value={k}={v}" for k, v in pinned.items()],
                                       capture_output=True, text=True)
             if compile_.returncode != 0:

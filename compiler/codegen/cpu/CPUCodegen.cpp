@@ -11,6 +11,7 @@
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 using namespace mlir;
 
@@ -18,20 +19,26 @@ namespace kiln::cpu {
 
 void resolveTarget(CPUOptions &options) {
   codegen::resolveHostCPU(options.cpu, options.features);
-  bool avx512 = llvm::StringRef(options.features).contains("+avx512f") ||
-                llvm::StringRef(options.cpu).contains("v4") ||
-                llvm::StringRef(options.cpu).starts_with("znver4") ||
-                llvm::StringRef(options.cpu).starts_with("znver5");
+  // What the CPU has: LLVM's features for the name, then the explicit
+  // (or, for "host", detected) +/- features on top.
+  llvm::StringMap<bool> has;
+  llvm::SmallVector<llvm::StringRef> implied;
+  llvm::X86::getFeaturesForCPU(options.cpu, implied);
+  for (llvm::StringRef feature : implied)
+    has[feature] = true;
+  llvm::SmallVector<llvm::StringRef> explicitFeatures;
+  llvm::StringRef(options.features).split(explicitFeatures, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef feature : explicitFeatures)
+    if (feature.size() > 1 && (feature[0] == '+' || feature[0] == '-'))
+      has[feature.drop_front()] = feature[0] == '+';
+  bool avx512 = has.lookup("avx512f");
   options.registerRows = avx512 ? 16 : 4;
   options.vectorWidth = 16;
-  llvm::StringRef cpu = options.cpu;
-  options.vnni = llvm::StringRef(options.features).contains("+avx512vnni") ||
-                 cpu.starts_with("znver4") || cpu.starts_with("znver5") ||
-                 cpu.starts_with("icelake") || cpu.starts_with("sapphirerapids") ||
-                 cpu.starts_with("graniterapids") || cpu.starts_with("emeraldrapids") ||
-                 cpu == "cascadelake" || cpu == "cooperlake" || cpu == "tigerlake";
-  if (llvm::StringRef(options.features).contains("-avx512vnni"))
-    options.vnni = false;
+  options.vectorLanes = avx512 ? 16 : 8;
+  options.dot = has.lookup("avx512vnni") ? DotISA::AVX512VNNI
+                : has.lookup("avx512bw") ? DotISA::AVX512BW
+                : has.lookup("avx2")     ? DotISA::AVX2
+                                         : DotISA::None;
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
@@ -49,7 +56,8 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   KilnCPUVectorizeGemmOptions vectorize;
   vectorize.mr = options.registerRows;
   vectorize.nr = options.vectorWidth;
-  vectorize.vnni = options.vnni;
+  vectorize.dotISA = stringifyDotISA(options.dot).str();
+  vectorize.vectorLanes = options.vectorLanes;
   pm.addNestedPass<func::FuncOp>(createKilnCPUVectorizeGemm(vectorize));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -109,8 +117,11 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   codegen::buildBufferizePipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUWorkgroupToArgs());
   bufferization::buildBufferDeallocationPipeline(pm);
-  if (options.vnni)
-    pm.addNestedPass<func::FuncOp>(createKilnCPULowerDotProducts());
+  if (options.dot != DotISA::None) {
+    KilnCPULowerDotProductsOptions dot;
+    dot.isaName = stringifyDotISA(options.dot).str();
+    pm.addNestedPass<func::FuncOp>(createKilnCPULowerDotProducts(dot));
+  }
   // (AVX2 has 16 registers of 8 floats: half the kernel of AVX-512's 32 x 16.)
   KilnCPULowerInt4MatmulsOptions int4;
   int4.rows = options.registerRows >= 16 ? 4 : 2;

@@ -11,6 +11,7 @@
 #define KILN_CODEGEN_CPU_CPUCODEGEN_H
 
 #include "codegen/common/Passes.h"
+#include "codegen/cpu/IntegerDot.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -30,12 +31,16 @@ struct CPUOptions {
   /// AVX-512's 32 zmm registers, 4 x 16 for AVX2's 16 ymm registers).
   int64_t registerRows = 16;
   int64_t vectorWidth = 16;
-  /// Whether the CPU has AVX-512 VNNI (vpdpbusd): 8-bit GEMM tiles use it.
-  bool vnni = false;
+  /// 32-bit lanes of one vector register (16 AVX-512, 8 AVX2).
+  int64_t vectorLanes = 16;
+  /// The dot-product instructions 8-bit GEMM tiles use (AVX-512 VNNI
+  /// vpdpbusd, else vpmaddwd on zmm or ymm).
+  DotISA dot = DotISA::None;
 };
 
 /// Resolves "host" into the compiling machine's CPU name and features, and
-/// picks the register tile for the CPU's vector registers.
+/// picks the register tile and the dot-product instructions from the CPU's
+/// features (those LLVM knows for the CPU name, then `features` on top).
 void resolveTarget(CPUOptions &options);
 
 /// Dispatch functions in kiln -> linalg on tensors, tiled into workgroups.

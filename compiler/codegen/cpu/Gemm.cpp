@@ -356,6 +356,7 @@ constexpr StringLiteral kPackedTileAttr = "kiln.packed_tile";
 struct RegisterTile {
   int64_t mr, nr, kc, kcCache;
   bool packPanels;
+  int64_t lanes; // 32-bit lanes of a vector register
 };
 
 /// The float and i32 contractions of `func` (not the im2col gathers).
@@ -557,6 +558,37 @@ static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter
   }
 }
 
+/// With registers of fewer lanes than the tile's columns (AVX2: 8 lanes,
+/// tiles of 16 columns), a register tile of a width between one and two
+/// registers that is not a multiple of one (12 columns: a 14x14 image's
+/// workgroup of 28 is 16 + 12) is split into registers' worth of columns and
+/// the rest: LLVM keeps a loop-carried vector of 12 lanes, not a power of two
+/// and wider than a register, in 12 scalar registers (measured: the 12-column
+/// tiles took most of a 3x3 convolution's time).
+/// Returns whether it split any.
+static bool splitOddColumnTiles(func::FuncOp func, IRRewriter &rewriter, const RegisterTile &t) {
+  if (t.lanes >= t.nr)
+    return false;
+  SmallVector<std::pair<linalg::LinalgOp, unsigned>> odd;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(kIm2ColAttr) || !linalg::isaContractionOpInterface(op) ||
+        !hasRegisterAccumulator(op) || !hasStaticShapes(op))
+      return;
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+    if (failed(dims) || dims->n.empty())
+      return;
+    int64_t columns = op.getStaticLoopRanges()[dims->n.back()];
+    if (columns > t.lanes && columns < t.nr && columns % t.lanes != 0)
+      odd.push_back({op, dims->n.back()});
+  });
+  for (auto [op, nDim] : odd) {
+    SmallVector<int64_t> tiles(op.getNumLoops(), 0);
+    tiles[nDim] = t.lanes;
+    tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
+  }
+  return !odd.empty();
+}
+
 static LogicalResult tilePackedPanels(func::FuncOp func, IRRewriter &rewriter) {
   // Each column tile reads its right-hand block from a packed copy; the
   // tiles get static shapes first, then their row and reduction loops (a
@@ -725,7 +757,7 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
 /// Folds the vector transfers, keeps the accumulator in registers across
 /// the k loop and lowers the contractions to outer products.
 static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, MLIRContext *ctx,
-                                      bool vnni) {
+                                      cpu::DotISA dot) {
   {
     RewritePatternSet patterns(ctx);
     vector::populateVectorReductionToContractPatterns(patterns);
@@ -752,17 +784,17 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
         patterns, vector::VectorContractLowering::OuterProduct);
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    if (!vnni) {
+    if (dot == cpu::DotISA::None) {
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return failure();
       return success();
     }
-    // uint8 x int8 tiles stay vector.contract, with the ops that feed them
-    // their bytes, for kiln-cpu-lower-dot-products (after bufferization).
+    // 8-bit tiles stay vector.contract, with the ops that feed them their
+    // bytes, for kiln-cpu-lower-dot-products (after bufferization).
     llvm::DenseSet<Operation *> dotProducts;
     func.walk([&](vector::ContractionOp op) {
       SmallVector<Operation *> operands;
-      if (cpu::isDotProductContract(op, &operands)) {
+      if (cpu::isDotProductContract(op, dot, &operands)) {
         dotProducts.insert(op);
         dotProducts.insert(operands.begin(), operands.end());
       }
@@ -787,7 +819,13 @@ struct KilnCPUVectorizeGemmPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    RegisterTile tile{mr, nr, kc, kcCache, packPanels};
+    std::optional<cpu::DotISA> dot = cpu::parseDotISA(dotISA);
+    if (!dot) {
+      func.emitError() << "unknown dot-product ISA '" << dotISA
+                       << "' (none, avx2, avx512bw, avx512vnni)";
+      return signalPassFailure();
+    }
+    RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes};
     SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     IRRewriter rewriter(ctx);
     rewriteIm2ColGathers(func, rewriter);
@@ -795,13 +833,16 @@ struct KilnCPUVectorizeGemmPass
     blockReductions(contractions, rewriter, tile);
     tileElementwiseRows(func, rewriter, nr);
     tileContractions(contractions, rewriter, tile);
-    if (failed(tilePackedPanels(func, rewriter)) || failed(makeTilesStatic(func, rewriter)) ||
-        failed(dropUnitDims(func, ctx)))
+    if (failed(tilePackedPanels(func, rewriter)) || failed(makeTilesStatic(func, rewriter)))
+      return signalPassFailure();
+    if (failed(dropUnitDims(func, ctx)))
+      return signalPassFailure();
+    if (splitOddColumnTiles(func, rewriter, tile) && failed(makeTilesStatic(func, rewriter)))
       return signalPassFailure();
     specializeContractions(func, rewriter);
     unstrideTapInputs(func, rewriter);
     vectorizeTiles(func, rewriter, tile);
-    if (failed(lowerVectorTiles(func, rewriter, ctx, vnni)))
+    if (failed(lowerVectorTiles(func, rewriter, ctx, *dot)))
       return signalPassFailure();
   }
 };

@@ -1,7 +1,8 @@
-//===- IntegerDot.cpp - 8-bit contractions as AVX-512 VNNI dot products ---===//
+//===- IntegerDot.cpp - 8-bit contractions as x86 dot products -----------===//
 //
 // A register tile of an integer GEMM, `vector.contract` of 8-bit operands
-// into an i32 accumulator of 16 columns, becomes `vpdpbusd`: each i32 lane
+// into an i32 accumulator of at most 16 columns, becomes dot-product
+// instructions (IntegerDot.h's DotISA). With AVX-512 VNNI, `vpdpbusd`: each i32 lane
 // of the accumulator gains the dot product of four uint8 bytes of one
 // operand with four int8 bytes of the other. One operand is broadcast (the
 // four bytes of one row along k, as one i32 splat), the other holds the
@@ -10,6 +11,9 @@
 // multiply-adds. Exactly one operand must be unsigned: that is what the
 // instruction multiplies (uint8 activations x int8 weights, the form the
 // quantized lowering produces). Sums of four products cannot overflow i32.
+// Without VNNI (or for two operands of one signedness), `vpmaddwd` of the
+// bytes widened to 16 bits: each i32 lane gains two products (a pair of k
+// steps), then an add; on AVX2 the 16 columns are two ymm halves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +27,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
+using kiln::cpu::DotISA;
 
 namespace {
 
@@ -101,21 +106,49 @@ Value materialize(RewriterBase &rewriter, const ByteOperand &operand) {
                                         operand.plainPermutation, ArrayRef<bool>(inBounds));
 }
 
-constexpr int64_t kLanes = 16;
+/// How one instruction of a DotISA consumes a tile: `lanes` i32 lanes of
+/// accumulator, each gaining the products of `group` consecutive k steps;
+/// the operands are the bytes themselves (vpdpbusd) or widened to 16 bits
+/// (vpmaddwd, then an add).
+struct DotInstruction {
+  int64_t lanes;
+  int64_t group;
+  bool widened;
+  StringRef intrinsic;
+};
 
-/// How a contraction maps onto vpdpbusd: lhs rows are broadcast, rhs
-/// columns side by side.
+constexpr int64_t kMaxColumns = 16;
+
+std::optional<DotInstruction> instructionFor(DotISA dot, bool mixedSigns) {
+  switch (dot) {
+  case DotISA::AVX512VNNI:
+    if (mixedSigns)
+      return DotInstruction{16, 4, false, "llvm.x86.avx512.vpdpbusd.512"};
+    [[fallthrough]];
+  case DotISA::AVX512BW:
+    return DotInstruction{16, 2, true, "llvm.x86.avx512.pmaddw.d.512"};
+  case DotISA::AVX2:
+    return DotInstruction{8, 2, true, "llvm.x86.avx2.pmadd.wd"};
+  case DotISA::None:
+    break;
+  }
+  return std::nullopt;
+}
+
+/// How a contraction maps onto the instruction: lhs rows are broadcast,
+/// rhs columns side by side, in chunks of `lanes` columns.
 struct DotPlan {
   ByteOperand lhs, rhs;
   bool rhsTransposed;
   int64_t rows, columns, depth;
+  DotInstruction instruction;
 };
 
-std::optional<DotPlan> analyzeContract(vector::ContractionOp op) {
+std::optional<DotPlan> analyzeContract(vector::ContractionOp op, DotISA dot) {
   auto accType = dyn_cast<VectorType>(op.getAccType());
   if (op.getKind() != vector::CombiningKind::ADD || !accType || accType.getRank() != 2 ||
       !accType.getElementType().isInteger(32) || accType.isScalable() ||
-      accType.getDimSize(1) > kLanes)
+      accType.getDimSize(1) > kMaxColumns)
     return std::nullopt;
   SmallVector<vector::IteratorType> iterators = op.getIteratorTypesArray();
   if (iterators.size() != 3 || iterators[0] != vector::IteratorType::parallel ||
@@ -131,105 +164,155 @@ std::optional<DotPlan> analyzeContract(vector::ContractionOp op) {
     return std::nullopt;
   SmallVector<int64_t> bounds;
   op.getIterationBounds(bounds);
-  if (bounds[1] > kLanes || bounds[2] % 4 != 0)
+  if (bounds[1] > kMaxColumns)
     return std::nullopt;
   std::optional<ByteOperand> lhs = analyzeByteOperand(op.getLhs(), maps[0], bounds);
   std::optional<ByteOperand> rhs = analyzeByteOperand(op.getRhs(), maps[1], bounds);
-  if (!lhs || !rhs || lhs->isUnsigned == rhs->isUnsigned || lhs->map != map({m, k}) ||
+  if (!lhs || !rhs || lhs->map != map({m, k}) ||
       (rhs->map != map({k, n}) && rhs->map != map({n, k})))
     return std::nullopt;
-  return DotPlan{*lhs, *rhs, rhs->map == map({n, k}), bounds[0], bounds[1], bounds[2]};
+  std::optional<DotInstruction> instruction =
+      instructionFor(dot, lhs->isUnsigned != rhs->isUnsigned);
+  if (!instruction || bounds[2] % instruction->group != 0)
+    return std::nullopt;
+  return DotPlan{*lhs, *rhs, rhs->map == map({n, k}), bounds[0], bounds[1], bounds[2],
+                 *instruction};
 }
 
-struct ContractToVpdpbusd : OpRewritePattern<vector::ContractionOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ContractToDotProducts : OpRewritePattern<vector::ContractionOp> {
+  ContractToDotProducts(MLIRContext *ctx, DotISA dot)
+      : OpRewritePattern(ctx), dot(dot) {}
 
   LogicalResult matchAndRewrite(vector::ContractionOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<DotPlan> plan = analyzeContract(op);
+    std::optional<DotPlan> plan = analyzeContract(op, dot);
     if (!plan)
-      return rewriter.notifyMatchFailure(op, "not a uint8 x int8 tile of at most 16 i32 columns");
-    constexpr int64_t lanes = kLanes;
+      return rewriter.notifyMatchFailure(op, "not an 8-bit tile of at most 16 i32 columns");
+    const DotInstruction &inst = plan->instruction;
+    const int64_t lanes = inst.lanes, group = inst.group;
     Value lhsBytes = materialize(rewriter, plan->lhs);
     Value rhsBytes = materialize(rewriter, plan->rhs);
-    bool lhsUnsigned = plan->lhs.isUnsigned, rhsTransposed = plan->rhsTransposed;
+    bool lhsUnsigned = plan->lhs.isUnsigned, rhsUnsigned = plan->rhs.isUnsigned;
+    bool rhsTransposed = plan->rhsTransposed;
     int64_t rows = plan->rows, depth = plan->depth, cols = plan->columns;
+    int64_t chunks = llvm::divideCeil(cols, lanes);
+    assert(chunks <= 2 && "at most 16 columns of at least 8 lanes");
     constexpr int64_t poison = vector::ShuffleOp::kPoisonIndex;
 
     Location loc = op.getLoc();
     auto i32 = rewriter.getI32Type();
-    auto bytes = VectorType::get({4 * lanes}, rewriter.getI8Type());
+    Type element = inst.widened ? rewriter.getI16Type() : rewriter.getI8Type();
+    auto operandType = VectorType::get({group * lanes}, element);
     auto words = VectorType::get({lanes}, i32);
-    auto intrinsic = rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
-    // The columns' bytes k0..k0+3, column after column; the lanes of a
-    // narrower tile past its last column are poison (their sums are
-    // dropped).
-    auto columns = [&](int64_t k0) -> Value {
-      SmallVector<int64_t> offsets = rhsTransposed ? SmallVector<int64_t>{0, k0}
-                                                   : SmallVector<int64_t>{k0, 0};
-      SmallVector<int64_t> sizes = rhsTransposed ? SmallVector<int64_t>{cols, 4}
-                                                 : SmallVector<int64_t>{4, cols};
+    auto intrinsic = rewriter.getStringAttr(inst.intrinsic);
+    // Bytes widened to 16 bits by their own signedness (vpmaddwd's form).
+    auto widen = [&](Value bytes, bool isUnsigned) -> Value {
+      if (!inst.widened)
+        return bytes;
+      auto type = cast<VectorType>(bytes.getType()).clone(element);
+      if (isUnsigned)
+        return arith::ExtUIOp::create(rewriter, loc, type, bytes);
+      return arith::ExtSIOp::create(rewriter, loc, type, bytes);
+    };
+    auto columnsOf = [&](int64_t chunk) { return std::min(lanes, cols - chunk * lanes); };
+    // The `group` k steps from k0 of the chunk's columns, column after
+    // column; the lanes of a narrower chunk past its last column are poison
+    // (their sums are dropped).
+    auto columns = [&](int64_t k0, int64_t chunk) -> Value {
+      int64_t c0 = chunk * lanes, width = columnsOf(chunk);
+      SmallVector<int64_t> offsets = rhsTransposed ? SmallVector<int64_t>{c0, k0}
+                                                   : SmallVector<int64_t>{k0, c0};
+      SmallVector<int64_t> sizes = rhsTransposed ? SmallVector<int64_t>{width, group}
+                                                 : SmallVector<int64_t>{group, width};
       Value slice = vector::ExtractStridedSliceOp::create(rewriter, loc, rhsBytes, offsets, sizes,
                                                           ArrayRef<int64_t>{1, 1});
       Value flat = vector::ShapeCastOp::create(
-          rewriter, loc, VectorType::get({4 * cols}, rewriter.getI8Type()), slice);
-      if (rhsTransposed && cols == lanes)
-        return flat;
-      // Interleave the four rows with one byte shuffle (vpermb with AVX-512
-      // VBMI) rather than a transpose, which LLVM assembles byte by byte.
-      SmallVector<int64_t> mask;
-      for (int64_t i = 0; i < 4 * lanes; ++i) {
-        int64_t col = i / 4, k = i % 4;
-        mask.push_back(col >= cols ? poison : rhsTransposed ? i : k * cols + col);
+          rewriter, loc, VectorType::get({group * width}, rewriter.getI8Type()), slice);
+      if (!(rhsTransposed && width == lanes)) {
+        // Interleave the k rows with one byte shuffle (vpermb with AVX-512
+        // VBMI, unpacks otherwise) rather than a transpose, which LLVM
+        // assembles byte by byte.
+        SmallVector<int64_t> mask;
+        for (int64_t i = 0; i < group * lanes; ++i) {
+          int64_t col = i / group, k = i % group;
+          mask.push_back(col >= width ? poison : rhsTransposed ? i : k * width + col);
+        }
+        flat = vector::ShuffleOp::create(rewriter, loc, flat, flat, mask);
       }
-      return vector::ShuffleOp::create(rewriter, loc, flat, flat, mask);
+      return widen(flat, rhsUnsigned);
     };
-    // Row r's bytes k0..k0+3 as one i32, in every lane.
+    // Row r's `group` k steps from k0 as one i32, in every lane.
     auto broadcastRow = [&](int64_t r, int64_t k0) -> Value {
       Value row = vector::ExtractOp::create(rewriter, loc, lhsBytes, ArrayRef<int64_t>{r});
-      Value four = vector::ExtractStridedSliceOp::create(rewriter, loc, row,
-                                                         ArrayRef<int64_t>{k0},
-                                                         ArrayRef<int64_t>{4},
-                                                         ArrayRef<int64_t>{1});
-      Value word = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), four);
+      Value steps = vector::ExtractStridedSliceOp::create(rewriter, loc, row,
+                                                          ArrayRef<int64_t>{k0},
+                                                          ArrayRef<int64_t>{group},
+                                                          ArrayRef<int64_t>{1});
+      steps = widen(steps, lhsUnsigned);
+      Value word = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), steps);
       Value scalar = vector::ExtractOp::create(rewriter, loc, word, ArrayRef<int64_t>{0});
       Value splat = vector::BroadcastOp::create(rewriter, loc, words, scalar);
-      return vector::BitCastOp::create(rewriter, loc, bytes, splat);
+      return vector::BitCastOp::create(rewriter, loc, operandType, splat);
     };
-    // Accumulator rows widened to 16 lanes (poison past the last column).
-    SmallVector<int64_t> widen, narrow;
-    for (int64_t i = 0; i < lanes; ++i)
-      widen.push_back(i < cols ? i : poison);
-    for (int64_t i = 0; i < cols; ++i)
-      narrow.push_back(i);
-    SmallVector<Value> acc;
+    // Accumulator rows in chunks of `lanes` (poison past the last column),
+    // each one shuffle of the row: LLVM scalarizes odd-sized strided slices
+    // (a 12-column row on AVX2), not shuffles.
+    SmallVector<SmallVector<Value>> acc(rows);
     for (int64_t r = 0; r < rows; ++r) {
       Value row = vector::ExtractOp::create(rewriter, loc, op.getAcc(), ArrayRef<int64_t>{r});
-      if (cols != lanes)
-        row = vector::ShuffleOp::create(rewriter, loc, row, row, widen);
-      acc.push_back(row);
-    }
-    for (int64_t k0 = 0; k0 < depth; k0 += 4) {
-      Value column = columns(k0);
-      for (int64_t r = 0; r < rows; ++r) {
-        Value row = broadcastRow(r, k0);
-        // vpdpbusd(acc, uint8 bytes, int8 bytes).
-        Value u = lhsUnsigned ? row : column, s = lhsUnsigned ? column : row;
-        acc[r] = LLVM::CallIntrinsicOp::create(rewriter, loc, words, intrinsic,
-                                               ValueRange{acc[r], u, s})
-                     ->getResult(0);
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        if (chunks == 1 && cols == lanes) {
+          acc[r].push_back(row);
+          continue;
+        }
+        SmallVector<int64_t> mask;
+        for (int64_t i = 0; i < lanes; ++i)
+          mask.push_back(i < columnsOf(chunk) ? chunk * lanes + i : poison);
+        acc[r].push_back(vector::ShuffleOp::create(rewriter, loc, row, row, mask));
       }
     }
+    for (int64_t k0 = 0; k0 < depth; k0 += group) {
+      SmallVector<Value> column;
+      for (int64_t chunk = 0; chunk < chunks; ++chunk)
+        column.push_back(columns(k0, chunk));
+      for (int64_t r = 0; r < rows; ++r) {
+        Value row = broadcastRow(r, k0);
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+          Value &sum = acc[r][chunk];
+          if (!inst.widened) {
+            // vpdpbusd(acc, uint8 bytes, int8 bytes).
+            Value u = lhsUnsigned ? row : column[chunk], s = lhsUnsigned ? column[chunk] : row;
+            sum = LLVM::CallIntrinsicOp::create(rewriter, loc, words, intrinsic,
+                                                ValueRange{sum, u, s})
+                      ->getResult(0);
+            continue;
+          }
+          // vpmaddwd(row pair, column pairs), then vpaddd.
+          Value pairs = LLVM::CallIntrinsicOp::create(rewriter, loc, words, intrinsic,
+                                                      ValueRange{row, column[chunk]})
+                            ->getResult(0);
+          sum = arith::AddIOp::create(rewriter, loc, sum, pairs);
+        }
+      }
+    }
+    // The chunks back into rows of `cols`: one shuffle per row (chunks <= 2).
     Value result = op.getAcc();
     for (int64_t r = 0; r < rows; ++r) {
-      Value row = acc[r];
-      if (cols != lanes)
-        row = vector::ShuffleOp::create(rewriter, loc, row, row, narrow);
+      Value row = acc[r][0];
+      if (chunks == 2 || cols != lanes) {
+        Value high = chunks == 2 ? acc[r][1] : row;
+        SmallVector<int64_t> mask;
+        for (int64_t i = 0; i < cols; ++i)
+          mask.push_back(i < lanes ? i : lanes + (i - lanes));
+        row = vector::ShuffleOp::create(rewriter, loc, row, high, mask);
+      }
       result = vector::InsertOp::create(rewriter, loc, row, result, ArrayRef<int64_t>{r});
     }
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  DotISA dot;
 };
 
 /// An integer contraction whose byte operands linalg's vectorizer read
@@ -277,11 +360,12 @@ void kiln::cpu::populateReadByteTilesPlainlyPatterns(RewritePatternSet &patterns
   patterns.add<ReadByteTilesPlainly>(patterns.getContext());
 }
 
-bool kiln::cpu::isDotProductContract(Operation *op, SmallVectorImpl<Operation *> *operands) {
+bool kiln::cpu::isDotProductContract(Operation *op, DotISA dot,
+                                     SmallVectorImpl<Operation *> *operands) {
   auto contract = dyn_cast<vector::ContractionOp>(op);
   if (!contract)
     return false;
-  std::optional<DotPlan> plan = analyzeContract(contract);
+  std::optional<DotPlan> plan = analyzeContract(contract, dot);
   if (!plan)
     return false;
   if (operands) {
@@ -295,8 +379,30 @@ bool kiln::cpu::isDotProductContract(Operation *op, SmallVectorImpl<Operation *>
   return true;
 }
 
-void kiln::cpu::populateVNNIContractPatterns(RewritePatternSet &patterns) {
-  patterns.add<ContractToVpdpbusd>(patterns.getContext());
+StringRef kiln::cpu::stringifyDotISA(DotISA dot) {
+  switch (dot) {
+  case DotISA::None:
+    return "none";
+  case DotISA::AVX2:
+    return "avx2";
+  case DotISA::AVX512BW:
+    return "avx512bw";
+  case DotISA::AVX512VNNI:
+    return "avx512vnni";
+  }
+  llvm_unreachable("unknown DotISA");
+}
+
+std::optional<DotISA> kiln::cpu::parseDotISA(StringRef name) {
+  for (DotISA dot : {DotISA::None, DotISA::AVX2, DotISA::AVX512BW, DotISA::AVX512VNNI})
+    if (name == stringifyDotISA(dot))
+      return dot;
+  return std::nullopt;
+}
+
+void kiln::cpu::populateDotProductPatterns(RewritePatternSet &patterns, DotISA dot) {
+  if (dot != DotISA::None)
+    patterns.add<ContractToDotProducts>(patterns.getContext(), dot);
 }
 
 namespace kiln {
@@ -307,9 +413,17 @@ namespace kiln {
 namespace {
 struct KilnCPULowerDotProductsPass
     : kiln::impl::KilnCPULowerDotProductsBase<KilnCPULowerDotProductsPass> {
+  using KilnCPULowerDotProductsBase::KilnCPULowerDotProductsBase;
+
   void runOnOperation() override {
+    std::optional<kiln::cpu::DotISA> dot = kiln::cpu::parseDotISA(isaName);
+    if (!dot) {
+      getOperation().emitError() << "unknown dot-product ISA '" << isaName
+                                 << "' (none, avx2, avx512bw, avx512vnni)";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    kiln::cpu::populateVNNIContractPatterns(patterns);
+    kiln::cpu::populateDotProductPatterns(patterns, *dot);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

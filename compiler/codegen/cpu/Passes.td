@@ -47,11 +47,12 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     dimension and vectorized (not those with i1 operands, stored a byte per
     element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
     polynomial approximations (vectorized or inline instead of libm calls).
-    Integer contractions (i32 accumulators) are tiled the same way; with
-    `vnni`, a tile of uint8 x int8 bytes (either operand unsigned) with 16
-    columns and a k step a multiple of 4 is left as `vector.contract` for
-    kiln-cpu-lower-dot-products (AVX-512 VNNI `vpdpbusd`) instead of
-    becoming widening multiply-adds.
+    Integer contractions (i32 accumulators) are tiled the same way; with a
+    `dot-isa`, a tile of 8-bit operands with at most 16 columns that the
+    ISA's dot-product instruction takes (IntegerDot.h: `avx512vnni`
+    vpdpbusd, `avx512bw` or `avx2` vpmaddwd) is left as `vector.contract`
+    for kiln-cpu-lower-dot-products instead of becoming widening i32
+    multiply-adds.
   }];
   let options = [
     Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
@@ -61,23 +62,36 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
            "reduction block kept in cache (0: no cache blocking)">,
     Option<"packPanels", "pack-panels", "bool", "true",
            "copy a right-hand column block reused by several row tiles into a contiguous panel">,
-    Option<"vnni", "vnni", "bool", "false",
-           "lower uint8 x int8 tiles of 16 i32 columns to AVX-512 VNNI vpdpbusd">
+    Option<"vectorLanes", "vector-lanes", "int64_t", "16",
+           "32-bit lanes of a vector register (16: AVX-512, 8: AVX2); register tiles of "
+           "columns between one and two registers are split at a register">,
+    Option<"dotISA", "dot-isa", "std::string", "\"none\"",
+           "x86 dot-product instructions 8-bit tiles are left for: none, avx2, avx512bw, "
+           "avx512vnni">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect"];
 }
 
 def KilnCPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncOp"> {
-  let summary = "lower uint8 x int8 vector.contract tiles to AVX-512 VNNI vpdpbusd";
+  let summary = "lower 8-bit vector.contract tiles to x86 dot-product instructions";
   let description = [{
     The integer register tiles kiln-cpu-vectorize-gemm leaves as
-    `vector.contract` (with `vnni`): an i32 accumulator of 16 columns, a
-    reduction a multiple of 4, one operand zero-extended from 8 bits and the
-    other sign-extended. Each accumulator row gains, per 4 k steps, one
-    `llvm.x86.avx512.vpdpbusd.512` of the row's four bytes broadcast and the
-    16 columns' four bytes side by side. It runs after bufferization and
-    deallocation, which do not know the memory effects of an intrinsic call.
+    `vector.contract` (with its `dot-isa`): an i32 accumulator of at most 16
+    columns, 8-bit operands. With `isa=avx512vnni` and one operand
+    zero-extended and the other sign-extended, each accumulator row gains,
+    per 4 k steps, one `llvm.x86.avx512.vpdpbusd.512` of the row's four bytes
+    broadcast and the 16 columns' four bytes side by side. Otherwise
+    (`avx512bw`, `avx2`, or operands of one signedness) per 2 k steps one
+    `vpmaddwd` (`llvm.x86.avx512.pmaddw.d.512`, or `llvm.x86.avx2.pmadd.wd`
+    per 8 columns) of the row's two steps and the columns' two steps
+    widened to 16 bits, then an add. All of these are exact (no 16-bit
+    saturation). It runs after bufferization and deallocation, which do not
+    know the memory effects of an intrinsic call.
   }];
+  let options = [
+    Option<"isaName", "isa", "std::string", "\"avx512vnni\"",
+           "the dot-product instructions: avx2, avx512bw, avx512vnni (none: leave the tiles)">
+  ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];
 }
 

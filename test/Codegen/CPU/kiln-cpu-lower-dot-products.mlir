@@ -1,6 +1,11 @@
-// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="vnni=true" | FileCheck %s --check-prefix=TILE
-// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="vnni=true" --kiln-cpu-lower-dot-products | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni" | FileCheck %s --check-prefix=TILE
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni" --kiln-cpu-lower-dot-products | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm | FileCheck %s --check-prefix=NOVNNI
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx2 mr=4" --kiln-cpu-lower-dot-products="isa=avx2" | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx2 mr=4 vector-lanes=8" | FileCheck %s --check-prefix=SPLIT
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512bw" --kiln-cpu-lower-dot-products="isa=avx512bw" | FileCheck %s --check-prefix=BW
+// RUN: not kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx3" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
+// RUN: not kiln-opt %s -split-input-file --kiln-cpu-lower-dot-products="isa=sse" 2>&1 | FileCheck %s --check-prefix=BAD-LOWER
 
 // A workgroup tile of a quantized pointwise convolution as the lowering
 // makes it: int8 weights (lhs, sign-extended) x uint8 activations (rhs,
@@ -30,6 +35,29 @@
 // CHECK-COUNT-15: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[COLS]], %{{.*}})
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK-NOT: vector.contract
+// Without VNNI: vpmaddwd of two k steps widened to 16 bits. On AVX2 (4 x 16
+// tiles) the 16 columns are two ymm halves of 8: per two k steps, two
+// column operands (the two k rows' bytes interleaved, zero-extended) and,
+// per accumulator row, its two weights broadcast (sign-extended) against
+// each half, then added.
+// AVX2-LABEL: func @weights_by_activations
+// AVX2: %[[LO:.*]] = arith.extui %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2: %[[HI:.*]] = arith.extui %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2: arith.extsi %{{.*}} : vector<2xi8> to vector<2xi16>
+// AVX2: %[[ROW:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<16xi16>
+// AVX2: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[ROW]], %[[LO]]) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// AVX2: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[ROW]], %[[HI]])
+// AVX2-COUNT-14: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX2-NOT: llvm.call_intrinsic
+// AVX2-NOT: arith.muli
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+// AVX2-NOT: vector.contract
+// BW-LABEL: func @weights_by_activations
+// BW-COUNT-32: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"
+// BW-NOT: vector.contract
+// BW-LABEL: func @activations_by_weights
+// BAD-TILE: error: unknown dot-product ISA 'avx3' (none, avx2, avx512bw, avx512vnni)
+// BAD-LOWER: error: unknown dot-product ISA 'sse' (none, avx2, avx512bw, avx512vnni)
 // NOVNNI-LABEL: func @weights_by_activations
 // NOVNNI-NOT: vector.contract
 // NOVNNI-NOT: llvm.call_intrinsic
@@ -76,12 +104,63 @@ func.func @activations_by_weights(%x: tensor<16x64xi8>, %w: tensor<64x16xi8>, %c
 
 // -----
 
-// int8 x int8 (both sign-extended) has no vpdpbusd form: outer products.
+// int8 x int8 (both sign-extended) has no vpdpbusd form: on a VNNI host it
+// is vpmaddwd of the bytes widened to 16 bits, two k steps per instruction
+// (exact: no 16-bit saturation), then an add.
 // CHECK-LABEL: func @signed_by_signed
+// CHECK-NOT: arith.muli
+// CHECK: %[[COLS:.*]] = arith.extsi %{{.*}} : vector<32xi8> to vector<32xi16>
+// CHECK: %[[PAIR:.*]] = arith.extsi %{{.*}} : vector<2xi8> to vector<2xi16>
+// CHECK: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xi16> to vector<1xi32>
+// CHECK: %[[PROD:.*]] = llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"(%{{.*}}, %[[COLS]]) : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// CHECK: arith.addi %{{.*}}, %[[PROD]] : vector<16xi32>
+// CHECK-COUNT-31: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"
 // CHECK-NOT: llvm.call_intrinsic
+// CHECK-NOT: arith.muli
 // CHECK-NOT: vector.contract
-// CHECK: arith.muli %{{.*}}, %{{.*}} : vector<16xi32>
+// NOVNNI-LABEL: func @signed_by_signed
+// NOVNNI: arith.muli %{{.*}}, %{{.*}} : vector<16xi32>
 func.func @signed_by_signed(%x: tensor<16x64xi8>, %w: tensor<64x16xi8>, %c: tensor<16x16xi32>) -> tensor<16x16xi32> attributes {kiln.dispatch} {
   %0 = linalg.matmul ins(%x, %w : tensor<16x64xi8>, tensor<64x16xi8>) outs(%c : tensor<16x16xi32>) -> tensor<16x16xi32>
   return %0 : tensor<16x16xi32>
+}
+
+// -----
+
+// 12 columns: on AVX2 a chunk of 8 and one of 4, whose lanes past its last
+// column are poison in the operand and dropped from the sum; the chunks come
+// from and go back into the 12-column row by shuffles (LLVM scalarizes
+// strided slices of odd vectors). With AVX2's 8 lanes per register
+// (vector-lanes=8), kiln-cpu-vectorize-gemm splits such a tile into 8 + 4
+// columns instead: a loop-carried vector of 12 lanes would be kept in 12
+// scalar registers.
+// CHECK-LABEL: func @narrow_columns
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 12, 24, 36, 1, 13, 25, 37, {{.*}}, 11, 23, 35, 47, -1, -1, -1, -1, {{.*}}] : vector<48xi8>, vector<48xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// AVX2-LABEL: func @narrow_columns
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15] : vector<16xi8>, vector<16xi8>
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5, 2, 6, 3, 7, -1, -1, -1, -1, -1, -1, -1, -1] : vector<8xi8>, vector<8xi8>
+// AVX2-COUNT-2: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+// SPLIT-LABEL: func @narrow_columns
+// SPLIT: scf.for
+// SPLIT: vector.contract {{.*}} : vector<4x4xi32>, vector<4x8xi32> into vector<4x8xi32>
+// SPLIT: vector.contract {{.*}} : vector<4x4xi32>, vector<4x4xi32> into vector<4x4xi32>
+// SPLIT-NOT: vector<4x12xi32>
+// SPLIT: return
+// AVX2-NOT: vector.contract
+// BW-LABEL: func @narrow_columns
+// BW: vector.shuffle %{{.*}}, %{{.*}} [0, 12, 1, 13, 2, 14, 3, 15, {{.*}}, 11, 23, -1, -1, -1, -1, -1, -1, -1, -1] : vector<24xi8>, vector<24xi8>
+// BW: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"
+// BW-NOT: vector.contract
+func.func @narrow_columns(%x: tensor<4x64xi8>, %w: tensor<64x12xi8>, %c: tensor<4x12xi32>) -> tensor<4x12xi32> attributes {kiln.dispatch} {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x64xi8>, tensor<64x12xi8>) outs(%c : tensor<4x12xi32>) {
+  ^bb0(%p: i8, %q: i8, %acc: i32):
+    %pw = arith.extui %p : i8 to i32
+    %qw = arith.extsi %q : i8 to i32
+    %m = arith.muli %pw, %qw : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<4x12xi32>
+  return %0 : tensor<4x12xi32>
 }
