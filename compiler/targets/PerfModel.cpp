@@ -23,6 +23,8 @@ const char *boundName(Bound bound) {
     return "grid size";
   case Bound::Memory:
     return "memory bandwidth";
+  case Bound::MemoryLatency:
+    return "memory latency";
   case Bound::Launch:
     return "launch overhead";
   case Bound::Unknown:
@@ -49,9 +51,23 @@ KernelEstimate estimateKernel(const Target &target, const Product &product,
     e.note = std::string("no memory bandwidth known for ") + product.name;
     return e;
   }
-  e.memorySeconds = double(work.bytes) / (*product.memoryBandwidthGBs * 1e9);
-
+  e.memoryBandwidth = *product.memoryBandwidthGBs * 1e9;
   const LoopProfile *loop = work.loop ? &*work.loop : nullptr;
+  // Little's law: the resident waves (the grid, or as many as the chip
+  // holds at the kernel's occupancy) each with one iteration's loads in
+  // flight.
+  if (loop && loop->globalLoadBytes > 0 && product.computeUnits) {
+    double simds = double(*product.computeUnits) * double(target.perf.simdsPerCU);
+    double waves = double(work.workgroups) * double(std::max<uint64_t>(1, work.wavesPerWorkgroup));
+    double resident = std::min(waves, simds * double(std::max(1u, work.wavesPerSimd)));
+    double drawn = resident * loop->globalLoadBytes / kMemoryLatencySeconds;
+    if (drawn < e.memoryBandwidth) {
+      e.memoryBandwidth = drawn;
+      e.memoryLatencyBound = true;
+    }
+  }
+  e.memorySeconds = double(work.bytes) / e.memoryBandwidth;
+
   bool matrix = loop && loop->matrixInput.has_value();
   if (work.flops != 0) {
     std::optional<double> peak;
@@ -112,7 +128,7 @@ KernelEstimate estimateKernel(const Target &target, const Product &product,
   if (e.seconds == e.launchSeconds)
     e.bound = Bound::Launch;
   else if (e.seconds == e.memorySeconds)
-    e.bound = Bound::Memory;
+    e.bound = e.memoryLatencyBound ? Bound::MemoryLatency : Bound::Memory;
   e.achieved = double(work.flops) / e.seconds;
   e.peakFraction = e.peak > 0 ? e.achieved / e.peak : 0;
   e.known = true;

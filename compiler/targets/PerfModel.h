@@ -25,7 +25,11 @@
 // memory time bytes over the vendor's bandwidth, and a fixed launch cost
 // stands for the dispatch's overhead; the kernel's time is the largest of
 // the three, and the one that set it, or inside the loop the term of T that
-// did, is the bound. No MLIR and no LLVM here: kiln-inspect does the ISA
+// did, is the bound. Memory time takes the lower of the vendor's bandwidth
+// and what the grid's loads in flight can draw through the memory latency
+// (Little's law: resident waves x one iteration's load bytes / latency), so
+// that a kernel with few waves or narrow loads is not credited with the
+// whole chip's bandwidth. No MLIR and no LLVM here: kiln-inspect does the ISA
 // reading (tools/kiln-inspect/LoopAnalysis.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +58,9 @@ struct LoopProfile {
   uint64_t ldsInstructions = 0, memoryInstructions = 0;
   /// LDS bytes one wave moves per iteration (all lanes active).
   double ldsBytes = 0;
+  /// Bytes one wave loads from global memory per iteration (all lanes
+  /// active): what it can have in flight at once.
+  double globalLoadBytes = 0;
   /// One wave alone, model cycles per iteration.
   double cycles = 0;
   /// Cycles the matrix pipe is busy per iteration.
@@ -88,6 +95,7 @@ enum class Bound {
   Latency,      // one wave's latency, not hidden by enough waves per SIMD
   Grid,         // fewer waves than the chip has SIMDs
   Memory,       // HBM (or GDDR) bandwidth
+  MemoryLatency, // too few bytes in flight to cover the memory latency
   Launch,       // the dispatch's fixed cost
   Unknown,
 };
@@ -100,6 +108,10 @@ struct KernelEstimate {
   std::string note;
   double seconds = 0;
   double computeSeconds = 0, memorySeconds = 0, launchSeconds = 0;
+  /// The bandwidth the memory time was taken at: the product's, or less
+  /// when the grid's loads in flight cannot cover the latency.
+  double memoryBandwidth = 0;
+  bool memoryLatencyBound = false;
   Bound bound = Bound::Unknown;
   /// The product's peak (ops/s at its peak clock) for the kernel's
   /// instructions: a matrix peak, or the fp32 vector peak.
@@ -120,6 +132,14 @@ struct KernelEstimate {
 /// launches queued on one HIP stream, a few microseconds each), not a
 /// vendor figure.
 constexpr double kLaunchSeconds = 4e-6;
+
+/// The latency of a load from HBM/GDDR the model assumes (not a vendor
+/// figure: pointer-chasing microbenchmarks of CDNA3 put unloaded HBM
+/// latency in the high hundreds of nanoseconds, more under load). With it,
+/// Little's law bounds the bandwidth a grid can draw: the bytes its
+/// resident waves have in flight (one main-loop iteration's loads each)
+/// per latency.
+constexpr double kMemoryLatencySeconds = 800e-9;
 
 /// Kiln's cost table for matrix instructions: the clocks `inst` keeps one
 /// SIMD's matrix pipe busy on `product`, from the product's published peak

@@ -210,6 +210,50 @@ TEST(PerfModel, MemoryAndLaunchBounds) {
 }
 
 // Unknown figures give no estimate and say which figure is missing.
+// Little's law: a grid whose resident waves have few bytes in flight cannot
+// draw the chip's bandwidth. A decode GEMV's weights (32 MiB) read by 64
+// waves with 1 KiB each in flight per iteration: 64 x 1024 B / 800 ns =
+// 81.9 GB/s, far below MI300X's 5300 GB/s; with 16 KiB per wave and 4096
+// workgroups of 4 waves at 8 waves per SIMD the same bytes are read at the
+// vendor's bandwidth.
+TEST(PerfModel, MemoryLatencyBound) {
+  const Target &gfx942 = target("gfx942");
+  const Product &mi300x = product(gfx942, "MI300X");
+  KernelWork work;
+  work.flops = 2ull * 4096 * 4096;
+  work.bytes = 32ull << 20;
+  work.workgroups = 16;
+  work.wavesPerWorkgroup = 4;
+  work.wavesPerSimd = 8;
+  LoopProfile loop;
+  loop.loop = true;
+  loop.cycles = 100;
+  loop.busiestCycles = 20;
+  loop.vectorFlopCycles = 16;
+  loop.clocksPerCycle = 4;
+  loop.globalLoadBytes = 1024;
+  work.loop = loop;
+  KernelEstimate e = estimateKernel(gfx942, mi300x, work);
+  EXPECT_EQ(e.bound, Bound::MemoryLatency);
+  EXPECT_TRUE(e.memoryLatencyBound);
+  double drawn = 64.0 * 1024 / kMemoryLatencySeconds;
+  EXPECT_NEAR(e.memoryBandwidth, drawn, 1e-3 * drawn);
+  EXPECT_NEAR(e.seconds, double(32ull << 20) / drawn, 1e-9);
+  // Enough waves, each with enough bytes in flight: the vendor's bandwidth.
+  work.workgroups = 4096;
+  work.loop->globalLoadBytes = 16384;
+  KernelEstimate wide = estimateKernel(gfx942, mi300x, work);
+  EXPECT_FALSE(wide.memoryLatencyBound);
+  EXPECT_EQ(wide.bound, Bound::Memory);
+  EXPECT_DOUBLE_EQ(wide.memoryBandwidth, 5300e9);
+  // Occupancy caps the resident waves: 4096 x 4 waves on 1216 SIMDs at 1
+  // wave per SIMD hold 1216 waves in flight, not 16384.
+  work.wavesPerSimd = 1;
+  work.loop->globalLoadBytes = 2048;
+  KernelEstimate one = estimateKernel(gfx942, mi300x, work);
+  EXPECT_NEAR(one.memoryBandwidth, 1216.0 * 2048 / kMemoryLatencySeconds, 1.0);
+}
+
 TEST(PerfModel, UnknownPeakIsNoEstimate) {
   const Target &gfx1250 = target("gfx1250");
   LoopProfile loop = mfmaLoop(100, 64, 0);

@@ -37,6 +37,7 @@ struct InstructionClass {
   bool anyMatrix = false; // v_mfma*, v_wmma*, v_swmmac*, known to the table or not
   bool lds = false, memory = false, vectorFlop = false, conditionalBranch = false;
   double ldsBytesPerLane = 0;
+  double loadBytesPerLane = 0; // a global/buffer/flat load's width
 };
 
 /// Bytes of LDS bandwidth one lane's access takes: the width in its name
@@ -53,6 +54,28 @@ double ldsBytesPerLane(StringRef name) {
   double bytes = std::max(4.0, std::stoi(match[1].str()) / 8.0);
   bool twice = name.contains("read2") || name.contains("write2") || name.contains("2addr");
   return twice ? 2 * bytes : bytes;
+}
+
+/// Bytes one lane's global, buffer or flat load brings from memory: the
+/// width in its name (global_load_dwordx4, buffer_load_ushort,
+/// global_load_b128, global_load_u8, global_load_lds_dwordx4); 0 for other
+/// instructions.
+double loadBytesPerLane(StringRef name) {
+  if (!(name.starts_with("global_load") || name.starts_with("buffer_load") ||
+        name.starts_with("flat_load")))
+    return 0;
+  static const std::regex dwords("dword(x([234]))?"), bits("_[bui](8|16|32|64|96|128)");
+  std::string text = name.str();
+  std::smatch match;
+  if (std::regex_search(text, match, dwords))
+    return 4.0 * (match[2].matched ? std::stoi(match[2].str()) : 1);
+  if (std::regex_search(text, match, bits))
+    return std::stoi(match[1].str()) / 8.0;
+  if (name.contains("byte"))
+    return 1;
+  if (name.contains("short"))
+    return 2;
+  return 4;
 }
 
 /// Floating-point (or dot-product) vector arithmetic: what a vector kernel's
@@ -84,6 +107,7 @@ InstructionClass classify(const gfx::Target &target, StringRef name) {
     c.ldsBytesPerLane = ldsBytesPerLane(name);
   c.memory = name.starts_with("global_") || name.starts_with("buffer_") ||
              name.starts_with("flat_") || name.starts_with("scratch_");
+  c.loadBytesPerLane = loadBytesPerLane(name);
   c.vectorFlop = !c.anyMatrix && isVectorFlop(name);
   c.conditionalBranch = name.starts_with("s_cbranch");
   return c;
@@ -274,6 +298,7 @@ Expected<gfx::LoopProfile> kiln::inspect::analyzeMainLoop(const MCTools &tools,
     p.ldsInstructions += c.lds;
     p.memoryInstructions += c.memory;
     p.ldsBytes += c.ldsBytesPerLane * waveSize;
+    p.globalLoadBytes += c.loadBytesPerLane * waveSize;
     if (c.conditionalBranch && !(decoded[i].branchTarget && best.loop &&
                                  *decoded[i].branchTarget == code.address + decoded[best.begin].offset))
       ++p.conditionalBranches;

@@ -1171,7 +1171,10 @@ void printPerfText(const rt::Artifact &artifact, const fb::Program *program,
             "instructions) is busier;\n  LDS bandwidth = the CU's LDS bytes per clock; occupancy = "
             "one wave's latency, too few\n  waves per SIMD to hide it; grid size = fewer waves "
             "than half the chip's SIMDs;\n  memory bandwidth = the dispatch's bytes at the "
-            "vendor's bandwidth; launch overhead =\n  the "
+            "vendor's bandwidth; memory latency = too few\n  bytes in flight (resident waves x "
+            "one loop iteration's loads) to cover an assumed "
+         << fixed(kiln::gfx::kMemoryLatencySeconds * 1e9, 0)
+         << " ns\n  latency at that bandwidth; launch overhead = the "
          << fixed(kiln::gfx::kLaunchSeconds * 1e6, 0)
          << " us the model charges per dispatch. peak% = flops / time / the chip's peak\n"
             "  for the kernel's instructions at its peak clock.\n";
@@ -1188,6 +1191,7 @@ void jsonLoop(llvm::json::OStream &j, const kiln::gfx::LoopProfile &l) {
   j.attribute("lds_instructions", l.ldsInstructions);
   j.attribute("memory_instructions", l.memoryInstructions);
   j.attribute("lds_bytes_per_iteration", l.ldsBytes);
+  j.attribute("global_load_bytes_per_iteration", l.globalLoadBytes);
   j.attribute("cycles_per_iteration", l.cycles);
   j.attribute("matrix_cycles", l.matrixCycles);
   j.attribute("vector_flop_cycles", l.vectorFlopCycles);
@@ -1269,6 +1273,7 @@ void printPerfJson(const rt::Artifact &artifact, const fb::Program *program,
                       j.attribute("bound", kiln::gfx::boundName(e.bound));
                       j.attribute("compute_seconds", e.computeSeconds);
                       j.attribute("memory_seconds", e.memorySeconds);
+                      j.attribute("memory_bandwidth_gbs", e.memoryBandwidth / 1e9);
                       j.attribute("launch_seconds", e.launchSeconds);
                       j.attribute("clock_mhz", e.clockMHz);
                       j.attribute("loop_efficiency", e.loopEfficiency);
