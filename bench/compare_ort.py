@@ -3,7 +3,7 @@
 artifact size and kiln-run's peak memory.
 
   /usr/bin/python3 bench/compare_ort.py --build build
-      [--models resnet50,mobilenet_v2,bert,llama_prefill,llama_decode]
+      [--models resnet50,mobilenet_v2,bert,llama_prefill,llama_decode,torchvision]
       [--threads 1,2] [--rounds 3] [--warmup 10] [--iterations 100]
       [--skip-kiln] [--json-out FILE]
 
@@ -44,6 +44,9 @@ import run_e2e  # noqa: E402  (export and ORT helpers)
 ORT_RUN = ROOT / "bench" / "ort" / "ort_run.js"
 TIME = "/usr/bin/time"
 ALL = ["resnet50", "mobilenet_v2", "bert", "llama_prefill", "llama_decode"]
+# The torchvision families of issue 16 (--models torchvision, or by name).
+TORCHVISION = ["mobilenet_v3_large", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny",
+               "vit_b_16"]
 
 
 def log(msg: str = "") -> None:
@@ -143,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
     build = args.build.resolve()
     models = [m.strip() for m in args.models.split(",") if m.strip()]
+    models = [x for m in models for x in (TORCHVISION if m == "torchvision" else [m])]
     threads = [int(t) for t in args.threads.split(",")]
     node = run_e2e.node_binary()
     ort_version = run_e2e.ort_version()

@@ -15,14 +15,18 @@ static shapes. For each graph <name> the output folder receives:
 bench/npz_to_npy.py splits <name>.inputs.npz into one <input>.npy per input
 (for kiln-run --input=NAME=@FILE.npy and bench/ort/ort_run.js --input).
 
-Models: resnet50, mobilenet_v2 (torchvision, no pretrained weights), bert
-(BERT-style encoder) and llama (LLaMA-style decoder, exported as two graphs
-sharing one set of weights: llama_prefill and llama_decode with a fixed-size
-KV cache). --small writes reduced variants with a "_small" suffix.
+Models: the torchvision classifiers of IMAGE_MODELS (resnet50, mobilenet_v2,
+and one of each family issue 16 measures: mobilenet_v3_large,
+efficientnet_b0, regnet_y_400mf, convnext_tiny, vit_b_16; no pretrained
+weights), bert (BERT-style encoder) and llama (LLaMA-style decoder, exported
+as two graphs sharing one set of weights: llama_prefill and llama_decode
+with a fixed-size KV cache). --small writes reduced variants with a "_small"
+suffix (64x64 images; vit_b_16 keeps 224x224, its position embedding is
+sized for it).
 
 Usage (run with the Debian interpreter that has torch/torchvision/onnx):
   /usr/bin/python3 bench/models/export.py --out DIR
-      [--models resnet50,mobilenet_v2,bert,llama] [--small] [--selfcheck]
+      [--models resnet50,mobilenet_v2,...,bert,llama] [--small] [--selfcheck]
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from torch.onnx import symbolic_helper, symbolic_opset9
 
 # Bump when a change to this file alters the exported graphs or reference data,
 # so that cached exports are regenerated.
-EXPORT_FORMAT = 1
+EXPORT_FORMAT = 2
 OPSET = 17
 WEIGHT_SEED = 0
 INPUT_SEED = 1234
@@ -65,7 +69,14 @@ SUPPORTED_OPS = frozenset("""
     Flatten Identity Trilu
 """.split())
 
-ALL_MODELS = ("resnet50", "mobilenet_v2", "bert", "llama")
+# torchvision classifiers: the two the benchmarks started with, then one per
+# family with depthwise convolutions, squeeze-and-excitation and
+# HardSwish/SiLU (MobileNetV3, EfficientNet), grouped convolutions (RegNet),
+# 7x7 depthwise convolutions with LayerNorm (ConvNeXt) and a transformer on
+# image patches (ViT).
+IMAGE_MODELS = ("resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0",
+                "regnet_y_400mf", "convnext_tiny", "vit_b_16")
+ALL_MODELS = (*IMAGE_MODELS, "bert", "llama")
 
 
 # ---------------------------------------------------------------------------
@@ -382,7 +393,7 @@ def randomize_norms(model: nn.Module, seed: int) -> None:
 
     with torch.no_grad():
         for module in model.modules():
-            if isinstance(module, (nn.LayerNorm, RMSNorm, nn.BatchNorm2d)):
+            if isinstance(module, (nn.LayerNorm, RMSNorm, nn.BatchNorm2d)) and module.weight is not None:
                 module.weight.copy_(1.0 + noise(module.weight))
                 if getattr(module, "bias", None) is not None:
                     module.bias.copy_(noise(module.bias))
@@ -391,14 +402,43 @@ def randomize_norms(model: nn.Module, seed: int) -> None:
                 module.running_var.copy_(1.0 + noise(module.running_var).abs())
 
 
+class SlowPathAttention(nn.Module):
+    """nn.MultiheadAttention kept off torch 1.13's fused fast path, which it
+    takes in eval mode and which has no ONNX export: the module runs in
+    training mode, where its attention dropout (0.0 in torchvision's ViT) is
+    the only difference, so the ordinary path exports the same attention as
+    MatMul/Softmax."""
+
+    def __init__(self, attention: nn.MultiheadAttention):
+        super().__init__()
+        assert attention.dropout == 0.0
+        self.attention = attention
+
+    def forward(self, query, key, value, **kwargs):
+        self.attention.training = True
+        try:
+            return self.attention(query, key, value, **kwargs)
+        finally:
+            self.attention.training = False
+
+
 def image_spec(arch: str, small: bool) -> GraphSpec:
-    size = 64 if small else 224
+    size = 64 if small and not arch.startswith("vit_") else 224
     shape = [1, 3, size, size]
 
     def build():
         torch.manual_seed(WEIGHT_SEED)
         model = getattr(torchvision.models, arch)(weights=None).eval()
         randomize_norms(model, WEIGHT_SEED + 1)
+        # ViT's classifier head starts at zero (constant logits): random.
+        with torch.no_grad():
+            for module in model.modules():
+                if isinstance(module, nn.Linear) and not module.weight.any():
+                    module.weight.normal_(0.0, 0.02)
+        for module in list(model.modules()):
+            if hasattr(module, "self_attention") and isinstance(module.self_attention,
+                                                                 nn.MultiheadAttention):
+                module.self_attention = SlowPathAttention(module.self_attention)
         rng = np.random.default_rng(INPUT_SEED)
         return model, {"input": rng.standard_normal(shape, dtype=np.float32)}
 
@@ -490,7 +530,7 @@ def llama_specs(small: bool) -> list[GraphSpec]:
 def graph_specs(models: list[str], small: bool) -> list[GraphSpec]:
     specs: list[GraphSpec] = []
     for model in models:
-        if model in ("resnet50", "mobilenet_v2"):
+        if model in IMAGE_MODELS:
             specs.append(image_spec(model, small))
         elif model == "bert":
             specs.append(bert_spec(small))

@@ -78,6 +78,11 @@ ORT_RUN = ORT_DIR / "ort_run.js"
 BASE_MODELS = {
     "resnet50": "resnet50",
     "mobilenet_v2": "mobilenet_v2",
+    "mobilenet_v3_large": "mobilenet_v3_large",
+    "efficientnet_b0": "efficientnet_b0",
+    "regnet_y_400mf": "regnet_y_400mf",
+    "convnext_tiny": "convnext_tiny",
+    "vit_b_16": "vit_b_16",
     "bert": "bert",
     "llama_prefill": "llama",
     "llama_decode": "llama",
