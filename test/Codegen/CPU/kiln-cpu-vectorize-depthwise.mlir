@@ -91,3 +91,28 @@ func.func @max_pool_stride_2(%in: tensor<1x4x33x33xf32>, %init: tensor<1x4x16x16
   }
   return %r : tensor<1x4x16x16xf32>
 }
+
+// A grouped convolution (2 groups of 4 channels, RegNet's grouped 3x3
+// layers) inside a workgroup: per window tap and input channel of the group,
+// a vector multiply-add of a broadcast weight and a 16-pixel input row
+// segment, like a depthwise one (before, a scalar loop nest).
+// CHECK-LABEL: func @grouped
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+// CHECK: scf.forall
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+func.func @grouped(%in: tensor<1x2x4x10x18xf32>, %w: tensor<2x4x4x3x3xf32>, %init: tensor<1x2x4x8x16xf32>) -> tensor<1x2x4x8x16xf32> {
+  %r = scf.forall (%g, %f) in (2, 4) shared_outs(%o = %init) -> (tensor<1x2x4x8x16xf32>) {
+    %i = tensor.extract_slice %in[0, %g, 0, 0, 0] [1, 1, 4, 10, 18] [1, 1, 1, 1, 1] : tensor<1x2x4x10x18xf32> to tensor<1x1x4x10x18xf32>
+    %wk = tensor.extract_slice %w[%g, %f, 0, 0, 0] [1, 1, 4, 3, 3] [1, 1, 1, 1, 1] : tensor<2x4x4x3x3xf32> to tensor<1x1x4x3x3xf32>
+    %oi = tensor.extract_slice %o[0, %g, %f, 0, 0] [1, 1, 1, 8, 16] [1, 1, 1, 1, 1] : tensor<1x2x4x8x16xf32> to tensor<1x1x1x8x16xf32>
+    %d = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%i, %wk : tensor<1x1x4x10x18xf32>, tensor<1x1x4x3x3xf32>) outs(%oi : tensor<1x1x1x8x16xf32>) -> tensor<1x1x1x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[0, %g, %f, 0, 0] [1, 1, 1, 8, 16] [1, 1, 1, 1, 1] : tensor<1x1x1x8x16xf32> into tensor<1x2x4x8x16xf32>
+    }
+  }
+  return %r : tensor<1x2x4x8x16xf32>
+}

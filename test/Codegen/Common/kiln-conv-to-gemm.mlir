@@ -201,3 +201,30 @@ func.func @matmul_unit_dim_bias(%x: tensor<32x1x128xf32>, %w: tensor<128x384xf32
   } -> tensor<32x1x384xf32>
   return %r : tensor<32x1x384xf32>
 }
+
+// -----
+
+// A grouped convolution's ReLU epilogue read it through the collapse of its
+// grouped layout [N, G, F/G, H, W]: the epilogue is expanded to the grouped
+// layout instead and the collapse moves after it, so that the epilogue's
+// workgroups fuse the convolution (before, every workgroup recomputed all
+// of it outside its tile).
+// CHECK-LABEL: func @grouped_epilogue
+// CHECK: %[[CONV:.*]] = linalg.conv_2d_ngchw_gfchw
+// CHECK: %[[RELU:.*]] = linalg.generic {{.*}} ins(%[[CONV]] : tensor<1x2x4x8x8xf32>)
+// CHECK: } -> tensor<1x2x4x8x8xf32>
+// CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[RELU]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x4x8x8xf32> into tensor<1x8x8x8xf32>
+// CHECK: return %[[OUT]]
+func.func @grouped_epilogue(%in: tensor<1x2x4x10x10xf32>, %w: tensor<2x4x4x3x3xf32>, %init: tensor<1x2x4x8x8xf32>) -> tensor<1x8x8x8xf32> attributes {kiln.dispatch} {
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %w : tensor<1x2x4x10x10xf32>, tensor<2x4x4x3x3xf32>) outs(%init : tensor<1x2x4x8x8xf32>) -> tensor<1x2x4x8x8xf32>
+  %flat = tensor.collapse_shape %c [[0], [1, 2], [3], [4]] : tensor<1x2x4x8x8xf32> into tensor<1x8x8x8xf32>
+  %e = tensor.empty() : tensor<1x8x8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%flat : tensor<1x8x8x8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x8x8xf32>
+  return %r : tensor<1x8x8x8xf32>
+}
