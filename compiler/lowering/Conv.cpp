@@ -148,6 +148,7 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
     low[2 + i] = pads[i];
     high[2 + i] = pads[spatial + i];
   }
+  Value unpadded = input;
   if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
     input = padTensor(rewriter, loc, input, low, high,
                       scalarConstant(rewriter, loc, inElem, 0));
@@ -187,9 +188,17 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
   if (spatial == 2) {
     // [N, G*C', H, W] x [G*F', C', KH, KW] -> [N, G*F', OH, OW] through the
     // grouped layouts NGCHW x GFCHW -> NGFHW.
-    Value gInput = reshapeTensor(
-        rewriter, loc, input,
-        groupedType(cast<RankedTensorType>(input.getType()), 1, groups));
+    // Padded after the reshape: a pad right under the convolution is fused
+    // into each tile (cpu workgroups, gfx threads); one behind a reshape was
+    // materialized whole outside them, in every tile (on gfx, more private
+    // memory than a thread has).
+    Value gInput = reshapeTensor(rewriter, loc, unpadded, groupedType(inType, 1, groups));
+    SmallVector<int64_t> gLow(rank + 1, 0), gHigh(rank + 1, 0);
+    for (int64_t i = 0; i < spatial; ++i) {
+      gLow[3 + i] = low[2 + i];
+      gHigh[3 + i] = high[2 + i];
+    }
+    gInput = padTensor(rewriter, loc, gInput, gLow, gHigh, scalarConstant(rewriter, loc, inElem, 0));
     Value gFilter =
         reshapeTensor(rewriter, loc, filter, groupedType(fType, 0, groups));
     gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(

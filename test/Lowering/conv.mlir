@@ -238,3 +238,18 @@ func.func @conv_integer_quantized_grouped(%x: tensor<1x4x5x5xui8>, %w: tensor<6x
   %0 = kiln.conv_integer %x, %w input_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xui8>, tensor<6x2x3x3xi8>, tensor<ui8>) -> tensor<1x6x5x5xi32>
   return %0 : tensor<1x6x5x5xi32>
 }
+
+// -----
+
+// A padded grouped convolution pads its input after reshaping it to the
+// grouped layout: the pad sits right under the convolution, where tiling
+// (cpu workgroups, gfx threads) fuses it; padded before the reshape, it was
+// materialized whole outside the tiles.
+// CHECK-LABEL: func @conv_grouped_padded
+// CHECK: %[[G:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 6, 6] : tensor<1x4x6x6xf32> into tensor<1x2x2x6x6xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[G]] low[0, 0, 0, 1, 1] high[0, 0, 0, 1, 1]
+// CHECK: linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[P]], %{{.*}} : tensor<1x2x2x8x8xf32>, tensor<2x2x2x3x3xf32>)
+func.func @conv_grouped_padded(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, groups = 2} : (tensor<1x4x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}

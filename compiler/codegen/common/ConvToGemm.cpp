@@ -363,8 +363,15 @@ struct KilnConvToGemmPass
     // matmuls, whose lowering folds leading dimensions into M): with no
     // reshape between them, the epilogue's workgroup tiles fuse the GEMM.
     RewritePatternSet patterns(&getContext());
-    linalg::populateFoldReshapeOpsByCollapsingPatterns(
-        patterns, [](OpOperand *) { return true; });
+    // (Not a grouped convolution's padded input: the lowering pads it after
+    // reshaping it to the grouped layout, so that the pad, right under the
+    // convolution, fuses into its tiles.)
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns, [](OpOperand *use) {
+      auto pad = dyn_cast<tensor::PadOp>(use->getOwner());
+      return !pad || !llvm::any_of(pad->getUsers(), [](Operation *user) {
+        return isa<linalg::Conv2DNgchwGfchwOp>(user);
+      });
+    });
     tensor::populateReassociativeReshapeFoldingPatterns(patterns);
     linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
@@ -380,8 +387,6 @@ struct KilnConvToGemmPass
     // recomputed all of it outside its tile (RegNet's grouped 3x3 layers:
     // 48 times, 1 s per image). The cpu pipeline's (with im2col); the gfx
     // per-thread path distributes the collapsed form itself.
-    if (!im2col)
-      return;
     RewritePatternSet expand(&getContext());
     linalg::populateFoldReshapeOpsByExpansionPatterns(expand, [](OpOperand *use) {
       auto collapse = use->get().getDefiningOp<tensor::CollapseShapeOp>();
