@@ -21,6 +21,11 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "mlir::func::FuncOp"> {
     moves the reshapes of a matmul's leading dimensions past its epilogue).
     With `im2col=false` only the 1x1 convolutions are rewritten (the gfx
     targets, whose per-thread tiles would cut the gather's output rows).
+    Last, an elementwise epilogue that reads a grouped convolution
+    (`conv_2d_ngchw_gfchw`, layout `[N, G, F/G, H, W]`) through the collapse
+    to `[N, F, H, W]` is expanded to the grouped layout, the collapse moving
+    after it, so that tiling the epilogue fuses the convolution (and its
+    padded input, which the collapsing above leaves under it).
   }];
   let options = [
     Option<"im2col", "im2col", "bool", "true",
