@@ -143,19 +143,28 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
   int64_t rank = inType.getRank(), spatial = rank - 2;
   int64_t channels = inType.getShape()[1], filters = fType.getShape()[0];
 
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  for (int64_t i = 0; i < spatial; ++i) {
-    low[2 + i] = pads[i];
-    high[2 + i] = pads[spatial + i];
-  }
-  Value unpadded = input;
-  if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-    input = padTensor(rewriter, loc, input, low, high,
-                      scalarConstant(rewriter, loc, inElem, 0));
+  // Zero padding of the spatial dimensions, which start at `first`: 2 in
+  // [N, C, D...], 3 in the grouped layout [N, G, C/G, D...]. A grouped 2-d
+  // convolution pads after its reshape, so that the pad sits right under the
+  // convolution, where tiling (cpu workgroups, gfx threads) fuses it; behind
+  // a reshape it was materialized whole outside the tiles, in every tile (on
+  // gfx, more private memory than a thread has).
+  auto padded = [&](Value value, int64_t first) {
+    if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+      return value;
+    int64_t valueRank = cast<RankedTensorType>(value.getType()).getRank();
+    SmallVector<int64_t> low(valueRank, 0), high(valueRank, 0);
+    for (int64_t i = 0; i < spatial; ++i) {
+      low[first + i] = pads[i];
+      high[first + i] = pads[spatial + i];
+    }
+    return padTensor(rewriter, loc, value, low, high, scalarConstant(rewriter, loc, inElem, 0));
+  };
   DenseIntElementsAttr stridesAttr = i64Vector(rewriter, strides);
   DenseIntElementsAttr dilationsAttr = i64Vector(rewriter, dilations);
 
   if (groups == 1) {
+    input = padded(input, 2);
     Value init = convInit(rewriter, loc, resultType, bias);
     if (spatial == 1)
       return namedConv<linalg::Conv1DNcwFcwOp>(
@@ -168,6 +177,7 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
           rewriter, loc, input, filter, init, stridesAttr, dilationsAttr);
   } else if (groups == channels && filters == channels && spatial <= 3) {
     // Depthwise: the filter [C, 1, K...] is [C, K...].
+    input = padded(input, 2);
     Value init = convInit(rewriter, loc, resultType, bias);
     SmallVector<int64_t> shape = {channels};
     llvm::append_range(shape, fType.getShape().drop_front(2));
@@ -187,24 +197,14 @@ Value lowerConv(OpBuilder &rewriter, Location loc, Value input, Value filter,
   Value gResult;
   if (spatial == 2) {
     // [N, G*C', H, W] x [G*F', C', KH, KW] -> [N, G*F', OH, OW] through the
-    // grouped layouts NGCHW x GFCHW -> NGFHW.
-    // Padded after the reshape: a pad right under the convolution is fused
-    // into each tile (cpu workgroups, gfx threads); one behind a reshape was
-    // materialized whole outside them, in every tile (on gfx, more private
-    // memory than a thread has).
-    Value gInput = reshapeTensor(rewriter, loc, unpadded, groupedType(inType, 1, groups));
-    SmallVector<int64_t> gLow(rank + 1, 0), gHigh(rank + 1, 0);
-    for (int64_t i = 0; i < spatial; ++i) {
-      gLow[3 + i] = low[2 + i];
-      gHigh[3 + i] = high[2 + i];
-    }
-    gInput = padTensor(rewriter, loc, gInput, gLow, gHigh, scalarConstant(rewriter, loc, inElem, 0));
+    // grouped layouts NGCHW x GFCHW -> NGFHW, padded after the reshape.
+    Value gInput = padded(reshapeTensor(rewriter, loc, input, groupedType(inType, 1, groups)), 3);
     Value gFilter =
         reshapeTensor(rewriter, loc, filter, groupedType(fType, 0, groups));
     gResult = namedConv<linalg::Conv2DNgchwGfchwOp>(
         rewriter, loc, gInput, gFilter, gInit, stridesAttr, dilationsAttr);
   } else {
-    gResult = genericConv(rewriter, loc, input, filter, gInit, groups, strides,
+    gResult = genericConv(rewriter, loc, padded(input, 2), filter, gInit, groups, strides,
                           dilations);
   }
   return reshapeTensor(rewriter, loc, gResult, resultType);

@@ -380,13 +380,13 @@ struct KilnConvToGemmPass
       return signalPassFailure();
 
     // A grouped 2-d convolution ([N, G, F/G, H, W], conv_2d_ngchw_gfchw) is
-    // collapsed back to [N, F, ...] for its elementwise
-    // epilogue; the epilogue is expanded to the grouped layout instead, the
+    // collapsed back to [N, F, ...] for its elementwise epilogue; the
+    // epilogue is expanded to the grouped layout instead, the
     // collapse moving after it: with a reshape between them, the epilogue's
     // workgroups could not fuse the convolution, and every workgroup
     // recomputed all of it outside its tile (RegNet's grouped 3x3 layers:
-    // 48 times, 1 s per image). The cpu pipeline's (with im2col); the gfx
-    // per-thread path distributes the collapsed form itself.
+    // 48 times, 1 s per image; on gfx every thread, past its private
+    // memory).
     RewritePatternSet expand(&getContext());
     linalg::populateFoldReshapeOpsByExpansionPatterns(expand, [](OpOperand *use) {
       auto collapse = use->get().getDefiningOp<tensor::CollapseShapeOp>();
