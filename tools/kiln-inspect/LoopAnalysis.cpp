@@ -45,13 +45,22 @@ struct InstructionClass {
 /// bank (a 16-bit access occupies a bank for the clock as a 32-bit one
 /// does), doubled for the two-address forms (ds_read2_b64,
 /// ds_store_2addr_b32).
-double ldsBytesPerLane(StringRef name) {
+/// The access width an LDS or memory instruction's name gives in bits
+/// (`_b64`, `_u16`, `_i8`), in bytes; nullopt when it gives none.
+std::optional<double> widthInName(StringRef name) {
   static const std::regex width("_[bui](8|16|32|64|96|128)");
   std::string text = name.str();
   std::smatch match;
   if (!std::regex_search(text, match, width))
+    return std::nullopt;
+  return std::stoi(match[1].str()) / 8.0;
+}
+
+double ldsBytesPerLane(StringRef name) {
+  std::optional<double> width = widthInName(name);
+  if (!width)
     return 0;
-  double bytes = std::max(4.0, std::stoi(match[1].str()) / 8.0);
+  double bytes = std::max(4.0, *width);
   bool twice = name.contains("read2") || name.contains("write2") || name.contains("2addr");
   return twice ? 2 * bytes : bytes;
 }
@@ -64,13 +73,13 @@ double loadBytesPerLane(StringRef name) {
   if (!(name.starts_with("global_load") || name.starts_with("buffer_load") ||
         name.starts_with("flat_load")))
     return 0;
-  static const std::regex dwords("dword(x([234]))?"), bits("_[bui](8|16|32|64|96|128)");
+  static const std::regex dwords("dword(x([234]))?");
   std::string text = name.str();
   std::smatch match;
   if (std::regex_search(text, match, dwords))
     return 4.0 * (match[2].matched ? std::stoi(match[2].str()) : 1);
-  if (std::regex_search(text, match, bits))
-    return std::stoi(match[1].str()) / 8.0;
+  if (std::optional<double> width = widthInName(name))
+    return *width;
   if (name.contains("byte"))
     return 1;
   if (name.contains("short"))
