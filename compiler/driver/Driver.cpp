@@ -95,6 +95,9 @@ struct TestInternalErrorPass
 
 /// Reports every pass that finishes on a kernel (an op with kiln.dispatch)
 /// to the progress observer, with how many kernels that pass has finished.
+/// The pass manager runs a clone of each pass per worker thread: the count
+/// is kept for the pass the clones were made from, so it reaches the total
+/// however the kernels were spread over threads.
 class KernelProgress : public PassInstrumentation {
 public:
   KernelProgress(ProgressObserver &observer, int64_t total)
@@ -103,7 +106,7 @@ public:
     if (!op->hasAttr(kDispatchAttr))
       return;
     std::lock_guard<std::mutex> lock(mutex);
-    int64_t done = ++finished[pass];
+    int64_t done = ++finished[pass->getThreadingSiblingOrThis()];
     observer.kernelDone(pass->getArgument().empty() ? pass->getName() : pass->getArgument(),
                         std::min(done, total), total);
   }
@@ -112,7 +115,7 @@ private:
   ProgressObserver &observer;
   int64_t total;
   std::mutex mutex;
-  llvm::DenseMap<Pass *, int64_t> finished;
+  llvm::DenseMap<const Pass *, int64_t> finished;
 };
 
 /// A step of the compile: reported to the observer and timed while it lives.
