@@ -164,6 +164,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // The integer weights transposed out of dequantizations (QDQ Gemms).
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   pm.addNestedPass<func::FuncOp>(createKilnExpandQuantization());
+  // After quantization: the convolutions left are float ones.
+  if (options.winograd) {
+    KilnWinogradConvsOptions winograd;
+    winograd.exclude.assign(options.winogradExclude.begin(), options.winogradExclude.end());
+    pm.addNestedPass<func::FuncOp>(createKilnWinogradConvs(winograd));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
@@ -244,15 +250,41 @@ OwningOpRef<ModuleOp> gatherVariants(ModuleOp module, StringRef target) {
   return kernels;
 }
 
+/// Compiles identical kernels once: every function of `kernels` whose text
+/// (type, attributes and body, without its name and locations) is that of
+/// an earlier one is erased, and `shared` maps its name to the earlier
+/// one's. Repeated blocks of a network (ResNet-50's stages) and the
+/// Winograd transforms of convolutions of one shape are such kernels.
+void shareIdenticalKernels(ModuleOp kernels, llvm::StringMap<std::string> &shared) {
+  llvm::StringMap<std::string> firstWithText;
+  for (auto func : llvm::make_early_inc_range(kernels.getOps<func::FuncOp>())) {
+    std::string name = func.getSymName().str();
+    func.setSymName("kernel");
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    func->print(os);
+    func.setSymName(name);
+    auto [it, inserted] = firstWithText.try_emplace(text, name);
+    if (!inserted) {
+      shared[name] = it->second;
+      func.erase();
+    }
+  }
+}
+
 /// Copies what the target's linalg stage decided about each kernel (marks
-/// on the functions of `kernels`) into the variants' exports.
-LogicalResult updateExports(ModuleOp module, StringRef target, ModuleOp kernels) {
+/// on the functions of `kernels`; for a kernel in `shared`, on the function
+/// it shares) into the variants' exports.
+LogicalResult updateExports(ModuleOp module, StringRef target, ModuleOp kernels,
+                            const llvm::StringMap<std::string> &shared = {}) {
   FailureOr<std::vector<ExportOp>> exports = exportsFor(module, target);
   if (failed(exports))
     return failure();
   Builder b(module.getContext());
   for (ExportOp exp : *exports) {
     auto func = kernels.lookupSymbol<func::FuncOp>(exp.getKernel());
+    if (auto it = shared.find(exp.getKernel()); !func && it != shared.end())
+      func = kernels.lookupSymbol<func::FuncOp>(it->second);
     if (!func)
       return exp.emitOpError() << "names kernel '" << exp.getKernel()
                                << "', which the " << target << " pipeline did not keep";
@@ -300,11 +332,15 @@ LogicalResult compileEmulation(ModuleOp kernels, const std::vector<std::string> 
 /// The x86-64 code object of the kernels (the cpu variants' functions in
 /// `kernels`, after the linalg stage), or the stage the options stop at.
 LogicalResult compileCPU(ModuleOp kernels, const std::vector<std::string> &names,
-                         llvm::ArrayRef<ExportOp> exports, const CompileOptions &options,
-                         StageOutput &out, Binary &binary) {
+                         llvm::ArrayRef<ExportOp> exports,
+                         const llvm::StringMap<std::string> &shared,
+                         const CompileOptions &options, StageOutput &out, Binary &binary) {
   cpu::CodeObject code;
-  for (auto [name, constExp] : llvm::zip(names, exports))
-    code.kernels.push_back({name, "", ExportOp(constExp).getWorkgroups()});
+  for (auto [name, constExp] : llvm::zip(names, exports)) {
+    auto it = shared.find(name);
+    code.kernels.push_back({name, "", ExportOp(constExp).getWorkgroups(),
+                            it == shared.end() ? name : it->second});
+  }
   if (failed(runPasses(kernels, options, "llvm", "cpu", [&](OpPassManager &pm) {
         cpu::buildLLVMPipeline(pm, options.cpu);
       })))
@@ -514,6 +550,9 @@ LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
     StageOutput out;
     out.target = target.name;
     OwningOpRef<ModuleOp> kernels = gatherVariants(module, target.name);
+    llvm::StringMap<std::string> shared;
+    if (!target.gfx)
+      shareIdenticalKernels(*kernels, shared);
     internal.stage = "code generation for " + target.name;
     if (failed(runPasses(*kernels, options, "linalg", target.name, [&](OpPassManager &pm) {
           if (options.testInternalError)
@@ -528,7 +567,7 @@ LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
         })))
       return failure();
     dump("linalg-" + target.name, *kernels);
-    if (failed(updateExports(module, target.name, *kernels)))
+    if (failed(updateExports(module, target.name, *kernels, shared)))
       return failure();
     if (options.stopAfter == Stage::Linalg) {
       out.module = std::move(kernels);
@@ -543,7 +582,8 @@ LogicalResult compileDispatches(ModuleOp module, CompileOptions &options,
     std::vector<Binary> binaries(target.gfx ? 0 : 1);
     LogicalResult result =
         target.gfx ? compileGfx(*kernels, names, *exports, *target.gfx, options, out, binaries)
-                   : compileCPU(*kernels, names, *exports, options, out, binaries.front());
+                   : compileCPU(*kernels, names, *exports, shared, options, out,
+                                binaries.front());
     if (failed(result))
       return failure();
     if (options.stopAfter != Stage::Artifact)

@@ -68,6 +68,10 @@ struct CompileOptions {
   /// per group (0: off), and whether groups get zero points.
   int64_t int4GroupSize = 0;
   bool int4ZeroPoints = false;
+  /// 3x3 stride-1 float convolutions by Winograd transforms and GEMMs
+  /// (kiln-winograd-convs), except the nodes named in `winogradExclude`.
+  bool winograd = false;
+  std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact
   /// Testing only: the first stage after dispatch formation fails on the

@@ -60,3 +60,13 @@ Value kiln::bytesConstant(OpBuilder &b, Location loc, RankedTensorType type,
   }
   return ConstantOp::create(b, loc, type, attr);
 }
+
+StringRef kiln::nodeNameOf(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef found = nodeNameOf(inner); !found.empty())
+        return found;
+  return "";
+}

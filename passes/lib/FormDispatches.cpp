@@ -4,7 +4,8 @@
 // softmax, normalizations) each start one; elementwise consumers of a
 // dispatch's single result join it while they are its only user and keep its
 // shape (bias, activation, residual add), and for roots that are not
-// contractions, single-use elementwise producers join too. Every other op
+// contractions, single-use elementwise producers join too; a concat takes in
+// its single-use slices. Every other op
 // except constants, reshapes (views, handled by memory planning) and control
 // flow (kiln.if and kiln.loop, commands of the program) gets a dispatch of
 // its own.
@@ -96,6 +97,12 @@ struct KilnFormDispatchesPass
         if (Operation *user = singleUser(op->getResult(0)))
           if (isRoot(user) && !isContraction(user) && user->getBlock() == op->getBlock())
             continue;
+      // Likewise a single-use slice of a concat (the strided tile gathers of
+      // kiln-winograd-convs: 36 slices, one kernel).
+      if (auto slice = dyn_cast<SliceOp>(op))
+        if (Operation *user = singleUser(slice.getResult()))
+          if (isa<ConcatOp>(user) && user->getBlock() == op->getBlock())
+            continue;
       SmallVector<Operation *> group;
       // Producers first (they precede the root in the block).
       if (isRoot(op) && !isContraction(op)) {
@@ -105,6 +112,16 @@ struct KilnFormDispatchesPass
               singleUser(operand) == op) {
             group.push_back(producer);
             grouped.insert(producer);
+          }
+        }
+      }
+      if (auto concat = dyn_cast<ConcatOp>(op)) {
+        for (Value operand : concat.getInputs()) {
+          auto slice = operand.getDefiningOp<SliceOp>();
+          if (slice && !grouped.contains(slice) && singleUser(operand) == op &&
+              slice->getBlock() == op->getBlock()) {
+            group.push_back(slice);
+            grouped.insert(slice);
           }
         }
       }

@@ -272,17 +272,6 @@ std::optional<Int4Weights> quantizeInt4(ArrayRef<float> w, int64_t k, int64_t n,
   return out;
 }
 
-/// The node name of an op's location (the importer's NameLoc), or "".
-StringRef nodeNameOf(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef found = nodeNameOf(inner); !found.empty())
-        return found;
-  return "";
-}
-
 struct KilnQuantizeInt4WeightsPass
     : kiln::impl::KilnQuantizeInt4WeightsBase<KilnQuantizeInt4WeightsPass> {
   using Base::Base;

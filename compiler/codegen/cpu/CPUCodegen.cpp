@@ -161,11 +161,24 @@ LogicalResult emitCodeObject(ModuleOp module, const CPUOptions &options,
                              CodeObject &codeObject, std::string *assembly) {
   auto addEntries = [&](llvm::Module &llvmModule) -> LogicalResult {
     for (Kernel &kernel : codeObject.kernels) {
+      kernel.symbol = kernel.name;
+      if (!kernel.body.empty() && kernel.body != kernel.name)
+        continue;
       llvm::Function *inner = llvmModule.getFunction(kernel.name);
       if (!inner)
         return fail(module, "kernel '" + kernel.name + "' is missing after lowering");
-      kernel.symbol = kernel.name;
       addEntry(llvmModule, inner, kernel.symbol);
+    }
+    // A kernel sharing another's code is another name of its entry.
+    for (Kernel &kernel : codeObject.kernels) {
+      if (kernel.body.empty() || kernel.body == kernel.name)
+        continue;
+      llvm::Function *entry = llvmModule.getFunction(kernel.body);
+      if (!entry || entry->isDeclaration())
+        return fail(module, "kernel '" + kernel.name + "' shares the code of '" + kernel.body +
+                                "', which is missing after lowering");
+      llvm::GlobalAlias::create(entry->getFunctionType(), 0, llvm::GlobalValue::ExternalLinkage,
+                                kernel.symbol, entry, &llvmModule);
     }
     return success();
   };

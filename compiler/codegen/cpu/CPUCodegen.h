@@ -55,6 +55,9 @@ struct Kernel {
   std::string name;
   std::string symbol;
   int64_t workgroupCount = 1;
+  /// The lowered function that computes it: `name`, or the identical
+  /// kernel whose code it shares.
+  std::string body;
 };
 
 struct CodeObject : codegen::HostObject {

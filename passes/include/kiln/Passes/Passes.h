@@ -34,6 +34,9 @@ std::optional<std::vector<float>> f32ConstantValues(ConstantOp cst);
 /// (as the importer stores weights), else a dense attribute.
 mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
                           llvm::ArrayRef<char> bytes, llvm::StringRef blobName);
+/// The ONNX node name of an op's location (the importer's NameLoc, also
+/// inside a fused location), or "".
+llvm::StringRef nodeNameOf(mlir::Location loc);
 
 } // namespace kiln
 

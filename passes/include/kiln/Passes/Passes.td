@@ -115,6 +115,44 @@ def KilnExpandQuantization : Pass<"kiln-expand-quantization", "mlir::func::FuncO
   }];
 }
 
+def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
+  let summary = "3x3 stride-1 convolutions as Winograd F(4,3) or F(2,3) transforms and GEMMs";
+  let description = [{
+    A 2-d `kiln.conv` with a constant f32 3x3 filter, unit strides and
+    dilations, one group and at least `min-channels` input and output
+    channels is computed by Winograd's minimal filtering (Lavin and Gray,
+    2016): the output in m x m tiles (m = 4, F(4,3), when both output
+    dimensions are at least `min-f4-size`; else m = 2, F(2,3)), each from an
+    (m + 2) x (m + 2) tile of the padded input. Per layer:
+
+    - the filter transform `U = G g G^T` is done here, at compile time, into
+      a new weight `[(m+2)^2, F, C]` (computed in double, stored as f32);
+    - the input tiles are `(m+2)^2` strided `kiln.slice`s of the padded
+      input, concatenated, and transformed by two `kiln.matmul`s with
+      `B^T` (rows, then columns: `V = B^T d B`);
+    - one batched `kiln.matmul` per tile element, `M = U V`
+      (`[(m+2)^2, F, C] x [(m+2)^2, C, N * tiles]`): the multiplications,
+      (m+2)^2 / m^2 per output element and channel instead of 9;
+    - two `kiln.matmul`s with `A^T` give the m x m outputs (`Y = A^T M A`),
+      which a transpose and a reshape put back in NCHW (and a slice crops
+      when m does not divide the output), then the bias is added.
+
+    Everything it makes is ordinary kiln ops, so fusion, memory planning and
+    every code generator take it as they take the rest of the graph. The
+    results differ from the direct convolution by rounding only (F(4,3):
+    about 1e-5 relative in f32). `exclude` names nodes (ONNX node names) to
+    keep direct.
+  }];
+  let options = [
+    Option<"minChannels", "min-channels", "int64_t", "32",
+           "input and output channels a convolution needs at least">,
+    Option<"minF4Size", "min-f4-size", "int64_t", "12",
+           "output height and width from which F(4,3) is used instead of F(2,3)">,
+    ListOption<"exclude", "exclude", "std::string",
+               "node names of convolutions kept direct">,
+  ];
+}
+
 def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   let summary = "group kiln ops into kiln.dispatch regions (one kernel each)";
   let description = [{
