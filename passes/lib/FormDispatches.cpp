@@ -146,9 +146,9 @@ struct KilnFormDispatchesPass
 
     unsigned index = 0;
     for (auto &group : groups) {
-      Operation *root = llvm::find_if(group, [](Operation *op) { return isRoot(op); }) != group.end()
-                            ? *llvm::find_if(group, [](Operation *op) { return isRoot(op); })
-                            : group.front();
+      // Named after its root, or the concat that took in its slices.
+      auto named = llvm::find_if(group, [](Operation *op) { return isRoot(op) || isa<ConcatOp>(op); });
+      Operation *root = named != group.end() ? *named : group.front();
       std::string name = "dispatch_" + std::to_string(index++) + "_" + kindName(root);
       if (failed(buildDispatch(group, name)))
         return signalPassFailure();

@@ -204,3 +204,25 @@ func.func @multi_use_escapes(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -
     }
   }
 #-}
+
+// -----
+
+// A concat takes in its single-use slices (kiln-winograd-convs' tile
+// gathers: one kernel instead of one per slice); a slice that something
+// else also reads stays a dispatch of its own.
+// CHECK-LABEL: func @concat_of_slices
+// CHECK: %[[SHARED:.*]] = kiln.dispatch "dispatch_0_slice" (%arg0)
+// CHECK: %[[CAT:.*]] = kiln.dispatch "dispatch_1_concat" (%arg0, %[[SHARED]])
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[S:.*]]: tensor<2x8xf32>):
+// CHECK-NEXT: %[[A:.*]] = kiln.slice %[[X]] {ends = array<i64: 4, 8>, starts = array<i64: 0, 0>, steps = array<i64: 2, 1>}
+// CHECK-NEXT: %[[B:.*]] = kiln.slice %[[X]] {ends = array<i64: 4, 8>, starts = array<i64: 1, 0>, steps = array<i64: 2, 1>}
+// CHECK-NEXT: %[[C:.*]] = kiln.concat %[[A]], %[[B]], %[[S]] {axis = 0 : i64}
+// CHECK-NEXT: kiln.yield %[[C]]
+// CHECK: return %[[CAT]], %[[SHARED]]
+func.func @concat_of_slices(%x: tensor<4x8xf32>) -> (tensor<6x8xf32>, tensor<2x8xf32>) {
+  %shared = kiln.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 2, 8>, steps = array<i64: 1, 1>} : tensor<4x8xf32> -> tensor<2x8xf32>
+  %even = kiln.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 4, 8>, steps = array<i64: 2, 1>} : tensor<4x8xf32> -> tensor<2x8xf32>
+  %odd = kiln.slice %x {starts = array<i64: 1, 0>, ends = array<i64: 4, 8>, steps = array<i64: 2, 1>} : tensor<4x8xf32> -> tensor<2x8xf32>
+  %cat = kiln.concat %even, %odd, %shared {axis = 0 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
+  return %cat, %shared : tensor<6x8xf32>, tensor<2x8xf32>
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""3x3 stride-1 convolutions compiled through Winograd transforms
+(kiln-winograd-convs, kiln-compile --winograd) and run, against ONNX Runtime.
+
+  /usr/bin/python3 test/e2e/run_winograd_vs_ort.py --build BUILD [--keep] [--cpu=x86-64-v3]
+
+Each case is a Conv (+ Relu) model built with onnx.helper and seeded random
+weights: F(4,3) (outputs of 12 or more) and F(2,3) layers, sizes that the
+tile does not divide (cropped), symmetric, asymmetric and no padding (a
+smaller output), with and without bias, batch 1 and 2 (the transposes for
+N > 1), and a non-square image. Every case is compiled twice for the cpu,
+with the default (Winograd on for a cpu-only target) and with --winograd=off,
+and checked:
+
+  - the Winograd build really is one (its dispatch IR has the transform
+    matmuls and no convolution) and the direct build is not;
+  - both builds' outputs against ONNX Runtime's, per element:
+    |kiln - ort| <= 1e-4 * max|ort| + 1e-4 * |ort|;
+  - the largest error of the Winograd build is reported next to the direct
+    one's.
+
+Plus one case kiln-winograd-convs leaves direct by rule (16 channels, below
+its minimum). Exit status 1 on any mismatch or failure.
+"""
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from host import host_runs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+RTOL = 1e-4
+rng = np.random.RandomState(11)
+
+# name, N, C, F, H, W, pads (top, left, bottom, right), bias, winograd expected
+CASES = [
+    ("f43_56x56_64", 1, 64, 64, 56, 56, (1, 1, 1, 1), True, True),
+    ("f43_14x14_crop", 1, 32, 48, 14, 14, (1, 1, 1, 1), True, True),
+    ("f43_batch2", 2, 32, 32, 16, 16, (1, 1, 1, 1), True, True),
+    ("f43_no_bias_asym_pads", 1, 40, 32, 13, 17, (0, 1, 2, 1), False, True),
+    ("f43_no_pads", 1, 32, 32, 18, 18, (0, 0, 0, 0), True, True),
+    ("f23_7x7_512", 1, 128, 96, 7, 7, (1, 1, 1, 1), True, True),
+    ("f23_batch2_5x9", 2, 32, 64, 5, 9, (1, 1, 1, 1), False, True),
+    ("direct_16_channels", 1, 16, 16, 20, 20, (1, 1, 1, 1), True, False),
+]
+
+
+def model(n, c, f, h, w, pads, bias):
+    weight = (rng.standard_normal((f, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    inits = [numpy_helper.from_array(weight, "w")]
+    inputs = ["x", "w"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(f).astype(np.float32), "b"))
+        inputs.append("b")
+    oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    nodes = [helper.make_node("Conv", inputs, ["c"], name="conv", kernel_shape=[3, 3],
+                              pads=[pads[0], pads[1], pads[2], pads[3]]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "winograd",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, f, oh, ow])],
+                              inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def run(cmd):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True, type=Path)
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--cpu", default="host", help="kiln-compile --cpu")
+    args = parser.parse_args()
+    if not host_runs(args.cpu):
+        print(f"skipped: this host cannot run code compiled for --cpu={args.cpu}")
+        return 77
+    bin_dir = args.build.resolve() / "bin"
+    work = Path(tempfile.mkdtemp(prefix="kiln-winograd-"))
+    failures = compared = 0
+    for name, n, c, f, h, w, pads, bias, expect_winograd in CASES:
+        d = work / name
+        d.mkdir()
+        onnx.save(model(n, c, f, h, w, pads, bias), d / "m.onnx")
+        x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+        np.save(d / "x.npy", x)
+        ort = run(["node", ROOT / "bench/ort/ort_run.js", d / "m.onnx", "--input", f"x={d / 'x.npy'}",
+                   "--output-dir", d / "ort"])
+        if ort.returncode != 0:
+            print(f"FAIL {name}: ONNX Runtime: {ort.stderr.strip()[:1000]}")
+            failures += 1
+            continue
+        ref = np.load(d / "ort" / "y.npy")
+        errors = {}
+        for mode in ("auto", "off"):
+            base = ["kiln-compile", d / "m.onnx", "--target=cpu", f"--cpu={args.cpu}", f"--winograd={mode}"]
+            ir = run([bin_dir / base[0]] + base[1:] + ["--emit=dispatch"])
+            is_winograd = "kiln.conv" not in ir.stdout and "winograd_filter" in ir.stdout
+            want = expect_winograd and mode == "auto"
+            if ir.returncode != 0 or is_winograd != want:
+                print(f"FAIL {name} --winograd={mode}: expected {'a Winograd' if want else 'a direct'} "
+                      f"convolution in the dispatch IR {ir.stderr.strip()[:500]}")
+                failures += 1
+                continue
+            kiln = d / f"{mode}.kiln"
+            compiled = run([bin_dir / base[0]] + base[1:] + ["-o", kiln])
+            ran = compiled.returncode == 0 and run(
+                [bin_dir / "kiln-run", kiln, "--device=cpu", f"--input=x=@{d / 'x.npy'}",
+                 f"--output-dir={d / mode}"]).returncode == 0
+            if not ran:
+                print(f"FAIL {name} --winograd={mode}: {compiled.stderr.strip()[:1000]}")
+                failures += 1
+                continue
+            got = np.load(d / mode / "y.npy")
+            if got.shape != ref.shape:
+                print(f"FAIL {name} --winograd={mode}: shape {list(got.shape)} vs {list(ref.shape)}")
+                failures += 1
+                continue
+            err = np.abs(got.astype(np.float64) - ref)
+            bound = RTOL * np.abs(ref).max() + RTOL * np.abs(ref)
+            bad = int(np.sum(~(err <= bound)))
+            errors[mode] = (err.max() / max(np.abs(ref).max(), 1e-30), bad, ref.size)
+            compared += 1
+            if bad:
+                failures += 1
+        if len(errors) == 2:
+            (we, wbad, size), (de, dbad, _) = errors["auto"], errors["off"]
+            ok = wbad == 0 and dbad == 0
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: max error / max|ort|: "
+                  f"{'winograd' if expect_winograd else 'default'} {we:.2e} ({wbad} of {size} outside), "
+                  f"direct {de:.2e} ({dbad} outside)")
+    print(f"{compared} outputs compared with ONNX Runtime, {failures} failures")
+    if args.keep:
+        print(f"work directory: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    if compared < 2 * len(CASES):
+        print(f"error: {compared} of {2 * len(CASES)} outputs compared")
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
