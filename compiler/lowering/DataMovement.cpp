@@ -29,6 +29,8 @@
 
 #include "lowering/KilnToLinalg.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::lowering;
@@ -58,6 +60,87 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// The source, starts and steps of a positive-step slice (kiln.slice, or
+/// the tensor.extract_slice it lowers to); nullopt for anything else.
+struct StridedSlice {
+  Value source;
+  SmallVector<int64_t> starts, steps;
+};
+std::optional<StridedSlice> stridedSlice(Value value) {
+  if (auto slice = value.getDefiningOp<SliceOp>()) {
+    if (llvm::any_of(slice.getSteps(), [](int64_t s) { return s <= 0; }))
+      return std::nullopt;
+    return StridedSlice{slice.getInput(), llvm::to_vector(slice.getStarts()),
+                        llvm::to_vector(slice.getSteps())};
+  }
+  auto extract = value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!extract || 
+      ShapedType::isDynamicShape(extract.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(extract.getStaticStrides()) ||
+      extract.getSourceType().getRank() != extract.getResultType().getRank())
+    return std::nullopt;
+  return StridedSlice{extract.getSource(), llvm::to_vector(extract.getStaticOffsets()),
+                      llvm::to_vector(extract.getStaticStrides())};
+}
+
+/// A concat along dimension 0 of the a x a windows of one source that
+/// step by m along its last two dimensions (kiln-winograd-convs' tile
+/// gather: window (i, j) starts at [0, ..., i, j] with steps [1, ..., m,
+/// m]), as one generic `out[i, j, ..., y, x] = in[..., m*y + i, m*x + j]`
+/// collapsed to the concat's shape: it tiles into workgroups, where a chain
+/// of inserted slices is one serial copy.
+LogicalResult lowerWindowGather(ConcatOp op, PatternRewriter &rewriter) {
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t rank = type.getRank(), count = op.getInputs().size();
+  int64_t a = static_cast<int64_t>(std::lround(std::sqrt(double(count))));
+  if (op.getAxis() != 0 || rank < 3 || a < 2 || a * a != count)
+    return failure();
+  auto pieceType = cast<RankedTensorType>(op.getInputs()[0].getType());
+  std::optional<StridedSlice> first = stridedSlice(op.getInputs()[0]);
+  if (!first || first->steps[rank - 1] != first->steps[rank - 2] ||
+      cast<RankedTensorType>(first->source.getType()).getDimSize(0) != pieceType.getDimSize(0))
+    return failure();
+  int64_t m = first->steps[rank - 1];
+  for (auto [k, input] : llvm::enumerate(op.getInputs())) {
+    std::optional<StridedSlice> slice = stridedSlice(input);
+    if (!slice || slice->source != first->source || input.getType() != pieceType)
+      return failure();
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t start = d == rank - 2 ? int64_t(k) / a : d == rank - 1 ? int64_t(k) % a : 0;
+      int64_t step = d >= rank - 2 ? m : 1;
+      if (slice->starts[d] != start || slice->steps[d] != step)
+        return failure();
+    }
+  }
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = op.getLoc();
+  SmallVector<int64_t> shape = {a, a};
+  llvm::append_range(shape, pieceType.getShape());
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  // Loops (i, j, d0, ..., d[rank-1]).
+  SmallVector<AffineExpr> reads;
+  for (int64_t d = 0; d < rank; ++d) {
+    AffineExpr dim = getAffineDimExpr(2 + d, ctx);
+    if (d == rank - 2)
+      dim = dim * m + getAffineDimExpr(0, ctx);
+    else if (d == rank - 1)
+      dim = dim * m + getAffineDimExpr(1, ctx);
+    reads.push_back(dim);
+  }
+  unsigned loops = unsigned(rank + 2);
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, reads, ctx),
+                                 AffineMap::getMultiDimIdentityMap(loops, ctx)};
+  auto gather = linalg::GenericOp::create(
+      rewriter, loc, outType, ValueRange{first->source},
+      ValueRange{emptyTensor(rewriter, loc, outType)}, maps, iteratorTypes(loops),
+      [](OpBuilder &b, Location l, ValueRange args) { linalg::YieldOp::create(b, l, args[0]); });
+  SmallVector<ReassociationIndices> groups = {{0, 1, 2}};
+  for (int64_t d = 3; d < int64_t(loops); ++d)
+    groups.push_back({d});
+  rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(op, type, gather.getResult(0), groups);
+  return success();
+}
+
 /// Lowers `kiln.concat`.
 struct ConcatLowering : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -67,6 +150,8 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
     auto type = cast<RankedTensorType>(op.getType());
     if (failed(requireStaticShapes(op)))
       return failure();
+    if (succeeded(lowerWindowGather(op, rewriter)))
+      return success();
     int64_t axis = op.getAxis(), rank = type.getRank();
     Value result = emptyTensor(rewriter, loc, type);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);

@@ -289,3 +289,37 @@ func.func @pad_unsigned(%x: tensor<4xui8>) -> (tensor<6xui8>, tensor<6xui8>) {
   %1 = kiln.pad %x {pads = array<i64: 1, 1>, mode = "edge"} : tensor<4xui8> -> tensor<6xui8>
   return %0, %1 : tensor<6xui8>, tensor<6xui8>
 }
+
+// -----
+
+// The a x a windows of one source stepping by m along its last two
+// dimensions, concatenated in row-major window order (kiln-winograd-convs'
+// tile gather), are one gather generic, collapsed to the concat's shape.
+// CHECK-DAG: #[[GATHER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3, d4 * 2 + d0, d5 * 2 + d1)>
+// CHECK-LABEL: func.func @window_gather
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x3x6x6xf32>) outs({{.*}} : tensor<2x2x1x3x2x2xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1, 2], [3], [4], [5]] : tensor<2x2x1x3x2x2xf32> into tensor<4x3x2x2xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[C]]
+func.func @window_gather(%x: tensor<1x3x6x6xf32>) -> tensor<4x3x2x2xf32> {
+  %s0 = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 3, 3, 3>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %s1 = kiln.slice %x {starts = array<i64: 0, 0, 0, 1>, ends = array<i64: 1, 3, 3, 4>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %s2 = kiln.slice %x {starts = array<i64: 0, 0, 1, 0>, ends = array<i64: 1, 3, 4, 3>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %s3 = kiln.slice %x {starts = array<i64: 0, 0, 1, 1>, ends = array<i64: 1, 3, 4, 4>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %c = kiln.concat %s0, %s1, %s2, %s3 {axis = 0 : i64} : (tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>) -> tensor<4x3x2x2xf32>
+  return %c : tensor<4x3x2x2xf32>
+}
+
+// -----
+
+// The same windows in another order: inserted slices.
+// CHECK-LABEL: func.func @windows_out_of_order
+// CHECK-COUNT-4: tensor.insert_slice
+func.func @windows_out_of_order(%x: tensor<1x3x6x6xf32>) -> tensor<4x3x2x2xf32> {
+  %s0 = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 3, 3, 3>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %s1 = kiln.slice %x {starts = array<i64: 0, 0, 0, 1>, ends = array<i64: 1, 3, 3, 4>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %s2 = kiln.slice %x {starts = array<i64: 0, 0, 1, 0>, ends = array<i64: 1, 3, 4, 3>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %s3 = kiln.slice %x {starts = array<i64: 0, 0, 1, 1>, ends = array<i64: 1, 3, 4, 4>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x2x2xf32>
+  %c = kiln.concat %s1, %s0, %s2, %s3 {axis = 0 : i64} : (tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>) -> tensor<4x3x2x2xf32>
+  return %c : tensor<4x3x2x2xf32>
+}
