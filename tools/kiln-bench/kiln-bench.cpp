@@ -50,7 +50,11 @@ const char *const kUsage =
     "  --seed=N             seed for the random inputs (default: 0)\n"
     "  --input=NAME=@FILE.npy  input NAME from a .npy file instead of random\n"
     "                       values (a trip count, a flag, real data)\n"
-    "  --top=N              slowest dispatches to list (default: 10)\n"
+    "  --top=N              slowest dispatches to list (default: 10), each with\n"
+    "                       its GFLOP/s (the FLOPs its code object records)\n"
+    "  --peak-gflops=G      one thread's peak GFLOP/s (bench/fp32/peak.cpp\n"
+    "                       measures it): --top also shows each dispatch's\n"
+    "                       fraction of G x threads\n"
     "  --json               print one JSON line instead of the table\n"
     "  --help               print this help\n"
     "  --version            print the version and the devices it runs on\n";
@@ -72,6 +76,7 @@ struct Options {
   bool haveIterations = false, haveMinTime = false;
   uint64_t seed = 0;
   uint64_t top = 10;
+  double peakGflops = 0; // 0: not given
   bool json = false;
   std::vector<std::pair<std::string, std::string>> inputFiles; // name, path
 };
@@ -121,6 +126,9 @@ Options parseArguments(int argc, char **argv) {
       options.inputFiles.emplace_back(text.substr(0, at), text.substr(at + 2));
     } else if (support::flagValue(arg, "--top=", text)) {
       count(text, options.top, 0, 1000000, "--top");
+    } else if (support::flagValue(arg, "--peak-gflops=", text)) {
+      if (!support::parseDouble(text, options.peakGflops) || !(options.peakGflops > 0))
+        fatal("--peak-gflops: '" + text + "' is not a positive number of GFLOP/s");
     } else if (!arg.empty() && arg[0] == '-') {
       fatal("unknown option '" + arg + "' (see kiln-bench --help)");
     } else if (options.model.empty()) {
@@ -313,6 +321,14 @@ int main(int argc, char **argv) {
   auto share = [&](size_t d) {
     return dispatchTotal > 0 ? double(dispatchNs[d]) / dispatchTotal : 0.0;
   };
+  // GFLOP/s of a dispatch from its recorded FLOPs (0 when it records none),
+  // and that as a fraction of the peak of the threads that ran it.
+  auto gflops = [&](size_t d) {
+    double ms = meanMs(d);
+    uint64_t flops = session.dispatchInfo(d).flops;
+    return ms > 0 ? double(flops) / (ms * 1e6) : 0.0;
+  };
+  double peak = options.peakGflops * double(threads ? threads : 1);
 
   if (options.json) {
     std::string json = "{\"model\":" + support::jsonString(options.model) +
@@ -337,6 +353,9 @@ int main(int argc, char **argv) {
               ",\"name\":" + support::jsonString(info.name) +
               ",\"ops\":" + support::jsonString(info.ops) +
               ",\"mean_ms\":" + number(meanMs(d)) +
+              ",\"flops\":" + std::to_string(info.flops) +
+              ",\"gflops_per_s\":" + number(gflops(d)) +
+              (peak > 0 ? ",\"of_peak\":" + fixed(gflops(d) / peak, 6) : std::string()) +
               ",\"share\":" + fixed(share(d), 6) + "}";
     }
     json += "]}";
@@ -362,12 +381,18 @@ int main(int argc, char **argv) {
   std::printf("throughput: %s inferences/s\n", fixed(throughput, 1).c_str());
   if (!order.empty()) {
     std::printf("slowest dispatches:\n");
-    std::printf("  %5s  %-32s %10s %7s  %s\n", "#", "dispatch", "mean ms",
-                "share", "ops");
+    std::printf("  %5s  %-32s %10s %9s%s %7s  %s\n", "#", "dispatch", "mean ms", "GFLOP/s",
+                peak > 0 ? "  of peak" : "", "share", "ops");
     for (size_t d : order) {
       kiln_dispatch_info_t info = session.dispatchInfo(d);
-      std::printf("  %5zu  %-32s %10s %6s%%  %s\n", d, info.name,
-                  ms(meanMs(d)).c_str(),
+      double rate = gflops(d);
+      std::string ofPeak = peak > 0 ? (info.flops ? fixed(100.0 * rate / peak, 1) + "%" : "-")
+                                    : std::string();
+      std::printf("  %5zu  %-32s %10s %9s%s %6s%%  %s\n", d, info.name,
+                  ms(meanMs(d)).c_str(), info.flops ? fixed(rate, 1).c_str() : "-",
+                  peak > 0 ? ("  " + std::string(7 - std::min<size_t>(7, ofPeak.size()), ' ') +
+                              ofPeak).c_str()
+                           : "",
                   fixed(100.0 * share(d), 1).c_str(), info.ops);
     }
   }
