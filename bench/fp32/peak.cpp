@@ -23,8 +23,11 @@ int main() {
     acc[c] = _mm512_set1_ps(float(c));
   __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
   for (long i = 0; i < iterations; ++i) {
-    for (auto &a : acc)
-      a = _mm512_fmadd_ps(a, x, y);
+    // Unrolled, so that the chains live in registers (a loop over the
+    // array would keep them in memory, one store-to-load per FMA).
+#pragma GCC unroll 12
+    for (int c = 0; c < chains; ++c)
+      acc[c] = _mm512_fmadd_ps(acc[c], x, y);
     __asm__ volatile("" : "+v"(x));
   }
   __m512 sum = acc[0];
@@ -39,8 +42,9 @@ int main() {
     acc[c] = _mm256_set1_ps(float(c));
   __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
   for (long i = 0; i < iterations; ++i) {
-    for (auto &a : acc)
-      a = _mm256_fmadd_ps(a, x, y);
+#pragma GCC unroll 12
+    for (int c = 0; c < chains; ++c)
+      acc[c] = _mm256_fmadd_ps(acc[c], x, y);
     __asm__ volatile("" : "+x"(x));
   }
   __m256 sum = acc[0];

@@ -18,8 +18,11 @@ int main() {
     a = _mm512_setzero_si512();
   __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-2);
   for (long i = 0; i < iterations; ++i) {
-    for (auto &a : acc)
-      a = _mm512_dpbusd_epi32(a, u, s);
+    // Unrolled, so that the chains live in registers (a loop over the
+    // array would keep them in memory, one store-to-load per instruction).
+#pragma GCC unroll 12
+    for (int c = 0; c < chains; ++c)
+      acc[c] = _mm512_dpbusd_epi32(acc[c], u, s);
     __asm__ volatile("" : "+v"(u));
   }
   products = iterations * chains * 64L;
@@ -34,8 +37,9 @@ int main() {
     a = _mm256_setzero_si256();
   __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
   for (long i = 0; i < iterations; ++i) {
-    for (auto &a : acc)
-      a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones));
+#pragma GCC unroll 12
+    for (int c = 0; c < chains; ++c)
+      acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones));
     __asm__ volatile("" : "+x"(u));
   }
   products = iterations * chains * 32L;
