@@ -20,7 +20,10 @@ and checked:
     one's.
 
 Plus one case kiln-winograd-convs leaves direct by rule (16 channels, below
-its minimum). Exit status 1 on any mismatch or failure.
+its minimum), and `--winograd=on` for a gfx target: two cases compiled for
+gfx942 with --emulation and run on the emu:gfx942 device (the host running
+the gfx kernels), against ONNX Runtime the same way. Exit status 1 on any
+mismatch or failure.
 """
 
 import argparse
@@ -40,6 +43,9 @@ from host import host_runs  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 RTOL = 1e-4
 rng = np.random.RandomState(11)
+
+# Cases also run with --winograd=on on the emulated gfx942.
+GFX_CASES = {"f43_14x14_crop", "f23_batch2_5x9"}
 
 # name, N, C, F, H, W, pads (top, left, bottom, right), bias, winograd expected
 CASES = [
@@ -135,6 +141,24 @@ def main():
             compared += 1
             if bad:
                 failures += 1
+        if name in GFX_CASES:
+            kiln = d / "gfx.kiln"
+            compiled = run([bin_dir / "kiln-compile", d / "m.onnx", "--target=gfx942", "--emulation",
+                            "--winograd=on", "-o", kiln])
+            ran = compiled.returncode == 0 and run(
+                [bin_dir / "kiln-run", kiln, "--device=emu:gfx942", f"--input=x=@{d / 'x.npy'}",
+                 f"--output-dir={d / 'gfx'}"]).returncode == 0
+            if not ran:
+                print(f"FAIL {name} emu:gfx942: {compiled.stderr.strip()[:1000]}")
+                failures += 1
+            else:
+                got = np.load(d / "gfx" / "y.npy")
+                err = np.abs(got.astype(np.float64) - ref)
+                bad = int(np.sum(~(err <= RTOL * np.abs(ref).max() + RTOL * np.abs(ref))))
+                compared += 1
+                failures += bad != 0
+                print(f"{'ok  ' if not bad else 'FAIL'} {name} on emu:gfx942 (--winograd=on): max error / "
+                      f"max|ort| {err.max() / max(np.abs(ref).max(), 1e-30):.2e} ({bad} of {ref.size} outside)")
         if len(errors) == 2:
             (we, wbad, size), (de, dbad, _) = errors["auto"], errors["off"]
             ok = wbad == 0 and dbad == 0
@@ -146,8 +170,8 @@ def main():
         print(f"work directory: {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)
-    if compared < 2 * len(CASES):
-        print(f"error: {compared} of {2 * len(CASES)} outputs compared")
+    if compared < 2 * len(CASES) + len(GFX_CASES):
+        print(f"error: {compared} of {2 * len(CASES) + len(GFX_CASES)} outputs compared")
         return 1
     return 1 if failures else 0
 
