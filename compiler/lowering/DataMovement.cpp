@@ -74,7 +74,7 @@ std::optional<StridedSlice> stridedSlice(Value value) {
                         llvm::to_vector(slice.getSteps())};
   }
   auto extract = value.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!extract || 
+  if (!extract ||
       ShapedType::isDynamicShape(extract.getStaticOffsets()) ||
       ShapedType::isDynamicShape(extract.getStaticStrides()) ||
       extract.getSourceType().getRank() != extract.getResultType().getRank())

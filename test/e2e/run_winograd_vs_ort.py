@@ -84,6 +84,26 @@ def run(cmd):
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
 
 
+def compile_and_compare(bin_dir, d, label, compile_args, device, ref):
+    """Compiles d/m.onnx with `compile_args`, runs it on `device` with d/x.npy
+    and compares y with `ref`: (max error / max|ref|, elements outside the
+    tolerance, elements), or an error message."""
+    kiln = d / f"{label}.kiln"
+    compiled = run([bin_dir / "kiln-compile", d / "m.onnx"] + compile_args + ["-o", kiln])
+    if compiled.returncode != 0:
+        return f"kiln-compile: {compiled.stderr.strip()[:1000]}"
+    ran = run([bin_dir / "kiln-run", kiln, f"--device={device}", f"--input=x=@{d / 'x.npy'}",
+               f"--output-dir={d / label}"])
+    if ran.returncode != 0:
+        return f"kiln-run: {ran.stderr.strip()[:1000]}"
+    got = np.load(d / label / "y.npy")
+    if got.shape != ref.shape:
+        return f"shape {list(got.shape)} vs {list(ref.shape)}"
+    err = np.abs(got.astype(np.float64) - ref)
+    bad = int(np.sum(~(err <= RTOL * np.abs(ref).max() + RTOL * np.abs(ref))))
+    return err.max() / max(np.abs(ref).max(), 1e-30), bad, ref.size
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True, type=Path)
@@ -111,8 +131,8 @@ def main():
         ref = np.load(d / "ort" / "y.npy")
         errors = {}
         for mode in ("auto", "off"):
-            base = ["kiln-compile", d / "m.onnx", "--target=cpu", f"--cpu={args.cpu}", f"--winograd={mode}"]
-            ir = run([bin_dir / base[0]] + base[1:] + ["--emit=dispatch"])
+            options = ["--target=cpu", f"--cpu={args.cpu}", f"--winograd={mode}"]
+            ir = run([bin_dir / "kiln-compile", d / "m.onnx"] + options + ["--emit=dispatch"])
             is_winograd = "kiln.conv" not in ir.stdout and "winograd_filter" in ir.stdout
             want = expect_winograd and mode == "auto"
             if ir.returncode != 0 or is_winograd != want:
@@ -120,45 +140,26 @@ def main():
                       f"convolution in the dispatch IR {ir.stderr.strip()[:500]}")
                 failures += 1
                 continue
-            kiln = d / f"{mode}.kiln"
-            compiled = run([bin_dir / base[0]] + base[1:] + ["-o", kiln])
-            ran = compiled.returncode == 0 and run(
-                [bin_dir / "kiln-run", kiln, "--device=cpu", f"--input=x=@{d / 'x.npy'}",
-                 f"--output-dir={d / mode}"]).returncode == 0
-            if not ran:
-                print(f"FAIL {name} --winograd={mode}: {compiled.stderr.strip()[:1000]}")
+            result = compile_and_compare(bin_dir, d, mode, options, "cpu", ref)
+            if isinstance(result, str):
+                print(f"FAIL {name} --winograd={mode}: {result}")
                 failures += 1
                 continue
-            got = np.load(d / mode / "y.npy")
-            if got.shape != ref.shape:
-                print(f"FAIL {name} --winograd={mode}: shape {list(got.shape)} vs {list(ref.shape)}")
-                failures += 1
-                continue
-            err = np.abs(got.astype(np.float64) - ref)
-            bound = RTOL * np.abs(ref).max() + RTOL * np.abs(ref)
-            bad = int(np.sum(~(err <= bound)))
-            errors[mode] = (err.max() / max(np.abs(ref).max(), 1e-30), bad, ref.size)
+            errors[mode] = result
             compared += 1
-            if bad:
-                failures += 1
+            failures += result[1] != 0
         if name in GFX_CASES:
-            kiln = d / "gfx.kiln"
-            compiled = run([bin_dir / "kiln-compile", d / "m.onnx", "--target=gfx942", "--emulation",
-                            "--winograd=on", "-o", kiln])
-            ran = compiled.returncode == 0 and run(
-                [bin_dir / "kiln-run", kiln, "--device=emu:gfx942", f"--input=x=@{d / 'x.npy'}",
-                 f"--output-dir={d / 'gfx'}"]).returncode == 0
-            if not ran:
-                print(f"FAIL {name} emu:gfx942: {compiled.stderr.strip()[:1000]}")
+            result = compile_and_compare(bin_dir, d, "gfx", ["--target=gfx942", "--emulation", "--winograd=on"],
+                                         "emu:gfx942", ref)
+            if isinstance(result, str):
+                print(f"FAIL {name} emu:gfx942: {result}")
                 failures += 1
             else:
-                got = np.load(d / "gfx" / "y.npy")
-                err = np.abs(got.astype(np.float64) - ref)
-                bad = int(np.sum(~(err <= RTOL * np.abs(ref).max() + RTOL * np.abs(ref))))
+                rel, bad, size = result
                 compared += 1
                 failures += bad != 0
                 print(f"{'ok  ' if not bad else 'FAIL'} {name} on emu:gfx942 (--winograd=on): max error / "
-                      f"max|ort| {err.max() / max(np.abs(ref).max(), 1e-30):.2e} ({bad} of {ref.size} outside)")
+                      f"max|ort| {rel:.2e} ({bad} of {size} outside)")
         if len(errors) == 2:
             (we, wbad, size), (de, dbad, _) = errors["auto"], errors["off"]
             ok = wbad == 0 and dbad == 0
