@@ -60,6 +60,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     Option<"kc", "kc", "int64_t", "4", "k step of the register tile">,
     Option<"kcCache", "kc-cache", "int64_t", "256",
            "reduction block kept in cache (0: no cache blocking)">,
+    Option<"fuseEpilogueTiles", "fuse-epilogues", "bool", "true",
+           "tile a contraction whose reduction is not cache-blocked together with the "
+           "elementwise op that consumes it and its accumulator's initial value, so "
+           "that the epilogue is applied in registers">,
     Option<"packPanels", "pack-panels", "bool", "true",
            "copy a right-hand column block reused by several row tiles into a contiguous panel">,
     Option<"vectorLanes", "vector-lanes", "int64_t", "16",

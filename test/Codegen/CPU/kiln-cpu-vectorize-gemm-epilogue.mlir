@@ -1,0 +1,200 @@
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="fuse-epilogues=false" | FileCheck %s --check-prefix=NOFUSE
+
+// Epilogue tiles: a contraction (k = 64, not cache-blocked) between a
+// broadcast bias that initializes its accumulator and a ReLU that consumes
+// it is tiled together with both to 16 x 16 register tiles, columns outside
+// rows: the tile reads the bias into registers, accumulates over the whole
+// reduction, applies the ReLU to the accumulator and stores it once. The
+// accumulator is never read from memory.
+// CHECK-LABEL: func @bias_relu
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: vector.transfer_read %{{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.transfer_read {{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// CHECK-COUNT-64: vector.fma
+// CHECK-NOT: vector.transfer_read {{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK-NEXT: vector.transfer_write %{{.*}} : vector<16x16xf32>, tensor<16x16xf32>
+// CHECK-NOT: vector<16xf32>
+// CHECK: scf.forall.in_parallel
+// Without the option: the bias is written to the accumulator tile first,
+// the k loop reads and writes it, and the ReLU runs over it in rows of 16.
+// NOFUSE-LABEL: func @bias_relu
+// NOFUSE: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// NOFUSE: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// NOFUSE-NOT: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+#bias = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @bias_relu(%w: tensor<64x64xf32>, %x: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %r = scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 32) shared_outs(%o = %e) -> (tensor<64x64xf32>) {
+    %wt = tensor.extract_slice %w[%i, 0] [32, 64] [1, 1] : tensor<64x64xf32> to tensor<32x64xf32>
+    %xt = tensor.extract_slice %x[0, %j] [64, 32] [1, 1] : tensor<64x64xf32> to tensor<64x32xf32>
+    %bt = tensor.extract_slice %b[%i] [32] [1] : tensor<64xf32> to tensor<32xf32>
+    %acc0 = tensor.empty() : tensor<32x32xf32>
+    %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]} ins(%bt : tensor<32xf32>) outs(%acc0 : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      linalg.yield %in : f32
+    } -> tensor<32x32xf32>
+    %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wt, %xt : tensor<32x64xf32>, tensor<64x32xf32>) outs(%init : tensor<32x32xf32>) {
+    ^bb0(%a: f32, %bb: f32, %c: f32):
+      %m = arith.mulf %a, %bb : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<32x32xf32>
+    %ot = tensor.extract_slice %o[%i, %j] [32, 32] [1, 1] : tensor<64x64xf32> to tensor<32x32xf32>
+    %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<32x32xf32>) outs(%ot : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      %v = arith.maximumf %in, %cst : f32
+      linalg.yield %v : f32
+    } -> tensor<32x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %relu into %o[%i, %j] [32, 32] [1, 1] : tensor<32x32xf32> into tensor<64x64xf32>
+    }
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// An integer GEMM: the zero fill becomes the accumulator's initial value in
+// registers, the 8-bit tile stays a vector.contract for the dot-product
+// lowering, and the zero-point correction is subtracted in registers.
+// CHECK-LABEL: func @integer
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xi32>)
+// CHECK: vector.contract {{.*}} : vector<16x4xi32>, vector<4x16xi32> into vector<16x16xi32>
+// CHECK: arith.subi %{{.*}}, %{{.*}} : vector<16x16xi32>
+// CHECK-NEXT: vector.transfer_write %{{.*}} : vector<16x16xi32>, tensor<16x16xi32>
+// NOFUSE-LABEL: func @integer
+// NOFUSE: arith.subi %{{.*}}, %{{.*}} : vector<16xi32>
+#bias = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @integer(%w: tensor<64x64xi8>, %x: tensor<64x64xi8>, %zp: tensor<64xi32>) -> tensor<64x64xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<64x64xi32>
+  %r = scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 32) shared_outs(%o = %e) -> (tensor<64x64xi32>) {
+    %wt = tensor.extract_slice %w[%i, 0] [32, 64] [1, 1] : tensor<64x64xi8> to tensor<32x64xi8>
+    %xt = tensor.extract_slice %x[0, %j] [64, 32] [1, 1] : tensor<64x64xi8> to tensor<64x32xi8>
+    %zt = tensor.extract_slice %zp[%i] [32] [1] : tensor<64xi32> to tensor<32xi32>
+    %acc0 = tensor.empty() : tensor<32x32xi32>
+    %init = linalg.fill ins(%c0 : i32) outs(%acc0 : tensor<32x32xi32>) -> tensor<32x32xi32>
+    %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wt, %xt : tensor<32x64xi8>, tensor<64x32xi8>) outs(%init : tensor<32x32xi32>) {
+    ^bb0(%a: i8, %b: i8, %c: i32):
+      %a32 = arith.extsi %a : i8 to i32
+      %b32 = arith.extui %b : i8 to i32
+      %m = arith.muli %a32, %b32 : i32
+      %s = arith.addi %c, %m : i32
+      linalg.yield %s : i32
+    } -> tensor<32x32xi32>
+    %ot = tensor.extract_slice %o[%i, %j] [32, 32] [1, 1] : tensor<64x64xi32> to tensor<32x32xi32>
+    %sub = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %zt : tensor<32x32xi32>, tensor<32xi32>) outs(%ot : tensor<32x32xi32>) {
+    ^bb0(%in: i32, %z: i32, %_: i32):
+      %v = arith.subi %in, %z : i32
+      linalg.yield %v : i32
+    } -> tensor<32x32xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %sub into %o[%i, %j] [32, 32] [1, 1] : tensor<32x32xi32> into tensor<64x64xi32>
+    }
+  }
+  return %r : tensor<64x64xi32>
+}
+
+// -----
+
+// A reduction longer than kc-cache (512 > 256) is cache-blocked; its
+// blocks' partial sums go through memory anyway, so its epilogue stays a
+// separate loop in rows of 16.
+// CHECK-LABEL: func @blocked
+// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256
+// CHECK-NOT: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+#bias = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @blocked(%w: tensor<64x512xf32>, %x: tensor<512x64xf32>, %b: tensor<64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %r = scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 32) shared_outs(%o = %e) -> (tensor<64x64xf32>) {
+    %wt = tensor.extract_slice %w[%i, 0] [32, 512] [1, 1] : tensor<64x512xf32> to tensor<32x512xf32>
+    %xt = tensor.extract_slice %x[0, %j] [512, 32] [1, 1] : tensor<512x64xf32> to tensor<512x32xf32>
+    %bt = tensor.extract_slice %b[%i] [32] [1] : tensor<64xf32> to tensor<32xf32>
+    %acc0 = tensor.empty() : tensor<32x32xf32>
+    %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]} ins(%bt : tensor<32xf32>) outs(%acc0 : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      linalg.yield %in : f32
+    } -> tensor<32x32xf32>
+    %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wt, %xt : tensor<32x512xf32>, tensor<512x32xf32>) outs(%init : tensor<32x32xf32>) {
+    ^bb0(%a: f32, %bb: f32, %c: f32):
+      %m = arith.mulf %a, %bb : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<32x32xf32>
+    %ot = tensor.extract_slice %o[%i, %j] [32, 32] [1, 1] : tensor<64x64xf32> to tensor<32x32xf32>
+    %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<32x32xf32>) outs(%ot : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      %v = arith.maximumf %in, %cst : f32
+      linalg.yield %v : f32
+    } -> tensor<32x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %relu into %o[%i, %j] [32, 32] [1, 1] : tensor<32x32xf32> into tensor<64x64xf32>
+    }
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// One row (a matrix-vector product) keeps its wide one-row register tile.
+// CHECK-LABEL: func @onerow
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<1x32xf32>)
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+#bias = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @onerow(%w: tensor<2x64xf32>, %x: tensor<64x64xf32>, %b: tensor<2xf32>) -> tensor<2x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x64xf32>
+  %r = scf.forall (%i, %j) = (0, 0) to (2, 64) step (1, 32) shared_outs(%o = %e) -> (tensor<2x64xf32>) {
+    %wt = tensor.extract_slice %w[%i, 0] [1, 64] [1, 1] : tensor<2x64xf32> to tensor<1x64xf32>
+    %xt = tensor.extract_slice %x[0, %j] [64, 32] [1, 1] : tensor<64x64xf32> to tensor<64x32xf32>
+    %bt = tensor.extract_slice %b[%i] [1] [1] : tensor<2xf32> to tensor<1xf32>
+    %acc0 = tensor.empty() : tensor<1x32xf32>
+    %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]} ins(%bt : tensor<1xf32>) outs(%acc0 : tensor<1x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      linalg.yield %in : f32
+    } -> tensor<1x32xf32>
+    %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wt, %xt : tensor<1x64xf32>, tensor<64x32xf32>) outs(%init : tensor<1x32xf32>) {
+    ^bb0(%a: f32, %bb: f32, %c: f32):
+      %m = arith.mulf %a, %bb : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x32xf32>
+    %ot = tensor.extract_slice %o[%i, %j] [1, 32] [1, 1] : tensor<2x64xf32> to tensor<1x32xf32>
+    %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<1x32xf32>) outs(%ot : tensor<1x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      %v = arith.maximumf %in, %cst : f32
+      linalg.yield %v : f32
+    } -> tensor<1x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %relu into %o[%i, %j] [1, 32] [1, 1] : tensor<1x32xf32> into tensor<2x64xf32>
+    }
+  }
+  return %r : tensor<2x64xf32>
+}
