@@ -39,8 +39,15 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     reduction blocks of at most that length (the outermost loop, so that a
     block of each operand stays in cache); when several row tiles read the
     same `nr`-column block of the right-hand side, the block is copied into
-    a contiguous panel first (`pack-panels`); then each contraction is tiled
-    to a register tile (`mr` x `nr` x `kc`), full tiles are
+    a contiguous panel first (`pack-panels`, a row of `nr` elements per
+    vector read and write); a contraction whose reduction is not blocked and
+    whose result only an elementwise op reads (bias, activation, zero-point
+    correction, requantization) is tiled together with that op and with the
+    producer of its accumulator's initial value (a fill or a broadcast bias)
+    to one `mr` x `nr` tile (`fuse-epilogues`): the tile starts from the
+    initial value in registers, accumulates over the whole reduction and
+    applies the epilogue before its one store. Then each other contraction
+    is tiled to a register tile (`mr` x `nr` x `kc`), full tiles are
     peeled from partial ones and vectorized, the accumulator is hoisted out of
     the k loop, and `vector.contract` is lowered to outer products (FMAs).
     Elementwise ops are tiled to rows of `nr` along their innermost output
