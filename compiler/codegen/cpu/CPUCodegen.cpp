@@ -35,6 +35,10 @@ void resolveTarget(CPUOptions &options) {
   options.registerRows = avx512 ? 16 : 4;
   options.vectorWidth = 16;
   options.vectorLanes = avx512 ? 16 : 8;
+  // AVX-512: 8 x 32 tiles (two vectors a row) where the product is wide
+  // enough (kiln-cpu-vectorize-gemm's RegisterTile::forContraction).
+  options.wideRows = avx512 ? 8 : 0;
+  options.wideColumns = avx512 ? 32 : 0;
   options.dot = has.lookup("avx512vnni") ? DotISA::AVX512VNNI
                 : has.lookup("avx512bw") ? DotISA::AVX512BW
                 : has.lookup("avx2")     ? DotISA::AVX2
@@ -56,6 +60,8 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   KilnCPUVectorizeGemmOptions vectorize;
   vectorize.mr = options.registerRows;
   vectorize.nr = options.vectorWidth;
+  vectorize.wideMr = options.wideRows;
+  vectorize.wideNr = options.wideColumns;
   vectorize.dotISA = stringifyDotISA(options.dot).str();
   vectorize.vectorLanes = options.vectorLanes;
   pm.addNestedPass<func::FuncOp>(createKilnCPUVectorizeGemm(vectorize));

@@ -31,6 +31,10 @@ struct CPUOptions {
   /// AVX-512's 32 zmm registers, 4 x 16 for AVX2's 16 ymm registers).
   int64_t registerRows = 16;
   int64_t vectorWidth = 16;
+  /// The wide register tile of float GEMMs with enough columns (8 x 32 on
+  /// AVX-512; 0: none).
+  int64_t wideRows = 0;
+  int64_t wideColumns = 0;
   /// 32-bit lanes of one vector register (16 AVX-512, 8 AVX2).
   int64_t vectorLanes = 16;
   /// The dot-product instructions 8-bit GEMM tiles use (AVX-512 VNNI

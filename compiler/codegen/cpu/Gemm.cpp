@@ -398,6 +398,45 @@ struct RegisterTile {
   int64_t mr, nr, kc, kcCache;
   bool packPanels;
   int64_t lanes; // 32-bit lanes of a vector register
+  int64_t wideMr = 0, wideNr = 0; // the wide tile (0: none)
+
+  /// The register tile of `op`: the wide one (fewer rows, more columns)
+  /// for a contraction of operands of 16 bits or more with at least
+  /// `wideNr` columns and `mr` rows, else mr x nr. Each k step of a tile
+  /// loads its columns' vectors and broadcasts one element per row, and
+  /// x86 cores issue two or three loads per cycle against two FMAs: 16 x 16
+  /// (1 vector and 16 broadcasts per 16 FMAs) measured at 65-70% of the FMA
+  /// peak in L1, 8 x 32 (2 and 8 per 16) at 86-88% (an AVX-512 Xeon,
+  /// 2026-12-04). 8-bit tiles keep at most 16 columns, the width of one
+  /// dot-product instruction (IntegerDot.h); narrow products (Winograd's
+  /// 16 tiles of a 7x7 image) and single rows keep mr x nr.
+  RegisterTile forContraction(linalg::LinalgOp op,
+                              const linalg::ContractionDimensions &dims) const {
+    RegisterTile t = *this;
+    if (wideNr <= 0 || wideMr <= 0)
+      return t;
+    bool narrow = llvm::any_of(op->getOperandTypes(), [](Type type) {
+      Type elem = getElementTypeOrSelf(type);
+      return !elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() < 16;
+    });
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t rows = 1;
+    for (unsigned d : dims.m)
+      rows = rows == ShapedType::kDynamic || ranges[d] == ShapedType::kDynamic
+                 ? ShapedType::kDynamic
+                 : rows * ranges[d];
+    int64_t columns = ranges[dims.n.back()];
+    // (Columns a multiple of a register, so that the last column tile is
+    // whole registers too: a 7x7 image's 49 columns as 32 + 17 made tiles
+    // of 17 lanes, which LLVM splits element by element; ResNet-50 took
+    // 1.25x as long.)
+    if (narrow || rows == ShapedType::kDynamic || rows < mr ||
+        columns == ShapedType::kDynamic || columns < wideNr || columns % lanes != 0)
+      return t;
+    t.mr = wideMr;
+    t.nr = wideNr;
+    return t;
+  }
 };
 
 /// The float and i32 contractions of `func` (not the im2col gathers).
@@ -561,7 +600,7 @@ static linalg::GenericOp epilogueOf(linalg::LinalgOp contraction) {
 /// 45% of a 1x1 convolution with 64 input channels. Returns the
 /// contractions it tiled, which tileContractions must leave alone.
 static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> contractions,
-                                                 IRRewriter &rewriter, const RegisterTile &t) {
+                                                 IRRewriter &rewriter, const RegisterTile &base) {
   llvm::DenseSet<Operation *> fused;
   MLIRContext *ctx = rewriter.getContext();
   for (linalg::LinalgOp op : contractions) {
@@ -572,6 +611,7 @@ static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> cont
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
     if (!epilogue || failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1)
       continue;
+    RegisterTile t = base.forContraction(op, *dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t rows = 1;
     for (unsigned d : dims->m)
@@ -685,13 +725,14 @@ static void tileFusedReductions(func::FuncOp func, IRRewriter &rewriter, const R
 /// product: one row of up to 16 vectors), or column tiles first for those
 /// whose right-hand panel gets packed (see packRightHandPanel).
 static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter &rewriter,
-                             const RegisterTile &t, const llvm::DenseSet<Operation *> &fused) {
+                             const RegisterTile &base, const llvm::DenseSet<Operation *> &fused) {
   for (linalg::LinalgOp op : contractions) {
     if (fused.contains(op.getOperation()))
       continue;
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
     if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
       continue;
+    RegisterTile t = base.forContraction(op, *dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<int64_t> tiles(op.getNumLoops(), 1);
     auto setTile = [&](ArrayRef<unsigned> group, int64_t size) {
@@ -763,7 +804,7 @@ static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter
 /// tiles took most of a 3x3 convolution's time).
 /// Returns whether it split any.
 static bool splitOddColumnTiles(func::FuncOp func, IRRewriter &rewriter, const RegisterTile &t) {
-  if (t.lanes >= t.nr)
+  if (t.lanes >= std::max(t.nr, t.wideNr))
     return false;
   SmallVector<std::pair<linalg::LinalgOp, unsigned>> odd;
   func.walk([&](linalg::LinalgOp op) {
@@ -774,7 +815,7 @@ static bool splitOddColumnTiles(func::FuncOp func, IRRewriter &rewriter, const R
     if (failed(dims) || dims->n.empty())
       return;
     int64_t columns = op.getStaticLoopRanges()[dims->n.back()];
-    if (columns > t.lanes && columns < t.nr && columns % t.lanes != 0)
+    if (columns > t.lanes && columns < std::max(t.nr, t.wideNr) && columns % t.lanes != 0)
       odd.push_back({op, dims->n.back()});
   });
   for (auto [op, nDim] : odd) {
@@ -1024,7 +1065,7 @@ struct KilnCPUVectorizeGemmPass
                        << "' (none, avx2, avx512bw, avx512vnni)";
       return signalPassFailure();
     }
-    RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes};
+    RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes, wideMr, wideNr};
     SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     IRRewriter rewriter(ctx);
     rewriteIm2ColGathers(func, rewriter);

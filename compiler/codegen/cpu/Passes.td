@@ -65,6 +65,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,
     Option<"nr", "nr", "int64_t", "16", "columns of the register tile (vector width)">,
     Option<"kc", "kc", "int64_t", "4", "k step of the register tile">,
+    Option<"wideMr", "wide-mr", "int64_t", "0",
+           "rows of the wide register tile (0: none), for contractions of 16-bit or wider "
+           "operands with at least wide-nr columns and mr rows">,
+    Option<"wideNr", "wide-nr", "int64_t", "0", "columns of the wide register tile">,
     Option<"kcCache", "kc-cache", "int64_t", "256",
            "reduction block kept in cache (0: no cache blocking)">,
     Option<"fuseEpilogueTiles", "fuse-epilogues", "bool", "true",

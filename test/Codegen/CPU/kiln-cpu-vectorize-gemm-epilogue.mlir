@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="fuse-epilogues=false" | FileCheck %s --check-prefix=NOFUSE
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni wide-mr=8 wide-nr=32" | FileCheck %s --check-prefix=WIDE
 
 // Epilogue tiles: a contraction (k = 64, not cache-blocked) between a
 // broadcast bias that initializes its accumulator and a ReLU that consumes
@@ -26,6 +27,13 @@
 // NOFUSE: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
 // NOFUSE: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
 // NOFUSE-NOT: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// With a wide tile (8 x 32, as on AVX-512): the workgroup's 32 columns are
+// one tile wide, its 32 rows four tiles of 8.
+// WIDE-LABEL: func @bias_relu
+// WIDE: scf.for %{{.*}} = %c0 to %c32 step %c8
+// WIDE: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
+// WIDE: arith.maximumf %{{.*}}, %{{.*}} : vector<8x32xf32>
+// WIDE-NEXT: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
 #bias = affine_map<(d0, d1) -> (d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -76,6 +84,12 @@ func.func @bias_relu(%w: tensor<64x64xf32>, %x: tensor<64x64xf32>, %b: tensor<64
 // CHECK: arith.subi %{{.*}}, %{{.*}} : vector<16x16xi32>
 // CHECK-NEXT: vector.transfer_write %{{.*}} : vector<16x16xi32>, tensor<16x16xi32>
 // NOFUSE-LABEL: func @integer
+// 8-bit tiles keep 16 columns (one dot-product instruction) with a wide tile.
+// WIDE-LABEL: func @integer
+// WIDE-NOT: vector<8x32xi32>
+// WIDE: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xi32>)
+// WIDE-NOT: vector<8x32xi32>
+// WIDE-LABEL: func @blocked
 // NOFUSE: arith.subi %{{.*}}, %{{.*}} : vector<16xi32>
 #bias = affine_map<(d0, d1) -> (d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -197,4 +211,19 @@ func.func @onerow(%w: tensor<2x64xf32>, %x: tensor<64x64xf32>, %b: tensor<2xf32>
     }
   }
   return %r : tensor<2x64xf32>
+}
+
+// -----
+
+// 49 columns (a 7x7 image) would leave a last tile of 17 lanes after one of
+// 32, which LLVM splits element by element: such a product keeps the 16 x 16
+// tile (three of 16 columns and one of 1).
+// WIDE-LABEL: func @seven_by_seven
+// WIDE-NOT: vector<8x32xf32>
+// WIDE: iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// WIDE-NOT: vector<8x32xf32>
+// WIDE-NOT: x17xf32>
+func.func @seven_by_seven(%a: tensor<32x64xf32>, %b: tensor<64x49xf32>, %c: tensor<32x49xf32>) -> tensor<32x49xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<32x64xf32>, tensor<64x49xf32>) outs(%c : tensor<32x49xf32>) -> tensor<32x49xf32>
+  return %0 : tensor<32x49xf32>
 }
