@@ -685,7 +685,11 @@ static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> cont
     if (fuseInit && init->use_empty())
       rewriter.eraseOp(init);
     fused.insert(contraction);
-    for (LoopLikeOpInterface loop : result->loops)
+    // Innermost loop first: the partial iteration of an outer loop then
+    // clones the inner loop already peeled, so every tile is static (outer
+    // first, a partial column's row loop kept dynamic tiles, which stay
+    // scalar).
+    for (LoopLikeOpInterface loop : llvm::reverse(result->loops))
       if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
         scf::ForOp partial;
         (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
@@ -1093,6 +1097,8 @@ struct KilnCPUVectorizeGemmPass
     vectorizeTiles(func, rewriter, tile);
     if (failed(lowerVectorTiles(func, rewriter, ctx, *dot)))
       return signalPassFailure();
+    // (Tiles that stayed linalg ops, e.g. dynamic ones, keep the marker.)
+    func.walk([](Operation *op) { op->removeAttr(kFusedTileAttr); });
   }
 };
 } // namespace
