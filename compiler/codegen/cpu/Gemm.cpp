@@ -426,12 +426,14 @@ struct RegisterTile {
                  ? ShapedType::kDynamic
                  : rows * ranges[d];
     int64_t columns = ranges[dims.n.back()];
-    // (Columns a multiple of a register, so that the last column tile is
-    // whole registers too: a 7x7 image's 49 columns as 32 + 17 made tiles
-    // of 17 lanes, which LLVM splits element by element; ResNet-50 took
-    // 1.25x as long.)
+    // (The last column tile must be whole registers or a power of two
+    // lanes: a 7x7 image's 49 columns as 32 + 17 made tiles of 17 lanes,
+    // which LLVM splits element by element, and ResNet-50 took 1.25x as
+    // long; 196 as 6 x 32 + 4 is fine.)
+    int64_t rest = columns == ShapedType::kDynamic ? 0 : columns % wideNr;
+    bool wholeLast = rest % lanes == 0 || (rest < lanes && llvm::isPowerOf2_64(rest));
     if (narrow || rows == ShapedType::kDynamic || rows < mr ||
-        columns == ShapedType::kDynamic || columns < wideNr || columns % lanes != 0)
+        columns == ShapedType::kDynamic || columns < wideNr || !wholeLast)
       return t;
     t.mr = wideMr;
     t.nr = wideNr;

@@ -244,6 +244,12 @@ func.func @seven_by_seven(%a: tensor<32x64xf32>, %b: tensor<64x49xf32>, %c: tens
 // CHECK-DAG: arith.addf %{{.*}}, %{{.*}} : vector<8x4xf32>
 // CHECK-NOT: kiln.fused_tile
 // CHECK-NOT: x?x
+// With the wide tile: 40 rows are 5 x 8, and 196 columns 6 x 32 + 4 (a last
+// tile of a power of two lanes is fine).
+// WIDE-LABEL: func @partial_tiles
+// WIDE-DAG: arith.addf %{{.*}}, %{{.*}} : vector<8x32xf32>
+// WIDE-DAG: arith.addf %{{.*}}, %{{.*}} : vector<8x4xf32>
+// WIDE-NOT: x?x
 #map = affine_map<(d0, d1, d2) -> (d1)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map2 = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
