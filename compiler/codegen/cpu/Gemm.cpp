@@ -393,6 +393,17 @@ constexpr StringLiteral kFusedTileAttr = "kiln.fused_tile";
 /// Whether `op` is part of an epilogue tile.
 static bool isFusedTile(Operation *op) { return op->hasAttr(kFusedTileAttr); }
 
+/// The rows of a contraction (the product of its m extents), or kDynamic.
+static int64_t rowCount(ArrayRef<int64_t> ranges, const linalg::ContractionDimensions &dims) {
+  int64_t rows = 1;
+  for (unsigned d : dims.m) {
+    if (ranges[d] == ShapedType::kDynamic)
+      return ShapedType::kDynamic;
+    rows *= ranges[d];
+  }
+  return rows;
+}
+
 /// The register tile of the pass: its options.
 struct RegisterTile {
   int64_t mr, nr, kc, kcCache;
@@ -420,11 +431,7 @@ struct RegisterTile {
       return !elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() < 16;
     });
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t rows = 1;
-    for (unsigned d : dims.m)
-      rows = rows == ShapedType::kDynamic || ranges[d] == ShapedType::kDynamic
-                 ? ShapedType::kDynamic
-                 : rows * ranges[d];
+    int64_t rows = rowCount(ranges, dims);
     int64_t columns = ranges[dims.n.back()];
     // (The last column tile must be whole registers or a power of two
     // lanes: a 7x7 image's 49 columns as 32 + 17 made tiles of 17 lanes,
@@ -439,6 +446,9 @@ struct RegisterTile {
     t.nr = wideNr;
     return t;
   }
+
+  /// Accumulator elements of the larger of the two tiles.
+  int64_t tilePoints() const { return std::max(mr * nr, wideMr * wideNr); }
 };
 
 /// The float and i32 contractions of `func` (not the im2col gathers).
@@ -599,13 +609,15 @@ static linalg::GenericOp epilogueOf(linalg::LinalgOp contraction) {
 /// registers before its one store. Tiled one after the other, the
 /// accumulator made three round trips through memory per tile (initial
 /// value written, read and written by the k loop, read by the epilogue):
-/// 45% of a 1x1 convolution with 64 input channels. Returns the
-/// contractions it tiled, which tileContractions must leave alone.
-static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> contractions,
-                                                 IRRewriter &rewriter, const RegisterTile &base) {
-  llvm::DenseSet<Operation *> fused;
+/// 45% of a 1x1 convolution with 64 input channels. The contractions it
+/// tiles leave `contractions` (tileContractions tiles the rest); returns
+/// whether it tiled any.
+static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRewriter &rewriter,
+                          const RegisterTile &base) {
   MLIRContext *ctx = rewriter.getContext();
+  SmallVector<linalg::LinalgOp> rest;
   for (linalg::LinalgOp op : contractions) {
+    rest.push_back(op);
     if (!op->getParentOfType<scf::ForallOp>() || !hasStaticShapes(op) ||
         op->getParentOfType<scf::ForOp>())
       continue;
@@ -615,9 +627,7 @@ static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> cont
       continue;
     RegisterTile t = base.forContraction(op, *dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t rows = 1;
-    for (unsigned d : dims->m)
-      rows *= ranges[d];
+    int64_t rows = rowCount(ranges, *dims);
     // (A matrix-vector product keeps its wide one-row tile.)
     if (rows < t.mr)
       continue;
@@ -686,7 +696,7 @@ static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> cont
       rewriter.eraseOp(op);
     if (fuseInit && init->use_empty())
       rewriter.eraseOp(init);
-    fused.insert(contraction);
+    rest.pop_back();
     // Innermost loop first: the partial iteration of an outer loop then
     // clones the inner loop already peeled, so every tile is static (outer
     // first, a partial column's row loop kept dynamic tiles, which stay
@@ -697,7 +707,9 @@ static llvm::DenseSet<Operation *> fuseEpilogues(ArrayRef<linalg::LinalgOp> cont
         (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
       }
   }
-  return fused;
+  bool any = rest.size() != contractions.size();
+  contractions.assign(rest.begin(), rest.end());
+  return any;
 }
 
 /// The reduction loops of the epilogue tiles' contractions (tiled by `kc`,
@@ -731,10 +743,8 @@ static void tileFusedReductions(func::FuncOp func, IRRewriter &rewriter, const R
 /// product: one row of up to 16 vectors), or column tiles first for those
 /// whose right-hand panel gets packed (see packRightHandPanel).
 static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter &rewriter,
-                             const RegisterTile &base, const llvm::DenseSet<Operation *> &fused) {
+                             const RegisterTile &base) {
   for (linalg::LinalgOp op : contractions) {
-    if (fused.contains(op.getOperation()))
-      continue;
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
     if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
       continue;
@@ -755,9 +765,7 @@ static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter
     // layer) is bound by reading the weights: its register tile is one row
     // of up to 16 vectors, so every k step streams a long contiguous
     // segment of a weight row instead of 16 floats of it.
-    int64_t rows = 1;
-    for (unsigned d : dims->m)
-      rows *= ranges[d];
+    int64_t rows = rowCount(ranges, *dims);
     int64_t nRange = ranges[dims->n.back()];
     if (rows == 1 && nRange != ShapedType::kDynamic) {
       for (int64_t width = 16 * t.nr; width > t.nr; width -= t.nr)
@@ -981,12 +989,12 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
       points *= r;
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if ((linalg::isaContractionOpInterface(op) && hasRegisterAccumulator(op) &&
-         points <= t.mr * t.nr * t.kc) ||
+         points <= t.tilePoints() * t.kc) ||
         (isDepthwiseTap(op) && points <= t.nr) ||
         // (Elementwise ops are rows of at most nr by now, but for those of
-        // an epilogue tile: mr x nr. Dropping unit dimensions rebuilt them
-        // without the attribute that said so.)
-        (generic && isVectorizableElementwise(generic) && points <= t.mr * t.nr))
+        // an epilogue tile: a register tile. Dropping unit dimensions
+        // rebuilt them without the attribute that said so.)
+        (generic && isVectorizableElementwise(generic) && points <= t.tilePoints()))
       toVectorize.push_back(op);
   });
   for (linalg::LinalgOp op : toVectorize) {
@@ -1077,17 +1085,13 @@ struct KilnCPUVectorizeGemmPass
     rewriteIm2ColGathers(func, rewriter);
     tileDepthwiseTaps(func, rewriter, nr);
     blockReductions(contractions, rewriter, tile);
-    llvm::DenseSet<Operation *> fused;
-    if (fuseEpilogueTiles) {
-      fused = fuseEpilogues(contractions, rewriter, tile);
-      if (!fused.empty()) {
-        if (failed(makeTilesStatic(func, rewriter)))
-          return signalPassFailure();
-        tileFusedReductions(func, rewriter, tile);
-      }
+    if (fuseEpilogueTiles && fuseEpilogues(contractions, rewriter, tile)) {
+      if (failed(makeTilesStatic(func, rewriter)))
+        return signalPassFailure();
+      tileFusedReductions(func, rewriter, tile);
     }
     tileElementwiseRows(func, rewriter, nr);
-    tileContractions(contractions, rewriter, tile, fused);
+    tileContractions(contractions, rewriter, tile);
     if (failed(tilePackedPanels(func, rewriter)) || failed(makeTilesStatic(func, rewriter)))
       return signalPassFailure();
     if (failed(dropUnitDims(func, ctx)))
