@@ -42,11 +42,13 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     a contiguous panel first (`pack-panels`, a row of `nr` elements per
     vector read and write); a contraction whose reduction is not blocked and
     whose result only an elementwise op reads (bias, activation, zero-point
-    correction, requantization) is tiled together with that op and with the
-    producer of its accumulator's initial value (a fill or a broadcast bias)
-    to one `mr` x `nr` tile (`fuse-epilogues`): the tile starts from the
-    initial value in registers, accumulates over the whole reduction and
-    applies the epilogue before its one store. Then each other contraction
+    correction, requantization; or a chain of such ops, each the only user
+    of the one before: a residual add, then a ReLU) is tiled together with
+    those ops and with the producer of its accumulator's initial value (a
+    fill or a broadcast bias) to one register tile (`fuse-epilogues`;
+    `mr` x `nr`, or the wide tile): the tile starts from the initial value
+    in registers, accumulates over the whole reduction and applies the
+    epilogue before its one store. Then each other contraction
     is tiled to a register tile (`mr` x `nr` x `kc`), full tiles are
     peeled from partial ones and vectorized, the accumulator is hoisted out of
     the k loop, and `vector.contract` is lowered to outer products (FMAs).

@@ -289,3 +289,66 @@ func.func @partial_tiles(%arg0: tensor<4x240x14x14xf32>, %arg1: tensor<40x240x1x
     %expanded = tensor.expand_shape %1 [[0], [1], [2, 3]] output_shape [4, 40, 14, 14] : tensor<4x40x196xf32> into tensor<4x40x14x14xf32>
     return %expanded : tensor<4x40x14x14xf32>
   }
+
+// -----
+
+// A chain of epilogue ops (a bottleneck block's last 1x1 convolution: bias,
+// residual add, ReLU), each the only user of the one before, is one
+// epilogue: the add reads the residual's tile and the ReLU applies in
+// registers before the one store; no ReLU pass over a stored tile is left.
+// CHECK-LABEL: func @residual_chain
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
+// CHECK-COUNT-64: vector.fma
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NOT: arith.maximumf
+// CHECK: scf.forall.in_parallel
+// NOFUSE-LABEL: func @residual_chain
+// NOFUSE: scf.for %{{.*}} = %c0 to %c32 step %c1
+// NOFUSE: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#bias = affine_map<(m, n) -> (m)>
+func.func @residual_chain(%w: tensor<64x64xf32>, %x: tensor<64x64xf32>, %b: tensor<64xf32>, %res: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %r = scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 32) shared_outs(%o = %e) -> (tensor<64x64xf32>) {
+    %wt = tensor.extract_slice %w[%i, 0] [32, 64] [1, 1] : tensor<64x64xf32> to tensor<32x64xf32>
+    %xt = tensor.extract_slice %x[0, %j] [64, 32] [1, 1] : tensor<64x64xf32> to tensor<64x32xf32>
+    %bt = tensor.extract_slice %b[%i] [32] [1] : tensor<64xf32> to tensor<32xf32>
+    %rt = tensor.extract_slice %res[%i, %j] [32, 32] [1, 1] : tensor<64x64xf32> to tensor<32x32xf32>
+    %acc0 = tensor.empty() : tensor<32x32xf32>
+    %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]} ins(%bt : tensor<32xf32>) outs(%acc0 : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      linalg.yield %in : f32
+    } -> tensor<32x32xf32>
+    %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wt, %xt : tensor<32x64xf32>, tensor<64x32xf32>) outs(%init : tensor<32x32xf32>) {
+    ^bb0(%a: f32, %bb: f32, %c: f32):
+      %m = arith.mulf %a, %bb : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<32x32xf32>
+    %sum0 = tensor.empty() : tensor<32x32xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %rt : tensor<32x32xf32>, tensor<32x32xf32>) outs(%sum0 : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %in2: f32, %_: f32):
+      %v = arith.addf %in, %in2 : f32
+      linalg.yield %v : f32
+    } -> tensor<32x32xf32>
+    %ot = tensor.extract_slice %o[%i, %j] [32, 32] [1, 1] : tensor<64x64xf32> to tensor<32x32xf32>
+    %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<32x32xf32>) outs(%ot : tensor<32x32xf32>) {
+    ^bb0(%in: f32, %_: f32):
+      %v = arith.maximumf %in, %cst : f32
+      linalg.yield %v : f32
+    } -> tensor<32x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %relu into %o[%i, %j] [32, 32] [1, 1] : tensor<32x32xf32> into tensor<64x64xf32>
+    }
+  }
+  return %r : tensor<64x64xf32>
+}
