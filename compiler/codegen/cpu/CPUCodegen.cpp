@@ -133,6 +133,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   int4.rows = options.registerRows >= 16 ? 4 : 2;
   int4.vectors = options.registerRows >= 16 ? 2 : 1;
   pm.addNestedPass<func::FuncOp>(createKilnCPULowerInt4Matmuls(int4));
+  pm.addNestedPass<func::FuncOp>(createKilnCPUPrefetchTiles());
   pm.addNestedPass<func::FuncOp>(createKilnCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   codegen::buildLoopsToLLVMPipeline(pm);

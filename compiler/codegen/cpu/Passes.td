@@ -136,6 +136,33 @@ def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::F
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnCPUPrefetchTiles : Pass<"kiln-cpu-prefetch-tiles", "mlir::func::FuncOp"> {
+  let summary = "prefetch the next register tile's operand block during the current tile's k loop";
+  let description = [{
+    After bufferization. A register tile's k loop (an `scf.for` that carries
+    a vector accumulator) nested in a loop over tiles reads, for each operand
+    whose address moves with that outer loop (the next rows of a weight
+    matrix, the next Winograd point's filter), a block the tile before did
+    not touch. At batch 1 such blocks come from memory, as 16 short streams
+    the hardware prefetchers do not follow in time. For each such 2-D
+    `vector.transfer_read`, the pass recomputes its address for the outer
+    loop's next iteration (the last iteration: its own) and adds
+    `memref.prefetch` ops to the k loop, spread over the k steps so that
+    each cache line of the next tile's block is asked for once: every row's
+    lines each step when a step reads a line or more of a row, else the
+    rows whose turn it is (a step reading 16 bytes of each of 16 rows asks
+    for 4 rows). Reads whose address does not move with the outer loop (the
+    other operand, reused from cache) get none, and so do reads of buffers
+    smaller than `min-bytes`: those are mostly in cache already, and their
+    prefetches only take issue slots from the FMAs.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", "1048576",
+           "smallest buffer (a dispatch argument, an allocation) whose tiles are prefetched">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCPUWorkgroupToArgs : Pass<"kiln-cpu-workgroup-to-args", "mlir::func::FuncOp"> {
   let summary = "replace the workgroup scf.forall by the workgroup id argument";
   let description = [{
