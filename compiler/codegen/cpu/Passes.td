@@ -31,9 +31,11 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
   let description = [{
     Inside each workgroup, im2col gathers (tagged `kiln.im2col` with their
     window by kiln-conv-to-gemm) become loops that copy one output row
-    at a time, and depthwise convolutions are tiled to one window tap
-    over `nr` output pixels (unit stride) or `nr` channels (strided windows),
-    each tap vectorized as a multiply-add of a row segment and a weight.
+    at a time, and depthwise convolutions and pools are tiled to one window
+    tap over `nr` output pixels, each tap vectorized as a multiply-add of a
+    row segment and a weight (a max for a pool); a row strided by s is read
+    as the contiguous span it covers (`nr * s` lanes, those past its end
+    masked off) and deinterleaved by one shuffle.
     Every contraction (matmul, batch_matmul, GEMM
     generic) with a reduction longer than `kc-cache` is first split into
     reduction blocks of at most that length (the outermost loop, so that a
