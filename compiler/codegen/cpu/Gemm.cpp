@@ -1085,6 +1085,92 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
   }
 }
 
+/// A register tile one column wide (the last column of a 7x7 image's 49,
+/// 3 x 16 + 1) accumulates a column vector: lowered to outer products,
+/// each k step is `mr` scalar FMAs, as many instructions as a 16-column
+/// tile for 1/16 of its work (a fifth of ResNet-50's layer4 1x1
+/// convolutions). Such a k loop instead keeps `mr` x `kc` partial sums (a
+/// row's k steps side by side in one vector: one vector FMA per row and k
+/// step of `kc`) and adds them up into the column once, after the loop.
+/// (The sum's order changes: results move within rounding.)
+static void splitOneColumnReductions(func::FuncOp func, RewriterBase &rewriter) {
+  SmallVector<vector::ContractionOp> contracts;
+  func.walk([&](vector::ContractionOp op) {
+    auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+    VectorType lhs = op.getLhsType();
+    auto acc = dyn_cast<VectorType>(op.getAccType());
+    auto rhs = op.getRhsType();
+    if (!loop || !acc || lhs.getRank() != 2 || rhs.getRank() != 2 || acc.getRank() != 2 ||
+        acc.getDimSize(1) != 1 || acc.getDimSize(0) < 2 || !lhs.getElementType().isF32() ||
+        !rhs.getElementType().isF32() || !acc.getElementType().isF32() ||
+        op.getKind() != vector::CombiningKind::ADD)
+      return;
+    MLIRContext *ctx = op.getContext();
+    AffineExpr m, n, k;
+    bindDims(ctx, m, n, k);
+    SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+        ArrayRef<ArrayRef<AffineExpr>>{{m, k}, {k, n}, {m, n}}, ctx);
+    if (op.getIndexingMapsArray() != maps)
+      return;
+    // The accumulator is the loop's iter_arg, yielded back.
+    auto arg = dyn_cast<BlockArgument>(op.getAcc());
+    if (!arg || arg.getOwner() != loop.getBody() || !op->getResult(0).hasOneUse() ||
+        !isa<scf::YieldOp>(*op->getResult(0).getUsers().begin()) || !arg.hasOneUse())
+      return;
+    unsigned index = arg.getArgNumber() - loop.getNumInductionVars();
+    if (loop.getYieldedValues()[index] != op.getResult())
+      return;
+    contracts.push_back(op);
+  });
+  for (vector::ContractionOp op : contracts) {
+    auto loop = cast<scf::ForOp>(op->getParentOp());
+    auto arg = cast<BlockArgument>(op.getAcc());
+    unsigned index = arg.getArgNumber() - loop.getNumInductionVars();
+    VectorType lhs = op.getLhsType();
+    auto acc = cast<VectorType>(op.getAccType());
+    Location loc = op.getLoc();
+    int64_t rows = lhs.getDimSize(0), steps = lhs.getDimSize(1);
+    auto partialType = VectorType::get({rows, steps}, lhs.getElementType());
+
+    // The loop carries partial sums from zero instead of the column.
+    rewriter.setInsertionPoint(loop);
+    Value zero = arith::ConstantOp::create(rewriter, loc, partialType,
+                                           rewriter.getZeroAttr(partialType));
+    Value init = loop.getInitArgs()[index];
+    SmallVector<Value> inits(loop.getInitArgs());
+    inits[index] = zero;
+    auto newLoop = scf::ForOp::create(rewriter, loc, loop.getLowerBound(), loop.getUpperBound(),
+                                      loop.getStep(), inits);
+    Block *body = newLoop.getBody();
+    SmallVector<Value> argReplacements(body->getArguments());
+    // (The old body reads the old accumulator only in the contraction.)
+    argReplacements[index + 1] = init;
+    rewriter.mergeBlocks(loop.getBody(), body, argReplacements);
+    rewriter.setInsertionPoint(op);
+    // rhs: k x 1, the same k steps for every row.
+    Value column = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({steps}, lhs.getElementType()), op.getRhs());
+    Value spread = vector::BroadcastOp::create(rewriter, loc, partialType, column);
+    Value sums = vector::FMAOp::create(rewriter, loc, op.getLhs(), spread,
+                                       body->getArgument(index + 1));
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(index, sums); });
+    rewriter.eraseOp(op);
+
+    // After the loop: each row's partial sums, added to the column.
+    rewriter.setInsertionPointAfter(newLoop);
+    auto columnType = VectorType::get({rows}, acc.getElementType());
+    Value start = vector::ShapeCastOp::create(rewriter, loc, columnType, init);
+    Value total = vector::MultiDimReductionOp::create(
+        rewriter, loc, newLoop.getResult(index), start, ArrayRef<bool>{false, true},
+        vector::CombiningKind::ADD);
+    Value result = vector::ShapeCastOp::create(rewriter, loc, acc, total);
+    SmallVector<Value> results(newLoop.getResults());
+    results[index] = result;
+    rewriter.replaceOp(loop, results);
+  }
+}
+
 /// Folds the vector transfers, keeps the accumulator in registers across
 /// the k loop and lowers the contractions to outer products.
 static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, MLIRContext *ctx,
@@ -1110,10 +1196,13 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
   func.walk([&](scf::ForOp loop) {
     (void)hoistLoopInvariantSubsets(rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
   });
+  splitOneColumnReductions(func, rewriter);
   {
     RewritePatternSet patterns(ctx);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerReduction);
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     if (dot == cpu::DotISA::None) {

@@ -53,7 +53,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     epilogue before its one store. Then each other contraction
     is tiled to a register tile (`mr` x `nr` x `kc`), full tiles are
     peeled from partial ones and vectorized, the accumulator is hoisted out of
-    the k loop, and `vector.contract` is lowered to outer products (FMAs).
+    the k loop, and `vector.contract` is lowered to outer products (FMAs);
+    a float tile one column wide (the 49th pixel of a 7x7 image) instead
+    carries `mr` x `kc` partial sums through its k loop (one vector FMA per
+    row and k step) and adds them into the column after the loop.
     Elementwise ops are tiled to rows of `nr` along their innermost output
     dimension and vectorized (not those with i1 operands, stored a byte per
     element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's

@@ -205,16 +205,27 @@ func.func @not_cache_blocked(%a: tensor<16x1028xf32>, %b: tensor<1028x16xf32>, %
 // -----
 
 // A one-column partial tile (N = 17 = 16 + 1, as a 7x7 image's 49th pixel
-// leaves) keeps its column dimension: a 4x1 accumulator updated by FMAs of
-// broadcast A elements, not a matrix-vector product reduced along k with
-// horizontal sums (no vector.reduction, no vector<4xf32> row of A).
+// leaves): lowered to outer products, each k step would be 4 scalar FMAs,
+// an instruction per row and k. Its k loop instead carries 4 x 4 partial
+// sums (each row's 4 k steps side by side: one vector FMA per row, of the A
+// row segment and the 4 B elements of the column), and the rows' partial
+// sums are added to the accumulator once, after the loop: one horizontal
+// sum per row, none inside the loop.
 // CHECK-LABEL: func @one_column_tile
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x16xf32>)
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x1xf32>)
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<4x1xf32>, vector<4x1xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}, %[[SUMS:.*]] = %{{.*}}) -> ({{.*}}vector<4x4xf32>)
 // CHECK-NOT: vector.reduction
-// CHECK-NOT: vector.multi_reduction
-// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK: %[[A:.*]] = vector.transfer_read {{.*}} : tensor<4x4xf32>, vector<4x4xf32>
+// CHECK: %[[B:.*]] = vector.transfer_read {{.*}} : tensor<4x1xf32>, vector<4x1xf32>
+// CHECK: %[[K:.*]] = vector.shape_cast %[[B]] : vector<4x1xf32> to vector<4xf32>
+// CHECK: %[[KS:.*]] = vector.broadcast %[[K]] : vector<4xf32> to vector<4x4xf32>
+// CHECK: vector.fma %[[A]], %[[KS]], %[[SUMS]] : vector<4x4xf32>
 // CHECK-NOT: vector.reduction
+// CHECK: scf.yield
+// CHECK-COUNT-4: vector.reduction <add>, %{{.*}}, %{{.*}} : vector<4xf32> into f32
+// CHECK-NOT: vector.reduction
+// CHECK: vector.transfer_write %{{.*}} : vector<4x1xf32>, tensor<4x1xf32>
 func.func @one_column_tile(%a: tensor<4x64xf32>, %b: tensor<64x17xf32>, %c: tensor<4x17xf32>) -> tensor<4x17xf32> attributes {kiln.dispatch} {
   %0 = linalg.matmul ins(%a, %b : tensor<4x64xf32>, tensor<64x17xf32>) outs(%c : tensor<4x17xf32>) -> tensor<4x17xf32>
   return %0 : tensor<4x17xf32>
