@@ -57,6 +57,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     a float tile one column wide (the 49th pixel of a 7x7 image) instead
     carries `mr` x `kc` partial sums through its k loop (one vector FMA per
     row and k step) and adds them into the column after the loop.
+    A float row reduction along the inputs' contiguous innermost dimension
+    (softmax's maximum and sum of exponentials, a layer norm's mean) is
+    reduced a row at a time into `nr` partial values (one vector op per
+    `nr` elements) and those into the row's value after its loop.
     Elementwise ops are tiled to rows of `nr` along their innermost output
     dimension and vectorized (not those with i1 operands, stored a byte per
     element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
