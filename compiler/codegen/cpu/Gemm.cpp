@@ -165,6 +165,35 @@ LogicalResult rewriteIm2ColAsRowCopies(RewriterBase &rewriter, linalg::GenericOp
         Value col = mul(ikw, w.dw);
         Value kIndex = add(mul(add(mul(ic, w.kh), ikh), w.kw), ikw);
         Value pIndex = mul(ioh, w.outWidth);
+        Value pIndex0 = mul(ioh, w.outWidth);
+        if (plainCopy) {
+          // A vector read of the row (of the span it covers when strided,
+          // every sw-th element kept by one shuffle) and a vector write:
+          // as slices, the copy became a scalar loop (7 moves per row of a
+          // 7x7 image, the gathers repeated by every workgroup).
+          int64_t span = w.outWidth * w.sw;
+          int64_t available = inType.getDimSize(3) - (w.kw - 1) * w.dw;
+          auto spanType = VectorType::get({span}, inType.getElementType());
+          Value padding = ub::PoisonOp::create(b, l, inType.getElementType());
+          SmallVector<bool> inBounds = {(w.outWidth - 1) * w.sw + w.sw <= available};
+          Value wide = vector::TransferReadOp::create(
+              b, l, spanType, input, ValueRange{in, ic, h, col}, padding,
+              b.getMultiDimIdentityMap(4).getMinorSubMap(1), ArrayRef<bool>(inBounds));
+          Value rowVector = wide;
+          if (w.sw != 1) {
+            SmallVector<int64_t> picks;
+            for (int64_t i = 0; i < w.outWidth; ++i)
+              picks.push_back(i * w.sw);
+            rowVector = vector::ShuffleOp::create(b, l, wide, wide, picks);
+          }
+          SmallVector<bool> writeInBounds = {true};
+          Value written = vector::TransferWriteOp::create(
+                              b, l, rowVector, iters[0], ValueRange{in, kIndex, pIndex0},
+                              b.getMultiDimIdentityMap(3).getMinorSubMap(1),
+                              ArrayRef<bool>(writeInBounds))
+                              .getResult();
+          return {written};
+        }
         SmallVector<OpFoldResult> srcOffsets = {in, ic, h, col};
         SmallVector<OpFoldResult> srcSizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                               b.getIndexAttr(1), b.getIndexAttr(w.outWidth)};

@@ -105,9 +105,9 @@ func.func @integer_vectorized(%a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: 
 
 // An im2col gather (3x3 window, unit strides, output 8x8 from a padded
 // 10x10 input) becomes loops over (n, c, kh, kw, oh) copying one output row
-// each: input row oh + kh from column kw, 8 contiguous pixels, into patch row
-// (c * 3 + kh) * 3 + kw at column oh * 8. No generic, no tag is left (the
-// one-image loop folds away).
+// each, a vector read and a vector write: input row oh + kh from column kw,
+// 8 contiguous pixels, into patch row (c * 3 + kh) * 3 + kw at column
+// oh * 8. No generic, no tag is left (the one-image loop folds away).
 // CHECK-LABEL: func @im2col_row_copies
 // CHECK-NOT: kiln.im2col
 // CHECK: scf.for %[[C:.*]] = %c0 to %c3 step %c1
@@ -120,8 +120,8 @@ func.func @integer_vectorized(%a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: 
 // CHECK: %[[CKH3:.*]] = arith.muli %[[CKH]], %c3 : index
 // CHECK: %[[K:.*]] = arith.addi %[[CKH3]], %[[KW]] : index
 // CHECK: %[[P:.*]] = arith.muli %[[OH]], %c8 : index
-// CHECK: %[[ROW:.*]] = tensor.extract_slice %arg0[0, %[[C]], %[[H]], %[[KW]]] [1, 1, 1, 8] [1, 1, 1, 1] : tensor<1x3x10x10xf32> to tensor<8xf32>
-// CHECK: tensor.insert_slice %[[ROW]] into %[[ACC]][0, %[[K]], %[[P]]] [1, 1, 8] [1, 1, 1] : tensor<8xf32> into tensor<1x27x64xf32>
+// CHECK: %[[ROW:.*]] = vector.transfer_read %arg0[%c0, %[[C]], %[[H]], %[[KW]]], %{{.*}} {in_bounds = [true]} : tensor<1x3x10x10xf32>, vector<8xf32>
+// CHECK: vector.transfer_write %[[ROW]], %[[ACC]][%c0, %[[K]], %[[P]]] {in_bounds = [true]} : vector<8xf32>, tensor<1x27x64xf32>
 // CHECK-NOT: linalg.generic
 #gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -137,12 +137,14 @@ func.func @im2col_row_copies(%x: tensor<1x3x10x10xf32>) -> tensor<1x27x64xf32> a
 // -----
 
 // A strided window (1x1 filter, stride 2, output 2x2 from 4x4): each row copy
-// reads every other input pixel of row 2 * oh.
+// reads the span of row 2 * oh its pixels cover (4 lanes, in bounds) and
+// keeps every other one with a shuffle, then writes them in one go.
 // CHECK-LABEL: func @im2col_strided_row_copies
 // CHECK: scf.for %[[OH:.*]] = %c0 to %c2 step %c1
 // CHECK: %[[H:.*]] = arith.muli %[[OH]], %c2 : index
-// CHECK: tensor.extract_slice %arg0[0, %{{.*}}, %[[H]], 0] [1, 1, 1, 2] [1, 1, 1, 2] : tensor<1x8x4x4xf32> to tensor<2xf32>
-// CHECK: tensor.insert_slice {{.*}} [1, 1, 2] [1, 1, 1] : tensor<2xf32> into tensor<1x8x4xf32>
+// CHECK: %[[SPAN:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %[[H]], %c0], %{{.*}} {in_bounds = [true]} : tensor<1x8x4x4xf32>, vector<4xf32>
+// CHECK: %[[ROW:.*]] = vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2] : vector<4xf32>, vector<4xf32>
+// CHECK: vector.transfer_write %[[ROW]], %{{.*}} {in_bounds = [true]} : vector<2xf32>, tensor<1x8x4xf32>
 // CHECK-NOT: linalg.generic
 #gather = affine_map<(d0, d1, d2) -> (d0, d1, (d2 floordiv 2) * 2, (d2 mod 2) * 2)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
