@@ -160,8 +160,12 @@ def KilnCPUPrefetchTiles : Pass<"kiln-cpu-prefetch-tiles", "mlir::func::FuncOp">
     each cache line of the next tile's block is asked for once: every row's
     lines each step when a step reads a line or more of a row, else the
     rows whose turn it is (a step reading 16 bytes of each of 16 rows asks
-    for 4 rows). Reads whose address does not move with the outer loop (the
-    other operand, reused from cache) get none, and so do reads of buffers
+    for 4 rows). A read whose address stays while that loop runs but moves
+    with the loop around it (the right-hand panel of a column tile, read by
+    every row tile under it) gets the next column tile's panel prefetched
+    during the last row tile, which is peeled off its loop for that (a
+    branch in every k loop slowed the other tiles). Reads that move with
+    neither get none, and so do reads of buffers
     smaller than `min-bytes`: those are mostly in cache already, and their
     prefetches only take issue slots from the FMAs.
   }];

@@ -119,3 +119,50 @@ func.func @small_weights(%w: memref<64x256xf32>, %x: memref<256x16xf32>, %y: mem
   }
   return
 }
+
+// -----
+
+// Columns outside rows (an epilogue tile's loop order) over a 2 MiB image
+// (a 1x1 convolution's right-hand side, 512 x 1024): the column panel stays
+// while the row loop runs, so it is the next column tile's panel that is
+// prefetched, during the last row tile only. That iteration is peeled off
+// the row loop (a branch in every k loop slowed the other row tiles); its k
+// loop asks for the 2 lines of each of the 4 rows a step reads, at the
+// next column tile. The weights (64 KiB) get none.
+// CHECK-LABEL: func @panel_of_next_column
+// CHECK: scf.for %[[N:.*]] = %c0 to %c1024 step %c32
+// CHECK: %[[NEXT:.*]] = arith.select
+// CHECK: scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.transfer_write
+// CHECK: scf.for %[[K:.*]] = %c0 to %c512 step %c4
+// CHECK: %[[PANEL:.*]] = memref.subview %{{.*}}[%[[K]], %[[NEXT]]] [4, 32] [1, 1]
+// CHECK-COUNT-8: memref.prefetch %[[PANEL]]
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.yield
+func.func @panel_of_next_column(%w: memref<64x512xf32>, %x: memref<512x1024xf32>, %y: memref<64x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  %f0 = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<16x32xf32>
+  scf.for %n = %c0 to %c1024 step %c32 {
+    scf.for %m = %c0 to %c64 step %c16 {
+      %acc = scf.for %k = %c0 to %c512 step %c4 iter_args(%a = %zero) -> (vector<16x32xf32>) {
+        %ws = memref.subview %w[%m, %k] [16, 4] [1, 1] : memref<64x512xf32> to memref<16x4xf32, strided<[512, 1], offset: ?>>
+        %xs = memref.subview %x[%k, %n] [4, 32] [1, 1] : memref<512x1024xf32> to memref<4x32xf32, strided<[1024, 1], offset: ?>>
+        %wv = vector.transfer_read %ws[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<16x4xf32, strided<[512, 1], offset: ?>>, vector<16x4xf32>
+        %xv = vector.transfer_read %xs[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<4x32xf32, strided<[1024, 1], offset: ?>>, vector<4x32xf32>
+        %r = vector.contract {indexing_maps = [affine_map<(i, j, l) -> (i, l)>, affine_map<(i, j, l) -> (l, j)>, affine_map<(i, j, l) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %wv, %xv, %a : vector<16x4xf32>, vector<4x32xf32> into vector<16x32xf32>
+        scf.yield %r : vector<16x32xf32>
+      }
+      %ys = memref.subview %y[%m, %n] [16, 32] [1, 1] : memref<64x1024xf32> to memref<16x32xf32, strided<[1024, 1], offset: ?>>
+      vector.transfer_write %acc, %ys[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32, strided<[1024, 1], offset: ?>>
+    }
+  }
+  return
+}
