@@ -267,6 +267,25 @@ bool isApproximated(StringRef opName) {
 /// walks the output contiguously), inputs read through projected
 /// permutations (broadcasts such as a bias), and a body of plain arithmetic
 /// (no tensor.extract gathers, no linalg.index).
+/// Whether the vectorizer takes `op`'s body: no tensor.extract, index or
+/// region, and no math function that would be scalarized after the vector
+/// dialect is gone (exp, erf and tanh on f32 become polynomials at the end
+/// of this pass: isApproximated).
+bool hasVectorizableBody(linalg::GenericOp op) {
+  bool plain = true;
+  op.getBody()->walk([&](Operation *inner) {
+    if (isa<tensor::ExtractOp, linalg::IndexOp>(inner) || inner->getNumRegions() != 0)
+      plain = false;
+    if (inner->getDialect() && inner->getDialect()->getNamespace() == "math" &&
+        !isa<math::SqrtOp, math::AbsFOp, math::FmaOp, math::LogOp, math::FloorOp,
+             math::CeilOp, math::CopySignOp, math::PowFOp>(inner) &&
+        !(isApproximated(inner->getName().getStringRef()) &&
+          getElementTypeOrSelf(inner->getResult(0).getType()).isF32()))
+      plain = false;
+  });
+  return plain;
+}
+
 bool isVectorizableElementwise(linalg::GenericOp op) {
   if (op->hasAttr(kIm2ColAttr) || op.getNumLoops() == 0 ||
       op.getNumLoops() != op.getNumParallelLoops() || !op.hasPureTensorSemantics() ||
@@ -278,23 +297,7 @@ bool isVectorizableElementwise(linalg::GenericOp op) {
   for (OpOperand *input : op.getDpsInputOperands())
     if (!op.getMatchingIndexingMap(input).isProjectedPermutation())
       return false;
-  if (hasSubByteOperands(op))
-    return false;
-  bool plain = true;
-  op.getBody()->walk([&](Operation *inner) {
-    if (isa<tensor::ExtractOp, linalg::IndexOp>(inner) || inner->getNumRegions() != 0)
-      plain = false;
-    // Math functions without a vector lowering to LLVM intrinsics would be
-    // scalarized after the vector dialect is gone; exp, erf and tanh on f32
-    // become polynomials at the end of this pass (isApproximated).
-    if (inner->getDialect() && inner->getDialect()->getNamespace() == "math" &&
-        !isa<math::SqrtOp, math::AbsFOp, math::FmaOp, math::LogOp, math::FloorOp,
-             math::CeilOp, math::CopySignOp, math::PowFOp>(inner) &&
-        !(isApproximated(inner->getName().getStringRef()) &&
-          getElementTypeOrSelf(inner->getResult(0).getType()).isF32()))
-      plain = false;
-  });
-  return plain;
+  return !hasSubByteOperands(op) && hasVectorizableBody(op);
 }
 
 /// Whether `op` accumulates into floats or 32-bit integers from operands of
@@ -628,16 +631,7 @@ static bool isRowReduction(linalg::GenericOp op, int64_t nr) {
       !isa<arith::AddFOp, arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
            arith::MinNumFOp>(combiners.front()))
     return false;
-  bool plain = true;
-  op.getBody()->walk([&](Operation *inner) {
-    if (isa<tensor::ExtractOp, linalg::IndexOp>(inner) || inner->getNumRegions() != 0)
-      plain = false;
-    if (inner->getDialect() && inner->getDialect()->getNamespace() == "math" &&
-        !isa<math::SqrtOp, math::AbsFOp, math::FmaOp, math::FloorOp, math::CeilOp>(inner) &&
-        !isApproximated(inner->getName().getStringRef()))
-      plain = false;
-  });
-  return plain;
+  return hasVectorizableBody(op);
 }
 
 /// Row reductions along the contiguous innermost dimension, by rows: left
