@@ -170,8 +170,9 @@ def KilnCPUPrefetchTiles : Pass<"kiln-cpu-prefetch-tiles", "mlir::func::FuncOp">
     prefetches only take issue slots from the FMAs.
   }];
   let options = [
-    Option<"minBytes", "min-bytes", "int64_t", "1048576",
-           "smallest buffer (a dispatch argument, an allocation) whose tiles are prefetched">,
+    Option<"minBytes", "min-bytes", "int64_t", "262144",
+           "smallest buffer (a dispatch argument, an allocation) whose tiles are prefetched "
+           "(256 KiB: below that they are mostly cached)">,
   ];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }

@@ -78,7 +78,7 @@ func.func @columns_of_weights(%x: memref<8x256xf32>, %w: memref<256x2048xf32>, %
 
 // -----
 
-// A weight matrix of 64 KiB (below min-bytes, 1 MiB by default) is mostly
+// A weight matrix of 64 KiB (below min-bytes, 256 KiB by default) is mostly
 // in cache: no prefetch. With min-bytes=0 it gets them; a k loop that is
 // not inside a loop over tiles never does.
 // CHECK-LABEL: func @small_weights
@@ -128,7 +128,7 @@ func.func @small_weights(%w: memref<64x256xf32>, %x: memref<256x16xf32>, %y: mem
 // prefetched, during the last row tile only. That iteration is peeled off
 // the row loop (a branch in every k loop slowed the other row tiles); its k
 // loop asks for the 2 lines of each of the 4 rows a step reads, at the
-// next column tile. The weights (64 KiB) get none.
+// next column tile. The weights (128 KiB) get none.
 // CHECK-LABEL: func @panel_of_next_column
 // CHECK: scf.for %[[N:.*]] = %c0 to %c1024 step %c32
 // CHECK: %[[NEXT:.*]] = arith.select
