@@ -120,6 +120,28 @@ bool isDepthwiseTap(linalg::LinalgOp op) {
 /// unit strides, which LLVM vectorizes. The gather's tile (kiln-cpu-distribute)
 /// covers whole output rows and reads a window of the input that starts at
 /// the tile's first row, so the same formula holds inside a workgroup.
+/// Every `stride`-th element of the row of `source` at `indices` (along its
+/// innermost dimension), `lanes` of them: one vector read of the contiguous
+/// span they lie in (`lanes * stride` lanes; `inBounds` when the whole span
+/// is inside the row, else the lanes past its end are masked off) and, when
+/// strided, one shuffle keeping every `stride`-th lane (AVX-512: two loads
+/// and a vpermt2ps, where a strided read gathers element by element).
+static Value readEveryNth(OpBuilder &b, Location loc, Value source, ValueRange indices,
+                          int64_t lanes, int64_t stride, Value padding, bool inBounds) {
+  auto type = cast<ShapedType>(source.getType());
+  auto spanType = VectorType::get({lanes * stride}, type.getElementType());
+  SmallVector<bool> spanInBounds = {inBounds};
+  Value span = vector::TransferReadOp::create(
+      b, loc, spanType, source, indices, padding,
+      b.getMultiDimIdentityMap(type.getRank()).getMinorSubMap(1), ArrayRef<bool>(spanInBounds));
+  if (stride == 1)
+    return span;
+  SmallVector<int64_t> picks;
+  for (int64_t i = 0; i < lanes; ++i)
+    picks.push_back(i * stride);
+  return vector::ShuffleOp::create(b, loc, span, span, picks);
+}
+
 LogicalResult rewriteIm2ColAsRowCopies(RewriterBase &rewriter, linalg::GenericOp gather) {
   std::optional<Im2ColWindow> window = Im2ColWindow::get(gather);
   if (!window || gather.getNumDpsInputs() != 1 || gather.getNumDpsInits() != 1 ||
@@ -165,33 +187,22 @@ LogicalResult rewriteIm2ColAsRowCopies(RewriterBase &rewriter, linalg::GenericOp
         Value col = mul(ikw, w.dw);
         Value kIndex = add(mul(add(mul(ic, w.kh), ikh), w.kw), ikw);
         Value pIndex = mul(ioh, w.outWidth);
-        Value pIndex0 = mul(ioh, w.outWidth);
         if (plainCopy) {
-          // A vector read of the row (of the span it covers when strided,
-          // every sw-th element kept by one shuffle) and a vector write:
-          // as slices, the copy became a scalar loop (7 moves per row of a
-          // 7x7 image, the gathers repeated by every workgroup).
-          int64_t span = w.outWidth * w.sw;
+          // A vector read of the row (of the span it covers when strided)
+          // and a vector write: as slices, the copy became a scalar loop
+          // (7 moves per row of a 7x7 image, the gathers repeated by every
+          // workgroup). The span is inside the row for the last kw too:
+          // in bounds for all.
           int64_t available = inType.getDimSize(3) - (w.kw - 1) * w.dw;
-          auto spanType = VectorType::get({span}, inType.getElementType());
           Value padding = ub::PoisonOp::create(b, l, inType.getElementType());
-          SmallVector<bool> inBounds = {(w.outWidth - 1) * w.sw + w.sw <= available};
-          Value wide = vector::TransferReadOp::create(
-              b, l, spanType, input, ValueRange{in, ic, h, col}, padding,
-              b.getMultiDimIdentityMap(4).getMinorSubMap(1), ArrayRef<bool>(inBounds));
-          Value rowVector = wide;
-          if (w.sw != 1) {
-            SmallVector<int64_t> picks;
-            for (int64_t i = 0; i < w.outWidth; ++i)
-              picks.push_back(i * w.sw);
-            rowVector = vector::ShuffleOp::create(b, l, wide, wide, picks);
-          }
-          SmallVector<bool> writeInBounds = {true};
-          Value written = vector::TransferWriteOp::create(
-                              b, l, rowVector, iters[0], ValueRange{in, kIndex, pIndex0},
-                              b.getMultiDimIdentityMap(3).getMinorSubMap(1),
-                              ArrayRef<bool>(writeInBounds))
-                              .getResult();
+          Value row = readEveryNth(b, l, input, ValueRange{in, ic, h, col}, w.outWidth, w.sw,
+                                   padding, w.outWidth * w.sw <= available);
+          SmallVector<bool> inBounds = {true};
+          Value written =
+              vector::TransferWriteOp::create(b, l, row, iters[0], ValueRange{in, kIndex, pIndex},
+                                              b.getMultiDimIdentityMap(3).getMinorSubMap(1),
+                                              ArrayRef<bool>(inBounds))
+                  .getResult();
           return {written};
         }
         SmallVector<OpFoldResult> srcOffsets = {in, ic, h, col};
@@ -1125,9 +1136,7 @@ static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
 /// depthwise convolution, unstrideTapInputs) gathers one element per lane:
 /// 16 scalar loads and inserts for a 16-lane tap, 9 taps per output vector
 /// of a 3x3 pool (ResNet-50's max pool at 3.5 GFLOP/s). This reads the
-/// contiguous span the lanes come from instead (n * s lanes, the ones past
-/// its end masked off) and keeps every s-th lane with one shuffle (AVX-512:
-/// two loads and a vpermt2ps).
+/// contiguous span the lanes come from instead (readEveryNth).
 struct ReadStridedRowsContiguously : OpRewritePattern<vector::TransferReadOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1165,15 +1174,9 @@ struct ReadStridedRowsContiguously : OpRewritePattern<vector::TransferReadOp> {
     auto rowType = RankedTensorType::get({span}, vectorType.getElementType());
     Value row = tensor::ExtractSliceOp::create(rewriter, loc, rowType, slice.getSource(),
                                                slice.getMixedOffsets(), sizes, strides);
-    auto wideType = VectorType::get({lanes * *stride}, vectorType.getElementType());
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    SmallVector<bool> inBounds = {false};
-    Value wide = vector::TransferReadOp::create(rewriter, loc, wideType, row, ValueRange{zero},
-                                                read.getPadding(), ArrayRef<bool>(inBounds));
-    SmallVector<int64_t> picks;
-    for (int64_t i = 0; i < lanes; ++i)
-      picks.push_back(i * *stride);
-    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(read, wide, wide, picks);
+    rewriter.replaceOp(read, readEveryNth(rewriter, loc, row, ValueRange{zero}, lanes, *stride,
+                                          read.getPadding(), /*inBounds=*/false));
     return success();
   }
 };
