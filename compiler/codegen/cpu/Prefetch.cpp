@@ -75,7 +75,8 @@ std::optional<int64_t> rootBytes(Value view) {
   return type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
-/// Whether `value` is computed from the induction variable of `loop`.
+/// Whether an op of `slice` (an address computation) uses the induction
+/// variable of `loop`.
 bool dependsOn(ArrayRef<Operation *> slice, scf::ForOp loop) {
   Value iv = loop.getInductionVar();
   return llvm::any_of(slice, [&](Operation *op) { return llvm::is_contained(op->getOperands(), iv); });
@@ -192,11 +193,13 @@ struct KilnCPUPrefetchTilesPass
                   asTileRead(read, kLoop, outerLoop, minBytes, /*steadyLoop=*/tileLoop))
             outerReads.push_back(std::move(*t));
       }
-      for (const TileRead &t : reads) {
+      if (!reads.empty()) {
         b.setInsertionPoint(kLoop);
         Value next = nextIteration(b, tileLoop);
-        b.setInsertionPoint(t.read);
-        prefetchNextTile(t, kLoop, tileLoop, next, b);
+        for (const TileRead &t : reads) {
+          b.setInsertionPoint(t.read);
+          prefetchNextTile(t, kLoop, tileLoop, next, b);
+        }
       }
       // A block that stays while the tile loop runs (the right-hand panel
       // of a column tile, read by every row tile) moves with the loop
