@@ -164,6 +164,11 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // The integer weights transposed out of dequantizations (QDQ Gemms).
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   pm.addNestedPass<func::FuncOp>(createKilnExpandQuantization());
+  if (options.int4Panel > 0) {
+    KilnPackInt4WeightsOptions pack;
+    pack.panel = options.int4Panel;
+    pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
+  }
   // After quantization: the convolutions left are float ones.
   if (options.winograd) {
     KilnWinogradConvsOptions winograd;

@@ -71,6 +71,9 @@ struct CompileOptions {
   /// 3x3 stride-1 float convolutions by Winograd transforms and GEMMs
   /// (kiln-winograd-convs), except the nodes named in `winogradExclude`.
   bool winograd = false;
+  /// Columns per panel of grouped 4-bit weights (kiln-pack-int4-weights;
+  /// the cpu's layout), 0 to keep them row-major.
+  int64_t int4Panel = 0;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

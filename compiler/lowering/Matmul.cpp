@@ -191,7 +191,8 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
 
 /// kiln.matmul_int4: `out[m, n] += lhs[m, g, p, j] * (code - zero[g, n]) *
 /// scale[g, n]` with code the low (p = 0) or high (p = 1) four bits of
-/// `weights[g, j, n]`.
+/// `weights[g, j, n]` (in column panels of P: `weights[n / P, g, j, n mod P]`
+/// and `scale[n / P, g, n mod P]`).
 struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -201,8 +202,11 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
     auto lhsType = op.getLhs().getType();
     auto weights = op.getWeights().getType();
     Type elem = lhsType.getElementType();
-    int64_t groups = weights.getDimSize(0), half = weights.getDimSize(1);
-    int64_t n = weights.getDimSize(2), k = lhsType.getShape().back();
+    // [K / B, B / 2, N], or column panels [N / P, K / B, B / 2, P].
+    int64_t panel = op.getPanelWidth();
+    int64_t groups = weights.getDimSize(panel ? 1 : 0), half = op.getBlockSize() / 2;
+    int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    int64_t k = lhsType.getShape().back();
     int64_t rows = product(lhsType.getShape().drop_back());
     Value lhs = reshapeTensor(rewriter, loc, op.getLhs(),
                               RankedTensorType::get({rows, k}, elem));
@@ -211,9 +215,17 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
     auto out2 = RankedTensorType::get({rows, n}, elem);
     AffineExpr m, nn, g, p, j;
     bindDims(ctx, m, nn, g, p, j);
+    // A panel's column n is (n floordiv P, n mod P): the loops stay (m, n,
+    // g, p, j) and the result's map a projection, so that workgroup tiles
+    // of whole panels fuse like any other contraction's.
+    SmallVector<AffineExpr> codes = {g, j, nn}, perColumn = {g, nn};
+    if (panel) {
+      codes = {nn.floorDiv(panel), g, j, nn % panel};
+      perColumn = {nn.floorDiv(panel), g, nn % panel};
+    }
     SmallVector<AffineMap> maps = {
-        AffineMap::get(5, 0, {m, g, p, j}, ctx), AffineMap::get(5, 0, {g, j, nn}, ctx),
-        AffineMap::get(5, 0, {g, nn}, ctx), AffineMap::get(5, 0, {g, nn}, ctx),
+        AffineMap::get(5, 0, {m, g, p, j}, ctx), AffineMap::get(5, 0, codes, ctx),
+        AffineMap::get(5, 0, perColumn, ctx), AffineMap::get(5, 0, perColumn, ctx),
         AffineMap::get(5, 0, {m, nn}, ctx)};
     auto generic = linalg::GenericOp::create(
         rewriter, loc, out2, ValueRange{lhs, op.getWeights(), op.getScale(), op.getZeroPoint()},

@@ -70,3 +70,31 @@ StringRef kiln::nodeNameOf(Location loc) {
         return found;
   return "";
 }
+
+std::vector<char> kiln::permuteBytes(ArrayRef<char> bytes, size_t elemSize,
+                                     ArrayRef<int64_t> inShape, ArrayRef<int64_t> perm) {
+  int64_t rank = inShape.size();
+  SmallVector<int64_t> inStrides(rank, 1), outShape(rank), strideOfOut(rank);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * inShape[d + 1];
+  // out[i] = in[j] where j's index along perm[d] is i's along d.
+  for (int64_t d = 0; d < rank; ++d) {
+    outShape[d] = inShape[perm[d]];
+    strideOfOut[d] = inStrides[perm[d]];
+  }
+  std::vector<char> out(bytes.size());
+  int64_t count = static_cast<int64_t>(bytes.size() / elemSize);
+  SmallVector<int64_t> index(rank, 0);
+  int64_t source = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(out.data() + i * elemSize, bytes.data() + source * elemSize, elemSize);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      source += strideOfOut[d];
+      if (++index[d] < outShape[d])
+        break;
+      source -= strideOfOut[d] * outShape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}

@@ -41,30 +41,8 @@ struct KilnFoldWeightLayoutsPass
       if (bytes->size() != elemSize * static_cast<size_t>(inType.getNumElements()))
         continue;
 
-      // out[i] = in[j] where j's index along permutation[d] is i's along d.
-      ArrayRef<int64_t> perm = op.getPermutation();
-      ArrayRef<int64_t> inShape = inType.getShape(), outShape = outType.getShape();
-      int64_t rank = inType.getRank();
-      SmallVector<int64_t> inStrides(rank, 1);
-      for (int64_t d = rank - 2; d >= 0; --d)
-        inStrides[d] = inStrides[d + 1] * inShape[d + 1];
-      SmallVector<int64_t> strideOfOut(rank);
-      for (int64_t d = 0; d < rank; ++d)
-        strideOfOut[d] = inStrides[perm[d]];
-
-      std::vector<char> out(bytes->size());
-      SmallVector<int64_t> index(rank, 0);
-      int64_t source = 0;
-      for (int64_t i = 0, e = outType.getNumElements(); i < e; ++i) {
-        std::memcpy(out.data() + i * elemSize, bytes->data() + source * elemSize, elemSize);
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          source += strideOfOut[d];
-          if (++index[d] < outShape[d])
-            break;
-          source -= strideOfOut[d] * outShape[d];
-          index[d] = 0;
-        }
-      }
+      std::vector<char> out =
+          permuteBytes(*bytes, elemSize, inType.getShape(), op.getPermutation());
       AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
           ArrayRef<char>(out), alignof(std::max_align_t));
       std::string name = "transposed_" + std::to_string(counter++);

@@ -186,3 +186,18 @@ func.func @matmul_int4(%x: tensor<2x3x64xf32>, %w: tensor<2x16x40xi8>, %s: tenso
   %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<2x3x64xf32>, tensor<2x16x40xi8>, tensor<2x40xf32>, tensor<2x40xf32>) -> tensor<2x3x40xf32>
   return %0 : tensor<2x3x40xf32>
 }
+
+// -----
+
+// Column panels of 32 (kiln-pack-int4-weights): the same loops, the codes
+// read at (n floordiv 32, g, j, n mod 32) and the scales and zero points at
+// (n floordiv 32, g, n mod 32); the result's map stays (m, n).
+// CHECK-DAG: #[[WP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 floordiv 32, d2, d4, d1 mod 32)>
+// CHECK-DAG: #[[GP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 floordiv 32, d2, d1 mod 32)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_int4_panels
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[WP]], #[[GP]], #[[GP]], #[[MN]]], {{.*}} outs(%{{.*}} : tensor<3x64xf32>) attrs = {kiln.int4_matmul}
+func.func @matmul_int4_panels(%x: tensor<3x64xf32>, %w: tensor<2x2x16x32xi8>, %s: tensor<2x2x32xf32>, %z: tensor<2x2x32xf32>) -> tensor<3x64xf32> {
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<3x64xf32>, tensor<2x2x16x32xi8>, tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<3x64xf32>
+  return %0 : tensor<3x64xf32>
+}

@@ -16,7 +16,8 @@ initializers. The cases cover block_size 32, 64 and 128, with and without zero
 points, A of shape [1, K] (decode), [M, K] and [2, 3, K], K not a multiple of
 block_size (the last block's padding codes, and the unused high nibble of a
 row's last zero-point byte, are random: nothing may read them), N not a
-multiple of 16, and one bigger product (K=1024, N=512, M=4). A numpy
+multiple of 16, one bigger product (K=1024, N=512, M=4), 37 and 40 rows (the
+cpu's dequantize-once kernel) and a decode over 1024 columns. A numpy
 dequantization, w[k, n] = (code - zp) * scale, result A @ w in float64, must
 agree with ONNX Runtime (this checks the packing of the test itself); Kiln's
 artifact must then agree with ONNX Runtime.
@@ -77,7 +78,8 @@ model as the quantizer writes it (output Y only). ONNX Runtime's fused result
 on that model is also run and its deviation printed as a NOTE, not checked.
 
 Every Kiln artifact is compiled with --target=cpu,gfx942 --emulation and run
-on --device=cpu and --device=emu:gfx942.
+on --device=cpu and --device=emu:gfx942, and with --target=cpu alone (codes in
+column panels, kiln-pack-int4-weights) and run on --device=cpu ("cpu-only").
 
 Tolerance, per element: |got - ort| <= 1e-4 * max|ort| + 1e-5. The dequantized
 weights are the same float32 values everywhere ((code - zp) * scale is one
@@ -104,7 +106,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
 OPSET = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
-DEVICES = ["cpu", "emu:gfx942"]
+DEVICES = ["cpu", "emu:gfx942", "cpu-only"]
 REL_TOL, ABS_TOL = 1e-4, 1e-5
 MIN_COSINE = 0.97  # see the docstring: the int4 reference itself reaches 0.980-0.991
 
@@ -176,10 +178,17 @@ class Kiln:
         self.bin_dir = bin_dir
 
     def compile(self, model, artifact, extra=()):
-        return run([self.bin_dir / "kiln-compile", model, "--target=cpu,gfx942", "--emulation", *extra,
+        both = run([self.bin_dir / "kiln-compile", model, "--target=cpu,gfx942", "--emulation", *extra,
                     "-o", artifact])
+        # For the cpu alone, the codes are stored in column panels
+        # (kiln-pack-int4-weights): the "cpu-only" device runs that artifact.
+        alone = run([self.bin_dir / "kiln-compile", model, "--target=cpu", *extra,
+                     "-o", Path(artifact).with_suffix(".cpu.kiln")])
+        return both and alone
 
     def run(self, artifact, device, inputs, out_dir, output):
+        if device == "cpu-only":
+            artifact, device = Path(artifact).with_suffix(".cpu.kiln"), "cpu"
         cmd = [self.bin_dir / "kiln-run", artifact, f"--device={device}", f"--output-dir={out_dir}"]
         cmd += [f"--input={name}=@{path}" for name, path in inputs.items()]
         return np.load(Path(out_dir) / f"{output}.npy") if run(cmd) else None
@@ -232,6 +241,12 @@ CASES_A = [
     ("k200_n24_b64_sym_batch", 200, 24, 64, False, [2, 3, 200], 108),
     ("k100_n40_b32_zp_decode", 100, 40, 32, True, [1, 100], 109),    # 4 blocks, 28 padding codes
     ("k1024_n512_b32_zp_m4", 1024, 512, 32, True, [4, 1024], 110),   # the bigger one
+    # cpu: 32 rows and more dequantize each group once into a buffer (tiles
+    # of 8 rows, then single rows); 3 column panels of 32.
+    ("k256_n96_b32_zp_m37", 256, 96, 32, True, [37, 256], 111),
+    ("k512_n64_b128_sym_batch40", 512, 64, 128, False, [2, 20, 512], 112),
+    # decode over many panels and workgroups
+    ("k512_n1024_b128_sym_decode", 512, 1024, 128, False, [1, 512], 113),
 ]
 
 

@@ -434,6 +434,11 @@ int main(int argc, char **argv) {
       (winograd == WinogradMode::Auto && !targetSpecs.empty() && !emulation &&
        llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; }));
   compileOptions.winogradExclude.assign(winogradExclude.begin(), winogradExclude.end());
+  // Column panels of 4-bit weights: the cpu kernels' layout, which the gfx
+  // GEMM builder does not read.
+  if (!targetSpecs.empty() && !emulation &&
+      llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; }))
+    compileOptions.int4Panel = 32;
   compileOptions.gfx.testFault = testFault;
   if (testWaveTiles < 0 || testWaveTiles > 8) {
     llvm::errs() << "kiln-compile: error: --gfx-test-wave-tiles must be 0 to 8\n";

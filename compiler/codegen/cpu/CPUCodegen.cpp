@@ -132,6 +132,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   KilnCPULowerInt4MatmulsOptions int4;
   int4.rows = options.registerRows >= 16 ? 4 : 2;
   int4.vectors = options.registerRows >= 16 ? 2 : 1;
+  int4.tileRows = options.registerRows >= 16 ? 8 : 4;
   pm.addNestedPass<func::FuncOp>(createKilnCPULowerInt4Matmuls(int4));
   pm.addNestedPass<func::FuncOp>(createKilnCPUPrefetchTiles());
   pm.addNestedPass<func::FuncOp>(createKilnCopiesToLinalg());

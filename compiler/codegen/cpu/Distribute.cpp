@@ -148,9 +148,26 @@ struct KilnCPUDistributePass
         }
       });
       bool isGemm = false;
+      int64_t panel = 0;
       func.walk([&](linalg::LinalgOp op) {
         isGemm |= linalg::isaContractionOpInterface(op) || op->hasAttr(kInt4MatmulAttr);
+        // 4-bit codes in column panels are tiled in whole panels: the
+        // column tiles of the result, and so every offset along it, are
+        // multiples of the panel when its last dimension is one.
+        if (op->hasAttr(kInt4MatmulAttr))
+          if (auto codes = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+              codes && codes.getRank() == 4)
+            panel = std::max(panel, codes.getDimSize(3));
       });
+      if (panel) {
+        int64_t last = 0;
+        for (auto [bound, iterator] : llvm::zip(bounds, consumer.getLoopIteratorTypes()))
+          if (iterator == utils::IteratorType::parallel)
+            last = bound;
+        if (last % panel != 0)
+          tileable.assign(bounds.size(), false);
+        lastGranule = std::max(lastGranule, panel);
+      }
       tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
                               target, lastGranule, isGemm);
       // Late layers have few output rows: when the image dimension alone

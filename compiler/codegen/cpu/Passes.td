@@ -127,19 +127,29 @@ def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::F
     After bufferization: each `linalg.generic` marked `kiln.int4_matmul`
     (the lowering of `kiln.matmul_int4`: `out[m, n] += lhs[m, g, p, j] *
     (code - zero[g, n]) * scale[g, n]`, the code being the low or high four
-    bits of `weights[g, j, n]`) becomes loops over blocks of `vectors` x 16
-    columns and `rows` rows. Per group the scales and zero points are read
-    once; per byte row, the 16-byte vectors are split into their two nibbles,
-    converted and dequantized in registers (16 weights per vector), and each
-    row multiplies-adds its two broadcast activations into accumulators
-    that stay in registers across K. The weights are read once per block of
-    rows, as bytes: half the bytes of int8, an eighth of f32. After the
-    blocks of `vectors` x 16 columns come blocks of 16; the columns beyond
-    the last 16 stay a (scalar) linalg.generic.
+    bits of `weights[g, j, n]`, or of `weights[n / P, g, j, n mod P]` in
+    column panels) becomes loops over blocks of `vectors` x 16 columns. The
+    codes are read as bytes and split into their two nibbles and converted
+    to floats in registers, 16 per vector. Two kernels:
+
+    - fewer than `buffer-rows` rows (decode): blocks of `rows` rows multiply
+      the codes themselves, and apply each group's zero point and scale once
+      to the group's sums, `s (sum x q - z sum x)`; a single row keeps its
+      low and high nibbles' products in separate accumulators;
+    - `buffer-rows` rows or more (prefill): each group's block of weights
+      is dequantized once into a buffer on the stack, which register tiles
+      of `tile-rows` rows then read like a float GEMM's panel.
+
+    With row-major codes, blocks of 16 columns follow the blocks of
+    `vectors` x 16, and the columns beyond the last 16 stay a (scalar)
+    linalg.generic; with column panels the workgroup holds whole panels.
   }];
   let options = [
-    Option<"rows", "rows", "int64_t", "4", "rows of lhs per kernel step">,
+    Option<"rows", "rows", "int64_t", "4", "rows of lhs per step of the few-rows kernel">,
     Option<"vectors", "vectors", "int64_t", "2", "16-column vectors per kernel step">,
+    Option<"tileRows", "tile-rows", "int64_t", "8", "rows of the many-rows kernel's register tile">,
+    Option<"bufferRows", "buffer-rows", "int64_t", "16",
+           "rows from which the weights are dequantized once into a buffer">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];

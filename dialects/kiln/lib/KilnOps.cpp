@@ -494,22 +494,28 @@ LogicalResult MatmulInt4Op::inferReturnTypes(MLIRContext *, std::optional<Locati
     return emitOptionalError(loc, "operands must have static shapes");
   if (lhs.getRank() < 2)
     return emitOptionalError(loc, "lhs must have rank 2 or more, got ", lhs.getRank());
-  if (weights.getRank() != 3)
-    return emitOptionalError(loc, "weights must be [K / B, B / 2, N] bytes, got ",
-                             shapeString(weights.getShape()));
-  int64_t groups = weights.getDimSize(0), block = 2 * weights.getDimSize(1);
-  int64_t n = weights.getDimSize(2), k = lhs.getShape().back();
+  // [K / B, B / 2, N], or in column panels [N / P, K / B, B / 2, P].
+  bool panels = weights.getRank() == 4;
+  if (weights.getRank() != 3 && !panels)
+    return emitOptionalError(loc, "weights must be [K / B, B / 2, N] or [N / P, K / B, B / 2, P] "
+                                  "bytes, got ", shapeString(weights.getShape()));
+  ArrayRef<int64_t> w = weights.getShape();
+  int64_t groups = panels ? w[1] : w[0], block = 2 * (panels ? w[2] : w[1]);
+  int64_t n = panels ? w[0] * w[3] : w[2], k = lhs.getShape().back();
   if (block == 0 || groups * block != k)
     return emitOptionalError(loc, "weights ", shapeString(weights.getShape()), " hold ",
                              groups, " groups of ", block, " rows, but lhs ",
                              shapeString(lhs.getShape()), " has K = ", k);
+  SmallVector<int64_t> scaleShape =
+      panels ? SmallVector<int64_t>{w[0], groups, w[3]} : SmallVector<int64_t>{groups, n};
   for (auto [name, type] : {std::pair{"scale", scale}, std::pair{"zero_point", zero}}) {
     if (type.getElementType() != lhs.getElementType())
       return emitOptionalError(loc, name, " element type ", type.getElementType(),
                                " differs from lhs element type ", lhs.getElementType());
-    if (type.getShape() != ArrayRef<int64_t>{groups, n})
-      return emitOptionalError(loc, name, " must be [K / B, N] = ",
-                               shapeString({groups, n}), ", got ",
+    if (type.getShape() != ArrayRef<int64_t>(scaleShape))
+      return emitOptionalError(loc, name, " must be ",
+                               panels ? "[N / P, K / B, P] = " : "[K / B, N] = ",
+                               shapeString(scaleShape), ", got ",
                                shapeString(type.getShape()));
   }
   SmallVector<int64_t> shape(lhs.getShape());

@@ -208,3 +208,11 @@ func.func @matmul_int4(%x: tensor<2x3x64xf32>, %w: tensor<2x16x40xi8>, %s: tenso
   %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<2x3x64xf32>, tensor<2x16x40xi8>, tensor<2x40xf32>, tensor<2x40xf32>) -> tensor<2x3x40xf32>
   return %0 : tensor<2x3x40xf32>
 }
+
+// Column panels of 8: N = 5 * 8.
+// CHECK-LABEL: func.func @matmul_int4_panels
+func.func @matmul_int4_panels(%x: tensor<3x64xf32>, %w: tensor<5x2x16x8xi8>, %s: tensor<5x2x8xf32>) -> tensor<3x40xf32> {
+  // CHECK: kiln.matmul_int4 %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<3x64xf32>, tensor<5x2x16x8xi8>, tensor<5x2x8xf32>, tensor<5x2x8xf32>) -> tensor<3x40xf32>
+  %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<3x64xf32>, tensor<5x2x16x8xi8>, tensor<5x2x8xf32>, tensor<5x2x8xf32>) -> tensor<3x40xf32>
+  return %0 : tensor<3x40xf32>
+}

@@ -34,6 +34,11 @@ std::optional<std::vector<float>> f32ConstantValues(ConstantOp cst);
 /// (as the importer stores weights), else a dense attribute.
 mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
                           llvm::ArrayRef<char> bytes, llvm::StringRef blobName);
+/// The row-major bytes of a tensor of shape `inShape` (elements of
+/// `elemSize` bytes) transposed by `perm`: output dimension d is input
+/// dimension perm[d].
+std::vector<char> permuteBytes(llvm::ArrayRef<char> bytes, size_t elemSize,
+                               llvm::ArrayRef<int64_t> inShape, llvm::ArrayRef<int64_t> perm);
 /// The ONNX node name of an op's location (the importer's NameLoc, also
 /// inside a fused location), or "".
 llvm::StringRef nodeNameOf(mlir::Location loc);

@@ -74,6 +74,25 @@ def KilnQuantizeInt4Weights : Pass<"kiln-quantize-int4-weights", "mlir::func::Fu
   ];
 }
 
+def KilnPackInt4Weights : Pass<"kiln-pack-int4-weights", "mlir::func::FuncOp"> {
+  let summary = "grouped 4-bit weights stored in column panels (the cpu's layout)";
+  let description = [{
+    A `kiln.matmul_int4` whose codes, scales and zero points are constants
+    and whose N is a multiple of `panel` gets them in column panels of
+    `panel` columns: codes `[K / B, B / 2, N]` become `[N / P, K / B, B / 2,
+    P]` and scales and zero points `[K / B, N]` become `[N / P, K / B, P]`,
+    rearranged here, at compile time, into new blobs (the old ones go when
+    nothing else reads them). A kernel that computes P columns then reads its
+    codes as one contiguous run through all of K, where the row-major layout
+    puts consecutive byte rows N bytes apart (a new page per row at N = 4096,
+    which the hardware prefetchers do not follow). kiln-compile runs it when
+    every target is the cpu; the gfx GEMM builder reads the row-major form.
+  }];
+  let options = [
+    Option<"panel", "panel", "int64_t", "32", "columns per panel (a multiple of 16)">,
+  ];
+}
+
 def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp"> {
   let summary = "conv and matmul of dequantized 8-bit operands become integer contractions";
   let description = [{

@@ -342,6 +342,13 @@ def Kiln_MatmulInt4Op : Kiln_Op<"matmul_int4", [Pure, InferTypeOpAdaptor]> {
     (a zero point of 8 makes the codes the signed range -8..7). `B` is even
     and divides K. The result is `[..., M, N]` in the type of `lhs`.
 
+    Column panels (the cpu's layout, `kiln-pack-int4-weights`): with
+    `weights` of rank 4, `[N / P, K / B, B / 2, P]`, and `scale` and
+    `zero_point` `[N / P, K / B, P]`, the columns are stored in panels of P:
+    byte `[c, g, j, l]` is byte `[g, j, c * P + l]` of the form above, and
+    `scale[c, g, l]` is `scale[g, c * P + l]`. A panel's codes for all of K
+    are then one contiguous run.
+
     ```mlir
     %y = kiln.matmul_int4 %x, %w, %scale, %zero
         : (tensor<1x256xf32>, tensor<8x16x64xi8>, tensor<8x64xf32>, tensor<8x64xf32>)
@@ -355,7 +362,15 @@ def Kiln_MatmulInt4Op : Kiln_Op<"matmul_int4", [Pure, InferTypeOpAdaptor]> {
       "$lhs `,` $weights `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
     /// The rows of a group, B.
-    int64_t getBlockSize() { return 2 * getWeights().getType().getDimSize(1); }
+    int64_t getBlockSize() {
+      auto type = getWeights().getType();
+      return 2 * type.getDimSize(type.getRank() - 2);
+    }
+    /// The columns of a panel, P, in the panelled layout; 0 otherwise.
+    int64_t getPanelWidth() {
+      auto type = getWeights().getType();
+      return type.getRank() == 4 ? type.getDimSize(3) : 0;
+    }
   }];
 }
 

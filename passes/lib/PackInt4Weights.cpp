@@ -1,0 +1,98 @@
+//===- PackInt4Weights.cpp - 4-bit weights in column panels ---------------===//
+//
+// kiln-pack-int4-weights: the constant codes, scales and zero points of a
+// kiln.matmul_int4 rearranged at compile time into column panels, so that
+// the columns one cpu kernel computes are one contiguous run of bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNPACKINT4WEIGHTS
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+using namespace kiln;
+
+/// `value` (a constant of shape `view` once reshaped) transposed by `perm`
+/// into a new constant of `type`; null when its bytes cannot be read.
+Value permutedConstant(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> view,
+                       ArrayRef<int64_t> perm, RankedTensorType type, StringRef name) {
+  auto cst = value.getDefiningOp<ConstantOp>();
+  if (!cst)
+    return {};
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()); dense && dense.isSplat())
+    return ConstantOp::create(b, loc, type, dense.reshape(type));
+  std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (!bytes || bits % 8 != 0 || bytes->size() != bits / 8 * size_t(type.getNumElements()))
+    return {};
+  return bytesConstant(b, loc, type, permuteBytes(*bytes, bits / 8, view, perm), name);
+}
+
+struct KilnPackInt4WeightsPass
+    : kiln::impl::KilnPackInt4WeightsBase<KilnPackInt4WeightsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (panel <= 0 || panel % 16 != 0) {
+      getOperation().emitError("kiln-pack-int4-weights: panel must be a positive multiple of 16, got ")
+          << static_cast<int64_t>(panel);
+      return signalPassFailure();
+    }
+    SmallVector<MatmulInt4Op> ops;
+    getOperation().walk([&](MatmulInt4Op op) {
+      if (!op.getPanelWidth())
+        ops.push_back(op);
+    });
+    unsigned counter = 0;
+    for (MatmulInt4Op op : ops) {
+      ArrayRef<int64_t> w = op.getWeights().getType().getShape();
+      int64_t groups = w[0], half = w[1], n = w[2];
+      if (n % panel != 0)
+        continue;
+      int64_t panels = n / panel;
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      std::string suffix = std::to_string(counter);
+      auto codesType = RankedTensorType::get({panels, groups, half, panel},
+                                             op.getWeights().getType().getElementType());
+      auto perColumn = [&](Value v) {
+        return RankedTensorType::get({panels, groups, panel},
+                                     cast<RankedTensorType>(v.getType()).getElementType());
+      };
+      Value codes = permutedConstant(b, loc, op.getWeights(), {groups, half, panels, panel},
+                                     {2, 0, 1, 3}, codesType, "int4_panels_" + suffix);
+      Value scale = permutedConstant(b, loc, op.getScale(), {groups, panels, panel}, {1, 0, 2},
+                                     perColumn(op.getScale()), "int4_panel_scales_" + suffix);
+      Value zero = permutedConstant(b, loc, op.getZeroPoint(), {groups, panels, panel},
+                                    {1, 0, 2}, perColumn(op.getZeroPoint()),
+                                    "int4_panel_zeros_" + suffix);
+      if (!codes || !scale || !zero) {
+        for (Value made : {codes, scale, zero})
+          if (made)
+            made.getDefiningOp()->erase();
+        continue;
+      }
+      ++counter;
+      llvm::SetVector<Operation *> old;
+      for (Value v : {op.getWeights(), op.getScale(), op.getZeroPoint()})
+        if (Operation *def = v.getDefiningOp())
+          old.insert(def);
+      auto packed = MatmulInt4Op::create(b, loc, op.getLhs(), codes, scale, zero);
+      packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      op.replaceAllUsesWith(packed.getResult());
+      op.erase();
+      for (Operation *def : old)
+        if (def->use_empty())
+          def->erase();
+    }
+  }
+};
+} // namespace
