@@ -79,7 +79,8 @@ on that model is also run and its deviation printed as a NOTE, not checked.
 
 Every Kiln artifact is compiled with --target=cpu,gfx942 --emulation and run
 on --device=cpu and --device=emu:gfx942, and with --target=cpu alone (codes in
-column panels, kiln-pack-int4-weights) and run on --device=cpu ("cpu-only").
+column panels, kiln-pack-int4-weights) and run on --device=cpu ("cpu-only"),
+and once more with --cpu=x86-64-v3 (the AVX2 kernels, "cpu-avx2").
 
 Tolerance, per element: |got - ort| <= 1e-4 * max|ort| + 1e-5. The dequantized
 weights are the same float32 values everywhere ((code - zp) * scale is one
@@ -106,7 +107,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
 OPSET = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
-DEVICES = ["cpu", "emu:gfx942", "cpu-only"]
+DEVICES = ["cpu", "emu:gfx942", "cpu-only", "cpu-avx2"]
 REL_TOL, ABS_TOL = 1e-4, 1e-5
 MIN_COSINE = 0.97  # see the docstring: the int4 reference itself reaches 0.980-0.991
 
@@ -184,11 +185,16 @@ class Kiln:
         # (kiln-pack-int4-weights): the "cpu-only" device runs that artifact.
         alone = run([self.bin_dir / "kiln-compile", model, "--target=cpu", *extra,
                      "-o", Path(artifact).with_suffix(".cpu.kiln")])
-        return both and alone
+        # The AVX2 kernels (16 columns and 2 or 4 rows per step) run on
+        # every x86-64 host CI has.
+        avx2 = run([self.bin_dir / "kiln-compile", model, "--target=cpu", "--cpu=x86-64-v3", *extra,
+                    "-o", Path(artifact).with_suffix(".avx2.kiln")])
+        return both and alone and avx2
 
     def run(self, artifact, device, inputs, out_dir, output):
-        if device == "cpu-only":
-            artifact, device = Path(artifact).with_suffix(".cpu.kiln"), "cpu"
+        if device in ("cpu-only", "cpu-avx2"):
+            suffix = ".cpu.kiln" if device == "cpu-only" else ".avx2.kiln"
+            artifact, device = Path(artifact).with_suffix(suffix), "cpu"
         cmd = [self.bin_dir / "kiln-run", artifact, f"--device={device}", f"--output-dir={out_dir}"]
         cmd += [f"--input={name}=@{path}" for name, path in inputs.items()]
         return np.load(Path(out_dir) / f"{output}.npy") if run(cmd) else None
