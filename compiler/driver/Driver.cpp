@@ -175,6 +175,11 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     winograd.exclude.assign(options.winogradExclude.begin(), options.winogradExclude.end());
     pm.addNestedPass<func::FuncOp>(createKilnWinogradConvs(winograd));
   }
+  if (options.matmulPanel > 0) {
+    KilnPackMatmulPanelsOptions pack;
+    pack.panel = options.matmulPanel;
+    pm.addNestedPass<func::FuncOp>(createKilnPackMatmulPanels(pack));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
@@ -508,6 +513,10 @@ LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
                              const std::string &outputPath, std::vector<StageOutput> &outputs) {
   CompileOptions options = compileOptions;
   cpu::resolveTarget(options.cpu);
+  // A weight packed for the few-row buckets and kept row-major for the
+  // others would be stored twice: the buckets share one layout.
+  if (buckets.size() > 1)
+    options.matmulPanel = 0;
   auto dump = [&](StringRef stage, Operation *ir) {
     if (options.dumpStage)
       options.dumpStage(stage, ir);

@@ -74,6 +74,9 @@ struct CompileOptions {
   /// Columns per panel of grouped 4-bit weights (kiln-pack-int4-weights;
   /// the cpu's layout), 0 to keep them row-major.
   int64_t int4Panel = 0;
+  /// Columns per panel of the constant weights of few-row float matmuls
+  /// (kiln-pack-matmul-panels; the cpu's layout), 0 to keep them row-major.
+  int64_t matmulPanel = 0;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

@@ -251,8 +251,40 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
   }
 };
 
+/// kiln.matmul_panels: `out[m, n] += lhs[m, k] * weights[n / P, k, n mod
+/// P]`, one generic whose result map stays the projection (m, n).
+struct MatmulPanelsLowering : OpRewritePattern<MatmulPanelsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulPanelsOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto lhsType = op.getLhs().getType();
+    Type elem = lhsType.getElementType();
+    int64_t n = op.getColumns(), k = lhsType.getShape().back(), panel = op.getPanelWidth();
+    int64_t rows = product(lhsType.getShape().drop_back());
+    Value lhs = reshapeTensor(rewriter, loc, op.getLhs(), RankedTensorType::get({rows, k}, elem));
+    auto out2 = RankedTensorType::get({rows, n}, elem);
+    AffineExpr m, nn, kk;
+    bindDims(ctx, m, nn, kk);
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {m, kk}, ctx),
+                                   AffineMap::get(3, 0, {nn.floorDiv(panel), kk, nn % panel}, ctx),
+                                   AffineMap::get(3, 0, {m, nn}, ctx)};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, out2, ValueRange{lhs, op.getWeights()},
+        ValueRange{zeroFilled(rewriter, loc, out2)}, maps, iteratorTypes(3, {2}),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+          linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
+        });
+    generic->setAttr(kPanelMatmulAttr, rewriter.getUnitAttr());
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(0), op.getType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateMatmulLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, MatmulIntegerLowering, MatmulInt4Lowering>(patterns.getContext());
+  patterns.add<MatmulLowering, MatmulIntegerLowering, MatmulInt4Lowering, MatmulPanelsLowering>(patterns.getContext());
 }

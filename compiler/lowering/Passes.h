@@ -21,6 +21,10 @@ namespace kiln {
 /// On the linalg.generic a kiln.matmul_int4 lowers to, which the cpu
 /// backend gives its own vector kernel (kiln-cpu-lower-int4-matmuls).
 inline constexpr llvm::StringLiteral kInt4MatmulAttr = "kiln.int4_matmul";
+/// On the linalg.generic a kiln.matmul_panels lowers to (loops m, n, k; the
+/// weights read at (n floordiv P, k, n mod P)), which the cpu backend's
+/// kiln-cpu-lower-panel-matmuls makes its vector kernel.
+inline constexpr llvm::StringLiteral kPanelMatmulAttr = "kiln.panel_matmul";
 
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"

@@ -43,11 +43,11 @@ bool isElementwise(Operation *op) {
 }
 
 bool isContraction(Operation *op) {
-  return isa<MatmulOp, ConvOp, MatmulIntegerOp, ConvIntegerOp>(op);
+  return isa<MatmulOp, MatmulPanelsOp, ConvOp, MatmulIntegerOp, ConvIntegerOp>(op);
 }
 
 bool isRoot(Operation *op) {
-  return isa<MatmulOp, ConvOp, MatmulIntegerOp, ConvIntegerOp, MaxPoolOp,
+  return isa<MatmulOp, MatmulPanelsOp, ConvOp, MatmulIntegerOp, ConvIntegerOp, MaxPoolOp,
              AvgPoolOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
              ReduceProdOp, ArgMaxOp, ArgMinOp, SoftmaxOp, LayerNormOp,
              RmsNormOp, BatchNormOp>(op);

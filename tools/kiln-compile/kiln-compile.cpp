@@ -434,11 +434,13 @@ int main(int argc, char **argv) {
       (winograd == WinogradMode::Auto && !targetSpecs.empty() && !emulation &&
        llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; }));
   compileOptions.winogradExclude.assign(winogradExclude.begin(), winogradExclude.end());
-  // Column panels of 4-bit weights: the cpu kernels' layout, which the gfx
-  // GEMM builder does not read.
+  // Column panels of 4-bit weights and of few-row float matmuls' weights:
+  // the cpu kernels' layouts, which the gfx code generator does not read.
   if (!targetSpecs.empty() && !emulation &&
-      llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; }))
+      llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; })) {
     compileOptions.int4Panel = 32;
+    compileOptions.matmulPanel = 16;
+  }
   compileOptions.gfx.testFault = testFault;
   if (testWaveTiles < 0 || testWaveTiles > 8) {
     llvm::errs() << "kiln-compile: error: --gfx-test-wave-tiles must be 0 to 8\n";

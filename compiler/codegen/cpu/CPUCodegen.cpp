@@ -134,6 +134,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   int4.vectors = options.registerRows >= 16 ? 2 : 1;
   int4.tileRows = options.registerRows >= 16 ? 8 : 4;
   pm.addNestedPass<func::FuncOp>(createKilnCPULowerInt4Matmuls(int4));
+  KilnCPULowerPanelMatmulsOptions panels;
+  panels.rows = options.registerRows >= 16 ? 4 : 2;
+  panels.vectors = options.registerRows >= 16 ? 4 : 2;
+  pm.addNestedPass<func::FuncOp>(createKilnCPULowerPanelMatmuls(panels));
   pm.addNestedPass<func::FuncOp>(createKilnCPUPrefetchTiles());
   pm.addNestedPass<func::FuncOp>(createKilnCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -150,14 +150,16 @@ struct KilnCPUDistributePass
       bool isGemm = false;
       int64_t panel = 0;
       func.walk([&](linalg::LinalgOp op) {
-        isGemm |= linalg::isaContractionOpInterface(op) || op->hasAttr(kInt4MatmulAttr);
-        // 4-bit codes in column panels are tiled in whole panels: the
-        // column tiles of the result, and so every offset along it, are
-        // multiples of the panel when its last dimension is one.
-        if (op->hasAttr(kInt4MatmulAttr))
-          if (auto codes = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-              codes && codes.getRank() == 4)
-            panel = std::max(panel, codes.getDimSize(3));
+        isGemm |= linalg::isaContractionOpInterface(op) || op->hasAttr(kInt4MatmulAttr) ||
+                  op->hasAttr(kPanelMatmulAttr);
+        // Weights in column panels (4-bit codes [N / P, K / G, G / 2, P],
+        // floats [N / P, K, P]) are tiled in whole panels: the column tiles
+        // of the result, and so every offset along it, are multiples of the
+        // panel when its last dimension is one.
+        if (op->hasAttr(kInt4MatmulAttr) || op->hasAttr(kPanelMatmulAttr))
+          if (auto weights = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+              weights && weights.getRank() == (op->hasAttr(kInt4MatmulAttr) ? 4 : 3))
+            panel = std::max(panel, weights.getShape().back());
       });
       if (panel) {
         int64_t last = 0;

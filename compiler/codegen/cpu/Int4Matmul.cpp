@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cpu/KernelLoops.h"
 #include "codegen/cpu/Passes.h"
 #include "lowering/Passes.h"
 
@@ -46,26 +47,9 @@ namespace kiln {
 
 namespace {
 using namespace kiln;
+using namespace kiln::cpu;
 
 constexpr int64_t kLanes = 16;
-
-Value index(ImplicitLocOpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-
-Value plus(ImplicitLocOpBuilder &b, Value base, int64_t offset) {
-  return offset == 0 ? base : Value(arith::AddIOp::create(b, base, index(b, offset)));
-}
-
-/// `for (i = lo; i < hi; i += step)` carrying `init`; `body` returns the
-/// values to yield.
-scf::ForOp loop(ImplicitLocOpBuilder &b, Value lo, Value hi, int64_t step, ValueRange init,
-                llvm::function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value, ValueRange)>
-                    body) {
-  return scf::ForOp::create(b, lo, hi, index(b, step), init,
-                            [&](OpBuilder &nb, Location loc, Value iv, ValueRange carried) {
-                              ImplicitLocOpBuilder ib(loc, nb);
-                              scf::YieldOp::create(ib, body(ib, iv, carried));
-                            });
-}
 
 /// The kernel of one generic: its operands and kernel shape.
 struct Int4Kernel {
@@ -94,8 +78,8 @@ struct Int4Kernel {
   SmallVector<Value> columnIndex(ImplicitLocOpBuilder &b, Value c) const {
     if (!panel)
       return {c};
-    return {arith::DivUIOp::create(b, c, index(b, panel)),
-            arith::RemUIOp::create(b, c, index(b, panel))};
+    return {arith::DivUIOp::create(b, c, indexConst(b, panel)),
+            arith::RemUIOp::create(b, c, indexConst(b, panel))};
   }
   Value codesAt(ImplicitLocOpBuilder &b, ArrayRef<Value> column, Value g, Value j) const {
     SmallVector<Value> at = panel ? SmallVector<Value>{column[0], g, j, column[1]}
@@ -139,9 +123,9 @@ struct Int4Kernel {
     Value zeroVec = arith::ConstantOp::create(b, DenseElementsAttr::get(floats(), b.getFloatAttr(elem, 0.0).getValue()));
     Value groups = memref::DimOp::create(b, weights, panel ? 1 : 0);
     int64_t half = cast<MemRefType>(lhs.getType()).getDimSize(3);
-    auto groupLoop = loop(b, index(b, 0), groups, 1, acc, [&](ImplicitLocOpBuilder &gb, Value g, ValueRange groupAcc) {
+    auto groupLoop = loop(b, indexConst(b, 0), groups, 1, acc, [&](ImplicitLocOpBuilder &gb, Value g, ValueRange groupAcc) {
       SmallVector<Value> init(sums, zeroVec);
-      auto byteLoop = loop(gb, index(gb, 0), index(gb, half), 1, init,
+      auto byteLoop = loop(gb, indexConst(gb, 0), indexConst(gb, half), 1, init,
                            [&](ImplicitLocOpBuilder &jb, Value j, ValueRange partial) {
         SmallVector<Value> lo, hi;
         for (int64_t v = 0; v < vectors; ++v) {
@@ -151,8 +135,8 @@ struct Int4Kernel {
         }
         SmallVector<Value> next(partial);
         for (int64_t r = 0; r < rows; ++r) {
-          Value a0 = memref::LoadOp::create(jb, lhs, ValueRange{rowIdx[r], g, index(jb, 0), j});
-          Value a1 = memref::LoadOp::create(jb, lhs, ValueRange{rowIdx[r], g, index(jb, 1), j});
+          Value a0 = memref::LoadOp::create(jb, lhs, ValueRange{rowIdx[r], g, indexConst(jb, 0), j});
+          Value a1 = memref::LoadOp::create(jb, lhs, ValueRange{rowIdx[r], g, indexConst(jb, 1), j});
           Value b0 = vector::BroadcastOp::create(jb, floats(), a0);
           Value b1 = vector::BroadcastOp::create(jb, floats(), a1);
           for (int64_t v = 0; v < vectors; ++v) {
@@ -174,7 +158,7 @@ struct Int4Kernel {
       for (int64_t r = 0; r < rows; ++r) {
         // sum(x[m0 + r, g, :, :]), in any order.
         Value xs = vector::TransferReadOp::create(
-            gb, wholeGroup, lhs, ValueRange{rowIdx[r], g, index(gb, 0), index(gb, 0)},
+            gb, wholeGroup, lhs, ValueRange{rowIdx[r], g, indexConst(gb, 0), indexConst(gb, 0)},
             arith::ConstantOp::create(gb, gb.getFloatAttr(elem, 0.0)), ArrayRef<bool>{true, true});
         xs = vector::ShapeCastOp::create(gb, VectorType::get({2 * half}, elem), xs);
         auto total = vector::ReductionOp::create(gb, vector::CombiningKind::ADD, xs);
@@ -208,20 +192,20 @@ struct Int4Kernel {
       columns.push_back(columnIndex(b, plus(b, n0, v * kLanes)));
     Value groups = memref::DimOp::create(b, weights, panel ? 1 : 0);
     int64_t half = cast<MemRefType>(lhs.getType()).getDimSize(3);
-    loop(b, index(b, 0), groups, 1, {}, [&](ImplicitLocOpBuilder &gb, Value g, ValueRange) {
+    loop(b, indexConst(b, 0), groups, 1, {}, [&](ImplicitLocOpBuilder &gb, Value g, ValueRange) {
       SmallVector<Value> s, z;
       for (int64_t v = 0; v < vectors; ++v) {
         s.push_back(perColumnAt(gb, scale, columns[v], g));
         z.push_back(perColumnAt(gb, zero, columns[v], g));
       }
       // buffer[p, j, ..] = (nibble p of codes[g, j, ..] - z) * s
-      loop(gb, index(gb, 0), index(gb, half), 1, {}, [&](ImplicitLocOpBuilder &jb, Value j, ValueRange) {
+      loop(gb, indexConst(gb, 0), indexConst(gb, half), 1, {}, [&](ImplicitLocOpBuilder &jb, Value j, ValueRange) {
         for (int64_t v = 0; v < vectors; ++v) {
           auto [lo, hi] = nibbles(jb, codesAt(jb, columns[v], g, j));
           for (auto [p, code] : llvm::enumerate(SmallVector<Value>{lo, hi})) {
             Value w = arith::MulFOp::create(jb, arith::SubFOp::create(jb, code, z[v]), s[v]);
             vector::TransferWriteOp::create(jb, w, buffer,
-                                            ValueRange{index(jb, p), j, index(jb, v * kLanes)},
+                                            ValueRange{indexConst(jb, p), j, indexConst(jb, v * kLanes)},
                                             ArrayRef<bool>{true});
           }
         }
@@ -235,13 +219,13 @@ struct Int4Kernel {
           for (int64_t v = 0; v < vectors; ++v)
             acc.push_back(read(tb, out, {rowIdx[r], plus(tb, n0, v * kLanes)}, elem));
         for (int64_t p = 0; p < 2; ++p) {
-          auto kLoop = loop(tb, index(tb, 0), index(tb, half), 1, acc,
+          auto kLoop = loop(tb, indexConst(tb, 0), indexConst(tb, half), 1, acc,
                             [&](ImplicitLocOpBuilder &kb, Value j, ValueRange carried) {
             SmallVector<Value> w, next(carried);
             for (int64_t v = 0; v < vectors; ++v)
-              w.push_back(read(kb, buffer, {index(kb, p), j, index(kb, v * kLanes)}, elem));
+              w.push_back(read(kb, buffer, {indexConst(kb, p), j, indexConst(kb, v * kLanes)}, elem));
             for (int64_t r = 0; r < rows; ++r) {
-              Value a = memref::LoadOp::create(kb, lhs, ValueRange{rowIdx[r], g, index(kb, p), j});
+              Value a = memref::LoadOp::create(kb, lhs, ValueRange{rowIdx[r], g, indexConst(kb, p), j});
               Value bcast = vector::BroadcastOp::create(kb, floats(), a);
               for (int64_t v = 0; v < vectors; ++v)
                 next[r * vectors + v] = vector::FMAOp::create(kb, bcast, w[v], next[r * vectors + v]);
@@ -256,8 +240,8 @@ struct Int4Kernel {
                                             ValueRange{rowIdx[r], plus(tb, n0, v * kLanes)},
                                             ArrayRef<bool>{true});
       };
-      Value mFull = arith::SubIOp::create(gb, m, arith::RemUIOp::create(gb, m, index(gb, tileRows)));
-      loop(gb, index(gb, 0), mFull, tileRows, {}, [&](ImplicitLocOpBuilder &tb, Value m0, ValueRange) {
+      Value mFull = arith::SubIOp::create(gb, m, arith::RemUIOp::create(gb, m, indexConst(gb, tileRows)));
+      loop(gb, indexConst(gb, 0), mFull, tileRows, {}, [&](ImplicitLocOpBuilder &tb, Value m0, ValueRange) {
         tile(tb, m0, tileRows);
         return SmallVector<Value>{};
       });
@@ -269,13 +253,6 @@ struct Int4Kernel {
     });
   }
 };
-
-/// `lo + (hi - lo) - (hi - lo) mod step`: the end of the full steps.
-Value fullEnd(ImplicitLocOpBuilder &b, Value lo, Value hi, int64_t step) {
-  Value span = arith::SubIOp::create(b, hi, lo);
-  Value rest = arith::RemUIOp::create(b, span, index(b, step));
-  return arith::SubIOp::create(b, hi, rest);
-}
 
 struct Int4Shape {
   int64_t rows, vectors, tileRows, bufferRows;
@@ -304,7 +281,7 @@ LogicalResult lowerInt4Matmul(RewriterBase &rewriter, linalg::GenericOp op, Int4
            << outType.getDimSize(1) << " columns";
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   b.setInsertionPoint(op);
-  Value zeroIdx = index(b, 0);
+  Value zeroIdx = indexConst(b, 0);
   Value m = memref::DimOp::create(b, kernel.out, 0);
   Value n = memref::DimOp::create(b, kernel.out, 1);
   bool buffered = !outType.isDynamicDim(0) && outType.getDimSize(0) >= shape.bufferRows;
@@ -333,8 +310,8 @@ LogicalResult lowerInt4Matmul(RewriterBase &rewriter, linalg::GenericOp op, Int4
         k.emitBufferedColumns(cb, n0, m, shape.tileRows);
         return SmallVector<Value>{};
       }
-      Value mFull = fullEnd(cb, index(cb, 0), m, shape.rows);
-      loop(cb, index(cb, 0), mFull, shape.rows, {}, [&](ImplicitLocOpBuilder &kb, Value m0, ValueRange) {
+      Value mFull = fullEnd(cb, indexConst(cb, 0), m, shape.rows);
+      loop(cb, indexConst(cb, 0), mFull, shape.rows, {}, [&](ImplicitLocOpBuilder &kb, Value m0, ValueRange) {
         k.emitStreamRows(kb, m0, n0, shape.rows);
         return SmallVector<Value>{};
       });

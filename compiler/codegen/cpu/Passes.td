@@ -155,6 +155,26 @@ def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::F
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnCPULowerPanelMatmuls : Pass<"kiln-cpu-lower-panel-matmuls", "mlir::func::FuncOp"> {
+  let summary = "vector kernel for few-row float matmuls on weights in column panels (kiln.matmul_panels)";
+  let description = [{
+    After bufferization: each `linalg.generic` marked `kiln.panel_matmul`
+    (the lowering of `kiln.matmul_panels`: `out[m, n] += lhs[m, k] *
+    weights[n / P, k, n mod P]`) becomes loops over blocks of `vectors` x 16
+    columns and `rows` rows, the accumulators in registers across K and each
+    step's weights `vectors` loads of 16 from as many contiguous panels.
+    Blocks of 16 columns follow, then one block whose loads and stores of
+    the result are masked, for the last columns of an N that is not a
+    multiple of 16 (the weights' padding columns are zero).
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "4", "rows of lhs per kernel step">,
+    Option<"vectors", "vectors", "int64_t", "4", "16-column vectors per kernel step">,
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCPUPrefetchTiles : Pass<"kiln-cpu-prefetch-tiles", "mlir::func::FuncOp"> {
   let summary = "prefetch the next register tile's operand block during the current tile's k loop";
   let description = [{

@@ -524,6 +524,36 @@ LogicalResult MatmulInt4Op::inferReturnTypes(MLIRContext *, std::optional<Locati
   return success();
 }
 
+LogicalResult MatmulPanelsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                               Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto lhs = rankedType(adaptor.getLhs()), weights = rankedType(adaptor.getWeights());
+  if (!lhs || !weights)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (!lhs.hasStaticShape() || !weights.hasStaticShape())
+    return emitOptionalError(loc, "operands must have static shapes");
+  if (lhs.getRank() < 2)
+    return emitOptionalError(loc, "lhs must have rank 2 or more, got ", lhs.getRank());
+  if (weights.getRank() != 3)
+    return emitOptionalError(loc, "weights must be [ceil(N / P), K, P], got ",
+                             shapeString(weights.getShape()));
+  if (lhs.getElementType() != weights.getElementType())
+    return emitOptionalError(loc, "weights element type ", weights.getElementType(),
+                             " differs from lhs element type ", lhs.getElementType());
+  int64_t panels = weights.getDimSize(0), k = weights.getDimSize(1), panel = weights.getDimSize(2);
+  if (k != lhs.getShape().back())
+    return emitOptionalError(loc, "weights ", shapeString(weights.getShape()), " have K = ", k,
+                             ", but lhs ", shapeString(lhs.getShape()), " has K = ",
+                             lhs.getShape().back());
+  int64_t n = adaptor.getColumns();
+  if (panel <= 0 || n <= (panels - 1) * panel || n > panels * panel)
+    return emitOptionalError(loc, "columns = ", n, " do not fill the last of ", panels,
+                             " panels of ", panel);
+  SmallVector<int64_t> shape(lhs.getShape());
+  shape.back() = n;
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
 LogicalResult MatmulIntegerOp::verify() {
   int64_t lhsRank = getLhs().getType().getRank();
   int64_t rhsRank = getRhs().getType().getRank();

@@ -482,7 +482,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     return success();
   }
   if (name == "kiln.workgroup_memory" || name == "kiln.emu_kernel" ||
-      name == "kiln.int4_matmul") {
+      name == "kiln.int4_matmul" || name == "kiln.panel_matmul") {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();

@@ -93,6 +93,27 @@ def KilnPackInt4Weights : Pass<"kiln-pack-int4-weights", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp"> {
+  let summary = "constant float weights of few-row matmuls stored in column panels (the cpu's layout)";
+  let description = [{
+    A `kiln.matmul` of at most `max-rows` rows (the product of the lhs's
+    leading dimensions: a decode step, a classifier's head) by a constant
+    float `[K, N]` weight becomes `kiln.matmul_panels`, the weight
+    rearranged here, at compile time, into `[ceil(N / P), K, P]` (P =
+    `panel`; the last panel's columns past N are zero). Such a product
+    reads every weight once: it is bound by how fast the weight streams from
+    memory, and a row-major weight gives a kernel computing P columns one
+    short run per row, N elements from the next (a page per row for N =
+    4096, which the hardware prefetchers do not follow); a panel is one
+    contiguous run through K. kiln-compile runs it when every target is the
+    cpu.
+  }];
+  let options = [
+    Option<"panel", "panel", "int64_t", "16", "columns per panel (a multiple of 16)">,
+    Option<"maxRows", "max-rows", "int64_t", "8", "rows of lhs a matmul may have at most">,
+  ];
+}
+
 def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp"> {
   let summary = "conv and matmul of dequantized 8-bit operands become integer contractions";
   let description = [{

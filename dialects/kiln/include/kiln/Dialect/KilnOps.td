@@ -256,6 +256,34 @@ def Kiln_MatmulOp : Kiln_Op<"matmul",
   let hasVerifier = 1;
 }
 
+def Kiln_MatmulPanelsOp : Kiln_Op<"matmul_panels", [Pure, InferTypeOpAdaptor]> {
+  let summary = "float matrix product by a weight stored in column panels";
+  let description = [{
+    `lhs` `[..., M, K]` times a `[K, N]` weight stored as `weights`
+    `[ceil(N / P), K, P]`: element `[c, k, l]` is the weight's `[k, c P + l]`,
+    the columns after N (the last panel's padding) zero. `columns` is N;
+    the result is `[..., M, N]`. The element types match.
+
+    kiln-pack-matmul-panels makes it from a `kiln.matmul` of few rows by a
+    constant weight when every target is the cpu: the P columns of a panel
+    are then one contiguous run through all of K, where a row-major weight
+    puts each of a column block's rows N elements from the next.
+
+    ```mlir
+    %y = kiln.matmul_panels %x, %w {columns = 40 : i64}
+        : (tensor<1x256xf32>, tensor<3x256x16xf32>) -> tensor<1x40xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$weights, Kiln_I64Attr:$columns);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $weights attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The columns of a panel, P.
+    int64_t getPanelWidth() { return getWeights().getType().getDimSize(2); }
+  }];
+}
+
 def Kiln_ConvOp : Kiln_Op<"conv",
     [Pure,
      InferTypeOpAdaptor]> {

@@ -1,8 +1,11 @@
-//===- PackInt4Weights.cpp - 4-bit weights in column panels ---------------===//
+//===- PackWeightPanels.cpp - constant weights in column panels -----------===//
 //
-// kiln-pack-int4-weights: the constant codes, scales and zero points of a
-// kiln.matmul_int4 rearranged at compile time into column panels, so that
-// the columns one cpu kernel computes are one contiguous run of bytes.
+// The cpu's weight layouts, rearranged at compile time: the columns one
+// kernel computes become one contiguous run of bytes through K.
+//
+// kiln-pack-int4-weights: the codes, scales and zero points of a
+// kiln.matmul_int4. kiln-pack-matmul-panels: the float weight of a
+// kiln.matmul of few rows (kiln.matmul_panels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,10 +13,13 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNPACKINT4WEIGHTS
+#define GEN_PASS_DEF_KILNPACKMATMULPANELS
 #include "kiln/Passes/Passes.h.inc"
 } // namespace kiln
 
@@ -92,6 +98,67 @@ struct KilnPackInt4WeightsPass
       for (Operation *def : old)
         if (def->use_empty())
           def->erase();
+    }
+  }
+};
+
+/// `[K, N]` row-major bytes as `[ceil(N / P), K, P]`, the columns past N
+/// zero.
+std::vector<char> panelBytes(ArrayRef<char> bytes, size_t elemSize, int64_t k, int64_t n,
+                             int64_t panel) {
+  int64_t panels = llvm::divideCeil(n, panel);
+  std::vector<char> out(static_cast<size_t>(panels * k * panel) * elemSize, 0);
+  for (int64_t c = 0; c < panels; ++c) {
+    int64_t width = std::min(panel, n - c * panel);
+    for (int64_t r = 0; r < k; ++r)
+      std::memcpy(out.data() + ((c * k + r) * panel) * elemSize,
+                  bytes.data() + (r * n + c * panel) * elemSize, width * elemSize);
+  }
+  return out;
+}
+
+struct KilnPackMatmulPanelsPass
+    : kiln::impl::KilnPackMatmulPanelsBase<KilnPackMatmulPanelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (panel <= 0 || panel % 16 != 0) {
+      getOperation().emitError("kiln-pack-matmul-panels: panel must be a positive multiple of 16, got ")
+          << static_cast<int64_t>(panel);
+      return signalPassFailure();
+    }
+    SmallVector<MatmulOp> ops;
+    getOperation().walk([&](MatmulOp op) { ops.push_back(op); });
+    unsigned counter = 0;
+    for (MatmulOp op : ops) {
+      auto lhs = dyn_cast<RankedTensorType>(op.getLhs().getType());
+      auto rhs = dyn_cast<RankedTensorType>(op.getRhs().getType());
+      auto cst = op.getRhs().getDefiningOp<ConstantOp>();
+      if (!lhs || !rhs || !cst || !lhs.hasStaticShape() || !rhs.hasStaticShape() ||
+          lhs.getRank() < 2 || rhs.getRank() != 2 || !isa<FloatType>(rhs.getElementType()))
+        continue;
+      int64_t rows = 1;
+      for (int64_t d : lhs.getShape().drop_back())
+        rows *= d;
+      int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
+      if (rows > maxRows || k == 0 || n == 0)
+        continue;
+      std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+      size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;
+      if (!bytes || bytes->size() != elemSize * static_cast<size_t>(k * n))
+        continue;
+      OpBuilder b(op);
+      auto type = RankedTensorType::get({llvm::divideCeil(n, panel), k, panel},
+                                        rhs.getElementType());
+      Value weights = bytesConstant(b, op.getLoc(), type, panelBytes(*bytes, elemSize, k, n, panel),
+                                    "matmul_panels_" + std::to_string(counter++));
+      auto packed = MatmulPanelsOp::create(b, op.getLoc(), op.getLhs(), weights,
+                                           b.getI64IntegerAttr(n));
+      packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      op.replaceAllUsesWith(packed.getResult());
+      op.erase();
+      if (cst->use_empty())
+        cst.erase();
     }
   }
 };
