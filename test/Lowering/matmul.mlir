@@ -201,3 +201,23 @@ func.func @matmul_int4_panels(%x: tensor<3x64xf32>, %w: tensor<2x2x16x32xi8>, %s
   %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<3x64xf32>, tensor<2x2x16x32xi8>, tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<3x64xf32>
   return %0 : tensor<3x64xf32>
 }
+
+// -----
+
+// kiln.matmul_panels: loops (m, n, k), the weight read at (n floordiv 16,
+// k, n mod 16) and the result's map the projection (m, n); the leading
+// dimensions fold into M.
+// CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[WP:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_panels
+// CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2]] : tensor<2x1x8xf32> into tensor<2x8xf32>
+// CHECK: %[[ACC:.*]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[MK]], #[[WP]], #[[MN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A]], %arg1 : tensor<2x8xf32>, tensor<3x8x16xf32>) outs(%[[ACC]] : tensor<2x40xf32>) attrs = {kiln.panel_matmul}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [2, 1, 40]
+func.func @matmul_panels(%x: tensor<2x1x8xf32>, %w: tensor<3x8x16xf32>) -> tensor<2x1x40xf32> {
+  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x1x8xf32>, tensor<3x8x16xf32>) -> tensor<2x1x40xf32>
+  return %0 : tensor<2x1x40xf32>
+}

@@ -758,6 +758,43 @@ func.func @matmul_int4_panel_groups(%x: tensor<1x48xf32>, %w: tensor<2x2x16x4xi8
 
 // -----
 
+// 3 panels of 16 hold 33 to 48 columns.
+func.func @matmul_panels_columns(%x: tensor<1x8xf32>, %w: tensor<3x8x16xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{columns = 32 do not fill the last of 3 panels of 16}}
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xf32>, tensor<3x8x16xf32>) -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_panels_k(%x: tensor<1x8xf32>, %w: tensor<2x4x16xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights [2, 4, 16] have K = 4, but lhs [1, 8] has K = 8}}
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xf32>, tensor<2x4x16xf32>) -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_panels_rank(%x: tensor<1x8xf32>, %w: tensor<8x32xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights must be [ceil(N / P), K, P], got [8, 32]}}
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xf32>, tensor<8x32xf32>) -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_panels_type(%x: tensor<1x8xf32>, %w: tensor<2x8x16xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights element type 'f16' differs from lhs element type 'f32'}}
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xf32>, tensor<2x8x16xf16>) -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_int4_zero_type(%x: tensor<1x64xf32>, %w: tensor<2x16x8xi8>, %s: tensor<2x8xf32>, %z: tensor<2x8xf16>) {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{zero_point element type 'f16' differs from lhs element type 'f32'}}

@@ -216,3 +216,11 @@ func.func @matmul_int4_panels(%x: tensor<3x64xf32>, %w: tensor<5x2x16x8xi8>, %s:
   %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<3x64xf32>, tensor<5x2x16x8xi8>, tensor<5x2x8xf32>, tensor<5x2x8xf32>) -> tensor<3x40xf32>
   return %0 : tensor<3x40xf32>
 }
+
+// A [256, 40] weight in 3 panels of 16 (the last with 8 columns of padding).
+// CHECK-LABEL: func.func @matmul_panels
+func.func @matmul_panels(%x: tensor<2x1x256xf32>, %w: tensor<3x256x16xf32>) -> tensor<2x1x40xf32> {
+  // CHECK: kiln.matmul_panels %{{.*}}, %{{.*}} {columns = 40 : i64} : (tensor<2x1x256xf32>, tensor<3x256x16xf32>) -> tensor<2x1x40xf32>
+  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x1x256xf32>, tensor<3x256x16xf32>) -> tensor<2x1x40xf32>
+  return %0 : tensor<2x1x40xf32>
+}

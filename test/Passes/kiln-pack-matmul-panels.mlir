@@ -1,0 +1,44 @@
+// RUN: kiln-opt %s -split-input-file --kiln-pack-matmul-panels | FileCheck %s
+// RUN: not kiln-opt %s -split-input-file --kiln-pack-matmul-panels="panel=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// A matmul of 2 rows by a constant [3, 20] weight: the weight becomes 2
+// panels of 16, [2, 3, 16], the second holding columns 16..19 and 12 zero
+// columns. Element [k, n] is 100 k + n here, so panel 0 row k is 100 k +
+// 0..15 and panel 1 row k is 100 k + 16..19, then zeros.
+// CHECK-LABEL: func.func @pack
+// CHECK: %[[W:.*]] = kiln.constant dense_resource<[[BLOB:matmul_panels_0]]> : tensor<2x3x16xf32>
+// CHECK: kiln.matmul_panels %arg0, %[[W]] {columns = 20 : i64} : (tensor<1x2x3xf32>, tensor<2x3x16xf32>) -> tensor<1x2x20xf32>
+// CHECK-NOT: kiln.matmul %
+// CHECK: [[BLOB]]: "0x10000000
+// Panel 1, row 0 starts at float 48: 16, 17, 18, 19 (0x41800000 ...), zeros.
+// CHECK-SAME: 00008041000088410000904100009841000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000
+func.func @pack(%x: tensor<1x2x3xf32>) -> tensor<1x2x20xf32> {
+  %w = kiln.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0],
+                            [100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0],
+                            [200.0, 201.0, 202.0, 203.0, 204.0, 205.0, 206.0, 207.0, 208.0, 209.0, 210.0, 211.0, 212.0, 213.0, 214.0, 215.0, 216.0, 217.0, 218.0, 219.0]]> : tensor<3x20xf32>
+  %y = kiln.matmul %x, %w : (tensor<1x2x3xf32>, tensor<3x20xf32>) -> tensor<1x2x20xf32>
+  return %y : tensor<1x2x20xf32>
+}
+
+// -----
+
+// More than 8 rows, a weight computed at run time, a batched weight: left
+// as they are.
+// CHECK-LABEL: func.func @unpacked
+// CHECK-COUNT-3: kiln.matmul %
+// CHECK-NOT: kiln.matmul_panels
+func.func @unpacked(%x: tensor<9x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf32>, %b: tensor<2x3x16xf32>) -> (tensor<9x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>) {
+  %w = kiln.constant dense<1.0> : tensor<3x16xf32>
+  %0 = kiln.matmul %x, %w : (tensor<9x3xf32>, tensor<3x16xf32>) -> tensor<9x16xf32>
+  %1 = kiln.matmul %y, %v : (tensor<1x3xf32>, tensor<3x16xf32>) -> tensor<1x16xf32>
+  %c = kiln.constant dense<1.0> : tensor<2x3x16xf32>
+  %2 = kiln.matmul %y, %c : (tensor<1x3xf32>, tensor<2x3x16xf32>) -> tensor<2x1x16xf32>
+  return %0, %1, %2 : tensor<9x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>
+}
+
+// -----
+
+// BAD: error: kiln-pack-matmul-panels: panel must be a positive multiple of 16, got 8
+func.func @bad_panel() {
+  return
+}
