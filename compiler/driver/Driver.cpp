@@ -178,6 +178,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.matmulPanel > 0) {
     KilnPackMatmulPanelsOptions pack;
     pack.panel = options.matmulPanel;
+    pack.maxRows = options.matmulPanelRows;
     pm.addNestedPass<func::FuncOp>(createKilnPackMatmulPanels(pack));
   }
   pm.addPass(createCanonicalizerPass());
@@ -514,9 +515,11 @@ LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
   CompileOptions options = compileOptions;
   cpu::resolveTarget(options.cpu);
   // A weight packed for the few-row buckets and kept row-major for the
-  // others would be stored twice: the buckets share one layout.
+  // others would be stored twice: with several buckets only the rule that
+  // does not depend on the rows (no elementwise op reads the product)
+  // packs, the same in every bucket.
   if (buckets.size() > 1)
-    options.matmulPanel = 0;
+    options.matmulPanelRows = 0;
   auto dump = [&](StringRef stage, Operation *ir) {
     if (options.dumpStage)
       options.dumpStage(stage, ir);

@@ -77,6 +77,8 @@ struct CompileOptions {
   /// Columns per panel of the constant weights of few-row float matmuls
   /// (kiln-pack-matmul-panels; the cpu's layout), 0 to keep them row-major.
   int64_t matmulPanel = 0;
+  /// Rows a matmul may have at most to be packed so.
+  int64_t matmulPanelRows = 8;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

@@ -24,14 +24,7 @@ namespace kiln {
 #include "kiln/Passes/Passes.h.inc"
 } // namespace kiln
 
-namespace {
-using namespace kiln;
-
-/// Constants with at most this many elements are cloned into the dispatches
-/// that read them instead of becoming bindings.
-constexpr int64_t kInlineConstantElements = 64;
-
-bool isElementwise(Operation *op) {
+bool kiln::isElementwiseOp(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp,
              OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
              GreaterEqualOp, ShiftLeftOp, ShiftRightOp, SelectOp, AbsOp, NegOp,
@@ -41,6 +34,14 @@ bool isElementwise(Operation *op) {
              RoundOp, SoftplusOp, NotOp, GeluOp,
              ClipOp, LeakyReluOp, EluOp, HardSigmoidOp, CastOp, ExpandOp>(op);
 }
+
+namespace {
+using namespace kiln;
+
+/// Constants with at most this many elements are cloned into the dispatches
+/// that read them instead of becoming bindings.
+constexpr int64_t kInlineConstantElements = 64;
+
 
 bool isContraction(Operation *op) {
   return isa<MatmulOp, MatmulPanelsOp, ConvOp, MatmulIntegerOp, ConvIntegerOp>(op);
@@ -93,7 +94,7 @@ struct KilnFormDispatchesPass
         continue;
       // A single-use elementwise producer of a non-contraction root waits for
       // its root, which takes it in (ops are visited in block order).
-      if (isElementwise(op) && op->getNumResults() == 1)
+      if (isElementwiseOp(op) && op->getNumResults() == 1)
         if (Operation *user = singleUser(op->getResult(0)))
           if (isRoot(user) && !isContraction(user) && user->getBlock() == op->getBlock())
             continue;
@@ -108,7 +109,7 @@ struct KilnFormDispatchesPass
       if (isRoot(op) && !isContraction(op)) {
         for (Value operand : op->getOperands()) {
           Operation *producer = operand.getDefiningOp();
-          if (producer && isElementwise(producer) && !grouped.contains(producer) &&
+          if (producer && isElementwiseOp(producer) && !grouped.contains(producer) &&
               singleUser(operand) == op) {
             group.push_back(producer);
             grouped.insert(producer);
@@ -131,7 +132,7 @@ struct KilnFormDispatchesPass
       Operation *last = op;
       while (last->getNumResults() == 1) {
         Operation *user = singleUser(last->getResult(0));
-        if (!user || !isElementwise(user) || grouped.contains(user) ||
+        if (!user || !isElementwiseOp(user) || grouped.contains(user) ||
             user->getBlock() != op->getBlock() || user->getNumResults() != 1 ||
             cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
                 cast<RankedTensorType>(last->getResult(0).getType()).getShape())
@@ -169,7 +170,7 @@ struct KilnFormDispatchesPass
     llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
     SmallVector<Operation *> added;
     auto joins = [&](Operation *user) {
-      if (members.contains(user) || grouped.contains(user) || !isElementwise(user) ||
+      if (members.contains(user) || grouped.contains(user) || !isElementwiseOp(user) ||
           user->getBlock() != root->getBlock() || user->getNumResults() != 1 ||
           cast<RankedTensorType>(user->getResult(0).getType()).getShape() != shape)
         return false;

@@ -135,13 +135,17 @@ struct KilnPackMatmulPanelsPass
       auto rhs = dyn_cast<RankedTensorType>(op.getRhs().getType());
       auto cst = op.getRhs().getDefiningOp<ConstantOp>();
       if (!lhs || !rhs || !cst || !lhs.hasStaticShape() || !rhs.hasStaticShape() ||
-          lhs.getRank() < 2 || rhs.getRank() != 2 || !isa<FloatType>(rhs.getElementType()))
+          lhs.getRank() < 2 || rhs.getRank() != 2 || !rhs.getElementType().isF32())
         continue;
       int64_t rows = 1;
       for (int64_t d : lhs.getShape().drop_back())
         rows *= d;
       int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
-      if (rows > maxRows || k == 0 || n == 0)
+      // Beyond `max-rows`, only a product whose result no elementwise op
+      // reads: the GEMM register tiles take a bias add, an activation or a
+      // residual add into their epilogue, which the panel kernel does not.
+      bool epilogue = llvm::any_of(op->getUsers(), [](Operation *user) { return isElementwiseOp(user); });
+      if ((rows > maxRows && (!unfused || epilogue)) || k == 0 || n == 0)
         continue;
       std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
       size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;

@@ -94,6 +94,12 @@ static cl::opt<WinogradMode> winograd(
 static cl::list<std::string> winogradExclude(
     "winograd-exclude", cl::desc("Node names of convolutions kept direct (comma-separated)"),
     cl::CommaSeparated, cl::value_desc("NAME,..."), cl::cat(kilnCategory));
+static cl::opt<int64_t> matmulPanelRows(
+    "matmul-panel-rows",
+    cl::desc("For the cpu alone: matmuls by a constant f32 weight of at most N rows, or of any "
+             "number whose product no elementwise op reads, read it from column panels packed "
+             "at compile time (kiln-pack-matmul-panels; -1: never)"),
+    cl::value_desc("N"), cl::init(8), cl::cat(kilnCategory));
 static cl::opt<bool> emulation(
     "emulation",
     cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "
@@ -439,7 +445,8 @@ int main(int argc, char **argv) {
   if (!targetSpecs.empty() && !emulation &&
       llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; })) {
     compileOptions.int4Panel = 32;
-    compileOptions.matmulPanel = 16;
+    compileOptions.matmulPanel = matmulPanelRows >= 0 ? 16 : 0;
+    compileOptions.matmulPanelRows = std::max<int64_t>(matmulPanelRows, 0);
   }
   compileOptions.gfx.testFault = testFault;
   if (testWaveTiles < 0 || testWaveTiles > 8) {

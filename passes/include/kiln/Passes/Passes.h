@@ -39,6 +39,9 @@ mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTe
 /// dimension perm[d].
 std::vector<char> permuteBytes(llvm::ArrayRef<char> bytes, size_t elemSize,
                                llvm::ArrayRef<int64_t> inShape, llvm::ArrayRef<int64_t> perm);
+/// Whether kiln-form-dispatches fuses `op` as an elementwise op (into the
+/// epilogue of the contraction whose result it reads, among others).
+bool isElementwiseOp(mlir::Operation *op);
 /// The ONNX node name of an op's location (the importer's NameLoc, also
 /// inside a fused location), or "".
 llvm::StringRef nodeNameOf(mlir::Location loc);

@@ -97,8 +97,11 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
   let summary = "constant float weights of few-row matmuls stored in column panels (the cpu's layout)";
   let description = [{
     A `kiln.matmul` of at most `max-rows` rows (the product of the lhs's
-    leading dimensions: a decode step, a classifier's head) by a constant
-    float `[K, N]` weight becomes `kiln.matmul_panels`, the weight
+    leading dimensions: a decode step, a classifier's head), or with
+    `unfused` of any number of rows when no elementwise op reads its result
+    (an LLM head, attention projections before their reshapes: the GEMM
+    register tiles would otherwise take that op into their epilogue), by a
+    constant f32 `[K, N]` weight becomes `kiln.matmul_panels`, the weight
     rearranged here, at compile time, into `[ceil(N / P), K, P]` (P =
     `panel`; the last panel's columns past N are zero). Such a product
     reads every weight once: it is bound by how fast the weight streams from
@@ -111,6 +114,8 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
   let options = [
     Option<"panel", "panel", "int64_t", "16", "columns per panel (a multiple of 16)">,
     Option<"maxRows", "max-rows", "int64_t", "8", "rows of lhs a matmul may have at most">,
+    Option<"unfused", "unfused", "bool", "true",
+           "also pack a matmul of any number of rows whose result no elementwise op reads">,
   ];
 }
 
