@@ -42,16 +42,20 @@ Value permutedConstant(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t
   return bytesConstant(b, loc, type, permuteBytes(*bytes, bits / 8, view, perm), name);
 }
 
+/// A panel the cpu kernels can read: whole 16-lane vectors.
+LogicalResult checkPanel(Operation *op, StringRef pass, int64_t panel) {
+  if (panel > 0 && panel % 16 == 0)
+    return success();
+  return op->emitError() << pass << ": panel must be a positive multiple of 16, got " << panel;
+}
+
 struct KilnPackInt4WeightsPass
     : kiln::impl::KilnPackInt4WeightsBase<KilnPackInt4WeightsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (panel <= 0 || panel % 16 != 0) {
-      getOperation().emitError("kiln-pack-int4-weights: panel must be a positive multiple of 16, got ")
-          << static_cast<int64_t>(panel);
+    if (failed(checkPanel(getOperation(), getArgument(), panel)))
       return signalPassFailure();
-    }
     SmallVector<MatmulInt4Op> ops;
     getOperation().walk([&](MatmulInt4Op op) {
       if (!op.getPanelWidth())
@@ -122,11 +126,8 @@ struct KilnPackMatmulPanelsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (panel <= 0 || panel % 16 != 0) {
-      getOperation().emitError("kiln-pack-matmul-panels: panel must be a positive multiple of 16, got ")
-          << static_cast<int64_t>(panel);
+    if (failed(checkPanel(getOperation(), getArgument(), panel)))
       return signalPassFailure();
-    }
     SmallVector<MatmulOp> ops;
     getOperation().walk([&](MatmulOp op) { ops.push_back(op); });
     unsigned counter = 0;

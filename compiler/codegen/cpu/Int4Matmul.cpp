@@ -67,10 +67,7 @@ struct Int4Kernel {
   }
 
   Value read(ImplicitLocOpBuilder &b, Value base, ValueRange indices, Type element) const {
-    Value pad = isa<FloatType>(element) ? Value(arith::ConstantOp::create(b, b.getFloatAttr(element, 0.0)))
-                                        : Value(arith::ConstantOp::create(b, b.getIntegerAttr(element, 0)));
-    return vector::TransferReadOp::create(b, VectorType::get({kLanes}, element), base, indices,
-                                          pad, ArrayRef<bool>{true});
+    return readVector(b, VectorType::get({kLanes}, element), base, indices);
   }
 
   /// Where column `c` of the block lives: (panel, column in panel) for
@@ -107,15 +104,17 @@ struct Int4Kernel {
   /// multiplied as they are and each group's sums scaled once.
   void emitStreamRows(ImplicitLocOpBuilder &b, Value m0, Value n0, int64_t rows) const {
     SmallVector<SmallVector<Value>> columns;
-    SmallVector<Value> rowIdx;
-    for (int64_t v = 0; v < vectors; ++v)
-      columns.push_back(columnIndex(b, plus(b, n0, v * kLanes)));
+    SmallVector<Value> offsets, rowIdx;
+    for (int64_t v = 0; v < vectors; ++v) {
+      offsets.push_back(plus(b, n0, v * kLanes));
+      columns.push_back(columnIndex(b, offsets.back()));
+    }
     for (int64_t r = 0; r < rows; ++r)
       rowIdx.push_back(plus(b, m0, r));
     SmallVector<Value> acc;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < vectors; ++v)
-        acc.push_back(read(b, out, {rowIdx[r], plus(b, n0, v * kLanes)}, elem));
+        acc.push_back(read(b, out, {rowIdx[r], offsets[v]}, elem));
     // A single row keeps its low and high products apart: two chains of
     // multiply-adds per vector instead of one twice as long.
     bool split = rows == 1;
@@ -179,7 +178,7 @@ struct Int4Kernel {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < vectors; ++v)
         vector::TransferWriteOp::create(b, groupLoop.getResult(r * vectors + v), out,
-                                        ValueRange{rowIdx[r], plus(b, n0, v * kLanes)},
+                                        ValueRange{rowIdx[r], offsets[v]},
                                         ArrayRef<bool>{true});
   }
 
@@ -188,8 +187,11 @@ struct Int4Kernel {
   /// tiles of `tileRows` rows.
   void emitBufferedColumns(ImplicitLocOpBuilder &b, Value n0, Value m, int64_t tileRows) const {
     SmallVector<SmallVector<Value>> columns;
-    for (int64_t v = 0; v < vectors; ++v)
-      columns.push_back(columnIndex(b, plus(b, n0, v * kLanes)));
+    SmallVector<Value> offsets;
+    for (int64_t v = 0; v < vectors; ++v) {
+      offsets.push_back(plus(b, n0, v * kLanes));
+      columns.push_back(columnIndex(b, offsets.back()));
+    }
     Value groups = memref::DimOp::create(b, weights, panel ? 1 : 0);
     int64_t half = cast<MemRefType>(lhs.getType()).getDimSize(3);
     loop(b, indexConst(b, 0), groups, 1, {}, [&](ImplicitLocOpBuilder &gb, Value g, ValueRange) {
@@ -217,7 +219,7 @@ struct Int4Kernel {
           rowIdx.push_back(plus(tb, m0, r));
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t v = 0; v < vectors; ++v)
-            acc.push_back(read(tb, out, {rowIdx[r], plus(tb, n0, v * kLanes)}, elem));
+            acc.push_back(read(tb, out, {rowIdx[r], offsets[v]}, elem));
         for (int64_t p = 0; p < 2; ++p) {
           auto kLoop = loop(tb, indexConst(tb, 0), indexConst(tb, half), 1, acc,
                             [&](ImplicitLocOpBuilder &kb, Value j, ValueRange carried) {
@@ -237,18 +239,10 @@ struct Int4Kernel {
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t v = 0; v < vectors; ++v)
             vector::TransferWriteOp::create(tb, acc[r * vectors + v], out,
-                                            ValueRange{rowIdx[r], plus(tb, n0, v * kLanes)},
+                                            ValueRange{rowIdx[r], offsets[v]},
                                             ArrayRef<bool>{true});
       };
-      Value mFull = arith::SubIOp::create(gb, m, arith::RemUIOp::create(gb, m, indexConst(gb, tileRows)));
-      loop(gb, indexConst(gb, 0), mFull, tileRows, {}, [&](ImplicitLocOpBuilder &tb, Value m0, ValueRange) {
-        tile(tb, m0, tileRows);
-        return SmallVector<Value>{};
-      });
-      loop(gb, mFull, m, 1, {}, [&](ImplicitLocOpBuilder &tb, Value m0, ValueRange) {
-        tile(tb, m0, 1);
-        return SmallVector<Value>{};
-      });
+      rowBlocks(gb, m, tileRows, tile);
       return SmallVector<Value>{};
     });
   }
@@ -310,16 +304,9 @@ LogicalResult lowerInt4Matmul(RewriterBase &rewriter, linalg::GenericOp op, Int4
         k.emitBufferedColumns(cb, n0, m, shape.tileRows);
         return SmallVector<Value>{};
       }
-      Value mFull = fullEnd(cb, indexConst(cb, 0), m, shape.rows);
-      loop(cb, indexConst(cb, 0), mFull, shape.rows, {}, [&](ImplicitLocOpBuilder &kb, Value m0, ValueRange) {
-        k.emitStreamRows(kb, m0, n0, shape.rows);
-        return SmallVector<Value>{};
+      rowBlocks(cb, m, shape.rows, [&](ImplicitLocOpBuilder &kb, Value m0, int64_t rows) {
+        k.emitStreamRows(kb, m0, n0, rows);
       });
-      if (shape.rows > 1)
-        loop(cb, mFull, m, 1, {}, [&](ImplicitLocOpBuilder &kb, Value m0, ValueRange) {
-          k.emitStreamRows(kb, m0, n0, 1);
-          return SmallVector<Value>{};
-        });
       return SmallVector<Value>{};
     });
   };

@@ -1,7 +1,7 @@
 //===- KernelLoops.h - small builders for hand-written cpu kernels --*- C++ -*-===//
 //
 // What the explicit vector kernels (kiln-cpu-lower-int4-matmuls,
-// kiln-cpu-lower-panel-matmuls) build their loops and indices with.
+// kiln-cpu-lower-panel-matmuls) build their loops, indices and reads with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace kiln::cpu {
@@ -45,6 +46,35 @@ inline mlir::Value fullEnd(mlir::ImplicitLocOpBuilder &b, mlir::Value lo, mlir::
   mlir::Value span = mlir::arith::SubIOp::create(b, hi, lo);
   mlir::Value rest = mlir::arith::RemUIOp::create(b, span, indexConst(b, step));
   return mlir::arith::SubIOp::create(b, hi, rest);
+}
+
+/// Rows 0 .. m in blocks of `rows`, then the rest one at a time: `body`
+/// gets the first row and how many the block has.
+inline void
+rowBlocks(mlir::ImplicitLocOpBuilder &b, mlir::Value m, int64_t rows,
+          llvm::function_ref<void(mlir::ImplicitLocOpBuilder &, mlir::Value, int64_t)> body) {
+  mlir::Value zero = indexConst(b, 0);
+  mlir::Value mFull = fullEnd(b, zero, m, rows);
+  auto blocks = [&](mlir::Value from, mlir::Value to, int64_t count) {
+    loop(b, from, to, count, {},
+         [&](mlir::ImplicitLocOpBuilder &rb, mlir::Value m0, mlir::ValueRange) {
+           body(rb, m0, count);
+           return llvm::SmallVector<mlir::Value>{};
+         });
+  };
+  blocks(zero, mFull, rows);
+  if (rows > 1)
+    blocks(mFull, m, 1);
+}
+
+/// A 1-d vector of `type` read from `base` at `indices`, padded with zero;
+/// `inBounds` false masks the lanes past the end of the last dimension.
+inline mlir::Value readVector(mlir::ImplicitLocOpBuilder &b, mlir::VectorType type,
+                              mlir::Value base, mlir::ValueRange indices, bool inBounds = true) {
+  mlir::Type element = type.getElementType();
+  mlir::Value pad = mlir::arith::ConstantOp::create(b, b.getZeroAttr(element));
+  return mlir::vector::TransferReadOp::create(b, type, base, indices, pad,
+                                              llvm::ArrayRef<bool>{inBounds});
 }
 
 } // namespace kiln::cpu

@@ -44,9 +44,7 @@ struct PanelKernel {
   /// 16 floats of `base` at `indices`; `inBounds` false masks the lanes
   /// past the end of the last dimension.
   Value read(ImplicitLocOpBuilder &b, Value base, ValueRange indices, bool inBounds) const {
-    Value pad = arith::ConstantOp::create(b, b.getFloatAttr(elem, 0.0));
-    return vector::TransferReadOp::create(b, floats(), base, indices, pad,
-                                          ArrayRef<bool>{inBounds});
+    return readVector(b, floats(), base, indices, inBounds);
   }
 
   /// Rows m0 .. m0 + rows - 1 of `vectors` x 16 columns from n0.
@@ -90,16 +88,9 @@ struct PanelKernel {
                    bool inBounds) const {
     Value m = memref::DimOp::create(b, out, 0);
     loop(b, from, to, kLanes * vectors, {}, [&](ImplicitLocOpBuilder &cb, Value n0, ValueRange) {
-      Value mFull = fullEnd(cb, indexConst(cb, 0), m, rows);
-      loop(cb, indexConst(cb, 0), mFull, rows, {}, [&](ImplicitLocOpBuilder &rb, Value m0, ValueRange) {
-        emitRows(rb, m0, n0, rows, vectors, inBounds);
-        return SmallVector<Value>{};
+      rowBlocks(cb, m, rows, [&](ImplicitLocOpBuilder &rb, Value m0, int64_t count) {
+        emitRows(rb, m0, n0, count, vectors, inBounds);
       });
-      if (rows > 1)
-        loop(cb, mFull, m, 1, {}, [&](ImplicitLocOpBuilder &rb, Value m0, ValueRange) {
-          emitRows(rb, m0, n0, 1, vectors, inBounds);
-          return SmallVector<Value>{};
-        });
       return SmallVector<Value>{};
     });
   }
