@@ -435,15 +435,20 @@ int main(int argc, char **argv) {
   compileOptions.targets = targetSpecs;
   compileOptions.gfx.precision = precision;
   compileOptions.emulation = emulation;
+  // Every target is the cpu: the cpu's own layouts and algorithms apply.
+  bool cpuOnly = !targetSpecs.empty() && !emulation &&
+                 llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; });
   compileOptions.winograd =
-      winograd == WinogradMode::On ||
-      (winograd == WinogradMode::Auto && !targetSpecs.empty() && !emulation &&
-       llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; }));
+      winograd == WinogradMode::On || (winograd == WinogradMode::Auto && cpuOnly);
   compileOptions.winogradExclude.assign(winogradExclude.begin(), winogradExclude.end());
   // Column panels of 4-bit weights and of few-row float matmuls' weights:
   // the cpu kernels' layouts, which the gfx code generator does not read.
-  if (!targetSpecs.empty() && !emulation &&
-      llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; })) {
+  if (matmulPanelRows < -1) {
+    llvm::errs() << "kiln-compile: error: --matmul-panel-rows must be -1 (never) or a row count, got "
+                 << matmulPanelRows << "\n";
+    return 1;
+  }
+  if (cpuOnly) {
     compileOptions.int4Panel = 32;
     compileOptions.matmulPanel = matmulPanelRows >= 0 ? 16 : 0;
     compileOptions.matmulPanelRows = std::max<int64_t>(matmulPanelRows, 0);
