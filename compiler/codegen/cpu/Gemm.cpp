@@ -11,6 +11,7 @@
 #include "codegen/cpu/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -40,7 +41,10 @@ using namespace kiln;
 
 /// Tiles `op` by `tiles` (0 = not tiled) into scf.for loops in `interchange`
 /// order (none: loop order) and peels every loop, so that the main part has
-/// full (static) tiles.
+/// full (static) tiles. Innermost loop first: the partial iteration of an
+/// outer loop then clones the inner loop already peeled, so that the tiles
+/// of the remainder are static too (outer first, the last rows' tiles of a
+/// depthwise convolution stayed dynamic, and scalar).
 void tileAndPeel(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> tiles,
                  ArrayRef<int64_t> interchange = {}) {
   rewriter.setInsertionPoint(op);
@@ -52,7 +56,7 @@ void tileAndPeel(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> t
   if (failed(tiled))
     return;
   rewriter.replaceOp(op, tiled->replacements);
-  for (LoopLikeOpInterface loop : tiled->loops)
+  for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops))
     if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
       scf::ForOp partial;
       (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
@@ -105,8 +109,9 @@ bool isDepthwiseTap(linalg::LinalgOp op) {
     }
   if (anyReduction)
     return true;
-  // After its unit dimensions are dropped: a row segment times a scalar.
-  return op.getNumLoops() == 1 &&
+  // After its unit dimensions are dropped: a row segment (or a block of
+  // rows, tileDepthwiseTaps) times a scalar.
+  return op.getNumLoops() <= 2 &&
          llvm::any_of(op.getDpsInputs(), [](Value v) {
            auto type = dyn_cast<RankedTensorType>(v.getType());
            return type && type.getRank() == 0;
@@ -519,9 +524,84 @@ static void rewriteIm2ColGathers(func::FuncOp func, IRRewriter &rewriter) {
     (void)rewriteIm2ColAsRowCopies(rewriter, gather);
 }
 
+/// Rewrites a static `tensor.pad` by a constant inside a workgroup (the
+/// padded window of a convolution, depthwise convolution or pool) into a
+/// fill of the padded tile and one vector copy per source row (in chunks of
+/// at most kPadChunk lanes). Bufferized as is, the pad became a copy loop
+/// that LLVM left scalar and fully unrolled: one move per element, more
+/// instructions than a 3x3 depthwise convolution's nine FMAs per 16 outputs.
+static void rewritePadsAsRowCopies(func::FuncOp func, IRRewriter &rewriter) {
+  constexpr int64_t kPadChunk = 64;
+  SmallVector<tensor::PadOp> pads;
+  func.walk([&](tensor::PadOp pad) {
+    if (pad->getParentOfType<scf::ForallOp>() && pad.getSourceType().hasStaticShape() &&
+        pad.getResultType().hasStaticShape() && pad.getSourceType().getRank() >= 1 &&
+        pad.getConstantPaddingValue() && !pad.getNofold() &&
+        pad.getSourceType().getElementType().isIntOrFloat() &&
+        pad.getSourceType().getElementType().getIntOrFloatBitWidth() >= 8 &&
+        llvm::all_of(pad.getStaticLow(), [](int64_t v) { return v >= 0; }) &&
+        llvm::all_of(pad.getStaticHigh(), [](int64_t v) { return v >= 0; }))
+      pads.push_back(pad);
+  });
+  for (tensor::PadOp pad : pads) {
+    Location loc = pad.getLoc();
+    rewriter.setInsertionPoint(pad);
+    RankedTensorType srcType = pad.getSourceType(), dstType = pad.getResultType();
+    int64_t rank = srcType.getRank();
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, pad.getConstantPaddingValue(),
+                               ValueRange{tensor::EmptyOp::create(rewriter, loc, dstType.getShape(),
+                                                                  dstType.getElementType())})
+            .getResult(0);
+    if (srcType.getNumElements() == 0) {
+      rewriter.replaceOp(pad, filled);
+      continue;
+    }
+    auto cst = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      lbs.push_back(cst(rewriter, 0));
+      ubs.push_back(cst(rewriter, srcType.getDimSize(d)));
+      steps.push_back(cst(rewriter, 1));
+    }
+    int64_t width = srcType.getDimSize(rank - 1);
+    ArrayRef<int64_t> low = pad.getStaticLow();
+    Value padding = pad.getConstantPaddingValue();
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{filled},
+        [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange iters) -> scf::ValueVector {
+          Value acc = iters[0];
+          for (int64_t start = 0; start < width; start += kPadChunk) {
+            int64_t lanes = std::min(kPadChunk, width - start);
+            SmallVector<Value> src(ivs.begin(), ivs.end()), dst;
+            src.push_back(cst(b, start));
+            for (auto [d, iv] : llvm::enumerate(ivs))
+              dst.push_back(low[d] ? arith::AddIOp::create(b, l, iv, cst(b, low[d])).getResult()
+                                   : iv);
+            dst.push_back(cst(b, start + low[rank - 1]));
+            SmallVector<bool> inBounds = {true};
+            AffineMap minor = b.getMultiDimIdentityMap(rank).getMinorSubMap(1);
+            auto vectorType = VectorType::get({lanes}, srcType.getElementType());
+            Value row = vector::TransferReadOp::create(b, l, vectorType, pad.getSource(), src,
+                                                       padding, minor, ArrayRef<bool>(inBounds));
+            acc = vector::TransferWriteOp::create(b, l, row, acc, dst, minor,
+                                                  ArrayRef<bool>(inBounds))
+                      .getResult();
+          }
+          return {acc};
+        });
+    rewriter.replaceOp(pad, nest.results);
+  }
+}
+
 /// Windowed ops tiled per window tap like depthwise convolutions: the
 /// depthwise convolution itself and NCHW max/sum pooling (sum: the average
 /// pool's numerator).
+/// Output rows of a window op's register tile (tileDepthwiseTaps).
+constexpr int64_t kTapRows = 4;
+
 static bool isWindowOp(Operation *op) {
   return isa<linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp,
              linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op);
@@ -553,13 +633,19 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
     // strided depthwise windows were tiled along the channels, whose
     // gathers were still cheaper than a row gather per tap; along the
     // width, MobileNet-v2's stride-2 depthwise layers take 0.5x the time.)
+    // Several output rows per tile (kTapRows): each tap's multiply-add
+    // (or max) then feeds that many independent accumulators. With one
+    // row, the 9 taps of a 3x3 window were a chain of dependent adds, 4
+    // cycles each, for 16 outputs.
     SmallVector<int64_t> tiles(op.getNumLoops(), 1);
     AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
     unsigned width = outMap.getNumResults() - 1;
     auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(width));
-    if (!dim)
+    auto rowDim = dyn_cast<AffineDimExpr>(outMap.getResult(width - 1));
+    if (!dim || !rowDim)
       continue;
     tiles[dim.getPosition()] = nr;
+    tiles[rowDim.getPosition()] = kTapRows;
     tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
   }
   // (Pools outside a workgroup loop stay named ops, as before.)
@@ -571,7 +657,16 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
   });
   for (linalg::LinalgOp op : tiled) {
     rewriter.setInsertionPoint(op);
-    (void)linalg::generalizeNamedOp(rewriter, op);
+    FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+    // A tap's multiply and add may fuse into one FMA (one rounding instead
+    // of two: results move within rounding).
+    if (succeeded(generic))
+      generic->getBody()->walk([](arith::ArithFastMathInterface math) {
+        if (isa<arith::MulFOp, arith::AddFOp>(math.getOperation()))
+          math->setAttr(math.getFastMathAttrName(),
+                        arith::FastMathFlagsAttr::get(math->getContext(),
+                                                      arith::FastMathFlags::contract));
+      });
   }
 }
 
@@ -1098,33 +1193,47 @@ static void specializeContractions(func::FuncOp func, IRRewriter &rewriter) {
 static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
   SmallVector<linalg::GenericOp> taps;
   func.walk([&](linalg::GenericOp op) {
-    if (isDepthwiseTap(op) && op.getNumLoops() == 1 && hasStaticShapes(op))
+    if (isDepthwiseTap(op) && op.getNumLoops() <= 2 && hasStaticShapes(op) &&
+        op.getNumReductionLoops() == 0)
       taps.push_back(op);
   });
   MLIRContext *ctx = func.getContext();
   for (linalg::GenericOp op : taps) {
-    int64_t extent = op.getStaticLoopRanges().front();
+    SmallVector<int64_t> extents = op.getStaticLoopRanges();
+    unsigned rank = extents.size();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     bool changed = false;
     for (OpOperand *input : op.getDpsInputOperands()) {
       AffineMap map = maps[input->getOperandNumber()];
       auto type = dyn_cast<RankedTensorType>(input->get().getType());
-      if (!type || type.getRank() != 1 || map.getNumResults() != 1)
+      if (!type || type.getRank() != rank || map.getNumResults() != rank)
         continue;
-      auto mul = dyn_cast<AffineBinaryOpExpr>(map.getResult(0));
-      if (!mul || mul.getKind() != AffineExprKind::Mul || !isa<AffineDimExpr>(mul.getLHS()))
-        continue;
-      auto stride = dyn_cast<AffineConstantExpr>(mul.getRHS());
-      if (!stride || stride.getValue() < 2 ||
-          (extent - 1) * stride.getValue() >= type.getDimSize(0))
+      // Each result `d_i` or `d_i * s`, at least one strided.
+      SmallVector<int64_t> strides;
+      for (auto [i, result] : llvm::enumerate(map.getResults())) {
+        int64_t stride = 0;
+        if (auto d = dyn_cast<AffineDimExpr>(result); d && d.getPosition() == i)
+          stride = 1;
+        else if (auto mul = dyn_cast<AffineBinaryOpExpr>(result);
+                 mul && mul.getKind() == AffineExprKind::Mul) {
+          auto d = dyn_cast<AffineDimExpr>(mul.getLHS());
+          auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+          if (d && c && d.getPosition() == i && c.getValue() >= 1)
+            stride = c.getValue();
+        }
+        if (!stride || (extents[i] - 1) * stride >= type.getDimSize(i))
+          break;
+        strides.push_back(stride);
+      }
+      if (strides.size() != rank || llvm::all_of(strides, [](int64_t s) { return s == 1; }))
         continue;
       rewriter.setInsertionPoint(op);
-      Value row = tensor::ExtractSliceOp::create(
-          rewriter, op.getLoc(), input->get(), ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(extent)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(stride.getValue())});
-      rewriter.modifyOpInPlace(op, [&] { input->set(row); });
-      maps[input->getOperandNumber()] = AffineMap::getMultiDimIdentityMap(1, ctx);
+      Value view = tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), input->get(),
+          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
+          getAsIndexOpFoldResult(ctx, extents), getAsIndexOpFoldResult(ctx, strides));
+      rewriter.modifyOpInPlace(op, [&] { input->set(view); });
+      maps[input->getOperandNumber()] = AffineMap::getMultiDimIdentityMap(rank, ctx);
       changed = true;
     }
     if (changed)
@@ -1142,41 +1251,62 @@ struct ReadStridedRowsContiguously : OpRewritePattern<vector::TransferReadOp> {
 
   LogicalResult matchAndRewrite(vector::TransferReadOp read,
                                 PatternRewriter &rewriter) const override {
+    // One row segment, or a block of rows (a tap of a tile of several
+    // output rows: one span per row).
     VectorType vectorType = read.getVectorType();
     auto slice = read.getBase().getDefiningOp<tensor::ExtractSliceOp>();
-    if (vectorType.getRank() != 1 || vectorType.isScalable() || read.getMask() || !slice ||
-        slice.getResultType().getRank() != 1 || !read.getPermutationMap().isMinorIdentity() ||
-        !read.getInBoundsValues().front() || !isConstantIntValue(read.getIndices().front(), 0))
+    if (vectorType.getRank() < 1 || vectorType.getRank() > 2 || vectorType.isScalable() ||
+        read.getMask() || !slice ||
+        slice.getResultType().getRank() != vectorType.getRank() ||
+        !read.getPermutationMap().isMinorIdentity() ||
+        llvm::any_of(read.getInBoundsValues(), [](bool b) { return !b; }) ||
+        llvm::any_of(read.getIndices(), [](Value v) { return !isConstantIntValue(v, 0); }))
       return failure();
-    int64_t lanes = vectorType.getDimSize(0);
-    // The one dimension of the slice with more than one element: a static
-    // stride of 2 or more, as many elements as lanes.
-    std::optional<unsigned> dim;
+    int64_t lanes = vectorType.getShape().back();
+    int64_t rows = vectorType.getRank() == 2 ? vectorType.getDimSize(0) : 1;
+    // The dimensions of the slice with more than one element: the last one
+    // (a static stride of 2 or more, as many elements as lanes) and, for a
+    // block of rows, one before it with as many elements as rows.
+    SmallVector<unsigned> dims;
     for (auto [d, size] : llvm::enumerate(slice.getStaticSizes()))
-      if (size != 1) {
-        if (dim)
-          return failure();
-        dim = d;
-      }
-    if (!dim || slice.getStaticSizes()[*dim] != lanes)
+      if (size != 1)
+        dims.push_back(d);
+    if (dims.empty() || dims.size() > 2 || slice.getStaticSizes()[dims.back()] != lanes ||
+        (dims.size() == 2 && slice.getStaticSizes()[dims.front()] != rows) ||
+        (dims.size() == 1 && rows != 1))
       return failure();
-    std::optional<int64_t> stride = getConstantIntValue(slice.getMixedStrides()[*dim]);
-    if (!stride || *stride < 2 || *stride > 8 ||
-        llvm::any_of(slice.getMixedStrides(), [&](OpFoldResult s) {
-          return s != slice.getMixedStrides()[*dim] && !isConstantIntValue(s, 1);
-        }))
+    unsigned dim = dims.back();
+    std::optional<int64_t> stride = getConstantIntValue(slice.getMixedStrides()[dim]);
+    std::optional<int64_t> rowStride =
+        dims.size() == 2 ? getConstantIntValue(slice.getMixedStrides()[dims.front()]) : 1;
+    if (!stride || *stride < 2 || *stride > 8 || !rowStride)
       return failure();
+    for (auto [d, s] : llvm::enumerate(slice.getMixedStrides()))
+      if (d != dim && (dims.size() == 1 || d != dims.front()) && !isConstantIntValue(s, 1))
+        return failure();
     int64_t span = (lanes - 1) * *stride + 1;
     Location loc = read.getLoc();
     SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
-    sizes[*dim] = rewriter.getIndexAttr(span);
+    if (dims.size() == 2)
+      sizes[dims.front()] = rewriter.getIndexAttr(1);
+    sizes[dim] = rewriter.getIndexAttr(span);
     SmallVector<OpFoldResult> strides(sizes.size(), rewriter.getIndexAttr(1));
     auto rowType = RankedTensorType::get({span}, vectorType.getElementType());
-    Value row = tensor::ExtractSliceOp::create(rewriter, loc, rowType, slice.getSource(),
-                                               slice.getMixedOffsets(), sizes, strides);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    rewriter.replaceOp(read, readEveryNth(rewriter, loc, row, ValueRange{zero}, lanes, *stride,
-                                          read.getPadding(), /*inBounds=*/false));
+    Value result = rows == 1 ? Value() : ub::PoisonOp::create(rewriter, loc, vectorType);
+    for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+      if (dims.size() == 2)
+        offsets[dims.front()] = affine::makeComposedFoldedAffineApply(
+            rewriter, loc, rewriter.getAffineSymbolExpr(0) + r * *rowStride,
+            {offsets[dims.front()]});
+      Value source = tensor::ExtractSliceOp::create(rewriter, loc, rowType, slice.getSource(),
+                                                    offsets, sizes, strides);
+      Value row = readEveryNth(rewriter, loc, source, ValueRange{zero}, lanes, *stride,
+                               read.getPadding(), /*inBounds=*/false);
+      result = rows == 1 ? row : vector::InsertOp::create(rewriter, loc, row, result, r);
+    }
+    rewriter.replaceOp(read, result);
     return success();
   }
 };
@@ -1194,7 +1324,7 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if ((linalg::isaContractionOpInterface(op) && hasRegisterAccumulator(op) &&
          points <= t.tilePoints() * t.kc) ||
-        (isDepthwiseTap(op) && points <= t.nr) ||
+        (isDepthwiseTap(op) && points <= kTapRows * t.nr) ||
         // (Elementwise ops are rows of at most nr by now, but for those of
         // an epilogue tile: a register tile. Dropping unit dimensions
         // rebuilt them without the attribute that said so.)
@@ -1378,6 +1508,7 @@ struct KilnCPUVectorizeGemmPass
     SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     IRRewriter rewriter(ctx);
     rewriteIm2ColGathers(func, rewriter);
+    rewritePadsAsRowCopies(func, rewriter);
     tileDepthwiseTaps(func, rewriter, nr);
     blockReductions(contractions, rewriter, tile);
     if (fuseEpilogueTiles && fuseEpilogues(contractions, rewriter, tile)) {

@@ -1,14 +1,20 @@
 // RUN: kiln-opt %s --kiln-cpu-vectorize-gemm | FileCheck %s
 
 // A depthwise convolution inside a workgroup becomes, per window tap, a
-// vector multiply-add of a broadcast weight and a 16-pixel input row segment.
+// vector multiply-add of a broadcast weight and 4 output rows of 16 pixels
+// (4 independent accumulators: one row made the 9 taps a chain of dependent
+// adds), which may fuse into FMAs (fastmath<contract>). The accumulator
+// stays in registers across the taps.
 // CHECK-LABEL: func @depthwise
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
 // CHECK: scf.forall
-// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<16xf32>
-// CHECK: arith.mulf {{.*}} : vector<16xf32>
-// CHECK: arith.addf {{.*}} : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+// CHECK: scf.for {{.*}} step %c4
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}%[[ACC]]) -> ({{.*}}vector<4x16xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: arith.mulf {{.*}} fastmath<contract> : vector<4x16xf32>
+// CHECK: arith.addf {{.*}} fastmath<contract> : vector<4x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>
 func.func @depthwise(%in: tensor<1x4x10x18xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
   %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x8x16xf32>) {
     %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 10, 18] [1, 1, 1, 1] : tensor<1x4x10x18xf32> to tensor<1x1x10x18xf32>
@@ -27,11 +33,11 @@ func.func @depthwise(%in: tensor<1x4x10x18xf32>, %w: tensor<4x3x3xf32>, %init: t
 // taps as vector multiply-adds of sign-extended bytes.
 // CHECK-LABEL: func @depthwise_integer
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
-// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<16xi8>
-// CHECK: arith.extsi {{.*}} : vector<16xi8> to vector<16xi32>
-// CHECK: arith.muli {{.*}} : vector<16xi32>
-// CHECK: arith.addi {{.*}} : vector<16xi32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xi32>
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<4x16xi8>
+// CHECK: arith.extsi {{.*}} : vector<4x16xi8> to vector<4x16xi32>
+// CHECK: arith.muli {{.*}} : vector<4x16xi32>
+// CHECK: arith.addi {{.*}} : vector<4x16xi32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xi32>
 func.func @depthwise_integer(%in: tensor<1x4x10x18xi8>, %w: tensor<4x3x3xi8>, %init: tensor<1x4x8x16xi32>) -> tensor<1x4x8x16xi32> {
   %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x8x16xi32>) {
     %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 10, 18] [1, 1, 1, 1] : tensor<1x4x10x18xi8> to tensor<1x1x10x18xi8>
@@ -51,10 +57,11 @@ func.func @depthwise_integer(%in: tensor<1x4x10x18xi8>, %w: tensor<4x3x3xi8>, %i
 // input row segment (one vector load), not a gather over 16 channels.
 // CHECK-LABEL: func @depthwise_stride_2_1
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
-// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<16xf32>
-// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice {{.*}} [4, 16] [2, 1] : tensor<7x16xf32> to tensor<4x16xf32>
+// CHECK: vector.transfer_read %[[ROWS]]{{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: arith.mulf {{.*}} : vector<4x16xf32>
 // CHECK-NOT: vector.gather
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>
 func.func @depthwise_stride_2_1(%in: tensor<1x4x9x18xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32> {
   %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x4x16xf32>) {
     %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 9, 18] [1, 1, 1, 1] : tensor<1x4x9x18xf32> to tensor<1x1x9x18xf32>
@@ -74,14 +81,23 @@ func.func @depthwise_stride_2_1(%in: tensor<1x4x9x18xf32>, %w: tensor<4x3x3xf32>
 // by 2 (the vectorizer takes no strided map: a strided slice first), is
 // read as the contiguous 31 elements it spans, into 32 lanes (the last
 // masked off), and every second lane kept by one shuffle: no gather.
+// A tile of 4 output rows reads 4 input rows (every second one) per tap,
+// each that way.
 // CHECK-LABEL: func @max_pool_stride_2
 // CHECK-NOT: linalg.pooling_nchw_max
 // CHECK-NOT: [16] [2]
-// CHECK: tensor.extract_slice {{.*}} [1, 1, 1, 31] [1, 1, 1, 1]
-// CHECK: %[[ROW:.*]] = vector.transfer_read {{.*}} : tensor<31xf32>, vector<32xf32>
+// CHECK: tensor.extract_slice {{.*}} [1, 1, 7, 31] [1, 1, 1, 1]
+// CHECK: %[[SPAN0:.*]] = tensor.extract_slice %[[RAWS:.*]][0, 0] [1, 31] [1, 1] : tensor<7x31xf32> to tensor<31xf32>
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[SPAN0]]{{.*}} : tensor<31xf32>, vector<32xf32>
 // CHECK: %[[EVEN:.*]] = vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-// CHECK: arith.maximumf %{{.*}}, %[[EVEN]] : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+// CHECK: %[[R0:.*]] = vector.insert %[[EVEN]], %{{.*}} [0] : vector<16xf32> into vector<4x16xf32>
+// CHECK: tensor.extract_slice %[[RAWS]][2, 0] [1, 31] [1, 1]
+// CHECK: vector.insert %{{.*}}, %[[R0]] [1]
+// CHECK: tensor.extract_slice %[[RAWS]][4, 0] [1, 31] [1, 1]
+// CHECK: tensor.extract_slice %[[RAWS]][6, 0] [1, 31] [1, 1]
+// CHECK: %[[TAP:.*]] = vector.insert %{{.*}}, %{{.*}} [3] : vector<16xf32> into vector<4x16xf32>
+// CHECK: arith.maximumf %{{.*}}, %[[TAP]] : vector<4x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>
 func.func @max_pool_stride_2(%in: tensor<1x4x33x33xf32>, %init: tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> {
   %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x16x16xf32>) {
     %window = tensor.empty() : tensor<3x3xf32>
@@ -103,10 +119,10 @@ func.func @max_pool_stride_2(%in: tensor<1x4x33x33xf32>, %init: tensor<1x4x16x16
 // CHECK-LABEL: func @grouped
 // CHECK-NOT: linalg.conv_2d_ngchw_gfchw
 // CHECK: scf.forall
-// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<16xf32>
-// CHECK: arith.mulf {{.*}} : vector<16xf32>
-// CHECK: arith.addf {{.*}} : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}>, vector<4x16xf32>
+// CHECK: arith.mulf {{.*}} : vector<4x16xf32>
+// CHECK: arith.addf {{.*}} : vector<4x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>
 func.func @grouped(%in: tensor<1x2x4x10x18xf32>, %w: tensor<2x4x4x3x3xf32>, %init: tensor<1x2x4x8x16xf32>) -> tensor<1x2x4x8x16xf32> {
   %r = scf.forall (%g, %f) in (2, 4) shared_outs(%o = %init) -> (tensor<1x2x4x8x16xf32>) {
     %i = tensor.extract_slice %in[0, %g, 0, 0, 0] [1, 1, 4, 10, 18] [1, 1, 1, 1, 1] : tensor<1x2x4x10x18xf32> to tensor<1x1x4x10x18xf32>
@@ -132,8 +148,11 @@ func.func @grouped(%in: tensor<1x2x4x10x18xf32>, %w: tensor<2x4x4x3x3xf32>, %ini
 // CHECK-NOT: vector<4xf32>
 // CHECK: %[[ROW:.*]] = vector.transfer_read {{.*}} : tensor<31xf32>, vector<32xf32>
 // CHECK: %[[EVEN:.*]] = vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-// CHECK: arith.mulf %[[EVEN]], %{{.*}} : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+// CHECK: vector.insert %[[EVEN]], %{{.*}} [0] : vector<16xf32> into vector<4x16xf32>
+// CHECK-COUNT-3: vector.shuffle
+// CHECK: %[[TAP:.*]] = vector.insert %{{.*}}, %{{.*}} [3] : vector<16xf32> into vector<4x16xf32>
+// CHECK: arith.mulf %[[TAP]], %{{.*}} : vector<4x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>
 func.func @depthwise_stride_2(%in: tensor<1x4x17x33xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
   %r = scf.forall (%c) = (0) to (4) step (4) shared_outs(%o = %init) -> (tensor<1x4x8x16xf32>) {
     %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 4, 17, 33] [1, 1, 1, 1] : tensor<1x4x17x33xf32> to tensor<1x4x17x33xf32>
@@ -146,4 +165,80 @@ func.func @depthwise_stride_2(%in: tensor<1x4x17x33xf32>, %w: tensor<4x3x3xf32>,
     }
   }
   return %r : tensor<1x4x8x16xf32>
+}
+
+// The zero padding of a workgroup's window (pad 1 around 6x18 pixels): a
+// fill of the padded tile and one vector copy per input row, at row h + 1,
+// column 1 (bufferized as a tensor.pad, the copy was a scalar loop). The
+// 6 output rows are a tile of 4 and one of 2, and the 18 columns one of 16
+// and one of 2: every tile static and vectorized (4x16, 4x2, 2x16, 2x2).
+// CHECK-LABEL: func @padded_window
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x8x20xf32>)
+// CHECK: scf.for %[[H:.*]] = %c0 to %c6 step %c1 iter_args(%[[T:.*]] = %[[FILL]])
+// CHECK-DAG: %[[ROW:.*]] = vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0], %{{.*}} {in_bounds = [true]} : tensor<1x1x6x18xf32>, vector<18xf32>
+// CHECK-DAG: %[[H1:.*]] = arith.addi %[[H]], %c1
+// CHECK: vector.transfer_write %[[ROW]], %[[T]][%c0, %c0, %[[H1]], %c1] {in_bounds = [true]} : vector<18xf32>, tensor<1x1x8x20xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: arith.addf {{.*}} : vector<4x16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: arith.addf {{.*}} : vector<4x2xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: arith.addf {{.*}} : vector<2x16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: arith.addf {{.*}} : vector<2x2xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall.in_parallel
+func.func @padded_window(%in: tensor<1x4x6x18xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x6x18xf32>) -> tensor<1x4x6x18xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x6x18xf32>) {
+    %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 6, 18] [1, 1, 1, 1] : tensor<1x4x6x18xf32> to tensor<1x1x6x18xf32>
+    %p = tensor.pad %i low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%a: index, %b: index, %d: index, %e: index):
+      tensor.yield %zero : f32
+    } : tensor<1x1x6x18xf32> to tensor<1x1x8x20xf32>
+    %wk = tensor.extract_slice %w[%c, 0, 0] [1, 3, 3] [1, 1, 1] : tensor<4x3x3xf32> to tensor<1x3x3xf32>
+    %oi = tensor.extract_slice %o[0, %c, 0, 0] [1, 1, 6, 18] [1, 1, 1, 1] : tensor<1x4x6x18xf32> to tensor<1x1x6x18xf32>
+    %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %wk : tensor<1x1x8x20xf32>, tensor<1x3x3xf32>) outs(%oi : tensor<1x1x6x18xf32>) -> tensor<1x1x6x18xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[0, %c, 0, 0] [1, 1, 6, 18] [1, 1, 1, 1] : tensor<1x1x6x18xf32> into tensor<1x4x6x18xf32>
+    }
+  }
+  return %r : tensor<1x4x6x18xf32>
+}
+
+// Rows of 130 pixels are copied in chunks of at most 64 lanes (64, 64, 2),
+// each at its column plus the low padding; a pad by another constant fills
+// with it. A pad outside a workgroup stays a pad.
+// CHECK-LABEL: func @padded_wide_rows
+// CHECK: scf.forall
+// CHECK: linalg.fill ins(%[[ONE:.*]] : f32) outs(%{{.*}} : tensor<1x1x3x132xf32>)
+// CHECK: scf.for %[[H:.*]] = %c0 to %c2
+// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0], %[[ONE]] {in_bounds = [true]} : tensor<1x1x2x130xf32>, vector<64xf32>
+// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c1] {in_bounds = [true]} : vector<64xf32>
+// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c64]{{.*}} vector<64xf32>
+// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c65] {in_bounds = [true]} : vector<64xf32>
+// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c128]{{.*}} vector<2xf32>
+// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c129] {in_bounds = [true]} : vector<2xf32>
+// CHECK: tensor.pad
+func.func @padded_wide_rows(%wide: tensor<1x4x2x130xf32>) -> (tensor<1x4x3x132xf32>, tensor<1x4x3x132xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x4x3x132xf32>
+  %q = scf.forall (%c) in (4) shared_outs(%o = %e) -> (tensor<1x4x3x132xf32>) {
+    %i = tensor.extract_slice %wide[0, %c, 0, 0] [1, 1, 2, 130] [1, 1, 1, 1] : tensor<1x4x2x130xf32> to tensor<1x1x2x130xf32>
+    %p = tensor.pad %i low[0, 0, 0, 1] high[0, 0, 1, 1] {
+    ^bb0(%a: index, %b: index, %d: index, %f: index):
+      tensor.yield %one : f32
+    } : tensor<1x1x2x130xf32> to tensor<1x1x3x132xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %p into %o[0, %c, 0, 0] [1, 1, 3, 132] [1, 1, 1, 1] : tensor<1x1x3x132xf32> into tensor<1x4x3x132xf32>
+    }
+  }
+  %outside = tensor.pad %wide low[0, 0, 0, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %d: index, %f: index):
+    tensor.yield %one : f32
+  } : tensor<1x4x2x130xf32> to tensor<1x4x3x132xf32>
+  return %q, %outside : tensor<1x4x3x132xf32>, tensor<1x4x3x132xf32>
 }
