@@ -526,7 +526,7 @@ static void rewriteIm2ColGathers(func::FuncOp func, IRRewriter &rewriter) {
 
 /// Rewrites a static `tensor.pad` by a constant inside a workgroup (the
 /// padded window of a convolution, depthwise convolution or pool) into a
-/// fill of the padded tile and one vector copy per source row (in chunks of
+/// fill of its border and one vector copy per source row (in chunks of
 /// at most kPadChunk lanes). Bufferized as is, the pad became a copy loop
 /// that LLVM left scalar and fully unrolled: one move per element, more
 /// instructions than a 3x3 depthwise convolution's nine FMAs per 16 outputs.
@@ -548,15 +548,35 @@ static void rewritePadsAsRowCopies(func::FuncOp func, IRRewriter &rewriter) {
     rewriter.setInsertionPoint(pad);
     RankedTensorType srcType = pad.getSourceType(), dstType = pad.getResultType();
     int64_t rank = srcType.getRank();
-    Value filled =
-        linalg::FillOp::create(rewriter, loc, pad.getConstantPaddingValue(),
-                               ValueRange{tensor::EmptyOp::create(rewriter, loc, dstType.getShape(),
-                                                                  dstType.getElementType())})
-            .getResult(0);
+    Value filled = tensor::EmptyOp::create(rewriter, loc, dstType.getShape(),
+                                           dstType.getElementType());
     if (srcType.getNumElements() == 0) {
-      rewriter.replaceOp(pad, filled);
+      rewriter.replaceOp(pad, linalg::FillOp::create(rewriter, loc, pad.getConstantPaddingValue(),
+                                                     ValueRange{filled})
+                                  .getResult(0));
       continue;
     }
+    // Only the border is filled: a slab per padded side (a memset of the
+    // whole tile took a seventh of a stride-2 depthwise convolution).
+    for (int64_t d = 0; d < srcType.getRank(); ++d)
+      for (bool high : {false, true}) {
+        int64_t size = high ? pad.getStaticHigh()[d] : pad.getStaticLow()[d];
+        if (size == 0)
+          continue;
+        SmallVector<int64_t> offsets(srcType.getRank(), 0), sizes(dstType.getShape());
+        offsets[d] = high ? pad.getStaticLow()[d] + srcType.getDimSize(d) : 0;
+        sizes[d] = size;
+        // (Filled through a slice of the tile itself, so that bufferization
+        // writes in place.)
+        SmallVector<OpFoldResult> at = getAsIndexOpFoldResult(rewriter.getContext(), offsets),
+                                  extent = getAsIndexOpFoldResult(rewriter.getContext(), sizes),
+                                  unit(sizes.size(), rewriter.getIndexAttr(1));
+        Value slice = tensor::ExtractSliceOp::create(rewriter, loc, filled, at, extent, unit);
+        Value slab = linalg::FillOp::create(rewriter, loc, pad.getConstantPaddingValue(),
+                                            ValueRange{slice})
+                         .getResult(0);
+        filled = tensor::InsertSliceOp::create(rewriter, loc, slab, filled, at, extent, unit);
+      }
     auto cst = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -959,6 +979,97 @@ static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRew
   }
   bool any = rest.size() != contractions.size();
   contractions.assign(rest.begin(), rest.end());
+  return any;
+}
+
+/// Register tiles of window ops that carry their epilogue: a depthwise or
+/// grouped convolution or a pool whose result only an elementwise chain
+/// reads (MobileNet's bias and ReLU6) is tiled with that chain and with the
+/// producer of its initial value (the broadcast bias, a fill) to one tile of
+/// kTapRows x `nr` output pixels, the loop order of tileDepthwiseTaps; the
+/// window's taps are tiled inside it by tileDepthwiseTaps. The tile starts
+/// from the initial value in registers, runs the taps and the epilogue, and
+/// stores once. Tiled apart, the initial value was written to a buffer of
+/// the workgroup, read and written back by the taps and read again by the
+/// epilogue: three more passes over every output pixel.
+static bool fuseWindowEpilogues(func::FuncOp func, IRRewriter &rewriter, int64_t nr) {
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<linalg::LinalgOp> windows;
+  func.walk([&](linalg::LinalgOp op) {
+    Type result = getElementTypeOrSelf(op->getResult(0).getType());
+    if (isWindowOp(op) && op->getParentOfType<scf::ForallOp>() &&
+        !op->getParentOfType<scf::ForOp>() && hasStaticShapes(op) &&
+        (isa<FloatType>(result) || result.isSignlessInteger(32)))
+      windows.push_back(op);
+  });
+  bool any = false;
+  for (linalg::LinalgOp op : windows) {
+    SmallVector<linalg::GenericOp> chain = epilogueChainOf(op);
+    if (chain.empty())
+      continue;
+    linalg::GenericOp epilogue = chain.back();
+    AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
+    if (!outMap.isProjectedPermutation() || outMap.getNumResults() < 2 ||
+        outMap.getNumResults() != epilogue.getNumLoops())
+      continue;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    unsigned width = outMap.getNumResults() - 1;
+    SmallVector<int64_t> tiles(epilogue.getNumLoops(), 1);
+    tiles[width] = nr;
+    tiles[width - 1] = kTapRows;
+    for (unsigned i : {width - 1, width})
+      if (ranges[outMap.getDimPosition(i)] <= tiles[i])
+        tiles[i] = 0;
+
+    Operation *init = op.getDpsInits()[0].getDefiningOp();
+    bool fuseInit = init && isa<linalg::FillOp, linalg::GenericOp>(init) && init->hasOneUse() &&
+                    init->getParentRegion() == op->getParentRegion();
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    Operation *window = op.getOperation();
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer,
+            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          Operation *owner = producer.getOwner();
+          if (owner == window || (fuseInit && owner == init) || llvm::is_contained(chain, owner))
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(epilogue);
+    FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(
+        rewriter, cast<TilingInterface>(epilogue.getOperation()), options);
+    if (failed(result) || !result->fusedProducers.contains(window))
+      continue;
+    any = true;
+    // The tile's elementwise ops are whole tiles already (tileElementwiseRows
+    // leaves them be); a fill becomes a generic, which vectorizes.
+    for (Operation *fused : result->tiledAndFusedOps) {
+      if (auto fill = dyn_cast<linalg::FillOp>(fused)) {
+        rewriter.setInsertionPoint(fill);
+        FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, fill);
+        if (succeeded(generic))
+          fused = *generic;
+      }
+      if (isa<linalg::GenericOp>(fused))
+        fused->setAttr(kFusedTileAttr, UnitAttr::get(ctx));
+    }
+    for (OpResult r : epilogue->getResults())
+      rewriter.replaceAllUsesWith(r, result->replacements.lookup(r));
+    for (linalg::GenericOp e : llvm::reverse(chain))
+      if (e->use_empty())
+        rewriter.eraseOp(e);
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+    if (fuseInit && init->use_empty())
+      rewriter.eraseOp(init);
+    for (LoopLikeOpInterface loop : llvm::reverse(result->loops))
+      if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
+        scf::ForOp partial;
+        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+      }
+  }
   return any;
 }
 
@@ -1509,6 +1620,9 @@ struct KilnCPUVectorizeGemmPass
     IRRewriter rewriter(ctx);
     rewriteIm2ColGathers(func, rewriter);
     rewritePadsAsRowCopies(func, rewriter);
+    if (fuseEpilogueTiles && fuseWindowEpilogues(func, rewriter, nr) &&
+        failed(makeTilesStatic(func, rewriter)))
+      return signalPassFailure();
     tileDepthwiseTaps(func, rewriter, nr);
     blockReductions(contractions, rewriter, tile);
     if (fuseEpilogueTiles && fuseEpilogues(contractions, rewriter, tile)) {

@@ -168,14 +168,24 @@ func.func @depthwise_stride_2(%in: tensor<1x4x17x33xf32>, %w: tensor<4x3x3xf32>,
 }
 
 // The zero padding of a workgroup's window (pad 1 around 6x18 pixels): a
-// fill of the padded tile and one vector copy per input row, at row h + 1,
-// column 1 (bufferized as a tensor.pad, the copy was a scalar loop). The
+// fill of each side of the border (the first and last row, the first and
+// last column; not the whole tile) and one vector copy per input row, at
+// row h + 1, column 1 (bufferized as a tensor.pad, the copy was a scalar
+// loop). The
 // 6 output rows are a tile of 4 and one of 2, and the 18 columns one of 16
 // and one of 2: every tile static and vectorized (4x16, 4x2, 2x16, 2x2).
 // CHECK-LABEL: func @padded_window
 // CHECK-NOT: tensor.pad
 // CHECK: scf.forall
-// CHECK: %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x8x20xf32>)
+// CHECK-NOT: linalg.fill {{.*}} tensor<1x1x8x20xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x1x20xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 1, 20]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x1x20xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 7, 0] [1, 1, 1, 20]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x8x1xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 8, 1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x8x1xf32>)
+// CHECK: %[[FILL:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 19] [1, 1, 8, 1]
 // CHECK: scf.for %[[H:.*]] = %c0 to %c6 step %c1 iter_args(%[[T:.*]] = %[[FILL]])
 // CHECK-DAG: %[[ROW:.*]] = vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0], %{{.*}} {in_bounds = [true]} : tensor<1x1x6x18xf32>, vector<18xf32>
 // CHECK-DAG: %[[H1:.*]] = arith.addi %[[H]], %c1
@@ -214,7 +224,7 @@ func.func @padded_window(%in: tensor<1x4x6x18xf32>, %w: tensor<4x3x3xf32>, %init
 // with it. A pad outside a workgroup stays a pad.
 // CHECK-LABEL: func @padded_wide_rows
 // CHECK: scf.forall
-// CHECK: linalg.fill ins(%[[ONE:.*]] : f32) outs(%{{.*}} : tensor<1x1x3x132xf32>)
+// CHECK: linalg.fill ins(%[[ONE:.*]] : f32) outs(%{{.*}} : tensor<1x1x1x132xf32>)
 // CHECK: scf.for %[[H:.*]] = %c0 to %c2
 // CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0], %[[ONE]] {in_bounds = [true]} : tensor<1x1x2x130xf32>, vector<64xf32>
 // CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c1] {in_bounds = [true]} : vector<64xf32>
@@ -241,4 +251,52 @@ func.func @padded_wide_rows(%wide: tensor<1x4x2x130xf32>) -> (tensor<1x4x3x132xf
     tensor.yield %one : f32
   } : tensor<1x4x2x130xf32> to tensor<1x4x3x132xf32>
   return %q, %outside : tensor<1x4x3x132xf32>, tensor<1x4x3x132xf32>
+}
+
+// A depthwise convolution whose result only an elementwise chain reads (bias
+// broadcast into its accumulator, ReLU6 after it) is one register tile with
+// them: the bias broadcast in registers, 9 taps, the clip, one store per
+// tile (before, the bias, the taps and the clip each made a pass over a
+// buffer of the workgroup).
+// CHECK-LABEL: func @depthwise_epilogue
+// CHECK: scf.forall
+// CHECK: scf.for {{.*}} step %c4
+// CHECK-NOT: linalg.generic
+// CHECK: %[[BIAS:.*]] = vector.broadcast %{{.*}} : vector<f32> to vector<4x16xf32>
+// CHECK: %[[TAPS:.*]]:3 = scf.for {{.*}} iter_args({{.*}}, %[[ACC:.*]] = %[[BIAS]]) -> ({{.*}}vector<4x16xf32>)
+// CHECK: arith.addf %{{.*}} fastmath<contract> : vector<4x16xf32>
+// CHECK: %[[LOW:.*]] = arith.maximumf %[[TAPS]]#2, %{{.*}} : vector<4x16xf32>
+// CHECK: %[[HIGH:.*]] = arith.minimumf %[[LOW]], %{{.*}} : vector<4x16xf32>
+// CHECK: vector.transfer_write %[[HIGH]]
+// CHECK-NOT: vector.transfer_write
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall.in_parallel
+func.func @depthwise_epilogue(%in: tensor<1x4x10x18xf32>, %w: tensor<4x3x3xf32>, %b: tensor<4xf32>, %init: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %lo = arith.constant 0.0 : f32
+  %hi = arith.constant 6.0 : f32
+  %r = scf.forall (%c) in (4) shared_outs(%o = %init) -> (tensor<1x4x8x16xf32>) {
+    %i = tensor.extract_slice %in[0, %c, 0, 0] [1, 1, 10, 18] [1, 1, 1, 1] : tensor<1x4x10x18xf32> to tensor<1x1x10x18xf32>
+    %wk = tensor.extract_slice %w[%c, 0, 0] [1, 3, 3] [1, 1, 1] : tensor<4x3x3xf32> to tensor<1x3x3xf32>
+    %bk = tensor.extract_slice %b[%c] [1] [1] : tensor<4xf32> to tensor<1xf32>
+    %e = tensor.empty() : tensor<1x1x8x16xf32>
+    %bias = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bk : tensor<1xf32>) outs(%e : tensor<1x1x8x16xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      linalg.yield %x : f32
+    } -> tensor<1x1x8x16xf32>
+    %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%i, %wk : tensor<1x1x10x18xf32>, tensor<1x3x3xf32>) outs(%bias : tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
+    %oi = tensor.extract_slice %o[0, %c, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x4x8x16xf32> to tensor<1x1x8x16xf32>
+    %clip = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%d : tensor<1x1x8x16xf32>) outs(%oi : tensor<1x1x8x16xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.maximumf %x, %lo : f32
+      %n = arith.minimumf %m, %hi : f32
+      linalg.yield %n : f32
+    } -> tensor<1x1x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %clip into %o[0, %c, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x1x8x16xf32> into tensor<1x4x8x16xf32>
+    }
+  }
+  return %r : tensor<1x4x8x16xf32>
 }
