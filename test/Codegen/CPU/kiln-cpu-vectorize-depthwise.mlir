@@ -167,36 +167,39 @@ func.func @depthwise_stride_2(%in: tensor<1x4x17x33xf32>, %w: tensor<4x3x3xf32>,
   return %r : tensor<1x4x8x16xf32>
 }
 
-// The zero padding of a workgroup's window (pad 1 around 6x18 pixels): a
-// fill of each side of the border (the first and last row, the first and
-// last column; not the whole tile) and one vector copy per input row, at
-// row h + 1, column 1 (bufferized as a tensor.pad, the copy was a scalar
-// loop). The
-// 6 output rows are a tile of 4 and one of 2, and the 18 columns one of 16
-// and one of 2: every tile static and vectorized (4x16, 4x2, 2x16, 2x2).
+// A workgroup's zero-padded window (pad 1 around 6x18 pixels) is never
+// copied: each tap reads its rows from the unpadded input, the row index
+// clamped into it and masked off when outside (row h - 1 of the first
+// output row), the lanes left of column 0 masked off (column w - 1 of the
+// first tap), those past its end out of bounds: all read as the padding
+// value. The 6 output rows are a tile of 4 and one of 2, and the 18
+// columns one of 16 and one of 2: every tile static and vectorized (4x16,
+// 4x2, 2x16, 2x2).
 // CHECK-LABEL: func @padded_window
 // CHECK-NOT: tensor.pad
+// CHECK-NOT: linalg.fill
 // CHECK: scf.forall
-// CHECK-NOT: linalg.fill {{.*}} tensor<1x1x8x20xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x1x20xf32>)
-// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 1, 20]
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x1x20xf32>)
-// CHECK: tensor.insert_slice %{{.*}}[0, 0, 7, 0] [1, 1, 1, 20]
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x8x1xf32>)
-// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 8, 1]
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x8x1xf32>)
-// CHECK: %[[FILL:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 19] [1, 1, 8, 1]
-// CHECK: scf.for %[[H:.*]] = %c0 to %c6 step %c1 iter_args(%[[T:.*]] = %[[FILL]])
-// CHECK-DAG: %[[ROW:.*]] = vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0], %{{.*}} {in_bounds = [true]} : tensor<1x1x6x18xf32>, vector<18xf32>
-// CHECK-DAG: %[[H1:.*]] = arith.addi %[[H]], %c1
-// CHECK: vector.transfer_write %[[ROW]], %[[T]][%c0, %c0, %[[H1]], %c1] {in_bounds = [true]} : vector<18xf32>, tensor<1x1x8x20xf32>
-// CHECK-NOT: linalg.generic
+// CHECK: %[[IN:.*]] = tensor.extract_slice %arg0[0, %{{.*}}, 0, 0] [1, 1, 6, 18]
+// CHECK: scf.for %[[KH:.*]] = %c0 to %c3
+// CHECK: scf.for %[[KW:.*]] = %c0 to %c3
+// CHECK: %[[ROW:.*]] = arith.subi %[[KH]], %c1 : index
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[ROW]], %c0
+// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[ROW]], %c6
+// CHECK: %[[INSIDE:.*]] = arith.andi %[[GE]], %[[LT]]
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[ROW]], %c0
+// CHECK: %[[CLAMPED:.*]] = arith.minsi %[[LOW]], %c5
+// CHECK: %[[COL:.*]] = arith.subi %[[KW]], %c1 : index
+// CHECK: %[[COLS:.*]] = vector.broadcast %[[COL]] : index to vector<16xindex>
+// CHECK: %[[LANES:.*]] = arith.addi %[[COLS]], %{{.*}} : vector<16xindex>
+// CHECK: %[[RIGHT:.*]] = arith.cmpi sge, %[[LANES]], %{{.*}} : vector<16xindex>
+// CHECK: %[[ROWS:.*]] = vector.broadcast %[[INSIDE]] : i1 to vector<16xi1>
+// CHECK: %[[MASK:.*]] = arith.andi %[[RIGHT]], %[[ROWS]] : vector<16xi1>
+// CHECK: vector.transfer_read %[[IN]][%c0, %c0, %[[CLAMPED]], %[[COL]]], %{{.*}}, %[[MASK]] : tensor<1x1x6x18xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.transfer_read %[[IN]]{{.*}} : tensor<1x1x6x18xf32>, vector<16xf32>
 // CHECK: arith.addf {{.*}} : vector<4x16xf32>
-// CHECK-NOT: linalg.generic
+// CHECK: vector.transfer_read %[[IN]]{{.*}} : tensor<1x1x6x18xf32>, vector<2xf32>
 // CHECK: arith.addf {{.*}} : vector<4x2xf32>
-// CHECK-NOT: linalg.generic
 // CHECK: arith.addf {{.*}} : vector<2x16xf32>
-// CHECK-NOT: linalg.generic
 // CHECK: arith.addf {{.*}} : vector<2x2xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: scf.forall.in_parallel
@@ -219,19 +222,29 @@ func.func @padded_window(%in: tensor<1x4x6x18xf32>, %w: tensor<4x3x3xf32>, %init
   return %r : tensor<1x4x6x18xf32>
 }
 
-// Rows of 130 pixels are copied in chunks of at most 64 lanes (64, 64, 2),
-// each at its column plus the low padding; a pad by another constant fills
-// with it. A pad outside a workgroup stays a pad.
+// A pad that no window reads (here the workgroup's result) is made: a fill
+// of each side of its border (the first and last row, the first and last
+// column; not the whole tile) and one vector copy per source row, at its
+// column plus the low padding (bufferized as a tensor.pad, the copy was a
+// scalar loop). Rows of 130 pixels are copied in chunks of at most 64 lanes
+// (64, 64, 2). A pad by another constant fills with it; a pad outside a
+// workgroup stays a pad.
 // CHECK-LABEL: func @padded_wide_rows
 // CHECK: scf.forall
+// CHECK-NOT: linalg.fill {{.*}} tensor<1x1x3x132xf32>
 // CHECK: linalg.fill ins(%[[ONE:.*]] : f32) outs(%{{.*}} : tensor<1x1x1x132xf32>)
-// CHECK: scf.for %[[H:.*]] = %c0 to %c2
-// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0], %[[ONE]] {in_bounds = [true]} : tensor<1x1x2x130xf32>, vector<64xf32>
-// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c1] {in_bounds = [true]} : vector<64xf32>
-// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c64]{{.*}} vector<64xf32>
-// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c65] {in_bounds = [true]} : vector<64xf32>
-// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c128]{{.*}} vector<2xf32>
-// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c129] {in_bounds = [true]} : vector<2xf32>
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 2, 0] [1, 1, 1, 132]
+// CHECK: linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<1x1x3x1xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 3, 1]
+// CHECK: linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<1x1x3x1xf32>)
+// CHECK: %[[FILL:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 131] [1, 1, 3, 1]
+// CHECK: scf.for %[[H:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}} = %[[FILL]])
+// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c0{{[_0-9]*}}], %[[ONE]] {in_bounds = [true]} : tensor<1x1x2x130xf32>, vector<64xf32>
+// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c1{{[_0-9]*}}] {in_bounds = [true]} : vector<64xf32>
+// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c64{{[_0-9]*}}]{{.*}} vector<64xf32>
+// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c65{{[_0-9]*}}] {in_bounds = [true]} : vector<64xf32>
+// CHECK: vector.transfer_read %{{.*}}[%c0, %c0, %[[H]], %c128{{[_0-9]*}}]{{.*}} vector<2xf32>
+// CHECK: vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c129{{[_0-9]*}}] {in_bounds = [true]} : vector<2xf32>
 // CHECK: tensor.pad
 func.func @padded_wide_rows(%wide: tensor<1x4x2x130xf32>) -> (tensor<1x4x3x132xf32>, tensor<1x4x3x132xf32>) {
   %one = arith.constant 1.0 : f32
