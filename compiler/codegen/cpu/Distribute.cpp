@@ -11,7 +11,9 @@
 #include "codegen/cpu/Passes.h"
 #include "lowering/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
 using namespace mlir;
@@ -33,6 +35,65 @@ constexpr int64_t kMinPointsPerWorkgroup = 16384;
 /// this is kept low (measured on 2 cores: 4 beats 8 and 16 at 1 and 2
 /// threads); a many-core host wants the gather as a dispatch of its own.
 constexpr int64_t kMinWorkgroups = 4;
+
+/// Whether `op` is a generic whose loops are all parallel.
+static bool isElementwiseGeneric(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && generic.getNumLoops() == generic.getNumParallelLoops() &&
+         generic.hasPureTensorSemantics();
+}
+
+/// Elementwise ops of a dispatch that feed only one other elementwise op are
+/// merged into it (linalg's elementwise fusion), and the merged op reads a
+/// value it used to get twice through one operand: SiLU (x * sigmoid(x)),
+/// HardSwish and GELU written out become one op that reads the convolution
+/// or matmul before it once, so that the register tiles of
+/// kiln-cpu-vectorize-gemm take it as their epilogue (a product read by
+/// two ops was stored, then read back by each).
+static LogicalResult fuseElementwiseChains(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<linalg::GenericOp> consumers;
+    func.walk([&](linalg::GenericOp op) {
+      if (isElementwiseGeneric(op))
+        consumers.push_back(op);
+    });
+    for (linalg::GenericOp consumer : consumers) {
+      for (OpOperand *operand : consumer.getDpsInputOperands()) {
+        Operation *producer = operand->get().getDefiningOp();
+        if (!isElementwiseGeneric(producer) || !producer->hasOneUse() ||
+            producer->getParentRegion() != consumer->getParentRegion() ||
+            !linalg::areElementwiseOpsFusable(operand))
+          continue;
+        rewriter.setInsertionPoint(consumer);
+        FailureOr<linalg::ElementwiseOpFusionResult> fused =
+            linalg::fuseElementwiseOps(rewriter, operand);
+        if (failed(fused))
+          continue;
+        for (auto [from, to] : fused->replacements)
+          rewriter.replaceAllUsesWith(from, to);
+        rewriter.eraseOp(consumer);
+        if (producer->use_empty())
+          rewriter.eraseOp(producer);
+        changed = true;
+        break;
+      }
+      if (changed)
+        break;
+    }
+  }
+  // One operand per value read.
+  SmallVector<Operation *> generics;
+  func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  RewritePatternSet patterns(func.getContext());
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(generics, std::move(patterns), config);
+  return success();
+}
 
 /// Tile sizes over the parallel loops so that about `target` tiles result,
 /// splitting the innermost dimensions first.
@@ -96,6 +157,8 @@ struct KilnCPUDistributePass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kDispatchAttr))
       return;
+    if (failed(fuseElementwiseChains(func)))
+      return signalPassFailure();
     OpBuilder b(func);
     TilingInterface consumer = findDispatchConsumer(func);
     SmallVector<int64_t> bounds;

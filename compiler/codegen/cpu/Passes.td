@@ -13,11 +13,15 @@ include "mlir/Pass/PassBase.td"
 def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
   let summary = "tile a dispatch function into workgroups and fuse its ops";
   let description = [{
-    On a dispatch function in linalg-on-tensors form, tiles the last op along
-    its outer parallel dimensions into an `scf.forall` (one iteration per
-    workgroup) and fuses every producer into the tile, so each workgroup
-    computes its part of the whole fused chain. Records the workgroup count
-    as `kiln.workgroup_count`.
+    On a dispatch function in linalg-on-tensors form, first merges each
+    elementwise generic that feeds only one other elementwise generic into it
+    (linalg's elementwise fusion; the merged op reads a value it got twice
+    through one operand: SiLU's `x * sigmoid(x)` reads `x` once, and so
+    becomes a single-use epilogue of the product before it), then tiles the
+    last op along its outer parallel dimensions into an `scf.forall` (one
+    iteration per workgroup) and fuses every producer into the tile, so each
+    workgroup computes its part of the whole fused chain. Records the
+    workgroup count as `kiln.workgroup_count`.
   }];
   let options = [
     Option<"targetWorkgroups", "target-workgroups", "int64_t", "64",
@@ -31,11 +35,19 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
   let description = [{
     Inside each workgroup, im2col gathers (tagged `kiln.im2col` with their
     window by kiln-conv-to-gemm) become loops that copy one output row
-    at a time, and depthwise convolutions and pools are tiled to one window
-    tap over `nr` output pixels, each tap vectorized as a multiply-add of a
-    row segment and a weight (a max for a pool); a row strided by s is read
+    at a time, and depthwise and grouped convolutions and pools are tiled to
+    one window tap over 4 output rows of `nr` pixels (4 independent
+    accumulators), each tap vectorized as a multiply-add of the rows and a
+    weight (FMA-contractible; a max for a pool); a row strided by s is read
     as the contiguous span it covers (`nr * s` lanes, those past its end
-    masked off) and deinterleaved by one shuffle.
+    masked off) and deinterleaved by one shuffle. Such a window op whose
+    result only an elementwise chain reads (bias, ReLU6, SiLU) is one
+    register tile with that chain and its initial value (one store per
+    tile). A window whose input is padded inside the workgroup (a constant
+    `tensor.pad`) reads the pad's source directly: rows clamped into it,
+    lanes outside it masked off (read as the padding value), so the padded
+    copy is never made; pads read otherwise become a fill of their border
+    and a vector copy per row.
     Every contraction (matmul, batch_matmul, GEMM
     generic) with a reduction longer than `kc-cache` is first split into
     reduction blocks of at most that length (the outermost loop, so that a

@@ -17,17 +17,18 @@
 // rest.
 
 // Elementwise add + relu on 256x256 = 65536 points: 4 workgroups. Dim 0
-// (granule 16) gets 4 parts: tile 64. Both generics are in the forall.
+// (granule 16) gets 4 parts: tile 64. The add feeds only the relu: the two
+// become one generic (linalg's elementwise fusion), in the forall.
 // CHECK-LABEL: func @elementwise
 // CHECK-SAME: attributes {kiln.dispatch, kiln.workgroup_count = 4 : i64}
 // CHECK-NOT: linalg.generic
 // CHECK: %[[R:.*]] = scf.forall (%[[I:.*]]) = (0) to (256) step (64) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<256x256xf32>)
-// CHECK-DAG: tensor.extract_slice %arg0[%[[I]], 0] [64, 256] [1, 1]
-// CHECK-DAG: tensor.extract_slice %arg1[%[[I]], 0] [64, 256] [1, 1]
-// CHECK: %[[ADD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<64x256xf32>)
+// CHECK-DAG: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], 0] [64, 256] [1, 1]
+// CHECK-DAG: %[[B:.*]] = tensor.extract_slice %arg1[%[[I]], 0] [64, 256] [1, 1]
+// CHECK: %[[RELU:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<64x256xf32>, tensor<64x256xf32>) outs(%{{.*}} : tensor<64x256xf32>)
 // CHECK: arith.addf
-// CHECK: %[[RELU:.*]] = linalg.generic {{.*}} ins(%[[ADD]] : tensor<64x256xf32>)
 // CHECK: arith.maximumf
+// CHECK-NOT: linalg.generic
 // CHECK: scf.forall.in_parallel
 // CHECK-NEXT: tensor.parallel_insert_slice %[[RELU]] into %[[OUT]][%[[I]], 0] [64, 256] [1, 1]
 // CHECK-NOT: linalg.generic
@@ -205,4 +206,43 @@ func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> attributes {kiln.dispatch
     linalg.yield %s : f32
   } -> tensor<?xf32>
   return %0 : tensor<?xf32>
+}
+
+// -----
+
+// SiLU after a matmul (x * sigmoid(x), two elementwise ops both reading the
+// product): the sigmoid feeds only the multiply and is merged into it, and
+// the merged op reads the product once (one operand), so that the register
+// tiles of kiln-cpu-vectorize-gemm take it as the matmul's epilogue. The
+// matmul itself is not merged (it is not elementwise).
+// CHECK-LABEL: func @silu_epilogue
+// CHECK: scf.forall
+// CHECK: %[[MM:.*]] = linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[MM]] : tensor<{{.*}}>) outs(
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall.in_parallel
+#id2s = affine_map<(d0, d1) -> (d0, d1)>
+func.func @silu_epilogue(%a: tensor<256x64xf32>, %b: tensor<64x256xf32>) -> tensor<256x256xf32> attributes {kiln.dispatch} {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %s = linalg.generic {indexing_maps = [#id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    %x1 = math.exp %n : f32
+    %d = arith.addf %x1, %one : f32
+    %r = arith.divf %one, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<256x256xf32>
+  %y = linalg.generic {indexing_maps = [#id2s, #id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%m, %s : tensor<256x256xf32>, tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %g: f32, %o: f32):
+    %p = arith.mulf %x, %g : f32
+    linalg.yield %p : f32
+  } -> tensor<256x256xf32>
+  return %y : tensor<256x256xf32>
 }
