@@ -99,3 +99,37 @@ func.func @column_sum(%x: tensor<64x8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A global average pool's sum: linalg.reduce over the trailing H and W of a
+// workgroup's 2 channels of 14x14. The input is collapsed to rows of 196
+// and reduced like a row: 12 vector adds of 16 elements into 16 partial
+// sums, then the last 4 elements (196 = 12 x 16 + 4) into the first 4 of
+// them, all vectorized; one horizontal sum per row. (As a named op over two
+// dimensions it was a scalar loop nest.)
+// CHECK-LABEL: func @global_pool_sum
+// CHECK: scf.forall
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<1x2x14x14xf32> into tensor<1x2x196xf32>
+// CHECK-NOT: linalg.reduce
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c16 iter_args({{.*}}) -> ({{.*}}vector<16xf32>)
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: vector.reduction <add>, %{{.*}}, %{{.*}} : vector<16xf32> into f32
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall.in_parallel
+func.func @global_pool_sum(%x: tensor<1x8x14x14xf32>) -> tensor<1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8xf32>
+  %r = scf.forall (%i) = (0) to (8) step (2) shared_outs(%o = %e) -> (tensor<1x8xf32>) {
+    %xs = tensor.extract_slice %x[0, %i, 0, 0] [1, 2, 14, 14] [1, 1, 1, 1] : tensor<1x8x14x14xf32> to tensor<1x2x14x14xf32>
+    %os = tensor.extract_slice %o[0, %i] [1, 2] [1, 1] : tensor<1x8xf32> to tensor<1x2xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%os : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %s = linalg.reduce { arith.addf } ins(%xs : tensor<1x2x14x14xf32>) outs(%init : tensor<1x2xf32>) dimensions = [2, 3]
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[0, %i] [1, 2] [1, 1] : tensor<1x2xf32> into tensor<1x8xf32>
+    }
+  }
+  return %r : tensor<1x8xf32>
+}
