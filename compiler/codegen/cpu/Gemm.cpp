@@ -952,6 +952,61 @@ static SmallVector<linalg::GenericOp> epilogueChainOf(linalg::LinalgOp contracti
   return chain;
 }
 
+/// Tiles the last op of an epilogue chain by `tiles` (in `order`, none: loop
+/// order) and fuses into the tile the chain, the producer it ends (a
+/// contraction or window op) and, when given, the producer's initial value
+/// (`init`): one register tile of all of them.
+static FailureOr<scf::SCFTileAndFuseResult>
+tileEpilogueChain(RewriterBase &rewriter, ArrayRef<linalg::GenericOp> chain, Operation *producer,
+                  Operation *init, ArrayRef<int64_t> tiles, ArrayRef<int64_t> order = {}) {
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tiles));
+  if (!order.empty())
+    tiling.setInterchange(order);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult result,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *owner = result.getOwner();
+        if (owner == producer || (init && owner == init) || llvm::is_contained(chain, owner))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  linalg::GenericOp epilogue = chain.back();
+  rewriter.setInsertionPoint(epilogue);
+  FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(
+      rewriter, cast<TilingInterface>(epilogue.getOperation()), options);
+  if (failed(result) || !result->fusedProducers.contains(producer))
+    return failure();
+  return result;
+}
+
+/// Replaces the chain of a tiled epilogue (tileEpilogueChain) by the tile
+/// loops' results, erases what is left unused and peels the tile loops,
+/// innermost first: the partial iteration of an outer loop then clones the
+/// inner loop already peeled, so every tile is static (outer first, a
+/// partial column's row loop kept dynamic tiles, which stay scalar).
+static void commitEpilogueTile(RewriterBase &rewriter, ArrayRef<linalg::GenericOp> chain,
+                               Operation *producer, Operation *init,
+                               const scf::SCFTileAndFuseResult &result) {
+  linalg::GenericOp epilogue = chain.back();
+  for (OpResult r : epilogue->getResults())
+    rewriter.replaceAllUsesWith(r, result.replacements.lookup(r));
+  for (linalg::GenericOp e : llvm::reverse(chain))
+    if (e->use_empty())
+      rewriter.eraseOp(e);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  if (init && init->use_empty())
+    rewriter.eraseOp(init);
+  for (LoopLikeOpInterface loop : llvm::reverse(result.loops))
+    if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
+      scf::ForOp partial;
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+    }
+}
+
 /// Register tiles that carry their epilogue: a contraction whose reduction
 /// is not cache-blocked (blockReductions) and whose result only an
 /// elementwise op reads (a bias, ReLU, the zero-point correction of an
@@ -1024,51 +1079,18 @@ static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRew
     if (fuseInit)
       init->setAttr(kFusedTileAttr, UnitAttr::get(ctx));
 
-    scf::SCFTilingOptions tiling;
-    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
-    tiling.setInterchange(order);
-    scf::SCFTileAndFuseOptions options;
-    options.setTilingOptions(tiling);
-    Operation *contraction = op.getOperation();
-    options.setFusionControlFn(
-        [&](tensor::ExtractSliceOp, OpResult producer,
-            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          Operation *owner = producer.getOwner();
-          if (owner == contraction || (fuseInit && owner == init) ||
-              llvm::is_contained(chain, owner))
-            return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          return std::nullopt;
-        });
-    rewriter.setInsertionPoint(epilogue);
-    FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(
-        rewriter, cast<TilingInterface>(epilogue.getOperation()), options);
-    if (failed(result) || !result->fusedProducers.contains(contraction)) {
-      for (Operation *o : {contraction, init})
+    FailureOr<scf::SCFTileAndFuseResult> result = tileEpilogueChain(
+        rewriter, chain, op.getOperation(), fuseInit ? init : nullptr, tiles, order);
+    if (failed(result)) {
+      for (Operation *o : {op.getOperation(), init})
         if (o)
           o->removeAttr(kFusedTileAttr);
       for (linalg::GenericOp e : chain)
         e->removeAttr(kFusedTileAttr);
       continue;
     }
-    for (OpResult r : epilogue->getResults())
-      rewriter.replaceAllUsesWith(r, result->replacements.lookup(r));
-    for (linalg::GenericOp e : llvm::reverse(chain))
-      if (e->use_empty())
-        rewriter.eraseOp(e);
-    if (op->use_empty())
-      rewriter.eraseOp(op);
-    if (fuseInit && init->use_empty())
-      rewriter.eraseOp(init);
+    commitEpilogueTile(rewriter, chain, op.getOperation(), fuseInit ? init : nullptr, *result);
     rest.pop_back();
-    // Innermost loop first: the partial iteration of an outer loop then
-    // clones the inner loop already peeled, so every tile is static (outer
-    // first, a partial column's row loop kept dynamic tiles, which stay
-    // scalar).
-    for (LoopLikeOpInterface loop : llvm::reverse(result->loops))
-      if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
-        scf::ForOp partial;
-        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-      }
   }
   bool any = rest.size() != contractions.size();
   contractions.assign(rest.begin(), rest.end());
@@ -1117,23 +1139,9 @@ static bool fuseWindowEpilogues(func::FuncOp func, IRRewriter &rewriter, int64_t
     Operation *init = op.getDpsInits()[0].getDefiningOp();
     bool fuseInit = init && isa<linalg::FillOp, linalg::GenericOp>(init) && init->hasOneUse() &&
                     init->getParentRegion() == op->getParentRegion();
-    scf::SCFTilingOptions tiling;
-    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
-    scf::SCFTileAndFuseOptions options;
-    options.setTilingOptions(tiling);
-    Operation *window = op.getOperation();
-    options.setFusionControlFn(
-        [&](tensor::ExtractSliceOp, OpResult producer,
-            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          Operation *owner = producer.getOwner();
-          if (owner == window || (fuseInit && owner == init) || llvm::is_contained(chain, owner))
-            return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          return std::nullopt;
-        });
-    rewriter.setInsertionPoint(epilogue);
-    FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(
-        rewriter, cast<TilingInterface>(epilogue.getOperation()), options);
-    if (failed(result) || !result->fusedProducers.contains(window))
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        tileEpilogueChain(rewriter, chain, op.getOperation(), fuseInit ? init : nullptr, tiles);
+    if (failed(result))
       continue;
     any = true;
     // The tile's elementwise ops are whole tiles already (tileElementwiseRows
@@ -1148,20 +1156,7 @@ static bool fuseWindowEpilogues(func::FuncOp func, IRRewriter &rewriter, int64_t
       if (isa<linalg::GenericOp>(fused))
         fused->setAttr(kFusedTileAttr, UnitAttr::get(ctx));
     }
-    for (OpResult r : epilogue->getResults())
-      rewriter.replaceAllUsesWith(r, result->replacements.lookup(r));
-    for (linalg::GenericOp e : llvm::reverse(chain))
-      if (e->use_empty())
-        rewriter.eraseOp(e);
-    if (op->use_empty())
-      rewriter.eraseOp(op);
-    if (fuseInit && init->use_empty())
-      rewriter.eraseOp(init);
-    for (LoopLikeOpInterface loop : llvm::reverse(result->loops))
-      if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation())) {
-        scf::ForOp partial;
-        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-      }
+    commitEpilogueTile(rewriter, chain, op.getOperation(), fuseInit ? init : nullptr, *result);
   }
   return any;
 }
