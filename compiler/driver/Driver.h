@@ -78,7 +78,7 @@ struct CompileOptions {
   /// (kiln-pack-matmul-panels; the cpu's layout), 0 to keep them row-major.
   int64_t matmulPanel = 0;
   /// Rows a matmul may have at most to be packed so.
-  int64_t matmulPanelRows = 8;
+  int64_t matmulPanelRows = 64;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

@@ -23,18 +23,18 @@ func.func @pack(%x: tensor<1x2x3xf32>) -> tensor<1x2x20xf32> {
 
 // -----
 
-// More than 8 rows with an elementwise op reading the product (the GEMM
+// More than 64 rows with an elementwise op reading the product (the GEMM
 // tiles' epilogue), a weight computed at run time, a batched weight, an f16
 // weight (the cpu kernel is f32's): left as they are.
 // CHECK-LABEL: func.func @unpacked
 // CHECK-COUNT-4: kiln.matmul %
 // CHECK-NOT: kiln.matmul_panels
-func.func @unpacked(%x: tensor<9x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf32>, %b: tensor<2x3x16xf32>) -> (tensor<9x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>) {
+func.func @unpacked(%x: tensor<65x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf32>, %b: tensor<2x3x16xf32>) -> (tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>) {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf32>
-  %mm = kiln.matmul %x, %w : (tensor<9x3xf32>, tensor<3x16xf32>) -> tensor<9x16xf32>
-  %0 = kiln.relu %mm : tensor<9x16xf32>
+  %mm = kiln.matmul %x, %w : (tensor<65x3xf32>, tensor<3x16xf32>) -> tensor<65x16xf32>
+  %0 = kiln.relu %mm : tensor<65x16xf32>
   %1 = kiln.matmul %y, %v : (tensor<1x3xf32>, tensor<3x16xf32>) -> tensor<1x16xf32>
   %c = kiln.constant dense<1.0> : tensor<2x3x16xf32>
   %2 = kiln.matmul %y, %c : (tensor<1x3xf32>, tensor<2x3x16xf32>) -> tensor<2x1x16xf32>
@@ -43,7 +43,7 @@ func.func @unpacked(%x: tensor<9x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf3
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf16>
   %z = kiln.constant dense<1.0> : tensor<1x3xf16>
   %3 = kiln.matmul %z, %h : (tensor<1x3xf16>, tensor<3x16xf16>) -> tensor<1x16xf16>
-  return %0, %1, %2, %3 : tensor<9x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>
+  return %0, %1, %2, %3 : tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>
 }
 
 // -----
@@ -51,15 +51,15 @@ func.func @unpacked(%x: tensor<9x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf3
 // More rows than max-rows, but nothing elementwise reads the product (an
 // LLM head, a projection before a reshape): packed, unless unfused=false.
 // CHECK-LABEL: func.func @head
-// CHECK: kiln.matmul_panels %arg0, %{{.*}} {columns = 16 : i64} : (tensor<9x3xf32>, tensor<1x3x16xf32>) -> tensor<9x16xf32>
+// CHECK: kiln.matmul_panels %arg0, %{{.*}} {columns = 16 : i64} : (tensor<65x3xf32>, tensor<1x3x16xf32>) -> tensor<65x16xf32>
 // FUSED-LABEL: func.func @head
 // FUSED: kiln.matmul %arg0
-func.func @head(%x: tensor<9x3xf32>) -> tensor<9x16xf32> {
+func.func @head(%x: tensor<65x3xf32>) -> tensor<65x16xf32> {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf32>
-  %0 = kiln.matmul %x, %w : (tensor<9x3xf32>, tensor<3x16xf32>) -> tensor<9x16xf32>
-  return %0 : tensor<9x16xf32>
+  %0 = kiln.matmul %x, %w : (tensor<65x3xf32>, tensor<3x16xf32>) -> tensor<65x16xf32>
+  return %0 : tensor<65x16xf32>
 }
 
 // -----

@@ -99,7 +99,7 @@ static cl::opt<int64_t> matmulPanelRows(
     cl::desc("For the cpu alone: matmuls by a constant f32 weight of at most N rows, or of any "
              "number whose product no elementwise op reads, read it from column panels packed "
              "at compile time (kiln-pack-matmul-panels; -1: never)"),
-    cl::value_desc("N"), cl::init(8), cl::cat(kilnCategory));
+    cl::value_desc("N"), cl::init(64), cl::cat(kilnCategory));
 static cl::opt<bool> emulation(
     "emulation",
     cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "

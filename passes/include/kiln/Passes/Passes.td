@@ -113,7 +113,7 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
   }];
   let options = [
     Option<"panel", "panel", "int64_t", "16", "columns per panel (a multiple of 16)">,
-    Option<"maxRows", "max-rows", "int64_t", "8", "rows of lhs a matmul may have at most">,
+    Option<"maxRows", "max-rows", "int64_t", "64", "rows of lhs a matmul may have at most">,
     Option<"unfused", "unfused", "bool", "true",
            "also pack a matmul of any number of rows whose result no elementwise op reads">,
   ];
