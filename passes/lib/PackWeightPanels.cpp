@@ -146,7 +146,16 @@ struct KilnPackMatmulPanelsPass
       // reads: the GEMM register tiles take a bias add, an activation or a
       // residual add into their epilogue, which the panel kernel does not.
       bool epilogue = llvm::any_of(op->getUsers(), [](Operation *user) { return isElementwiseOp(user); });
-      if ((rows > maxRows && (!unfused || epilogue)) || k == 0 || n == 0)
+      // The panel kernel streams the weight once per index of the lhs's
+      // leading dimensions before its rows (the second-to-last), so the row
+      // rule also bounds those streams: a [197, 1, 768] lhs (torch's
+      // sequence-first attention) made 197 weight streams, ViT-B/16's
+      // projections 60x slower; ConvNeXt's [1, 7, 7, 768] (7 streams of 7
+      // rows) still gains.
+      constexpr int64_t kMaxWeightStreams = 8;
+      int64_t streams = rows / std::max<int64_t>(lhs.getDimSize(lhs.getRank() - 2), 1);
+      bool byRows = rows <= maxRows && streams <= kMaxWeightStreams;
+      if ((!byRows && (!unfused || epilogue)) || k == 0 || n == 0)
         continue;
       std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
       size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;

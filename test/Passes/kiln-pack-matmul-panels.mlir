@@ -25,11 +25,13 @@ func.func @pack(%x: tensor<1x2x3xf32>) -> tensor<1x2x20xf32> {
 
 // More than 64 rows with an elementwise op reading the product (the GEMM
 // tiles' epilogue), a weight computed at run time, a batched weight, an f16
-// weight (the cpu kernel is f32's): left as they are.
+// weight (the cpu kernel is f32's), rows spread over more than 8 indices
+// of the dimensions before the rows ([16, 1, 3]: the panel kernel would
+// stream the weight 16 times): left as they are.
 // CHECK-LABEL: func.func @unpacked
-// CHECK-COUNT-4: kiln.matmul %
+// CHECK-COUNT-5: kiln.matmul %
 // CHECK-NOT: kiln.matmul_panels
-func.func @unpacked(%x: tensor<65x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf32>, %b: tensor<2x3x16xf32>) -> (tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>) {
+func.func @unpacked(%x: tensor<65x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf32>, %b: tensor<2x3x16xf32>) -> (tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>, tensor<16x1x16xf32>) {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf32>
@@ -43,7 +45,27 @@ func.func @unpacked(%x: tensor<65x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf
                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf16>
   %z = kiln.constant dense<1.0> : tensor<1x3xf16>
   %3 = kiln.matmul %z, %h : (tensor<1x3xf16>, tensor<3x16xf16>) -> tensor<1x16xf16>
-  return %0, %1, %2, %3 : tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>
+  %s = kiln.constant dense<1.0> : tensor<16x1x3xf32>
+  %4 = kiln.matmul %s, %w : (tensor<16x1x3xf32>, tensor<3x16xf32>) -> tensor<16x1x16xf32>
+  %5 = kiln.relu %4 : tensor<16x1x16xf32>
+  return %0, %1, %2, %3, %5 : tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>, tensor<16x1x16xf32>
+}
+
+// -----
+
+// 16 rows in one dimension (at most max-rows, 64 by default) with a relu
+// reading the product: packed (the panel kernel beats the GEMM tiles below
+// 64 rows even with the epilogue as a second pass).
+// CHECK-LABEL: func.func @mid_rows
+// CHECK: kiln.matmul_panels %arg0, %{{.*}} {columns = 16 : i64} : (tensor<1x16x3xf32>, tensor<1x3x16xf32>) -> tensor<1x16x16xf32>
+// CHECK: kiln.relu
+func.func @mid_rows(%x: tensor<1x16x3xf32>) -> tensor<1x16x16xf32> {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
+                            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
+                            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf32>
+  %0 = kiln.matmul %x, %w : (tensor<1x16x3xf32>, tensor<3x16xf32>) -> tensor<1x16x16xf32>
+  %1 = kiln.relu %0 : tensor<1x16x16xf32>
+  return %1 : tensor<1x16x16xf32>
 }
 
 // -----
