@@ -651,15 +651,24 @@ static void rewritePadsAsRowCopies(func::FuncOp func, IRRewriter &rewriter) {
   }
 }
 
-/// Windowed ops tiled per window tap like depthwise convolutions: the
-/// depthwise convolution itself and NCHW max/sum pooling (sum: the average
-/// pool's numerator).
 /// Output rows of a window op's register tile (tileDepthwiseTaps).
 constexpr int64_t kTapRows = 4;
 
+/// Windowed ops tiled per window tap like depthwise convolutions: the
+/// depthwise convolution itself and NCHW max/sum pooling (sum: the average
+/// pool's numerator).
 static bool isWindowOp(Operation *op) {
   return isa<linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp,
              linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op);
+}
+
+/// A window op inside a workgroup whose accumulator fits a vector register
+/// (float, or i32 from 8-bit integer operands): the ones register-tiled per
+/// tap.
+static bool isRegisterWindow(linalg::LinalgOp op) {
+  Type result = getElementTypeOrSelf(op->getResult(0).getType());
+  return isWindowOp(op) && op->getParentOfType<scf::ForallOp>() &&
+         (isa<FloatType>(result) || result.isSignlessInteger(32));
 }
 
 static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t nr) {
@@ -671,11 +680,7 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
   // vector multiply-add of sign-extended bytes.
   SmallVector<linalg::LinalgOp> windows;
   func.walk([&](linalg::LinalgOp op) {
-    if (!isWindowOp(op))
-      return;
-    Type result = getElementTypeOrSelf(op->getResult(0).getType());
-    if (op->getParentOfType<scf::ForallOp>() &&
-        (isa<FloatType>(result) || result.isSignlessInteger(32)))
+    if (isRegisterWindow(op))
       windows.push_back(op);
   });
   for (linalg::LinalgOp op : windows) {
@@ -795,14 +800,6 @@ static bool isRowReduction(linalg::GenericOp op, int64_t nr) {
   return hasVectorizableBody(op);
 }
 
-/// Row reductions along the contiguous innermost dimension, by rows: left
-/// to LLVM, each row was a scalar loop (with softmax, a scalar polynomial
-/// exponential per element: a BERT encoder's softmax over 4 x 128 x 128
-/// scores took 0.32 ms, 1 GFLOP/s). Each row is instead reduced into `nr`
-/// partial values, lane i taking elements i, i + nr, ... (one vector op per
-/// `nr` elements; the partial sums start from the combiner's identity),
-/// and the partial values into the row's result once, at its end. (The
-/// order of a sum changes: results move within rounding.)
 /// A `linalg.reduce` over the trailing dimensions of its input (a global
 /// average pool: the mean over H and W) becomes a generic over one trailing
 /// dimension (H * W, the input collapsed), which tileRowReductions takes:
@@ -851,6 +848,14 @@ static void collapseTrailingReductions(func::FuncOp func, IRRewriter &rewriter) 
   }
 }
 
+/// Row reductions along the contiguous innermost dimension, by rows: left
+/// to LLVM, each row was a scalar loop (with softmax, a scalar polynomial
+/// exponential per element: a BERT encoder's softmax over 4 x 128 x 128
+/// scores took 0.32 ms, 1 GFLOP/s). Each row is instead reduced into `nr`
+/// partial values, lane i taking elements i, i + nr, ... (one vector op per
+/// `nr` elements; the partial sums start from the combiner's identity),
+/// and the partial values into the row's result once, at its end. (The
+/// order of a sum changes: results move within rounding.)
 static void tileRowReductions(func::FuncOp func, IRRewriter &rewriter, int64_t nr) {
   SmallVector<linalg::GenericOp> reductions;
   func.walk([&](linalg::GenericOp op) {
@@ -1111,10 +1116,7 @@ static bool fuseWindowEpilogues(func::FuncOp func, IRRewriter &rewriter, int64_t
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<linalg::LinalgOp> windows;
   func.walk([&](linalg::LinalgOp op) {
-    Type result = getElementTypeOrSelf(op->getResult(0).getType());
-    if (isWindowOp(op) && op->getParentOfType<scf::ForallOp>() &&
-        !op->getParentOfType<scf::ForOp>() && hasStaticShapes(op) &&
-        (isa<FloatType>(result) || result.isSignlessInteger(32)))
+    if (isRegisterWindow(op) && !op->getParentOfType<scf::ForOp>() && hasStaticShapes(op))
       windows.push_back(op);
   });
   bool any = false;
