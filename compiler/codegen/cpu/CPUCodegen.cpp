@@ -54,6 +54,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   pm.addPass(createCanonicalizerPass());
   KilnCPUDistributeOptions distribute;
   distribute.targetWorkgroups = options.workgroups;
+  distribute.columnGranule = std::max(options.vectorWidth, options.wideColumns);
   pm.addNestedPass<func::FuncOp>(createKilnCPUDistribute(distribute));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

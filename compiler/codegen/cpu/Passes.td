@@ -20,12 +20,20 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
     becomes a single-use epilogue of the product before it), then tiles the
     last op along its outer parallel dimensions into an `scf.forall` (one
     iteration per workgroup) and fuses every producer into the tile, so each
-    workgroup computes its part of the whole fused chain. Records the
-    workgroup count as `kiln.workgroup_count`.
+    workgroup computes its part of the whole fused chain. A GEMM whose last
+    op is its matrix (the contraction or an elementwise epilogue, no im2col
+    gather) gets the largest row and column tiles that still make
+    min(8, target) workgroups: a workgroup of r rows and c columns reads
+    r x K and K x c of the operands, so fewer, squarer workgroups read less
+    (columns in multiples of `column-granule` when that divides them).
+    Records the workgroup count as `kiln.workgroup_count`.
   }];
   let options = [
     Option<"targetWorkgroups", "target-workgroups", "int64_t", "64",
-           "workgroups to aim for (more than threads, for load balance)">
+           "workgroups to aim for (more than threads, for load balance)">,
+    Option<"columnGranule", "column-granule", "int64_t", "16",
+           "columns of a GEMM workgroup are a multiple of this when it divides the matrix's "
+           "(the widest register tile's columns)">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
 }

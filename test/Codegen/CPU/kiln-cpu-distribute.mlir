@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-cpu-distribute --canonicalize | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-cpu-distribute=target-workgroups=4 --canonicalize | FileCheck %s --check-prefix=FOUR
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-cpu-distribute=column-granule=32 --canonicalize | FileCheck %s --check-prefix=WIDE
 //
 // The pipeline canonicalizes after distribution (the untiled originals are
 // then dead); so does this test, so that "fused" means "only inside the
@@ -15,6 +16,9 @@
 // the image dimension is split first, by whole output rows; when that gives
 // fewer than min(16, target) workgroups, the other parallel dims make up the
 // rest.
+// A GEMM (no gather) whose last op is its matrix (the contraction or an
+// elementwise epilogue) is tiled instead by the operands its workgroups read:
+// see @matmul.
 
 // Elementwise add + relu on 256x256 = 65536 points: 4 workgroups. Dim 0
 // (granule 16) gets 4 parts: tile 64. The add feeds only the relu: the two
@@ -83,15 +87,17 @@ func.func @three_dims(%a: tensor<4x512x512xf32>) -> tensor<4x512x512xf32> attrib
 
 // -----
 
-// A matmul is tiled along M and N only (K is a reduction): 256^3 points, 64
-// workgroups. Which of M and N is split first is a heuristic (it has
-// changed); what holds is that both tiles are multiples of the 16-wide
-// granule that divide 256 and that there are 64 of them: 16 x 64, 32 x 32 or
-// 64 x 16. The fill of the accumulator is fused into each workgroup.
+// A GEMM whose result is a matrix is tiled by what its workgroups read: r
+// rows and c columns read r x K and K x c, so the dispatch reads
+// M N K (1/r + 1/c); the tiles are the largest (lowest sum) that still give
+// min(8, target) workgroups, each a multiple of 16 dividing its dimension
+// (columns: of column-granule when that divides N). 256^3: 8 workgroups of
+// 64 x 128 (128 x 64 is as good; wider column tiles are tried first). The
+// fill of the accumulator is fused into each workgroup.
 // CHECK-LABEL: func @matmul
-// CHECK-SAME: kiln.workgroup_count = 64 : i64
+// CHECK-SAME: kiln.workgroup_count = 8 : i64
 // CHECK-NOT: linalg.fill
-// CHECK: scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (256, 256) step ({{16, 64|32, 32|64, 16}})
+// CHECK: scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (256, 256) step (64, 128)
 // CHECK-DAG: tensor.extract_slice %arg0[%[[I]], 0] {{\[}}[[#TM:]], 256] [1, 1]
 // CHECK-DAG: tensor.extract_slice %arg1[0, %[[J]]] [256, [[#TN:]]] [1, 1]
 // CHECK: %[[F:.*]] = linalg.fill {{.*}} outs(%{{.*}} : tensor<[[#TM]]x[[#TN]]xf32>)
@@ -103,6 +109,55 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A linear layer of 197 tokens (ViT-B/16's MLP) with its bias: the consumer
+// is the elementwise add, a [197, 768] matrix. 197 is prime, so the rows
+// stay whole and the columns give the workgroups: 8 of 96 (4 of 192 would
+// be too few; 12 of 64 read the activations 12 times). With 32-column
+// register tiles (column-granule=32) too, since 32 divides 768.
+// CHECK-LABEL: func @linear_prime_rows
+// CHECK-SAME: kiln.workgroup_count = 8 : i64
+// CHECK: scf.forall (%[[J:.*]]) = (0) to (768) step (96)
+// CHECK: linalg.matmul {{.*}} -> tensor<197x96xf32>
+// CHECK: linalg.generic
+// CHECK: scf.forall.in_parallel
+// WIDE-LABEL: func @linear_prime_rows
+// WIDE: scf.forall (%{{.*}}) = (0) to (768) step (96)
+func.func @linear_prime_rows(%a: tensor<197x64xf32>, %b: tensor<64x768xf32>, %bias: tensor<768xf32>) -> tensor<197x768xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<197x768xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<197x768xf32>) -> tensor<197x768xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<197x64xf32>, tensor<64x768xf32>) outs(%f : tensor<197x768xf32>) -> tensor<197x768xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%0, %bias : tensor<197x768xf32>, tensor<768xf32>) outs(%e : tensor<197x768xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<197x768xf32>
+  return %1 : tensor<197x768xf32>
+}
+
+// -----
+
+// Column tiles are multiples of column-granule when it divides N: N = 1120
+// (32 x 35) by 64 rows, at least 8 workgroups. In 16s the lowest sum is
+// 64 x 112 (10 workgroups; 112 = 3 x 32 + 16, whose last 16 columns take a
+// narrower register tile). In 32s the column candidates are 32, 160, 224,
+// 1120: 64 x 32 (35 workgroups) reads more than 32 x 224 (10), so the rows
+// are split too.
+// CHECK-LABEL: func @column_granule
+// CHECK: scf.forall (%{{.*}}) = (0) to (1120) step (112)
+// WIDE-LABEL: func @column_granule
+// WIDE-SAME: kiln.workgroup_count = 10 : i64
+// WIDE: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 1120) step (32, 224)
+func.func @column_granule(%a: tensor<64x64xf32>, %b: tensor<64x1120xf32>) -> tensor<64x1120xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x1120xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x1120xf32>) -> tensor<64x1120xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x1120xf32>) outs(%f : tensor<64x1120xf32>) -> tensor<64x1120xf32>
+  return %0 : tensor<64x1120xf32>
 }
 
 // -----
