@@ -38,6 +38,9 @@ struct PanelKernel {
   Value lhs, weights, out;
   Type elem;
   int64_t panel;
+  /// The constant the result was filled with just before the product (its
+  /// accumulators start from it instead of reading the result), or null.
+  Value init;
 
   VectorType floats() const { return VectorType::get({kLanes}, elem); }
 
@@ -58,9 +61,10 @@ struct PanelKernel {
       panels.push_back(arith::DivUIOp::create(b, columns.back(), indexConst(b, panel)));
       inPanel.push_back(arith::RemUIOp::create(b, columns.back(), indexConst(b, panel)));
     }
+    Value splat = init ? vector::BroadcastOp::create(b, floats(), init).getResult() : Value();
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < vectors; ++v)
-        acc.push_back(read(b, out, {rowIdx[r], columns[v]}, inBounds));
+        acc.push_back(splat ? splat : read(b, out, {rowIdx[r], columns[v]}, inBounds));
     Value k = memref::DimOp::create(b, lhs, 1);
     auto kLoop = loop(b, indexConst(b, 0), k, 1, acc,
                       [&](ImplicitLocOpBuilder &kb, Value kk, ValueRange carried) {
@@ -96,6 +100,25 @@ struct PanelKernel {
   }
 };
 
+/// The linalg.fill of a constant into exactly `op`'s result buffer that
+/// comes before `op` in its block with nothing in between touching that
+/// buffer, or null. The kernel writes every element of the result, so such a
+/// fill only gives the accumulators their first value: a logits matrix of
+/// 128 x 32000 was written by the fill, then read and written by the kernel.
+linalg::FillOp fillBefore(linalg::GenericOp op) {
+  Value out = op.getDpsInits()[0];
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev);
+        fill && fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == out)
+      return matchPattern(fill.getInputs()[0], m_Constant()) ? fill : linalg::FillOp();
+    bool touches = llvm::any_of(prev->getOperands(), [&](Value v) { return v == out; }) ||
+                   prev->getNumRegions() != 0;
+    if (touches)
+      return {};
+  }
+  return {};
+}
+
 LogicalResult lowerPanelMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t rows,
                                int64_t vectors) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
@@ -114,6 +137,10 @@ LogicalResult lowerPanelMatmul(RewriterBase &rewriter, linalg::GenericOp op, int
            << kernel.panel << " columns are not a multiple of 16";
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   b.setInsertionPoint(op);
+  if (linalg::FillOp fill = fillBefore(op)) {
+    kernel.init = fill.getInputs()[0];
+    rewriter.eraseOp(fill);
+  }
   Value zero = indexConst(b, 0);
   Value n = memref::DimOp::create(b, kernel.out, 1);
   Value nWide = fullEnd(b, zero, n, kLanes * vectors);

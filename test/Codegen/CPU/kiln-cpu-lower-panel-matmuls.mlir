@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --kiln-cpu-lower-panel-matmuls --canonicalize | FileCheck %s
-// RUN: kiln-opt %s --kiln-cpu-lower-panel-matmuls="rows=2 vectors=2" --canonicalize | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-lower-panel-matmuls --canonicalize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-lower-panel-matmuls="rows=2 vectors=2" --canonicalize | FileCheck %s --check-prefix=AVX2
 
 // The generic of a kiln.matmul_panels after bufferization: 5 rows, K = 8,
 // N = 90 columns in 6 panels of 16 (the last with 6 columns of padding).
@@ -44,6 +44,61 @@
 func.func @panel_kernel(%x: memref<5x8xf32>, %w: memref<6x8x16xf32>, %out: memref<5x90xf32>) {
   linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<5x8xf32>, memref<6x8x16xf32>) outs(%out : memref<5x90xf32>) attrs = {kiln.panel_matmul} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The result is filled with zero just before the product (the workgroup's
+// accumulator): the fill is dropped and the accumulators start from the
+// constant instead of reading the result, which the kernel writes whole.
+// CHECK-LABEL: func @filled_result
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NOT: vector.transfer_read %arg2
+// CHECK: scf.for {{.*}} iter_args({{.*}} = %[[ZERO]]
+// CHECK-NOT: vector.transfer_read %arg2
+// CHECK: vector.transfer_write
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#wp = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @filled_result(%x: memref<4x8xf32>, %w: memref<4x8x16xf32>, %out: memref<4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<4x64xf32>)
+  linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x8xf32>, memref<4x8x16xf32>) outs(%out : memref<4x64xf32>) attrs = {kiln.panel_matmul} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A write to the result between the fill and the product: the fill stays,
+// and the kernel reads the result.
+// CHECK-LABEL: func @written_between
+// CHECK: linalg.fill
+// CHECK: memref.store
+// CHECK: vector.transfer_read %arg2
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#wp = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @written_between(%x: memref<4x8xf32>, %w: memref<4x8x16xf32>, %out: memref<4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%zero : f32) outs(%out : memref<4x64xf32>)
+  memref.store %one, %out[%c0, %c0] : memref<4x64xf32>
+  linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x8xf32>, memref<4x8x16xf32>) outs(%out : memref<4x64xf32>) attrs = {kiln.panel_matmul} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
