@@ -520,6 +520,10 @@ LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
   // packs, the same in every bucket.
   if (buckets.size() > 1)
     options.matmulPanelRows = 0;
+  // Float weight panels as wide as the widest register tile (AVX-512: 32
+  // columns), so that a GEMM tile of a many-row product reads one panel.
+  if (options.matmulPanel > 0)
+    options.matmulPanel = std::max<int64_t>(options.matmulPanel, options.cpu.wideColumns);
   auto dump = [&](StringRef stage, Operation *ir) {
     if (options.dumpStage)
       options.dumpStage(stage, ir);

@@ -9,6 +9,7 @@
 
 #include "codegen/cpu/IntegerDot.h"
 #include "codegen/cpu/Passes.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -1841,6 +1842,60 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
   return success();
 }
 
+/// A workgroup of a float product by weights in column panels
+/// (kiln.matmul_panels: `out[m, n] += lhs[m, k] * w[n / P, k, n mod P]`)
+/// with at least `minRows` rows becomes one matmul per panel, each reading
+/// its panel `[K, P]` as an ordinary right-hand side: the GEMM register
+/// tiles then take it (an 8 x 32 tile per 32-column panel on AVX-512), and
+/// since the panel is already one contiguous run through K, it is not copied
+/// at run time. Fewer rows keep the panel kernel
+/// (kiln-cpu-lower-panel-matmuls), bound by streaming the weights.
+/// Workgroups start at a panel (kiln-cpu-distribute tiles in whole panels),
+/// so every panel loop step is one whole panel.
+static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t minRows) {
+  SmallVector<linalg::GenericOp> panels;
+  func.walk([&](linalg::GenericOp op) {
+    if (!op->hasAttr(kPanelMatmulAttr) || !op.hasPureTensorSemantics() || !hasStaticShapes(op) ||
+        op.getNumDpsInputs() != 2 || !op->getParentOfType<scf::ForallOp>())
+      return;
+    auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+    auto out = cast<RankedTensorType>(op.getDpsInits()[0].getType());
+    if (weights.getRank() != 3 || out.getRank() != 2 || out.getDimSize(0) < minRows ||
+        out.getDimSize(1) % weights.getDimSize(2) != 0)
+      return;
+    panels.push_back(op);
+  });
+  for (linalg::GenericOp op : panels) {
+    int64_t panel = cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getDimSize(2);
+    int64_t k = cast<RankedTensorType>(op.getDpsInputs()[0].getType()).getDimSize(1);
+    rewriter.setInsertionPoint(op);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), {0, panel, 0}));
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled) || tiled->tiledOps.size() != 1)
+      continue;
+    rewriter.replaceOp(op, tiled->replacements);
+    auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+    auto slice = tile.getDpsInputs()[1].getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      continue;
+    // The tile's panel: `[1, K, P]` from (n / P, 0, n mod P), n mod P = 0.
+    rewriter.setInsertionPoint(tile);
+    Location loc = tile.getLoc();
+    OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+    auto panelType = RankedTensorType::get({k, panel}, getElementTypeOrSelf(slice.getType()));
+    Value weights = tensor::ExtractSliceOp::create(
+        rewriter, loc, panelType, slice.getSource(),
+        ArrayRef<OpFoldResult>{slice.getMixedOffsets()[0], zero, zero},
+        ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(k), rewriter.getIndexAttr(panel)},
+        ArrayRef<OpFoldResult>{one, one, one});
+    auto matmul = linalg::MatmulOp::create(rewriter, loc, ValueRange{tile.getDpsInputs()[0], weights},
+                                           ValueRange{tile.getDpsInits()[0]});
+    rewriter.replaceOp(tile, matmul->getResults());
+  }
+}
+
 struct KilnCPUVectorizeGemmPass
     : kiln::impl::KilnCPUVectorizeGemmBase<KilnCPUVectorizeGemmPass> {
   using KilnCPUVectorizeGemmBase::KilnCPUVectorizeGemmBase;
@@ -1855,8 +1910,10 @@ struct KilnCPUVectorizeGemmPass
       return signalPassFailure();
     }
     RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes, wideMr, wideNr};
-    SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     IRRewriter rewriter(ctx);
+    if (panelGemmRows > 0)
+      panelsToMatmuls(func, rewriter, panelGemmRows);
+    SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     rewriteIm2ColGathers(func, rewriter);
     if (fuseEpilogueTiles && fuseWindowEpilogues(func, rewriter, nr) &&
         failed(makeTilesStatic(func, rewriter)))

@@ -100,6 +100,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
            "rows of the wide register tile (0: none), for contractions of 16-bit or wider "
            "operands with at least wide-nr columns and mr rows">,
     Option<"wideNr", "wide-nr", "int64_t", "0", "columns of the wide register tile">,
+    Option<"panelGemmRows", "panel-gemm-rows", "int64_t", "16",
+           "a product by weights in column panels (kiln.matmul_panels) with at least this many "
+           "rows in a workgroup becomes one matmul per panel, register-tiled like any GEMM "
+           "(0: never; fewer rows keep the panel kernel)">,
     Option<"kcCache", "kc-cache", "int64_t", "256",
            "reduction block kept in cache (0: no cache blocking)">,
     Option<"fuseEpilogueTiles", "fuse-epilogues", "bool", "true",

@@ -1,0 +1,45 @@
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32 panel-gemm-rows=0" | FileCheck %s --check-prefix=KERNEL
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32 panel-gemm-rows=64" | FileCheck %s --check-prefix=KERNEL
+
+// A workgroup of a product by weights in column panels of 32 (the generic of
+// kiln.matmul_panels: out[m, n] += x[m, k] * w[n / 32, k, n mod 32]), 32
+// rows by 64 columns: one matmul per panel, each reading its panel [16, 32]
+// (a slice of w at (panel, 0, 0)) as its right-hand side, register-tiled
+// 8 x 32 with no run-time copy of the weights. With panel-gemm-rows=0, or
+// more rows required than the workgroup has, the generic stays for the
+// panel kernel (kiln-cpu-lower-panel-matmuls).
+// CHECK-LABEL: func @panels
+// CHECK: scf.forall
+// CHECK: scf.for %[[N:.*]] = %c0 to %c64 step %c32
+// CHECK: %[[P:.*]] = affine.apply #{{.*}}(%[[N]])
+// CHECK: %[[W:.*]] = tensor.extract_slice %arg1[%[[P]], 0, 0] [1, 16, 32] [1, 1, 1] : tensor<2x16x32xf32> to tensor<16x32xf32>
+// CHECK-NOT: tensor.empty() : tensor<16x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
+// CHECK: tensor.extract_slice %[[W]][%{{.*}}, 0] [4, 32] [1, 1]
+// CHECK-NOT: kiln.panel_matmul
+// KERNEL-LABEL: func @panels
+// KERNEL: linalg.generic
+// KERNEL-SAME: kiln.panel_matmul
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#wp = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @panels(%x: tensor<32x16xf32>, %w: tensor<2x16x32xf32>) -> tensor<32x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xf32>
+  %r = scf.forall (%i) in (1) shared_outs(%o = %e) -> (tensor<32x64xf32>) {
+    %f = linalg.fill ins(%cst : f32) outs(%o : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %g = linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<32x16xf32>, tensor<2x16x32xf32>) outs(%f : tensor<32x64xf32>) attrs = {kiln.panel_matmul} {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<32x64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %g into %o[0, 0] [32, 64] [1, 1] : tensor<32x64xf32> into tensor<32x64xf32>
+    }
+  }
+  return %r : tensor<32x64xf32>
+}
