@@ -32,6 +32,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <chrono>
 #include <mutex>
 
@@ -96,10 +97,10 @@ static cl::list<std::string> winogradExclude(
     cl::CommaSeparated, cl::value_desc("NAME,..."), cl::cat(kilnCategory));
 static cl::opt<int64_t> matmulPanelRows(
     "matmul-panel-rows",
-    cl::desc("For the cpu alone: matmuls by a constant f32 weight of at most N rows, or of any "
-             "number whose product no elementwise op reads, read it from column panels packed "
-             "at compile time (kiln-pack-matmul-panels; -1: never)"),
-    cl::value_desc("N"), cl::init(64), cl::cat(kilnCategory));
+    cl::desc("For the cpu alone: matmuls by a constant f32 weight of at most N rows (default: "
+             "any number), or of any number whose product no elementwise op reads, read it from "
+             "column panels packed at compile time (kiln-pack-matmul-panels; -1: never)"),
+    cl::value_desc("N"), cl::init(std::numeric_limits<int64_t>::max()), cl::cat(kilnCategory));
 static cl::opt<bool> emulation(
     "emulation",
     cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "

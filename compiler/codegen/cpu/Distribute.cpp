@@ -153,6 +153,10 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
 /// threads as they free up).
 constexpr int64_t kMinGemmWorkgroups = 8;
 
+/// Rows from which a product by weights in panels takes the GEMM register
+/// tiles (kiln-cpu-vectorize-gemm's default panel-gemm-rows).
+constexpr int64_t kMinPanelGemmRows = 16;
+
 /// Workgroup tiles of a GEMM dispatch whose result is a matrix (every
 /// parallel loop but the last two of extent 1), or nothing for any other.
 /// A workgroup of r rows and c columns reads r x K of the left-hand side and
@@ -168,7 +172,7 @@ constexpr int64_t kMinGemmWorkgroups = 8;
 /// 8 workgroups of 96 columns.
 static std::optional<SmallVector<int64_t>>
 chooseGemmTiles(ArrayRef<int64_t> bounds, ArrayRef<utils::IteratorType> iterators,
-                int64_t columnGranule, int64_t minCount, int64_t maxCount) {
+                int64_t columnGranule, bool exactGranule, int64_t minCount, int64_t maxCount) {
   SmallVector<unsigned> parallel;
   for (auto [i, it] : llvm::enumerate(iterators))
     if (it == utils::IteratorType::parallel)
@@ -187,8 +191,12 @@ chooseGemmTiles(ArrayRef<int64_t> bounds, ArrayRef<utils::IteratorType> iterator
     return sizes;
   };
   SmallVector<int64_t> rowTiles = candidates(rows, 16);
+  // (Weights in panels are tiled in whole panels: an N that is not a
+  // multiple of the panel stays whole.)
   SmallVector<int64_t> columnTiles =
-      candidates(columns, columnGranule > 0 && columns % columnGranule == 0 ? columnGranule : 16);
+      columnGranule > 0 && columns % columnGranule == 0 ? candidates(columns, columnGranule)
+      : exactGranule                                    ? SmallVector<int64_t>{columns}
+                                                        : candidates(columns, 16);
   int64_t most = 0;
   for (int64_t r : rowTiles)
     for (int64_t c : columnTiles)
@@ -309,9 +317,25 @@ struct KilnCPUDistributePass
           llvm::all_of(consumer.getLoopIteratorTypes(),
                        [](utils::IteratorType it) { return it == utils::IteratorType::parallel; });
       bool gathers = !llvm::all_of(tileable, [](bool t) { return t; });
+      // Products by weights in panels: the same when they have the rows of
+      // a GEMM (kiln-cpu-vectorize-gemm's panel-gemm-rows: they take its
+      // register tiles), not for the few-row panel kernel, bound by
+      // streaming the weights.
+      int64_t rows = 1;
+      {
+        SmallVector<utils::IteratorType> iterators = consumer.getLoopIteratorTypes();
+        SmallVector<unsigned> parallel;
+        for (auto [i, it] : llvm::enumerate(iterators))
+          if (it == utils::IteratorType::parallel)
+            parallel.push_back(i);
+        if (!parallel.empty())
+          for (unsigned d : ArrayRef(parallel).drop_back())
+            rows *= bounds[d];
+      }
       std::optional<SmallVector<int64_t>> gemmTiles;
-      if (isGemm && !panel && !gathers && matrixConsumer)
-        gemmTiles = chooseGemmTiles(bounds, consumer.getLoopIteratorTypes(), columnGranule,
+      if (isGemm && !gathers && matrixConsumer && (!panel || rows >= kMinPanelGemmRows))
+        gemmTiles = chooseGemmTiles(bounds, consumer.getLoopIteratorTypes(),
+                                    panel ? panel : columnGranule, panel != 0,
                                     std::min(kMinGemmWorkgroups, target), targetWorkgroups);
       if (gemmTiles)
         tiles = *gemmTiles;

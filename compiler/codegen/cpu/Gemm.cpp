@@ -1029,14 +1029,26 @@ static void commitEpilogueTile(RewriterBase &rewriter, ArrayRef<linalg::GenericO
 /// 45% of a 1x1 convolution with 64 input channels. The contractions it
 /// tiles leave `contractions` (tileContractions tiles the rest); returns
 /// whether it tiled any.
+/// Marks the loops over weight panels of panelsToMatmuls (each step one
+/// panel's whole product, not a block of its reduction).
+constexpr StringLiteral kPanelLoopAttr = "kiln.panel_loop";
+
+/// Whether `op` is inside a loop of the workgroup other than a panel loop:
+/// a block of a cache-blocked reduction (blockReductions).
+static bool inReductionBlock(Operation *op) {
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop; loop = loop->getParentOfType<scf::ForOp>())
+    if (!loop->hasAttr(kPanelLoopAttr))
+      return true;
+  return false;
+}
+
 static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRewriter &rewriter,
                           const RegisterTile &base) {
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<linalg::LinalgOp> rest;
   for (linalg::LinalgOp op : contractions) {
     rest.push_back(op);
-    if (!op->getParentOfType<scf::ForallOp>() || !hasStaticShapes(op) ||
-        op->getParentOfType<scf::ForOp>())
+    if (!op->getParentOfType<scf::ForallOp>() || !hasStaticShapes(op) || inReductionBlock(op))
       continue;
     SmallVector<linalg::GenericOp> chain = epilogueChainOf(op);
     linalg::GenericOp epilogue = chain.empty() ? linalg::GenericOp() : chain.back();
@@ -1842,17 +1854,24 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
   return success();
 }
 
+/// Marks the panel products panelsToMatmuls tiles by panel.
+constexpr StringLiteral kPanelGemmAttr = "kiln.panel_gemm";
+
 /// A workgroup of a float product by weights in column panels
 /// (kiln.matmul_panels: `out[m, n] += lhs[m, k] * w[n / P, k, n mod P]`)
 /// with at least `minRows` rows becomes one matmul per panel, each reading
 /// its panel `[K, P]` as an ordinary right-hand side: the GEMM register
 /// tiles then take it (an 8 x 32 tile per 32-column panel on AVX-512), and
 /// since the panel is already one contiguous run through K, it is not copied
-/// at run time. Fewer rows keep the panel kernel
+/// at run time. The product is tiled by panel together with its
+/// accumulator's initial value and the elementwise chain that alone reads it
+/// (bias, activation, residual), so that each panel's matmul keeps its
+/// epilogue (fuseEpilogues). Fewer rows keep the panel kernel
 /// (kiln-cpu-lower-panel-matmuls), bound by streaming the weights.
 /// Workgroups start at a panel (kiln-cpu-distribute tiles in whole panels),
 /// so every panel loop step is one whole panel.
-static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t minRows) {
+static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t minRows,
+                            const RegisterTile &t) {
   SmallVector<linalg::GenericOp> panels;
   func.walk([&](linalg::GenericOp op) {
     if (!op->hasAttr(kPanelMatmulAttr) || !op.hasPureTensorSemantics() || !hasStaticShapes(op) ||
@@ -1867,27 +1886,72 @@ static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t min
   });
   for (linalg::GenericOp op : panels) {
     int64_t panel = cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getDimSize(2);
+    op->setAttr(kPanelGemmAttr, rewriter.getUnitAttr());
+    // A long reduction is cache-blocked first (as blockReductions does for
+    // other contractions), outside the panel loop: each block of the
+    // left-hand side (rows x block) stays in L2 while every panel of the
+    // workgroup reads it (panels outside would stream all of it per panel).
+    // Such a product keeps its epilogue as a separate pass.
     int64_t k = cast<RankedTensorType>(op.getDpsInputs()[0].getType()).getDimSize(1);
+    if (int64_t block = chooseCacheBlock(k, t.kcCache, t.kc)) {
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), {0, 0, block}));
+      FailureOr<scf::SCFTilingResult> blocked =
+          scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(blocked) || blocked->tiledOps.size() != 1)
+        continue;
+      rewriter.replaceOp(op, blocked->replacements);
+      op = cast<linalg::GenericOp>(blocked->tiledOps.front());
+    }
+    // (A workgroup of one panel needs no panel loop.)
+    if (cast<RankedTensorType>(op.getDpsInits()[0].getType()).getDimSize(1) == panel)
+      continue;
+    SmallVector<linalg::GenericOp> chain = epilogueChainOf(op);
+    if (!chain.empty() && chain.back().getNumLoops() == 2) {
+      Operation *init = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+      FailureOr<scf::SCFTileAndFuseResult> tiled =
+          tileEpilogueChain(rewriter, chain, op, init, {0, panel});
+      if (succeeded(tiled)) {
+        for (LoopLikeOpInterface loop : tiled->loops)
+          loop->setAttr(kPanelLoopAttr, rewriter.getUnitAttr());
+        commitEpilogueTile(rewriter, chain, op, init, *tiled);
+        continue;
+      }
+    }
     rewriter.setInsertionPoint(op);
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), {0, panel, 0}));
     FailureOr<scf::SCFTilingResult> tiled =
         scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (failed(tiled) || tiled->tiledOps.size() != 1)
+    if (failed(tiled))
       continue;
+    for (LoopLikeOpInterface loop : tiled->loops)
+      loop->setAttr(kPanelLoopAttr, rewriter.getUnitAttr());
     rewriter.replaceOp(op, tiled->replacements);
-    auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  }
+  // Each panel's product reads its panel (or a block of its rows), `[1, K,
+  // P]` from (n / P, k0, n mod P) with n mod P = 0, as a `[K, P]` matrix.
+  SmallVector<linalg::GenericOp> tiles;
+  func.walk([&](linalg::GenericOp op) {
+    if (op->hasAttr(kPanelGemmAttr))
+      tiles.push_back(op);
+  });
+  for (linalg::GenericOp tile : tiles) {
     auto slice = tile.getDpsInputs()[1].getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice)
+    auto sliceType = cast<RankedTensorType>(tile.getDpsInputs()[1].getType());
+    auto out = cast<RankedTensorType>(tile.getDpsInits()[0].getType());
+    if (!slice || sliceType.getDimSize(0) != 1 || out.getDimSize(1) != sliceType.getDimSize(2)) {
+      tile->removeAttr(kPanelGemmAttr); // (left to the panel kernel)
       continue;
-    // The tile's panel: `[1, K, P]` from (n / P, 0, n mod P), n mod P = 0.
+    }
+    int64_t k = sliceType.getDimSize(1), panel = sliceType.getDimSize(2);
     rewriter.setInsertionPoint(tile);
     Location loc = tile.getLoc();
-    OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
-    auto panelType = RankedTensorType::get({k, panel}, getElementTypeOrSelf(slice.getType()));
+    OpFoldResult one = rewriter.getIndexAttr(1);
+    auto panelType = RankedTensorType::get({k, panel}, sliceType.getElementType());
     Value weights = tensor::ExtractSliceOp::create(
-        rewriter, loc, panelType, slice.getSource(),
-        ArrayRef<OpFoldResult>{slice.getMixedOffsets()[0], zero, zero},
+        rewriter, loc, panelType, slice.getSource(), slice.getMixedOffsets(),
         ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(k), rewriter.getIndexAttr(panel)},
         ArrayRef<OpFoldResult>{one, one, one});
     auto matmul = linalg::MatmulOp::create(rewriter, loc, ValueRange{tile.getDpsInputs()[0], weights},
@@ -1912,7 +1976,7 @@ struct KilnCPUVectorizeGemmPass
     RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes, wideMr, wideNr};
     IRRewriter rewriter(ctx);
     if (panelGemmRows > 0)
-      panelsToMatmuls(func, rewriter, panelGemmRows);
+      panelsToMatmuls(func, rewriter, panelGemmRows, tile);
     SmallVector<linalg::LinalgOp> contractions = registerContractions(func);
     rewriteIm2ColGathers(func, rewriter);
     if (fuseEpilogueTiles && fuseWindowEpilogues(func, rewriter, nr) &&
@@ -1946,6 +2010,7 @@ struct KilnCPUVectorizeGemmPass
     func.walk([](Operation *op) {
       op->removeAttr(kFusedTileAttr);
       op->removeAttr(kRowReductionAttr);
+      op->removeAttr(kPanelLoopAttr);
     });
   }
 };

@@ -13,7 +13,7 @@
 // CHECK: scf.forall
 // CHECK: scf.for %[[N:.*]] = %c0 to %c64 step %c32
 // CHECK: %[[P:.*]] = affine.apply #{{.*}}(%[[N]])
-// CHECK: %[[W:.*]] = tensor.extract_slice %arg1[%[[P]], 0, 0] [1, 16, 32] [1, 1, 1] : tensor<2x16x32xf32> to tensor<16x32xf32>
+// CHECK: %[[W:.*]] = tensor.extract_slice %arg1[%[[P]], 0, %{{.*}}] [1, 16, 32] [1, 1, 1] : tensor<2x16x32xf32> to tensor<16x32xf32>
 // CHECK-NOT: tensor.empty() : tensor<16x32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
 // CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
@@ -32,6 +32,82 @@ func.func @panels(%x: tensor<32x16xf32>, %w: tensor<2x16x32xf32>) -> tensor<32x6
     %f = linalg.fill ins(%cst : f32) outs(%o : tensor<32x64xf32>) -> tensor<32x64xf32>
     %g = linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
         ins(%x, %w : tensor<32x16xf32>, tensor<2x16x32xf32>) outs(%f : tensor<32x64xf32>) attrs = {kiln.panel_matmul} {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<32x64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %g into %o[0, 0] [32, 64] [1, 1] : tensor<32x64xf32> into tensor<32x64xf32>
+    }
+  }
+  return %r : tensor<32x64xf32>
+}
+
+// -----
+
+// With a bias add reading the product alone: each panel's matmul is tiled
+// with the add and the fill of its accumulator, and then takes the add as
+// its register tile's epilogue (one 8 x 32 tile: fill, k loop and add in
+// registers, one store).
+// CHECK-LABEL: func @panels_epilogue
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
+// CHECK: arith.addf %{{.*}} : vector<8x32xf32>
+// CHECK-NEXT: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK-NOT: linalg.generic
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#wp = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @panels_epilogue(%x: tensor<32x16xf32>, %w: tensor<2x16x32xf32>, %bias: tensor<64xf32>) -> tensor<32x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xf32>
+  %r = scf.forall (%i) in (1) shared_outs(%o = %e) -> (tensor<32x64xf32>) {
+    %f = linalg.fill ins(%cst : f32) outs(%o : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %g = linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<32x16xf32>, tensor<2x16x32xf32>) outs(%f : tensor<32x64xf32>) attrs = {kiln.panel_matmul} {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<32x64xf32>
+    %h = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g, %bias : tensor<32x64xf32>, tensor<64xf32>) outs(%o : tensor<32x64xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    } -> tensor<32x64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %h into %o[0, 0] [32, 64] [1, 1] : tensor<32x64xf32> into tensor<32x64xf32>
+    }
+  }
+  return %r : tensor<32x64xf32>
+}
+
+// -----
+
+// A reduction longer than the cache block (kc-cache, 256): blocked first,
+// outside the panel loop, so that each block of x stays in cache while both
+// panels read it; the blocks of a panel's weights are [256, 32] slices.
+// CHECK-LABEL: func @panels_blocked
+// CHECK: scf.for %[[K:.*]] = %c0 to %c512 step %c256
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[0, %[[K]], 0] [2, 256, 32] [1, 1, 1]
+// CHECK: scf.for %[[N:.*]] = %c0 to %c64 step %c32
+// CHECK: tensor.extract_slice %[[BLOCK]][%{{.*}}, 0, %{{.*}}] [1, 256, 32] [1, 1, 1] : tensor<2x256x32xf32> to tensor<256x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#wp = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @panels_blocked(%x: tensor<32x512xf32>, %w: tensor<2x512x32xf32>) -> tensor<32x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xf32>
+  %r = scf.forall (%i) in (1) shared_outs(%o = %e) -> (tensor<32x64xf32>) {
+    %f = linalg.fill ins(%cst : f32) outs(%o : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %g = linalg.generic {indexing_maps = [#mk, #wp, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<32x512xf32>, tensor<2x512x32xf32>) outs(%f : tensor<32x64xf32>) attrs = {kiln.panel_matmul} {
     ^bb0(%a: f32, %b: f32, %acc: f32):
       %p = arith.mulf %a, %b : f32
       %s = arith.addf %acc, %p : f32
