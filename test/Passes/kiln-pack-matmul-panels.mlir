@@ -23,8 +23,9 @@ func.func @pack(%x: tensor<1x2x3xf32>) -> tensor<1x2x20xf32> {
 
 // -----
 
-// More than 64 rows with an elementwise op reading the product (the GEMM
-// tiles' epilogue), a weight computed at run time, a batched weight, an f16
+// More than max-rows rows (64 here; kiln-compile sets no limit) with an
+// elementwise op reading the product, a weight computed at run time, a
+// batched weight, an f16
 // weight (the cpu kernel is f32's), rows spread over more than 8 indices
 // of the dimensions before the rows ([16, 1, 3]: the panel kernel would
 // stream the weight 16 times): left as they are.
@@ -54,8 +55,8 @@ func.func @unpacked(%x: tensor<65x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf
 // -----
 
 // 16 rows in one dimension (at most max-rows, 64 by default) with a relu
-// reading the product: packed (the panel kernel beats the GEMM tiles below
-// 64 rows even with the epilogue as a second pass).
+// reading the product: packed (the GEMM register tiles then read the panels,
+// with the relu as their epilogue).
 // CHECK-LABEL: func.func @mid_rows
 // CHECK: kiln.matmul_panels %arg0, %{{.*}} {columns = 16 : i64} : (tensor<1x16x3xf32>, tensor<1x3x16xf32>) -> tensor<1x16x16xf32>
 // CHECK: kiln.relu

@@ -97,19 +97,23 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
   let summary = "constant float weights of few-row matmuls stored in column panels (the cpu's layout)";
   let description = [{
     A `kiln.matmul` of at most `max-rows` rows (the product of the lhs's
-    leading dimensions: a decode step, a classifier's head), or with
-    `unfused` of any number of rows when no elementwise op reads its result
-    (an LLM head, attention projections before their reshapes: the GEMM
-    register tiles would otherwise take that op into their epilogue), by a
-    constant f32 `[K, N]` weight becomes `kiln.matmul_panels`, the weight
-    rearranged here, at compile time, into `[ceil(N / P), K, P]` (P =
-    `panel`; the last panel's columns past N are zero). Such a product
-    reads every weight once: it is bound by how fast the weight streams from
-    memory, and a row-major weight gives a kernel computing P columns one
-    short run per row, N elements from the next (a page per row for N =
-    4096, which the hardware prefetchers do not follow); a panel is one
-    contiguous run through K. kiln-compile runs it when every target is the
-    cpu.
+    leading dimensions), or with `unfused` of any number of rows when no
+    elementwise op reads its result (an LLM head, attention projections
+    before their reshapes), by a constant f32 `[K, N]` weight becomes
+    `kiln.matmul_panels`, the weight rearranged here, at compile time, into
+    `[ceil(N / P), K, P]` (P = `panel`; the last panel's columns past N are
+    zero). A panel is one contiguous run through K: the cpu kernels read it
+    in place, where a row-major weight gives every column block one short
+    run per row, N elements from the next (a page per row for N = 4096,
+    which the hardware prefetchers do not follow), and the GEMM tiles copied
+    each block into a panel at run time. Few rows take the panel kernel
+    (bound by streaming the weights), more the GEMM register tiles
+    (kiln-cpu-vectorize-gemm's panel-gemm-rows). kiln-compile runs it when
+    every target is the cpu, with P the widest register tile's columns (32
+    with AVX-512, 16 with AVX2) and no row limit (`--matmul-panel-rows`).
+    Rows spread over more than 8 indices of the lhs's dimensions before the
+    rows (a `[197, 1, 768]` sequence-first attention input) stay unpacked:
+    the panel kernel would stream the weight once per index.
   }];
   let options = [
     Option<"panel", "panel", "int64_t", "16", "columns per panel (a multiple of 16)">,
