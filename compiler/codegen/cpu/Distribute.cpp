@@ -94,6 +94,39 @@ static void fuseElementwiseChains(func::FuncOp func) {
   (void)applyOpPatternsGreedily(generics, std::move(patterns), config);
 }
 
+/// Output rows a workgroup of a window op (depthwise or grouped
+/// convolution, pool) gets at least: kiln-cpu-vectorize-gemm tiles its taps
+/// over 4 output rows, 4 independent multiply-adds per tap. With one row per
+/// workgroup (rows are the outermost loop of such an op, split first) each
+/// tile was one chain of dependent multiply-adds, 49 long for ConvNeXt's 7x7
+/// depthwise convolutions (3x ONNX Runtime's time).
+constexpr int64_t kWindowRows = 4;
+
+/// The loop of `consumer` that runs over the output rows of the dispatch's
+/// window op (the op itself, or an elementwise op after it of the same
+/// rank), if the dispatch has one.
+static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface consumer) {
+  Operation *window = nullptr;
+  func.walk([&](Operation *op) {
+    if (isa<linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp,
+            linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+      window = op;
+  });
+  auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer.getOperation());
+  if (!window || !linalgConsumer || linalgConsumer->getNumResults() != 1)
+    return std::nullopt;
+  // NCHW (NGCHW) results: the rows are the second-to-last dimension.
+  auto result = cast<RankedTensorType>(window->getResult(0).getType());
+  auto consumed = dyn_cast<RankedTensorType>(linalgConsumer->getResult(0).getType());
+  if (!consumed || consumed.getShape() != result.getShape())
+    return std::nullopt;
+  AffineMap map = linalgConsumer.getIndexingMapMatchingResult(linalgConsumer->getResult(0));
+  unsigned rows = result.getRank() - 2;
+  if (!map.isProjectedPermutation() || map.getNumResults() <= rows)
+    return std::nullopt;
+  return map.getDimPosition(rows);
+}
+
 /// Tile sizes over the parallel loops so that about `target` tiles result,
 /// splitting the innermost dimensions first.
 /// A tile is a multiple of its dimension's granule (the register tile of the
@@ -102,7 +135,8 @@ static void fuseElementwiseChains(func::FuncOp func) {
 SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
                                      ArrayRef<utils::IteratorType> iterators,
                                      ArrayRef<bool> tileable, int64_t target,
-                                     int64_t lastGranule, bool innermostFirst) {
+                                     int64_t lastGranule, bool innermostFirst,
+                                     std::optional<unsigned> rowLoop = std::nullopt) {
   SmallVector<int64_t> tiles(bounds.size(), 0);
   // The output's last two dimensions are the last two parallel loops.
   SmallVector<unsigned> parallel;
@@ -110,11 +144,12 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
     if (it == utils::IteratorType::parallel)
       parallel.push_back(i);
   auto granule = [&](unsigned dim) -> int64_t {
+    int64_t g = 1;
     if (!parallel.empty() && dim == parallel.back())
-      return lastGranule;
-    if (parallel.size() >= 2 && dim == parallel[parallel.size() - 2])
-      return 16;
-    return 1;
+      g = lastGranule;
+    else if (parallel.size() >= 2 && dim == parallel[parallel.size() - 2])
+      g = 16;
+    return rowLoop && dim == *rowLoop ? std::max(g, kWindowRows) : g;
   };
   int64_t remaining = target;
   // For GEMMs, innermost first: splitting the columns keeps each
@@ -341,7 +376,7 @@ struct KilnCPUDistributePass
         tiles = *gemmTiles;
       else
         tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
-                                target, lastGranule, isGemm);
+                                target, lastGranule, isGemm, windowRowLoop(func, consumer));
       // Late layers have few output rows: when the image dimension alone
       // gives too few workgroups to keep the cores busy, split the output
       // channels too (the gather they repeat is small next to the GEMM).

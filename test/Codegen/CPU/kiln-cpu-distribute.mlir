@@ -162,6 +162,28 @@ func.func @column_granule(%a: tensor<64x64xf32>, %b: tensor<64x1120xf32>) -> ten
 
 // -----
 
+// A depthwise convolution as the dispatch's last op: its loops are (n, oh,
+// ow, c, kh, kw), so the output rows are the outermost parallel loop split
+// first. They are split in 4s (kiln-cpu-vectorize-gemm tiles the taps over
+// 4 output rows), not in single rows (each tile then one chain of 49
+// dependent multiply-adds for a 7x7 window). 16 x 16 x 32 x 49 points: 24
+// workgroups aimed for; rows in 4 parts of 4, then channels in 2 of 16 (the
+// width, 16, stays whole): 8.
+// CHECK-LABEL: func @depthwise_rows
+// CHECK-SAME: kiln.workgroup_count = 8 : i64
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (16, 32) step (4, 16)
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {{.*}} -> tensor<1x16x4x16xf32>
+func.func @depthwise_rows(%x: tensor<1x32x22x22xf32>, %w: tensor<32x7x7xf32>) -> tensor<1x32x16x16xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x16x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32>
+  %0 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x32x22x22xf32>, tensor<32x7x7xf32>) outs(%f : tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32>
+  return %0 : tensor<1x32x16x16xf32>
+}
+
+// -----
+
 // A convolution through im2col (output 12x12, so the gather's maps read
 // `p mod 12`), followed by relu and a trailing expand_shape. Only the image
 // dimension of the [1, 768, 144] result is tiled, by whole output rows: the
