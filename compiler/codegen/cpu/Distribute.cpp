@@ -52,6 +52,15 @@ static bool isElementwiseGeneric(Operation *op) {
 /// two ops was stored, then read back by each).
 static void fuseElementwiseChains(func::FuncOp func) {
   IRRewriter rewriter(func.getContext());
+  // Transposes are elementwise generics with a permuted input map: as such
+  // they merge into the ops that read them (a transpose, a layer scale and
+  // a residual add become one op reading the untransposed input).
+  SmallVector<linalg::TransposeOp> transposes;
+  func.walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
+  for (linalg::TransposeOp op : transposes) {
+    rewriter.setInsertionPoint(op);
+    (void)linalg::generalizeNamedOp(rewriter, op);
+  }
   bool changed = true;
   while (changed) {
     changed = false;
@@ -127,6 +136,26 @@ static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface 
   return map.getDimPosition(rows);
 }
 
+/// The loop of an elementwise `consumer` along which one of its inputs is
+/// contiguous when that is not its innermost loop (the input is read
+/// transposed), if any: kiln-cpu-vectorize-gemm reads such an input in
+/// 16 x 16 tiles, so workgroups take that loop in multiples of 16.
+static std::optional<unsigned> transposedLoop(TilingInterface consumer) {
+  auto generic = dyn_cast<linalg::GenericOp>(consumer.getOperation());
+  if (!generic || generic.getNumLoops() != generic.getNumParallelLoops() ||
+      generic.getNumLoops() < 2)
+    return std::nullopt;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    if (!map.isPermutation())
+      continue;
+    unsigned contiguous = map.getDimPosition(map.getNumResults() - 1);
+    if (contiguous != generic.getNumLoops() - 1)
+      return contiguous;
+  }
+  return std::nullopt;
+}
+
 /// Tile sizes over the parallel loops so that about `target` tiles result,
 /// splitting the innermost dimensions first.
 /// A tile is a multiple of its dimension's granule (the register tile of the
@@ -136,7 +165,8 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
                                      ArrayRef<utils::IteratorType> iterators,
                                      ArrayRef<bool> tileable, int64_t target,
                                      int64_t lastGranule, bool innermostFirst,
-                                     std::optional<unsigned> rowLoop = std::nullopt) {
+                                     std::optional<unsigned> rowLoop = std::nullopt,
+                                     std::optional<unsigned> transposedLoop = std::nullopt) {
   SmallVector<int64_t> tiles(bounds.size(), 0);
   // The output's last two dimensions are the last two parallel loops.
   SmallVector<unsigned> parallel;
@@ -144,6 +174,8 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
     if (it == utils::IteratorType::parallel)
       parallel.push_back(i);
   auto granule = [&](unsigned dim) -> int64_t {
+    if (transposedLoop && dim == *transposedLoop)
+      return 16;
     int64_t g = 1;
     if (!parallel.empty() && dim == parallel.back())
       g = lastGranule;
@@ -376,7 +408,8 @@ struct KilnCPUDistributePass
         tiles = *gemmTiles;
       else
         tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
-                                target, lastGranule, isGemm, windowRowLoop(func, consumer));
+                                target, lastGranule, isGemm, windowRowLoop(func, consumer),
+                                transposedLoop(consumer));
       // Late layers have few output rows: when the image dimension alone
       // gives too few workgroups to keep the cores busy, split the output
       // channels too (the gather they repeat is small next to the GEMM).

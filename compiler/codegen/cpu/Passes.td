@@ -14,7 +14,8 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
   let summary = "tile a dispatch function into workgroups and fuse its ops";
   let description = [{
     On a dispatch function in linalg-on-tensors form, first merges each
-    elementwise generic that feeds only one other elementwise generic into it
+    elementwise generic (transposes generalized to such generics) that feeds
+    only one other elementwise generic into it
     (linalg's elementwise fusion; the merged op reads a value it got twice
     through one operand: SiLU's `x * sigmoid(x)` reads `x` once, and so
     becomes a single-use epilogue of the product before it), then tiles the
@@ -26,6 +27,9 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
     min(8, target) workgroups: a workgroup of r rows and c columns reads
     r x K and K x c of the operands, so fewer, squarer workgroups read less
     (columns in multiples of `column-granule` when that divides them).
+    Other dispatches split their outer loops first; the output rows of a
+    window op (depthwise convolution, pool) in 4s at least, and the loop
+    along which an input is read transposed in 16s.
     Records the workgroup count as `kiln.workgroup_count`.
   }];
   let options = [
@@ -83,7 +87,9 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     `nr` elements) and those into the row's value after its loop.
     Elementwise ops are tiled to rows of `nr` along their innermost output
     dimension and vectorized (not those with i1 operands, stored a byte per
-    element). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
+    element); one that reads an input transposed (contiguous along another
+    loop) is tiled `nr` x `nr` over both loops, the input read as `nr`
+    contiguous rows and transposed in registers (shuffles). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
     polynomial approximations (vectorized or inline instead of libm calls).
     Integer contractions (i32 accumulators) are tiled the same way; with a
     `dot-isa`, a tile of 8-bit operands with at most 16 columns that the

@@ -184,6 +184,31 @@ func.func @depthwise_rows(%x: tensor<1x32x22x22xf32>, %w: tensor<32x7x7xf32>) ->
 
 // -----
 
+// A transpose (NHWC -> NCHW) read by a residual add: generalized, it merges
+// into the add (one op reading x through the permutation), and the loop
+// along which x is contiguous (the channels) is split in 16s, the tile
+// kiln-cpu-vectorize-gemm transposes in registers: 64 x 32 x 32 points, 4
+// workgroups of 16 channels (in 1s, outermost first, they had 1 channel).
+// CHECK-LABEL: func @transposed_input
+// CHECK-SAME: kiln.workgroup_count = 4 : i64
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (16)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x32x32x16xf32>, tensor<1x16x32x32xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall.in_parallel
+func.func @transposed_input(%x: tensor<1x32x32x64xf32>, %r: tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<1x64x32x32xf32>
+  %t = linalg.transpose ins(%x : tensor<1x32x32x64xf32>) outs(%e : tensor<1x64x32x32xf32>) permutation = [0, 3, 1, 2]
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t, %r : tensor<1x64x32x32xf32>, tensor<1x64x32x32xf32>) outs(%e : tensor<1x64x32x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x32x32xf32>
+  return %0 : tensor<1x64x32x32xf32>
+}
+
+// -----
+
 // A convolution through im2col (output 12x12, so the gather's maps read
 // `p mod 12`), followed by relu and a trailing expand_shape. Only the image
 // dimension of the [1, 768, 144] result is tiled, by whole output rows: the
