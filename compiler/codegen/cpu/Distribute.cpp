@@ -224,8 +224,9 @@ constexpr int64_t kMinGemmWorkgroups = 8;
 /// tiles (kiln-cpu-vectorize-gemm's default panel-gemm-rows).
 constexpr int64_t kMinPanelGemmRows = 16;
 
-/// Workgroup tiles of a GEMM dispatch whose result is a matrix (every
-/// parallel loop but the last two of extent 1), or nothing for any other.
+/// Workgroup tiles of a GEMM dispatch whose result is a matrix or a batch
+/// of matrices (at most one parallel loop before the last two has an extent
+/// above 1), or nothing for any other.
 /// A workgroup of r rows and c columns reads r x K of the left-hand side and
 /// K x c of the right-hand side for r x c x K multiply-adds, so the whole
 /// dispatch reads M N K (1 / r + 1 / c): the tiles are the largest (the
@@ -244,9 +245,18 @@ chooseGemmTiles(ArrayRef<int64_t> bounds, ArrayRef<utils::IteratorType> iterator
   for (auto [i, it] : llvm::enumerate(iterators))
     if (it == utils::IteratorType::parallel)
       parallel.push_back(i);
-  if (parallel.size() < 2 ||
-      llvm::any_of(ArrayRef(parallel).drop_back(2), [&](unsigned d) { return bounds[d] != 1; }))
+  if (parallel.size() < 2)
     return std::nullopt;
+  // At most one batch loop (a batched product: Winograd's points, attention
+  // heads); the other leading loops have extent 1.
+  std::optional<unsigned> batchDim;
+  for (unsigned d : ArrayRef(parallel).drop_back(2)) {
+    if (bounds[d] == 1)
+      continue;
+    if (batchDim)
+      return std::nullopt;
+    batchDim = d;
+  }
   unsigned rowDim = parallel[parallel.size() - 2], columnDim = parallel.back();
   int64_t rows = bounds[rowDim], columns = bounds[columnDim];
   auto candidates = [](int64_t extent, int64_t granule) {
@@ -264,29 +274,43 @@ chooseGemmTiles(ArrayRef<int64_t> bounds, ArrayRef<utils::IteratorType> iterator
       columnGranule > 0 && columns % columnGranule == 0 ? candidates(columns, columnGranule)
       : exactGranule                                    ? SmallVector<int64_t>{columns}
                                                         : candidates(columns, 16);
+  // Batch tiles split the work without adding reads: of two choices that
+  // read as much, the one with more workgroups (at most maxCount) balances
+  // the threads better.
+  int64_t batch = batchDim ? bounds[*batchDim] : 1;
+  SmallVector<int64_t> batchTiles;
+  for (int64_t b = 1; b <= batch; ++b)
+    if (batch % b == 0)
+      batchTiles.push_back(b);
   int64_t most = 0;
-  for (int64_t r : rowTiles)
-    for (int64_t c : columnTiles)
-      if (int64_t count = (rows / r) * (columns / c); count <= maxCount)
-        most = std::max(most, count);
+  for (int64_t b : batchTiles)
+    for (int64_t r : rowTiles)
+      for (int64_t c : columnTiles)
+        if (int64_t count = (batch / b) * (rows / r) * (columns / c); count <= maxCount)
+          most = std::max(most, count);
   int64_t needed = std::min(minCount, most);
-  int64_t bestR = rows, bestC = columns;
+  int64_t bestB = batch, bestR = rows, bestC = columns, bestCount = 0;
   double bestCost = 0;
   bool found = false;
-  for (int64_t r : rowTiles)
-    for (int64_t c : columnTiles) {
-      int64_t count = (rows / r) * (columns / c);
-      if (count < needed || count > maxCount)
-        continue;
-      double cost = 1.0 / static_cast<double>(r) + 1.0 / static_cast<double>(c);
-      if (!found || cost < bestCost) {
-        found = true;
-        bestCost = cost;
-        bestR = r;
-        bestC = c;
+  for (int64_t b : batchTiles)
+    for (int64_t r : rowTiles)
+      for (int64_t c : columnTiles) {
+        int64_t count = (batch / b) * (rows / r) * (columns / c);
+        if (count < needed || count > maxCount)
+          continue;
+        double cost = 1.0 / static_cast<double>(r) + 1.0 / static_cast<double>(c);
+        if (!found || cost < bestCost || (cost == bestCost && batchDim && count > bestCount)) {
+          found = true;
+          bestCost = cost;
+          bestCount = count;
+          bestB = b;
+          bestR = r;
+          bestC = c;
+        }
       }
-    }
   SmallVector<int64_t> tiles(bounds.size(), 0);
+  if (batchDim)
+    tiles[*batchDim] = bestB == batch ? 0 : bestB;
   tiles[rowDim] = bestR == rows ? 0 : bestR;
   tiles[columnDim] = bestC == columns ? 0 : bestC;
   return tiles;

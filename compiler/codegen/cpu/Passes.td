@@ -26,7 +26,9 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
     gather) gets the largest row and column tiles that still make
     min(8, target) workgroups: a workgroup of r rows and c columns reads
     r x K and K x c of the operands, so fewer, squarer workgroups read less
-    (columns in multiples of `column-granule` when that divides them).
+    (columns in multiples of `column-granule` when that divides them); a
+    batched product's batch is split first (it adds no reads), into as
+    many workgroups as target allows.
     Other dispatches split their outer loops first; the output rows of a
     window op (depthwise convolution, pool) in 4s at least, and the loop
     along which an input is read transposed in 16s.

@@ -113,6 +113,25 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
 
 // -----
 
+// A batched product (Winograd's 36 points, attention heads): batch tiles
+// add no reads, so each workgroup takes whole products ([64, 64] x [64,
+// 48]) and, of the batch tiles that read as little, the one with the most
+// workgroups (at most target): 12 of one product each. Split by rows
+// instead, each workgroup reread its batch's right-hand side.
+// CHECK-LABEL: func @batched
+// CHECK-SAME: kiln.workgroup_count = 12 : i64
+// CHECK: scf.forall (%{{.*}}) in (12)
+// CHECK: linalg.batch_matmul {{.*}} -> tensor<1x64x48xf32>
+func.func @batched(%a: tensor<12x64x64xf32>, %b: tensor<12x64x48xf32>) -> tensor<12x64x48xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x64x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<12x64x48xf32>) -> tensor<12x64x48xf32>
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<12x64x64xf32>, tensor<12x64x48xf32>) outs(%f : tensor<12x64x48xf32>) -> tensor<12x64x48xf32>
+  return %0 : tensor<12x64x48xf32>
+}
+
+// -----
+
 // A linear layer of 197 tokens (ViT-B/16's MLP) with its bias: the consumer
 // is the elementwise add, a [197, 768] matrix. 197 is prime, so the rows
 // stay whole and the columns give the workgroups: 8 of 96 (4 of 192 would
