@@ -76,6 +76,8 @@ struct CompileOptions {
   int64_t int4Panel = 0;
   /// Columns per panel of the constant weights of few-row float matmuls
   /// (kiln-pack-matmul-panels; the cpu's layout), 0 to keep them row-major.
+  /// kiln-unstride-pointwise-convs (set when every target is the cpu).
+  bool unstridePointwise = false;
   int64_t matmulPanel = 0;
   /// Rows a matmul may have at most to be packed so.
   int64_t matmulPanelRows = 64;

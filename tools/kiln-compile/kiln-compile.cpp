@@ -450,6 +450,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (cpuOnly) {
+    compileOptions.unstridePointwise = true;
     compileOptions.int4Panel = 32;
     compileOptions.matmulPanel = matmulPanelRows >= 0 ? 16 : 0;
     compileOptions.matmulPanelRows = std::max<int64_t>(matmulPanelRows, 0);

@@ -164,6 +164,30 @@ def KilnExpandQuantization : Pass<"kiln-expand-quantization", "mlir::func::FuncO
   }];
 }
 
+def KilnUnstridePointwiseConvs : Pass<"kiln-unstride-pointwise-convs", "mlir::func::FuncOp"> {
+  let summary = "strided 1x1 convolutions as a strided slice and an unstrided 1x1 convolution";
+  let description = [{
+    A `kiln.conv` whose filter is 1 x 1 (in every spatial dimension), with
+    strides above 1 and no padding, reads every s-th input pixel: its input
+    becomes a `kiln.slice` with those steps, and its strides 1. The
+    convolution is then a plain pointwise one, which the cpu code generator
+    runs as a GEMM reading the image in place (split into workgroups by rows
+    and columns), instead of gathering the strided pixels inside every
+    workgroup of an im2col GEMM split by image rows only. The slice is a
+    copy of the pixels the convolution reads. kiln-compile runs it when
+    every target is the cpu. The results are the same to the bit.
+
+    ```mlir
+    %y = kiln.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ...}
+        : (tensor<1x256x56x56xf32>, tensor<512x256x1x1xf32>) -> tensor<1x512x28x28xf32>
+    // becomes
+    %s = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 256, 55, 55>,
+                        steps = array<i64: 1, 1, 2, 2>} : tensor<1x256x56x56xf32> -> tensor<1x256x28x28xf32>
+    %y = kiln.conv %s, %w {strides = array<i64: 1, 1>, ...}
+    ```
+  }];
+}
+
 def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
   let summary = "3x3 stride-1 convolutions as Winograd F(4,3) or F(2,3) transforms and GEMMs";
   let description = [{
