@@ -15,6 +15,7 @@
 #include "mlir/Support/Timing.h"
 
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace kiln::driver {
@@ -74,13 +75,14 @@ struct CompileOptions {
   /// Columns per panel of grouped 4-bit weights (kiln-pack-int4-weights;
   /// the cpu's layout), 0 to keep them row-major.
   int64_t int4Panel = 0;
-  /// Columns per panel of the constant weights of few-row float matmuls
-  /// (kiln-pack-matmul-panels; the cpu's layout), 0 to keep them row-major.
   /// kiln-unstride-pointwise-convs (set when every target is the cpu).
   bool unstridePointwise = false;
+  /// Columns per panel of the constant weights of float matmuls
+  /// (kiln-pack-matmul-panels; the cpu's layout; widened to the cpu's widest
+  /// register tile), 0 to keep them row-major.
   int64_t matmulPanel = 0;
-  /// Rows a matmul may have at most to be packed so.
-  int64_t matmulPanelRows = 64;
+  /// Rows a matmul may have at most to be packed so (kiln-compile: any).
+  int64_t matmulPanelRows = std::numeric_limits<int64_t>::max();
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

@@ -32,8 +32,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <limits>
 #include <chrono>
+#include <limits>
 #include <mutex>
 
 using namespace mlir;

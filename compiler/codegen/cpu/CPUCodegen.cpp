@@ -55,10 +55,12 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   KilnCPUDistributeOptions distribute;
   distribute.targetWorkgroups = options.workgroups;
   distribute.columnGranule = std::max(options.vectorWidth, options.wideColumns);
+  KilnCPUVectorizeGemmOptions vectorize;
+  // (Distribution sizes such products' workgroups for the tiles they get.)
+  distribute.panelGemmRows = vectorize.panelGemmRows;
   pm.addNestedPass<func::FuncOp>(createKilnCPUDistribute(distribute));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  KilnCPUVectorizeGemmOptions vectorize;
   vectorize.mr = options.registerRows;
   vectorize.nr = options.vectorWidth;
   vectorize.wideMr = options.wideRows;

@@ -43,6 +43,15 @@ static bool isElementwiseGeneric(Operation *op) {
          generic.hasPureTensorSemantics();
 }
 
+/// The parallel loops among `iterators`, outermost first.
+static SmallVector<unsigned> parallelLoops(ArrayRef<utils::IteratorType> iterators) {
+  SmallVector<unsigned> parallel;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(i);
+  return parallel;
+}
+
 /// Elementwise ops of a dispatch that feed only one other elementwise op are
 /// merged into it (linalg's elementwise fusion), and the merged op reads a
 /// value it used to get twice through one operand: SiLU (x * sigmoid(x)),
@@ -117,8 +126,7 @@ constexpr int64_t kWindowRows = 4;
 static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface consumer) {
   Operation *window = nullptr;
   func.walk([&](Operation *op) {
-    if (isa<linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp,
-            linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+    if (cpu::isWindowOp(op))
       window = op;
   });
   auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer.getOperation());
@@ -142,18 +150,9 @@ static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface 
 /// 16 x 16 tiles, so workgroups take that loop in multiples of 16.
 static std::optional<unsigned> transposedLoop(TilingInterface consumer) {
   auto generic = dyn_cast<linalg::GenericOp>(consumer.getOperation());
-  if (!generic || generic.getNumLoops() != generic.getNumParallelLoops() ||
-      generic.getNumLoops() < 2)
+  if (!generic || generic.getNumLoops() != generic.getNumParallelLoops())
     return std::nullopt;
-  for (OpOperand *input : generic.getDpsInputOperands()) {
-    AffineMap map = generic.getMatchingIndexingMap(input);
-    if (!map.isPermutation())
-      continue;
-    unsigned contiguous = map.getDimPosition(map.getNumResults() - 1);
-    if (contiguous != generic.getNumLoops() - 1)
-      return contiguous;
-  }
-  return std::nullopt;
+  return cpu::transposedReadLoop(generic);
 }
 
 /// Tile sizes over the parallel loops so that about `target` tiles result,
@@ -169,10 +168,7 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
                                      std::optional<unsigned> transposedLoop = std::nullopt) {
   SmallVector<int64_t> tiles(bounds.size(), 0);
   // The output's last two dimensions are the last two parallel loops.
-  SmallVector<unsigned> parallel;
-  for (auto [i, it] : llvm::enumerate(iterators))
-    if (it == utils::IteratorType::parallel)
-      parallel.push_back(i);
+  SmallVector<unsigned> parallel = parallelLoops(iterators);
   auto granule = [&](unsigned dim) -> int64_t {
     if (transposedLoop && dim == *transposedLoop)
       return 16;
@@ -220,10 +216,6 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
 /// threads as they free up).
 constexpr int64_t kMinGemmWorkgroups = 8;
 
-/// Rows from which a product by weights in panels takes the GEMM register
-/// tiles (kiln-cpu-vectorize-gemm's default panel-gemm-rows).
-constexpr int64_t kMinPanelGemmRows = 16;
-
 /// Workgroup tiles of a GEMM dispatch whose result is a matrix or a batch
 /// of matrices (at most one parallel loop before the last two has an extent
 /// above 1), or nothing for any other.
@@ -241,10 +233,7 @@ constexpr int64_t kMinPanelGemmRows = 16;
 static std::optional<SmallVector<int64_t>>
 chooseGemmTiles(ArrayRef<int64_t> bounds, ArrayRef<utils::IteratorType> iterators,
                 int64_t columnGranule, bool exactGranule, int64_t minCount, int64_t maxCount) {
-  SmallVector<unsigned> parallel;
-  for (auto [i, it] : llvm::enumerate(iterators))
-    if (it == utils::IteratorType::parallel)
-      parallel.push_back(i);
+  SmallVector<unsigned> parallel = parallelLoops(iterators);
   if (parallel.size() < 2)
     return std::nullopt;
   // At most one batch loop (a batched product: Winograd's points, attention
@@ -278,10 +267,7 @@ chooseGemmTiles(ArrayRef<int64_t> bounds, ArrayRef<utils::IteratorType> iterator
   // read as much, the one with more workgroups (at most maxCount) balances
   // the threads better.
   int64_t batch = batchDim ? bounds[*batchDim] : 1;
-  SmallVector<int64_t> batchTiles;
-  for (int64_t b = 1; b <= batch; ++b)
-    if (batch % b == 0)
-      batchTiles.push_back(b);
+  SmallVector<int64_t> batchTiles = candidates(batch, 1);
   int64_t most = 0;
   for (int64_t b : batchTiles)
     for (int64_t r : rowTiles)
@@ -413,18 +399,12 @@ struct KilnCPUDistributePass
       // register tiles), not for the few-row panel kernel, bound by
       // streaming the weights.
       int64_t rows = 1;
-      {
-        SmallVector<utils::IteratorType> iterators = consumer.getLoopIteratorTypes();
-        SmallVector<unsigned> parallel;
-        for (auto [i, it] : llvm::enumerate(iterators))
-          if (it == utils::IteratorType::parallel)
-            parallel.push_back(i);
-        if (!parallel.empty())
-          for (unsigned d : ArrayRef(parallel).drop_back())
-            rows *= bounds[d];
-      }
+      SmallVector<unsigned> parallel = parallelLoops(consumer.getLoopIteratorTypes());
+      if (!parallel.empty())
+        for (unsigned d : ArrayRef(parallel).drop_back())
+          rows *= bounds[d];
       std::optional<SmallVector<int64_t>> gemmTiles;
-      if (isGemm && !gathers && matrixConsumer && (!panel || rows >= kMinPanelGemmRows))
+      if (isGemm && !gathers && matrixConsumer && (!panel || rows >= panelGemmRows))
         gemmTiles = chooseGemmTiles(bounds, consumer.getLoopIteratorTypes(),
                                     panel ? panel : columnGranule, panel != 0,
                                     std::min(kMinGemmWorkgroups, target), targetWorkgroups);

@@ -655,20 +655,12 @@ static void rewritePadsAsRowCopies(func::FuncOp func, IRRewriter &rewriter) {
 /// Output rows of a window op's register tile (tileDepthwiseTaps).
 constexpr int64_t kTapRows = 4;
 
-/// Windowed ops tiled per window tap like depthwise convolutions: the
-/// depthwise convolution itself and NCHW max/sum pooling (sum: the average
-/// pool's numerator).
-static bool isWindowOp(Operation *op) {
-  return isa<linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp,
-             linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op);
-}
-
 /// A window op inside a workgroup whose accumulator fits a vector register
 /// (float, or i32 from 8-bit integer operands): the ones register-tiled per
 /// tap.
 static bool isRegisterWindow(linalg::LinalgOp op) {
   Type result = getElementTypeOrSelf(op->getResult(0).getType());
-  return isWindowOp(op) && op->getParentOfType<scf::ForallOp>() &&
+  return cpu::isWindowOp(op) && op->getParentOfType<scf::ForallOp>() &&
          (isa<FloatType>(result) || result.isSignlessInteger(32));
 }
 
@@ -713,7 +705,7 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
   SmallVector<linalg::LinalgOp> tiled;
   func.walk([&](linalg::LinalgOp op) {
     if (isa<linalg::DepthwiseConv2DNchwChwOp>(op) ||
-        (isWindowOp(op) && op->getParentOfType<scf::ForallOp>()))
+        (cpu::isWindowOp(op) && op->getParentOfType<scf::ForallOp>()))
       tiled.push_back(op);
   });
   for (linalg::LinalgOp op : tiled) {
@@ -915,15 +907,8 @@ static void tileElementwiseRows(func::FuncOp func, IRRewriter &rewriter, int64_t
   // Elementwise ops (a bias broadcast into a GEMM's accumulator, ReLU, a
   // residual add): rows of `nr` along the innermost (contiguous) output
   // dimension, vectorized below. LLVM left them scalar, fully unrolled.
-  SmallVector<linalg::TransposeOp> transposes;
-  func.walk([&](linalg::TransposeOp op) {
-    if (op->getParentOfType<scf::ForallOp>() && op.hasPureTensorSemantics())
-      transposes.push_back(op);
-  });
-  for (linalg::TransposeOp op : transposes) {
-    rewriter.setInsertionPoint(op);
-    (void)linalg::generalizeNamedOp(rewriter, op);
-  }
+  // (Transposes are generics by now: kiln-cpu-distribute generalized them
+  // to merge them into their readers.)
   SmallVector<linalg::GenericOp> elementwise;
   func.walk([&](linalg::GenericOp op) {
     if (isVectorizableElementwise(op) && !isFusedTile(op) && !op->hasAttr(kRowReductionAttr))
@@ -938,18 +923,10 @@ static void tileElementwiseRows(func::FuncOp func, IRRewriter &rewriter, int64_t
     // gets nr x nr tiles: its read becomes nr rows of nr contiguous elements
     // and a register transpose (lowerVectorTiles), where rows along the
     // output read one element per line (a gather).
-    if (ranges.back() >= nr)
-      for (OpOperand *input : op.getDpsInputOperands()) {
-        AffineMap map = op.getMatchingIndexingMap(input);
-        if (!map.isPermutation() || map.getNumResults() < 2)
-          continue;
-        unsigned contiguous = map.getDimPosition(map.getNumResults() - 1);
-        if (contiguous == ranges.size() - 1 || ranges[contiguous] == ShapedType::kDynamic ||
-            ranges[contiguous] < nr)
-          continue;
-        tiles[contiguous] = nr;
-        break;
-      }
+    std::optional<unsigned> contiguous = cpu::transposedReadLoop(op);
+    if (contiguous && ranges.back() >= nr && ranges[*contiguous] != ShapedType::kDynamic &&
+        ranges[*contiguous] >= nr)
+      tiles[*contiguous] = nr;
     tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
   }
 }
@@ -1039,6 +1016,19 @@ static void commitEpilogueTile(RewriterBase &rewriter, ArrayRef<linalg::GenericO
     }
 }
 
+/// Marks the loops over weight panels of panelsToMatmuls (each step one
+/// panel's whole product, not a block of its reduction).
+constexpr StringLiteral kPanelLoopAttr = "kiln.panel_loop";
+
+/// Whether `op` is inside a loop of the workgroup other than a panel loop:
+/// a block of a cache-blocked reduction (blockReductions).
+static bool inReductionBlock(Operation *op) {
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop; loop = loop->getParentOfType<scf::ForOp>())
+    if (!loop->hasAttr(kPanelLoopAttr))
+      return true;
+  return false;
+}
+
 /// Register tiles that carry their epilogue: a contraction whose reduction
 /// is not cache-blocked (blockReductions) and whose result only an
 /// elementwise op reads (a bias, ReLU, the zero-point correction of an
@@ -1055,19 +1045,6 @@ static void commitEpilogueTile(RewriterBase &rewriter, ArrayRef<linalg::GenericO
 /// 45% of a 1x1 convolution with 64 input channels. The contractions it
 /// tiles leave `contractions` (tileContractions tiles the rest); returns
 /// whether it tiled any.
-/// Marks the loops over weight panels of panelsToMatmuls (each step one
-/// panel's whole product, not a block of its reduction).
-constexpr StringLiteral kPanelLoopAttr = "kiln.panel_loop";
-
-/// Whether `op` is inside a loop of the workgroup other than a panel loop:
-/// a block of a cache-blocked reduction (blockReductions).
-static bool inReductionBlock(Operation *op) {
-  for (auto loop = op->getParentOfType<scf::ForOp>(); loop; loop = loop->getParentOfType<scf::ForOp>())
-    if (!loop->hasAttr(kPanelLoopAttr))
-      return true;
-  return false;
-}
-
 static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRewriter &rewriter,
                           const RegisterTile &base) {
   MLIRContext *ctx = rewriter.getContext();

@@ -27,6 +27,36 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "codegen/cpu/Passes.h.inc"
 
+namespace cpu {
+
+// What kiln-cpu-distribute sizes workgroups for and kiln-cpu-vectorize-gemm
+// then tiles, so both passes recognize the same ops.
+
+/// Windowed ops tiled per window tap like depthwise convolutions: the
+/// depthwise convolution itself, the grouped one, and NCHW max/sum pooling
+/// (sum: the average pool's numerator).
+inline bool isWindowOp(mlir::Operation *op) {
+  return mlir::isa<mlir::linalg::DepthwiseConv2DNchwChwOp, mlir::linalg::Conv2DNgchwGfchwOp,
+                   mlir::linalg::PoolingNchwMaxOp, mlir::linalg::PoolingNchwSumOp>(op);
+}
+
+/// The loop along which the first input of `op` that is read transposed (a
+/// permutation whose contiguous dimension is not the innermost loop: NHWC
+/// -> NCHW) is contiguous, or nothing.
+inline std::optional<unsigned> transposedReadLoop(mlir::linalg::LinalgOp op) {
+  for (mlir::OpOperand *input : op.getDpsInputOperands()) {
+    mlir::AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isPermutation() || map.getNumResults() < 2)
+      continue;
+    unsigned contiguous = map.getDimPosition(map.getNumResults() - 1);
+    if (contiguous != op.getNumLoops() - 1)
+      return contiguous;
+  }
+  return std::nullopt;
+}
+
+} // namespace cpu
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_CPU_PASSES_H

@@ -39,7 +39,10 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
            "workgroups to aim for (more than threads, for load balance)">,
     Option<"columnGranule", "column-granule", "int64_t", "16",
            "columns of a GEMM workgroup are a multiple of this when it divides the matrix's "
-           "(the widest register tile's columns)">
+           "(the widest register tile's columns)">,
+    Option<"panelGemmRows", "panel-gemm-rows", "int64_t", "16",
+           "rows from which a product by weights in panels is tiled like a GEMM "
+           "(kiln-cpu-vectorize-gemm's option of that name)">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
 }
