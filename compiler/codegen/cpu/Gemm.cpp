@@ -315,7 +315,8 @@ bool hasVectorizableBody(linalg::GenericOp op) {
       plain = false;
     if (inner->getDialect() && inner->getDialect()->getNamespace() == "math" &&
         !isa<math::SqrtOp, math::AbsFOp, math::FmaOp, math::LogOp, math::FloorOp,
-             math::CeilOp, math::CopySignOp, math::PowFOp>(inner) &&
+             math::CeilOp, math::RoundEvenOp, math::TruncOp, math::CopySignOp,
+             math::PowFOp>(inner) &&
         !(isApproximated(inner->getName().getStringRef()) &&
           getElementTypeOrSelf(inner->getResult(0).getType()).isF32()))
       plain = false;

@@ -128,6 +128,87 @@ func.func @integer(%w: tensor<64x64xi8>, %x: tensor<64x64xi8>, %zp: tensor<64xi3
 
 // -----
 
+// Requantization (what `--quantize=int8` ends each integer layer with:
+// scale, divide by the next layer's scale, round half to even, clamp,
+// uint8) rides in the register tile like any other epilogue: math.roundeven
+// is as vectorizable as floor. Before, the round kept the whole epilogue
+// out of the tile and scalar, and a standalone quantize ran one vdivss per
+// element. The second function is such a standalone quantize: rows of 16.
+// CHECK-LABEL: func @requantize
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xi32>)
+// CHECK: arith.sitofp %{{.*}} : vector<16x16xi32> to vector<16x16xf32>
+// CHECK: math.roundeven %{{.*}} : vector<16x16xf32>
+// CHECK: arith.fptoui %{{.*}} : vector<16x16xf32> to vector<16x16xi8>
+// CHECK-NEXT: vector.transfer_write %{{.*}} : vector<16x16xi8>, tensor<16x16xi8>
+// CHECK-LABEL: func @quantize
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: arith.fptoui %{{.*}} : vector<16xf32> to vector<16xi8>
+// NOFUSE-LABEL: func @requantize
+// NOFUSE: math.roundeven %{{.*}} : vector<16xf32>
+#scale = affine_map<(d0, d1) -> (d0)>
+#rq_id = affine_map<(d0, d1) -> (d0, d1)>
+#rq_lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rq_rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#rq_out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @requantize(%w: tensor<64x64xi8>, %x: tensor<64x64xi8>, %s: tensor<64xf32>) -> tensor<64x64xi8> {
+  %c0 = arith.constant 0 : i32
+  %next = arith.constant 0.05 : f32
+  %lo = arith.constant 0.0 : f32
+  %hi = arith.constant 255.0 : f32
+  %e = tensor.empty() : tensor<64x64xi8>
+  %r = scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 32) shared_outs(%o = %e) -> (tensor<64x64xi8>) {
+    %wt = tensor.extract_slice %w[%i, 0] [32, 64] [1, 1] : tensor<64x64xi8> to tensor<32x64xi8>
+    %xt = tensor.extract_slice %x[0, %j] [64, 32] [1, 1] : tensor<64x64xi8> to tensor<64x32xi8>
+    %st = tensor.extract_slice %s[%i] [32] [1] : tensor<64xf32> to tensor<32xf32>
+    %acc0 = tensor.empty() : tensor<32x32xi32>
+    %init = linalg.fill ins(%c0 : i32) outs(%acc0 : tensor<32x32xi32>) -> tensor<32x32xi32>
+    %mm = linalg.generic {indexing_maps = [#rq_lhs, #rq_rhs, #rq_out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wt, %xt : tensor<32x64xi8>, tensor<64x32xi8>) outs(%init : tensor<32x32xi32>) {
+    ^bb0(%a: i8, %b: i8, %c: i32):
+      %a32 = arith.extsi %a : i8 to i32
+      %b32 = arith.extui %b : i8 to i32
+      %m = arith.muli %a32, %b32 : i32
+      %sum = arith.addi %c, %m : i32
+      linalg.yield %sum : i32
+    } -> tensor<32x32xi32>
+    %ot = tensor.extract_slice %o[%i, %j] [32, 32] [1, 1] : tensor<64x64xi8> to tensor<32x32xi8>
+    %q = linalg.generic {indexing_maps = [#rq_id, #scale, #rq_id], iterator_types = ["parallel", "parallel"]} ins(%mm, %st : tensor<32x32xi32>, tensor<32xf32>) outs(%ot : tensor<32x32xi8>) {
+    ^bb0(%in: i32, %sc: f32, %_: i8):
+      %f = arith.sitofp %in : i32 to f32
+      %m = arith.mulf %f, %sc : f32
+      %d = arith.divf %m, %next : f32
+      %rd = math.roundeven %d : f32
+      %c1 = arith.maximumf %rd, %lo : f32
+      %c2 = arith.minimumf %c1, %hi : f32
+      %u = arith.fptoui %c2 : f32 to i8
+      linalg.yield %u : i8
+    } -> tensor<32x32xi8>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %q into %o[%i, %j] [32, 32] [1, 1] : tensor<32x32xi8> into tensor<64x64xi8>
+    }
+  }
+  return %r : tensor<64x64xi8>
+}
+
+func.func @quantize(%x: tensor<8x64xf32>) -> tensor<8x64xi8> {
+  %next = arith.constant 0.05 : f32
+  %lo = arith.constant 0.0 : f32
+  %hi = arith.constant 255.0 : f32
+  %e = tensor.empty() : tensor<8x64xi8>
+  %q = linalg.generic {indexing_maps = [#rq_id, #rq_id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xi8>) {
+  ^bb0(%in: f32, %_: i8):
+    %d = arith.divf %in, %next : f32
+    %rd = math.roundeven %d : f32
+    %c1 = arith.maximumf %rd, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %u = arith.fptoui %c2 : f32 to i8
+    linalg.yield %u : i8
+  } -> tensor<8x64xi8>
+  return %q : tensor<8x64xi8>
+}
+
+// -----
+
 // A reduction longer than kc-cache (512 > 256) is cache-blocked; its
 // blocks' partial sums go through memory anyway, so its epilogue stays a
 // separate loop in rows of 16.
