@@ -189,6 +189,16 @@ for ta, tb in [(u8, i8), (i8, u8), (u8, u8), (i8, i8)]:
     matmul_case(f"matmul {label} register tiles, odd K, run-time b", full_range(ta, 21, 67),
                 full_range(tb, 67, 45))
 
+# The wide 8 x 32 byte tiles (VNNI), whose column blocks are interleaved once
+# for all their row tiles: workgroups of 64 rows and more; peeled rows,
+# columns (72 = 2 x 32 + 8) and k steps (260 = 256 + 4), a
+# block cache-blocked along K, u8 x i8 and i8 x u8.
+matmul_case("matmul u8 x i8 wide tiles, interleaved columns, weight initializer",
+            full_range(u8, 600, 260), full_range(i8, 260, 72), full_range(u8), None,
+            const_b=True, const_zp=True)
+matmul_case("matmul i8 x u8 wide tiles, interleaved columns, run-time b", full_range(i8, 600, 132),
+            full_range(u8, 132, 72))
+
 
 def conv_case(name, x, w, zx=None, zw=None, strides=None, dilations=None, pads=None, auto_pad=None,
               group=1, kernel_shape=False, const_w=True, const_zw=True):
@@ -252,6 +262,10 @@ conv_case("conv u8 x i8, per-channel w zero point", full_range(u8, 1, 3, 6, 6), 
           full_range(u8), full_range(i8, 4), pads=(1, 1, 1, 1))
 conv_case("conv i8 x i8", full_range(i8, 1, 3, 6, 6), full_range(i8, 4, 3, 3, 3), full_range(i8),
           full_range(i8), pads=(0, 1, 1, 0))
+conv_case("conv u8 x i8 wide tiles, interleaved im2col columns", full_range(u8, 1, 8, 14, 14),
+          full_range(i8, 136, 8, 3, 3), pads=(1, 1, 1, 1))
+conv_case("conv u8 x i8 wide tiles, K not a multiple of 4", full_range(u8, 1, 7, 14, 14),
+          full_range(i8, 136, 7, 3, 3), pads=(1, 1, 1, 1))
 conv_case("conv i8 x i8 1x1, no zero points", full_range(i8, 1, 8, 5, 5), full_range(i8, 6, 8, 1, 1))
 conv_case("conv i8 x i8 3x3, no zero points", full_range(i8, 1, 8, 7, 7), full_range(i8, 6, 8, 3, 3),
           strides=(2, 2), pads=(1, 1, 1, 1))

@@ -481,6 +481,7 @@ struct RegisterTile {
   bool packPanels;
   int64_t lanes; // 32-bit lanes of a vector register
   int64_t wideMr = 0, wideNr = 0; // the wide tile (0: none)
+  bool wideBytes = false; // 8-bit contractions take the wide tile too
 
   /// The register tile of `op`: the wide one (fewer rows, more columns)
   /// for a contraction of operands of 16 bits or more with at least
@@ -489,16 +490,27 @@ struct RegisterTile {
   /// x86 cores issue two or three loads per cycle against two FMAs: 16 x 16
   /// (1 vector and 16 broadcasts per 16 FMAs) measured at 65-70% of the FMA
   /// peak in L1, 8 x 32 (2 and 8 per 16) at 86-88% (an AVX-512 Xeon,
-  /// 2026-12-04). 8-bit tiles keep at most 16 columns, the width of one
-  /// dot-product instruction (IntegerDot.h); narrow products (Winograd's
-  /// 16 tiles of a 7x7 image) and single rows keep mr x nr.
+  /// 2026-12-04). Tiles of two 8-bit operands take it too with VNNI
+  /// (`wideBytes`: two vpdpbusd per broadcast row, 8 broadcasts and 2
+  /// column loads per 16 instructions where 16 x 16 needs 16 and 1), when
+  /// the workgroup has enough rows that their columns are interleaved once
+  /// for all its row tiles (interleaveDotProductColumns); other 8-bit tiles
+  /// keep 16 columns, one dot-product instruction (IntegerDot.h). Narrow
+  /// products (Winograd's 16 tiles of a 7x7 image) and single rows keep
+  /// mr x nr.
   RegisterTile forContraction(linalg::LinalgOp op,
                               const linalg::ContractionDimensions &dims) const {
     RegisterTile t = *this;
     if (wideNr <= 0 || wideMr <= 0)
       return t;
-    bool narrow = llvm::any_of(op->getOperandTypes(), [](Type type) {
+    // (8-bit operands, both of them, on a VNNI machine: vpdpbusd tiles.)
+    bool bytes = llvm::all_of(op.getDpsInputs(), [](Value v) {
+      return getElementTypeOrSelf(v.getType()).isInteger(8);
+    });
+    bool narrow = llvm::any_of(op->getOperandTypes(), [&](Type type) {
       Type elem = getElementTypeOrSelf(type);
+      if (wideBytes && bytes && elem.isInteger(8))
+        return false;
       return !elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() < 16;
     });
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -517,6 +529,11 @@ struct RegisterTile {
     };
     bool wholeLast = wholeOrPower(rest) || (rest > lanes && rest < 2 * lanes &&
                                             (rest % lanes == 1 || wholeOrPower(rest % lanes)));
+    // (A byte tile of 32 columns interleaves twice the columns per k step
+    // of 16 rows: it pays only where the columns are interleaved once for
+    // enough row tiles, interleaveDotProductColumns.)
+    if (bytes && rows != ShapedType::kDynamic && rows < cpu::kMinInterleavedRereads * wideMr)
+      return t;
     if (narrow || rows == ShapedType::kDynamic || rows < mr ||
         columns == ShapedType::kDynamic || columns < wideNr || !wholeLast)
       return t;
@@ -1255,7 +1272,12 @@ static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter
     // reading nr floats from k rows a whole matrix row apart (32000 floats
     // for an LLM head: a TLB miss per k step).
     int64_t nDim = dims->n.back();
-    bool packPanel = t.packPanels && dims->n.size() == 1 && dims->k.size() == 1 &&
+    // (Byte tiles for VNNI read an interleaved copy of their columns
+    // instead, made from the source: interleaveDotProductColumns.)
+    bool interleaved = t.wideBytes && llvm::all_of(op.getDpsInputs(), [](Value v) {
+      return getElementTypeOrSelf(v.getType()).isInteger(8);
+    });
+    bool packPanel = t.packPanels && !interleaved && dims->n.size() == 1 && dims->k.size() == 1 &&
                      tiles[nDim] == t.nr && rows != ShapedType::kDynamic &&
                      rows >= 2 * t.mr && hasStaticShapes(op);
     if (packPanel) {
@@ -1822,6 +1844,7 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
     (void)hoistLoopInvariantSubsets(rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
   });
   splitOneColumnReductions(func, rewriter);
+  cpu::interleaveDotProductColumns(func, rewriter, dot);
   {
     RewritePatternSet patterns(ctx);
     vector::populateVectorContractLoweringPatterns(
@@ -1981,7 +2004,8 @@ struct KilnCPUVectorizeGemmPass
                        << "' (none, avx2, avx512bw, avx512vnni)";
       return signalPassFailure();
     }
-    RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes, wideMr, wideNr};
+    RegisterTile tile{mr, nr, kc, kcCache, packPanels, vectorLanes, wideMr, wideNr,
+                      *dot == cpu::DotISA::AVX512VNNI};
     IRRewriter rewriter(ctx);
     if (panelGemmRows > 0)
       panelsToMatmuls(func, rewriter, panelGemmRows, tile);

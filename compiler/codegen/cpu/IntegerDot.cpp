@@ -20,11 +20,19 @@
 #include "codegen/cpu/IntegerDot.h"
 #include "codegen/cpu/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <map>
+#include <vector>
 
 using namespace mlir;
 using kiln::cpu::DotISA;
@@ -44,6 +52,10 @@ struct ByteOperand {
   AffineMap map;
   bool isUnsigned = false;
   bool extended = false; // by an arith.ext op (else by vector.contract)
+  // The 2-d vector.transpose the bytes were read through (an interleaved
+  // column panel, interleaveDotProductColumns): `bytes` is its input and
+  // `map` says so.
+  vector::TransposeOp transposed;
   vector::TransferReadOp reread;
   AffineMap plainPermutation;
   SmallVector<int64_t> shape;
@@ -59,6 +71,18 @@ std::optional<ByteOperand> analyzeByteOperand(Value operand, AffineMap map,
   } else if (auto ext = operand.getDefiningOp<arith::ExtUIOp>()) {
     result.bytes = ext.getIn();
     result.isUnsigned = result.extended = true;
+  }
+  if (auto transpose = result.bytes.getDefiningOp<vector::TransposeOp>();
+      transpose && map.getNumResults() == 2 &&
+      transpose.getPermutation() == ArrayRef<int64_t>{1, 0}) {
+    result.transposed = transpose;
+    result.bytes = transpose.getVector();
+    result.map = AffineMap::get(map.getNumDims(), 0, {map.getResult(1), map.getResult(0)},
+                                map.getContext());
+    auto type = dyn_cast<VectorType>(result.bytes.getType());
+    if (!type || !type.getElementType().isInteger(8))
+      return std::nullopt;
+    return result;
   }
   auto type = dyn_cast<VectorType>(result.bytes.getType());
   if (!type || !type.getElementType().isInteger(8))
@@ -117,7 +141,9 @@ struct DotInstruction {
   StringRef intrinsic;
 };
 
-constexpr int64_t kMaxColumns = 16;
+/// Columns of a tile: at most two instructions' lanes (the 32 columns of
+/// AVX-512's 8 x 32 tile, the 16 of AVX2's two ymm halves).
+constexpr int64_t kMaxColumns = 32;
 
 std::optional<DotInstruction> instructionFor(DotISA dot, bool mixedSigns) {
   switch (dot) {
@@ -173,7 +199,8 @@ std::optional<DotPlan> analyzeContract(vector::ContractionOp op, DotISA dot) {
     return std::nullopt;
   std::optional<DotInstruction> instruction =
       instructionFor(dot, lhs->isUnsigned != rhs->isUnsigned);
-  if (!instruction || bounds[2] % instruction->group != 0)
+  if (!instruction || bounds[2] % instruction->group != 0 ||
+      llvm::divideCeil(bounds[1], instruction->lanes) > 2)
     return std::nullopt;
   return DotPlan{*lhs, *rhs, rhs->map == map({n, k}), bounds[0], bounds[1], bounds[2],
                  *instruction};
@@ -196,7 +223,7 @@ struct ContractToDotProducts : OpRewritePattern<vector::ContractionOp> {
     bool rhsTransposed = plan->rhsTransposed;
     int64_t rows = plan->rows, depth = plan->depth, cols = plan->columns;
     int64_t chunks = llvm::divideCeil(cols, lanes);
-    assert(chunks <= 2 && "at most 16 columns of at least 8 lanes");
+    assert(chunks <= 2 && "at most two instructions' columns");
     constexpr int64_t poison = vector::ShuffleOp::kPoisonIndex;
 
     Location loc = op.getLoc();
@@ -372,11 +399,341 @@ bool kiln::cpu::isDotProductContract(Operation *op, DotISA dot,
     for (Value v : {contract.getLhs(), contract.getRhs()})
       if (Operation *def = v.getDefiningOp(); def && isa<arith::ExtSIOp, arith::ExtUIOp>(def))
         operands->push_back(def);
-    for (const ByteOperand &b : {plan->lhs, plan->rhs})
+    for (const ByteOperand &b : {plan->lhs, plan->rhs}) {
       if (Operation *def = b.bytes.getDefiningOp())
         operands->push_back(def);
+      if (b.transposed)
+        operands->push_back(b.transposed);
+    }
   }
   return true;
+}
+
+/// Whether `v` is a multiple of `factor` by construction: a constant, the
+/// induction variable of a loop whose bounds and step are, or sums and
+/// products of those.
+static bool isMultipleOf(OpFoldResult ofr, int64_t factor) {
+  if (std::optional<int64_t> c = getConstantIntValue(ofr))
+    return *c % factor == 0;
+  auto v = dyn_cast<Value>(ofr);
+  if (!v)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto loop = dyn_cast<scf::ForOp>(owner))
+      return arg == loop.getInductionVar() && isMultipleOf(loop.getLowerBound(), factor) &&
+             isMultipleOf(loop.getStep(), factor);
+    if (auto forall = dyn_cast<scf::ForallOp>(owner)) {
+      unsigned i = arg.getArgNumber();
+      return i < forall.getRank() && isMultipleOf(forall.getMixedLowerBound()[i], factor) &&
+             isMultipleOf(forall.getMixedStep()[i], factor);
+    }
+    return false;
+  }
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return isMultipleOf(add.getLhs(), factor) && isMultipleOf(add.getRhs(), factor);
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return isMultipleOf(mul.getLhs(), factor) || isMultipleOf(mul.getRhs(), factor);
+  return false;
+}
+
+/// The interleaved copy of `source` ([..., K, N] bytes, static): `[..., K/4,
+/// N * 4]`, element (g, 4 n + i) being source's (4 g + i, n), built right
+/// after its definition, 16 columns at a time (and the rest). (Its rows are
+/// flat so that every transfer of it is one contiguous 1-d vector: a 2-d
+/// one of rows of 4 bytes is lowered to one 4-byte move per column.)
+static Value buildInterleaved(RewriterBase &rewriter, Value source) {
+  auto type = cast<RankedTensorType>(source.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = type.getRank(), k = shape[rank - 2], n = shape[rank - 1];
+  SmallVector<int64_t> packedShape(shape.drop_back(2));
+  packedShape.append({k / 4, n * 4});
+  Location loc = source.getLoc();
+  rewriter.setInsertionPointAfterValue(source);
+  Value packed = tensor::EmptyOp::create(rewriter, loc, packedShape, type.getElementType());
+  Value poison = ub::PoisonOp::create(rewriter, loc, type.getElementType());
+  auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(rewriter, loc, v); };
+  // One nest over the outer dims, the k groups and `chunks` column blocks of
+  // `width` from column `first`.
+  auto nest = [&](Value into, int64_t first, int64_t width, int64_t chunks) -> Value {
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t extent : shape.drop_back(2)) {
+      lbs.push_back(cst(0));
+      ubs.push_back(cst(extent));
+      steps.push_back(cst(1));
+    }
+    lbs.append({cst(0), cst(0)});
+    ubs.append({cst(k / 4), cst(chunks)});
+    steps.append({cst(1), cst(1)});
+    scf::LoopNest loops = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{into},
+        [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange iters) -> scf::ValueVector {
+          Value group = ivs[rank - 2];
+          Value column = arith::AddIOp::create(
+              b, l, arith::ConstantIndexOp::create(b, l, first),
+              arith::MulIOp::create(b, l, ivs[rank - 1], arith::ConstantIndexOp::create(b, l, width)));
+          SmallVector<Value> from(ivs.drop_back(2));
+          from.push_back(arith::MulIOp::create(b, l, group, arith::ConstantIndexOp::create(b, l, 4)));
+          from.push_back(column);
+          SmallVector<bool> inBounds = {true, true};
+          Value rows = vector::TransferReadOp::create(
+              b, l, VectorType::get({4, width}, type.getElementType()), source, from, poison,
+              ArrayRef<bool>(inBounds));
+          Value flat = vector::ShapeCastOp::create(
+              b, l, VectorType::get({4 * width}, type.getElementType()), rows);
+          SmallVector<int64_t> mask;
+          for (int64_t i = 0; i < 4 * width; ++i)
+            mask.push_back((i % 4) * width + i / 4);
+          flat = vector::ShuffleOp::create(b, l, flat, flat, mask);
+          SmallVector<Value> to(ivs.drop_back(2));
+          to.append({group, arith::MulIOp::create(b, l, column,
+                                                  arith::ConstantIndexOp::create(b, l, 4))});
+          SmallVector<bool> inBoundsRow = {true};
+          return {vector::TransferWriteOp::create(b, l, flat, iters[0], to,
+                                                  ArrayRef<bool>(inBoundsRow))
+                      .getResult()};
+        });
+    return loops.results.front();
+  };
+  constexpr int64_t chunk = 16;
+  if (n / chunk > 0)
+    packed = nest(packed, 0, chunk, n / chunk);
+  if (n % chunk != 0)
+    packed = nest(packed, n - n % chunk, n % chunk, 1);
+  return packed;
+}
+
+/// The block of columns an interleaved copy is made of: `base` itself, or
+/// its slice at `offsets` / `sizes` (unit strides), taken right before
+/// `anchor` (the outermost loop of the workgroup none of the slice's
+/// operands depend on, or the op the slice replaces).
+struct ColumnBlock {
+  Value base;
+  SmallVector<OpFoldResult> offsets, sizes;
+  Operation *anchor = nullptr;
+  bool sliced = false;
+
+  /// Identifies the block: blocks with one key get one copy.
+  std::vector<const void *> key() const {
+    std::vector<const void *> k = {base.getAsOpaquePointer()};
+    for (OpFoldResult ofr : llvm::concat<const OpFoldResult>(offsets, sizes))
+      k.push_back(ofr.getOpaqueValue());
+    return k;
+  }
+};
+
+/// The scf.for whose induction variable `v` is, with a zero lower bound and
+/// constant bounds (nothing otherwise).
+static std::optional<std::pair<scf::ForOp, int64_t>> tileLoopOf(Value v, int64_t size) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return std::nullopt;
+  auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+  if (!loop || arg != loop.getInductionVar())
+    return std::nullopt;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != size || *ub % *step != 0)
+    return std::nullopt;
+  return std::make_pair(loop, *ub);
+}
+
+/// The column block of the tensor `root` a tile reads through `terms`
+/// (per dimension of `root`, the values its index is the sum of), within
+/// the workgroup `forall` (or the function). A slice of another tensor
+/// taken per iteration of tile loops (its offset in a dimension the loop's
+/// induction variable, its size the loop's step: a k step's 4 rows, a
+/// column tile) is widened to the whole range of those loops, and the
+/// loops' induction variables join the read's index there, so that the
+/// block is sliced, and interleaved, outside them.
+static ColumnBlock columnBlockOf(Value root, SmallVectorImpl<SmallVector<OpFoldResult>> &terms,
+                                 scf::ForallOp forall) {
+  ColumnBlock block{root};
+  auto slice = root.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride() || slice.getSourceType().getRank() != slice.getType().getRank()) {
+    block.anchor = root.getDefiningOp();
+    return block;
+  }
+  block.base = slice.getSource();
+  block.sliced = true;
+  block.offsets = slice.getMixedOffsets();
+  block.sizes = slice.getMixedSizes();
+  ArrayRef<int64_t> sourceShape = slice.getSourceType().getShape();
+  for (unsigned d = 0; d < block.offsets.size(); ++d) {
+    std::optional<int64_t> size = getConstantIntValue(block.sizes[d]);
+    auto offset = dyn_cast<Value>(block.offsets[d]);
+    if (!size || !offset)
+      continue;
+    std::optional<std::pair<scf::ForOp, int64_t>> loop = tileLoopOf(offset, *size);
+    if (!loop || loop->second > sourceShape[d] || (forall && !forall->isAncestor(loop->first)))
+      continue;
+    terms[d].insert(terms[d].begin(), offset);
+    block.offsets[d] = OpBuilder(slice).getIndexAttr(0);
+    block.sizes[d] = OpBuilder(slice).getIndexAttr(loop->second);
+  }
+  // The outermost enclosing loop of the workgroup that none of the block's
+  // values depend on.
+  SmallVector<Value> operands = {block.base};
+  for (OpFoldResult ofr : llvm::concat<OpFoldResult>(block.offsets, block.sizes))
+    if (auto v = dyn_cast<Value>(ofr))
+      operands.push_back(v);
+  block.anchor = slice;
+  while (auto loop = dyn_cast<scf::ForOp>(block.anchor->getParentOp())) {
+    if (!llvm::all_of(operands, [&](Value v) { return loop.isDefinedOutsideOfLoop(v); }))
+      break;
+    block.anchor = loop;
+  }
+  return block;
+}
+
+/// The block's tensor, sliced before its anchor when it is a slice.
+static Value materializeBlock(RewriterBase &rewriter, const ColumnBlock &block) {
+  if (!block.sliced)
+    return block.base;
+  rewriter.setInsertionPoint(block.anchor);
+  SmallVector<OpFoldResult> strides(block.offsets.size(), rewriter.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(rewriter, block.anchor->getLoc(), block.base,
+                                        block.offsets, block.sizes, strides);
+}
+
+/// How many times the loops between `anchor` (where the interleaved copy
+/// would be built) and `read` read each element of it: the product of the
+/// trip counts of those loops that no index of the read depends on (the
+/// row tiles of a column block). Unknown trip counts count once.
+static int64_t rereads(Operation *anchor, Operation *read,
+                       ArrayRef<SmallVector<OpFoldResult>> terms) {
+  llvm::SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  llvm::SmallPtrSet<Value, 8> used;
+  for (ArrayRef<OpFoldResult> dim : terms)
+    for (OpFoldResult term : dim)
+      if (auto v = dyn_cast<Value>(term)) {
+        used.insert(v);
+        if (Operation *def = v.getDefiningOp())
+          (void)getBackwardSlice(def, &slice, options);
+      }
+  for (Operation *op : slice)
+    for (Value operand : op->getOperands())
+      used.insert(operand);
+  int64_t count = 1;
+  for (Operation *op = read->getParentOp(); op && op != anchor->getParentOp();
+       op = op->getParentOp()) {
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (!loop || used.contains(loop.getInductionVar()))
+      continue;
+    if (std::optional<APInt> trips = loop.getStaticTripCount())
+      count *= trips->getSExtValue();
+  }
+  return count;
+}
+
+void kiln::cpu::interleaveDotProductColumns(Operation *func, RewriterBase &rewriter, DotISA dot) {
+  if (dot != DotISA::AVX512VNNI)
+    return;
+  SmallVector<vector::TransferReadOp> reads;
+  func->walk([&](vector::ContractionOp op) {
+    std::optional<DotPlan> plan = analyzeContract(op, dot);
+    if (!plan || plan->rhsTransposed || plan->instruction.widened || plan->depth != 4 ||
+        plan->rhs.reread || plan->rhs.transposed)
+      return;
+    auto read = plan->rhs.bytes.getDefiningOp<vector::TransferReadOp>();
+    if (read && !read.getMask() && read.getPermutationMap().isMinorIdentity() &&
+        read.getVectorType().getRank() == 2 &&
+        llvm::all_of(read.getInBoundsValues(), [](bool b) { return b; }))
+      reads.push_back(read);
+  });
+  std::map<std::vector<const void *>, Value> interleaved;
+  for (vector::TransferReadOp read : reads) {
+    // Up the slices to the workgroup's tensor, the read's indices as sums of
+    // the slices' offsets per dimension of the current source, and where
+    // the read's two dimensions are in it.
+    Value source = read.getBase();
+    auto rankOf = [](Value v) { return cast<ShapedType>(v.getType()).getRank(); };
+    SmallVector<SmallVector<OpFoldResult>> terms;
+    for (Value index : read.getIndices())
+      terms.push_back({index});
+    int64_t kDim = rankOf(source) - 2, nDim = rankOf(source) - 1;
+    auto forall = read->getParentOfType<scf::ForallOp>();
+    auto inWorkgroup = [&](Value v) {
+      Operation *scope = v.getParentBlock()->getParentOp();
+      return !forall || forall->isAncestor(scope);
+    };
+    while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (!slice.hasUnitStride() || !inWorkgroup(slice.getSource()) ||
+          !isa<OpResult>(slice.getSource()))
+        break;
+      llvm::SmallBitVector dropped = slice.getDroppedDims();
+      SmallVector<SmallVector<OpFoldResult>> next;
+      int64_t j = 0, newK = -1, newN = -1;
+      for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets())) {
+        SmallVector<OpFoldResult> sum = {offset};
+        if (!dropped.test(d)) {
+          if (j == kDim)
+            newK = d;
+          if (j == nDim)
+            newN = d;
+          sum.append(terms[j++]);
+        }
+        next.push_back(sum);
+      }
+      terms = std::move(next);
+      kDim = newK;
+      nDim = newN;
+      source = slice.getSource();
+    }
+    int64_t rank = rankOf(source);
+    if (!isa<OpResult>(source) || !inWorkgroup(source) || kDim != rank - 2 || nDim != rank - 1)
+      continue;
+    ColumnBlock block = columnBlockOf(source, terms, forall);
+    // The block's static shape: [..., K, N] with K a multiple of 4.
+    SmallVector<int64_t> shape;
+    if (block.sliced) {
+      for (OpFoldResult size : block.sizes)
+        shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    } else {
+      auto type = dyn_cast<RankedTensorType>(source.getType());
+      if (!type)
+        continue;
+      llvm::append_range(shape, type.getShape());
+    }
+    if (llvm::is_contained(shape, ShapedType::kDynamic) || shape[rank - 2] % 4 != 0 ||
+        !llvm::all_of(terms[rank - 2], [](OpFoldResult t) { return isMultipleOf(t, 4); }))
+      continue;
+    Value &packed = interleaved[block.key()];
+    if (!packed) {
+      if (rereads(block.anchor, read, terms) < kMinInterleavedRereads)
+        continue;
+      packed = buildInterleaved(rewriter, materializeBlock(rewriter, block));
+    }
+    rewriter.setInsertionPoint(read);
+    Location loc = read.getLoc();
+    auto sum = [&](ArrayRef<OpFoldResult> parts) -> Value {
+      Value total;
+      for (OpFoldResult part : parts) {
+        Value v = getValueOrCreateConstantIndexOp(rewriter, loc, part);
+        total = total ? arith::AddIOp::create(rewriter, loc, total, v).getResult() : v;
+      }
+      return total;
+    };
+    SmallVector<Value> indices;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      indices.push_back(sum(terms[d]));
+    indices.push_back(arith::DivUIOp::create(rewriter, loc, sum(terms[rank - 2]),
+                                             arith::ConstantIndexOp::create(rewriter, loc, 4)));
+    indices.push_back(arith::MulIOp::create(rewriter, loc, sum(terms[rank - 1]),
+                                            arith::ConstantIndexOp::create(rewriter, loc, 4)));
+    VectorType vectorType = read.getVectorType();
+    int64_t width = vectorType.getDimSize(1);
+    SmallVector<bool> inBounds = {true};
+    Value flat = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({width * 4}, vectorType.getElementType()), packed, indices,
+        read.getPadding(), ArrayRef<bool>(inBounds));
+    Value columns = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({width, 4}, vectorType.getElementType()), flat);
+    rewriter.replaceOpWithNewOp<vector::TransposeOp>(read, columns, ArrayRef<int64_t>{1, 0});
+  }
 }
 
 StringRef kiln::cpu::stringifyDotISA(DotISA dot) {

@@ -4,6 +4,8 @@
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx2 mr=4" --kiln-cpu-lower-dot-products="isa=avx2" | FileCheck %s --check-prefix=AVX2
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx2 mr=4 vector-lanes=8" | FileCheck %s --check-prefix=SPLIT
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512bw" --kiln-cpu-lower-dot-products="isa=avx512bw" | FileCheck %s --check-prefix=BW
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni wide-mr=8 wide-nr=32" | FileCheck %s --check-prefix=ILV
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx512vnni wide-mr=8 wide-nr=32" --kiln-cpu-lower-dot-products | FileCheck %s --check-prefix=ILVDOT
 // RUN: not kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="dot-isa=avx3" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // RUN: not kiln-opt %s -split-input-file --kiln-cpu-lower-dot-products="isa=sse" 2>&1 | FileCheck %s --check-prefix=BAD-LOWER
 
@@ -58,6 +60,12 @@
 // BW-LABEL: func @activations_by_weights
 // BAD-TILE: error: unknown dot-product ISA 'avx3' (none, avx2, avx512bw, avx512vnni)
 // BAD-LOWER: error: unknown dot-product ISA 'sse' (none, avx2, avx512bw, avx512vnni)
+// A tile of 16 rows (one row tile per column block) keeps 16 x 16 and
+// interleaves its columns itself, wide tile or not.
+// ILV-LABEL: func @weights_by_activations
+// ILV-NOT: vector.transpose
+// ILV: vector.contract {{.*}} : vector<16x4xi32>, vector<4x16xi32> into vector<16x16xi32>
+// ILV-NOT: vector.transpose
 // NOVNNI-LABEL: func @weights_by_activations
 // NOVNNI-NOT: vector.contract
 // NOVNNI-NOT: llvm.call_intrinsic
@@ -163,4 +171,62 @@ func.func @narrow_columns(%x: tensor<4x64xi8>, %w: tensor<64x12xi8>, %c: tensor<
     linalg.yield %s : i32
   } -> tensor<4x12xi32>
   return %0 : tensor<4x12xi32>
+}
+
+// -----
+
+// A workgroup of 64 rows by one column block of 32 (8 row tiles of the wide
+// 8 x 32 tile read the same columns): the block is interleaved once, before
+// the row tiles, 16 columns at a time (4 k rows read, one byte shuffle, 64
+// bytes written: each column's 4 k bytes side by side), into [K/4, 32 * 4].
+// Every k step of a tile then reads its 32 columns' operand as 128
+// contiguous bytes, a vector<32x4xi8> transposed back to the 4 x 32 the
+// contraction multiplies; kiln-cpu-lower-dot-products takes each half of
+// those bytes as they are for vpdpbusd: no shuffle in the row tiles.
+// ILV-LABEL: func @interleaved_columns
+// ILV: scf.forall
+// ILV: vector.transfer_read %{{.*}} : tensor<64x32xi8>, vector<4x16xi8>
+// ILV: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 32, 48, 1, 17, 33, 49, {{.*}}, 15, 31, 47, 63] : vector<64xi8>, vector<64xi8>
+// ILV: vector.transfer_write %{{.*}} : vector<64xi8>, tensor<16x128xi8>
+// ILV: scf.for %{{.*}} = %c0 to %c64 step %c8
+// ILV: scf.for %[[K:.*]] = %c0 to %c64 step %c4
+// ILV: %[[G:.*]] = arith.divui %[[K]], %{{.*}} : index
+// ILV: %[[FLAT:.*]] = vector.transfer_read %{{.*}}[%[[G]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<16x128xi8>, vector<128xi8>
+// ILV: %[[COLS:.*]] = vector.shape_cast %[[FLAT]] : vector<128xi8> to vector<32x4xi8>
+// ILV: %[[T:.*]] = vector.transpose %[[COLS]], [1, 0] : vector<32x4xi8> to vector<4x32xi8>
+// ILV: %[[X:.*]] = arith.extui %[[T]] : vector<4x32xi8> to vector<4x32xi32>
+// ILV: vector.contract {{.*}} %[[X]], %{{.*}} : vector<8x4xi32>, vector<4x32xi32> into vector<8x32xi32>
+// ILVDOT-LABEL: func @interleaved_columns
+// ILVDOT: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 32, 48, {{.*}}] : vector<64xi8>, vector<64xi8>
+// ILVDOT: scf.for %{{.*}} = %c0 to %c64 step %c8
+// ILVDOT-NOT: vector.shuffle {{.*}} : vector<64xi8>, vector<64xi8>
+// ILVDOT: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [16, 4], strides = [1, 1]} : vector<32x4xi8> to vector<16x4xi8>
+// ILVDOT: vector.extract_strided_slice %{{.*}} {offsets = [16, 0], sizes = [16, 4], strides = [1, 1]} : vector<32x4xi8> to vector<16x4xi8>
+// ILVDOT-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// ILVDOT-NOT: vector.shuffle {{.*}} : vector<64xi8>, vector<64xi8>
+// ILVDOT-NOT: vector.contract
+// ILVDOT: return
+#wi = affine_map<(d0, d1, d2) -> (d0, d2)>
+#xi = affine_map<(d0, d1, d2) -> (d2, d1)>
+#oi = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @interleaved_columns(%w: tensor<64x64xi8>, %x: tensor<64x64xi8>) -> tensor<64x64xi32> attributes {kiln.dispatch} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<64x64xi32>
+  %r = scf.forall (%j) = (0) to (64) step (32) shared_outs(%o = %e) -> (tensor<64x64xi32>) {
+    %xt = tensor.extract_slice %x[0, %j] [64, 32] [1, 1] : tensor<64x64xi8> to tensor<64x32xi8>
+    %ot = tensor.extract_slice %o[0, %j] [64, 32] [1, 1] : tensor<64x64xi32> to tensor<64x32xi32>
+    %init = linalg.fill ins(%zero : i32) outs(%ot : tensor<64x32xi32>) -> tensor<64x32xi32>
+    %mm = linalg.generic {indexing_maps = [#wi, #xi, #oi], iterator_types = ["parallel", "parallel", "reduction"]} ins(%w, %xt : tensor<64x64xi8>, tensor<64x32xi8>) outs(%init : tensor<64x32xi32>) {
+    ^bb0(%a: i8, %b: i8, %acc: i32):
+      %aw = arith.extsi %a : i8 to i32
+      %bw = arith.extui %b : i8 to i32
+      %p = arith.muli %aw, %bw : i32
+      %s = arith.addi %acc, %p : i32
+      linalg.yield %s : i32
+    } -> tensor<64x32xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %mm into %o[0, %j] [64, 32] [1, 1] : tensor<64x32xi32> into tensor<64x64xi32>
+    }
+  }
+  return %r : tensor<64x64xi32>
 }
