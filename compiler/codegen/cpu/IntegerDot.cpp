@@ -142,8 +142,12 @@ struct DotInstruction {
 };
 
 /// Columns of a tile: at most two instructions' lanes (the 32 columns of
-/// AVX-512's 8 x 32 tile, the 16 of AVX2's two ymm halves).
-constexpr int64_t kMaxColumns = 32;
+/// AVX-512's 8 x 32 tile, the 16 of AVX2's two ymm halves), or, for a
+/// single row (a matrix-vector product: LLM decoding, a classifier's last
+/// layer), up to 16 instructions' (one accumulator each: no chain of
+/// dependent dot products, and each k step reads long runs of the rows).
+constexpr int64_t kMaxColumns = 256;
+constexpr int64_t kMaxChunks = 2, kMaxRowChunks = 16;
 
 std::optional<DotInstruction> instructionFor(DotISA dot, bool mixedSigns) {
   switch (dot) {
@@ -200,7 +204,8 @@ std::optional<DotPlan> analyzeContract(vector::ContractionOp op, DotISA dot) {
   std::optional<DotInstruction> instruction =
       instructionFor(dot, lhs->isUnsigned != rhs->isUnsigned);
   if (!instruction || bounds[2] % instruction->group != 0 ||
-      llvm::divideCeil(bounds[1], instruction->lanes) > 2)
+      llvm::divideCeil(bounds[1], instruction->lanes) >
+          (bounds[0] == 1 ? kMaxRowChunks : kMaxChunks))
     return std::nullopt;
   return DotPlan{*lhs, *rhs, rhs->map == map({n, k}), bounds[0], bounds[1], bounds[2],
                  *instruction};
@@ -223,7 +228,7 @@ struct ContractToDotProducts : OpRewritePattern<vector::ContractionOp> {
     bool rhsTransposed = plan->rhsTransposed;
     int64_t rows = plan->rows, depth = plan->depth, cols = plan->columns;
     int64_t chunks = llvm::divideCeil(cols, lanes);
-    assert(chunks <= 2 && "at most two instructions' columns");
+    assert(chunks <= kMaxRowChunks && "at most 16 instructions' columns");
     constexpr int64_t poison = vector::ShuffleOp::kPoisonIndex;
 
     Location loc = op.getLoc();
@@ -322,11 +327,24 @@ struct ContractToDotProducts : OpRewritePattern<vector::ContractionOp> {
         }
       }
     }
-    // The chunks back into rows of `cols`: one shuffle per row (chunks <= 2).
+    // The chunks back into rows of `cols`: one shuffle per row (chunks <= 2),
+    // else each chunk's columns inserted into the row.
     Value result = op.getAcc();
     for (int64_t r = 0; r < rows; ++r) {
       Value row = acc[r][0];
-      if (chunks == 2 || cols != lanes) {
+      if (chunks > 2) {
+        row = vector::ExtractOp::create(rewriter, loc, op.getAcc(), ArrayRef<int64_t>{r});
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+          Value part = acc[r][chunk];
+          if (columnsOf(chunk) != lanes)
+            part = vector::ExtractStridedSliceOp::create(rewriter, loc, part, ArrayRef<int64_t>{0},
+                                                         ArrayRef<int64_t>{columnsOf(chunk)},
+                                                         ArrayRef<int64_t>{1});
+          row = vector::InsertStridedSliceOp::create(rewriter, loc, part, row,
+                                                     ArrayRef<int64_t>{chunk * lanes},
+                                                     ArrayRef<int64_t>{1});
+        }
+      } else if (chunks == 2 || cols != lanes) {
         Value high = chunks == 2 ? acc[r][1] : row;
         SmallVector<int64_t> mask;
         for (int64_t i = 0; i < cols; ++i)
