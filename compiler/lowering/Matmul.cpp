@@ -252,7 +252,8 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
 };
 
 /// kiln.matmul_panels: `out[m, n] += lhs[m, k] * weights[n / P, k, n mod
-/// P]`, one generic whose result map stays the projection (m, n).
+/// P]`, one generic whose result map stays the projection (m, n); 8-bit
+/// operands are extended to the i32 result by their signedness.
 struct MatmulPanelsLowering : OpRewritePattern<MatmulPanelsOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -260,10 +261,16 @@ struct MatmulPanelsLowering : OpRewritePattern<MatmulPanelsOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto lhsType = op.getLhs().getType();
-    Type elem = lhsType.getElementType();
+    // (8-bit: the bytes as signless i8, extended by their own signedness in
+    // the body; the result i32.)
+    Type lhsElem = lhsType.getElementType();
+    bool lhsUnsigned = hasUnsignedElements(lhsElem);
+    Type elem = op.getType().getElementType();
     int64_t n = op.getColumns(), k = lhsType.getShape().back(), panel = op.getPanelWidth();
     int64_t rows = product(lhsType.getShape().drop_back());
-    Value lhs = reshapeTensor(rewriter, loc, op.getLhs(), RankedTensorType::get({rows, k}, elem));
+    Value lhs = reinterpret(rewriter, loc, op.getLhs(), signlessType(lhsType));
+    lhs = reshapeTensor(rewriter, loc, lhs,
+                        RankedTensorType::get({rows, k}, signlessType(lhsElem)));
     auto out2 = RankedTensorType::get({rows, n}, elem);
     AffineExpr m, nn, kk;
     bindDims(ctx, m, nn, kk);
@@ -274,8 +281,7 @@ struct MatmulPanelsLowering : OpRewritePattern<MatmulPanelsOp> {
         rewriter, loc, out2, ValueRange{lhs, op.getWeights()},
         ValueRange{zeroFilled(rewriter, loc, out2)}, maps, iteratorTypes(3, {2}),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-          linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
+          multiplyAccumulate(b, l, args, elem, lhsUnsigned);
         });
     generic->setAttr(kPanelMatmulAttr, rewriter.getUnitAttr());
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(0), op.getType()));

@@ -348,7 +348,10 @@ quantize::countIntegerOps(PostTrainingState &state,
       ir->walk([&](ExecutableOp executable) {
         for (VariantOp variant : executable.getOps<VariantOp>()) {
           variant.walk([&](Operation *op) {
-            state.integerOps += isa<ConvIntegerOp, MatmulIntegerOp>(op);
+            // (and integer products by weights in column panels)
+            auto panels = dyn_cast<MatmulPanelsOp>(op);
+            state.integerOps += isa<ConvIntegerOp, MatmulIntegerOp>(op) ||
+                                (panels && !isa<FloatType>(panels.getType().getElementType()));
           });
           break;
         }

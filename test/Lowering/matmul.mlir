@@ -221,3 +221,19 @@ func.func @matmul_panels(%x: tensor<2x1x8xf32>, %w: tensor<3x8x16xf32>) -> tenso
   %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x1x8xf32>, tensor<3x8x16xf32>) -> tensor<2x1x40xf32>
   return %0 : tensor<2x1x40xf32>
 }
+
+// -----
+
+// An 8-bit kiln.matmul_panels: the uint8 activations as signless bytes,
+// zero-extended in the body, the int8 weights sign-extended, the i32 sum.
+// CHECK-LABEL: func @matmul_panels_integer
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<1x8xi8>, tensor<2x8x16xi8>) outs(%{{.*}} : tensor<1x32xi32>) attrs = {kiln.panel_matmul}
+// CHECK: ^bb0(%[[X:.*]]: i8, %[[W:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK: arith.extui %[[X]] : i8 to i32
+// CHECK: arith.extsi %[[W]] : i8 to i32
+// CHECK: arith.muli
+// CHECK: arith.addi
+func.func @matmul_panels_integer(%x: tensor<1x8xui8>, %w: tensor<2x8x16xi8>) -> tensor<1x32xi32> {
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xui8>, tensor<2x8x16xi8>) -> tensor<1x32xi32>
+  return %0 : tensor<1x32xi32>
+}

@@ -87,6 +87,45 @@ func.func @head(%x: tensor<65x3xf32>) -> tensor<65x16xf32> {
 
 // -----
 
+// An 8-bit product of 2 rows by a constant [3, 32] int8 weight without zero
+// points (uint8 activations): two panels of 16, [2, 3, 16] i8, the i32
+// result. Element [k, n] is 10 k + n: panel 0 holds rows 0..15, 10..25 and
+// 20..35 of columns 0..15, panel 1 the same rows of columns 16..31.
+// CHECK-LABEL: func.func @pack_integer
+// CHECK: %[[W:.*]] = kiln.constant dense_resource<[[BLOB:matmul_panels_0]]> : tensor<2x3x16xi8>
+// CHECK: kiln.matmul_panels %arg0, %[[W]] {columns = 32 : i64} : (tensor<1x2x3xui8>, tensor<2x3x16xi8>) -> tensor<1x2x32xi32>
+// CHECK-NOT: kiln.matmul_integer
+// CHECK: [[BLOB]]: "0x10000000000102030405060708090A0B0C0D0E0F0A0B0C0D0E0F101112131415161718191415161718191A1B1C1D1E1F20212223101112131415161718191A1B1C1D1E1F1A1B1C1D1E1F202122232425262728292425262728292A2B2C2D2E2F30313233"
+func.func @pack_integer(%x: tensor<1x2x3xui8>) -> tensor<1x2x32xi32> {
+  %w = kiln.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31],
+                            [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41],
+                            [20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51]]> : tensor<3x32xi8>
+  %y = kiln.matmul_integer %x, %w : (tensor<1x2x3xui8>, tensor<3x32xi8>) -> tensor<1x2x32xi32>
+  return %y : tensor<1x2x32xi32>
+}
+
+// -----
+
+// 8-bit products the panels do not take: more than 8 rows (the GEMM tiles
+// interleave their column blocks), a zero point, columns that are not whole
+// panels, a weight computed at run time, uint8 weights.
+// CHECK-LABEL: func.func @integer_unpacked
+// CHECK-COUNT-5: kiln.matmul_integer
+// CHECK-NOT: kiln.matmul_panels
+func.func @integer_unpacked(%x: tensor<9x3xui8>, %y: tensor<1x3xui8>, %z: tensor<ui8>, %v: tensor<3x16xi8>) -> (tensor<9x16xi32>, tensor<1x16xi32>, tensor<1x20xi32>, tensor<1x16xi32>, tensor<1x16xi32>) {
+  %w = kiln.constant dense<3> : tensor<3x16xi8>
+  %w20 = kiln.constant dense<3> : tensor<3x20xi8>
+  %u = kiln.constant dense<3> : tensor<3x16xui8>
+  %0 = kiln.matmul_integer %x, %w : (tensor<9x3xui8>, tensor<3x16xi8>) -> tensor<9x16xi32>
+  %1 = kiln.matmul_integer %y, %w lhs_zero_point(%z) : (tensor<1x3xui8>, tensor<3x16xi8>, tensor<ui8>) -> tensor<1x16xi32>
+  %2 = kiln.matmul_integer %y, %w20 : (tensor<1x3xui8>, tensor<3x20xi8>) -> tensor<1x20xi32>
+  %3 = kiln.matmul_integer %y, %v : (tensor<1x3xui8>, tensor<3x16xi8>) -> tensor<1x16xi32>
+  %4 = kiln.matmul_integer %y, %u : (tensor<1x3xui8>, tensor<3x16xui8>) -> tensor<1x16xi32>
+  return %0, %1, %2, %3, %4 : tensor<9x16xi32>, tensor<1x16xi32>, tensor<1x20xi32>, tensor<1x16xi32>, tensor<1x16xi32>
+}
+
+// -----
+
 // BAD: error: kiln-pack-matmul-panels: panel must be a positive multiple of 16, got 8
 func.func @bad_panel() {
   return

@@ -198,6 +198,16 @@ matmul_case("matmul u8 x i8 wide tiles, interleaved columns, weight initializer"
             const_b=True, const_zp=True)
 matmul_case("matmul i8 x u8 wide tiles, interleaved columns, run-time b", full_range(i8, 600, 132),
             full_range(u8, 132, 72))
+# Few rows by an int8 weight initializer without zero points: the weight in
+# column panels of 32 at compile time (kiln.matmul_panels), one product per
+# panel, the one-row tile 1 x 32 (and 4 x 32) of dot products; K with a
+# remainder of 4-step groups (130), 3 panels.
+matmul_case("matmul u8 x i8 one row, weight in panels", full_range(u8, 1, 130), full_range(i8, 130, 96),
+            const_b=True)
+matmul_case("matmul u8 x i8 four rows, batched lhs, weight in panels", full_range(u8, 2, 2, 260),
+            full_range(i8, 260, 64), const_b=True)
+matmul_case("matmul i8 x i8 one row, weight in panels", full_range(i8, 1, 64), full_range(i8, 64, 32),
+            const_b=True)
 
 
 def conv_case(name, x, w, zx=None, zw=None, strides=None, dilations=None, pads=None, auto_pad=None,

@@ -344,7 +344,11 @@ struct KilnConvToGemmPass
           auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
           auto producer = expand ? expand.getSrc().getDefiningOp<linalg::LinalgOp>() : nullptr;
           AffineMap map = generic.getMatchingIndexingMap(input);
-          if (!producer || !linalg::isaContractionOpInterface(producer) ||
+          // (Or any product with a reduction: one by weights in column
+          // panels reads them through a map that is not a projection.)
+          if (!producer ||
+              !(linalg::isaContractionOpInterface(producer) ||
+                producer.getNumReductionLoops() > 0) ||
               !map.isProjectedPermutation())
             continue;
           for (ReassociationIndices group : expand.getReassociationIndices())

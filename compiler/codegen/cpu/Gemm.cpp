@@ -1911,11 +1911,17 @@ static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t min
   SmallVector<linalg::GenericOp> panels;
   func.walk([&](linalg::GenericOp op) {
     if (!op->hasAttr(kPanelMatmulAttr) || !op.hasPureTensorSemantics() || !hasStaticShapes(op) ||
-        op.getNumDpsInputs() != 2 || !op->getParentOfType<scf::ForallOp>())
+        op.getNumDpsInputs() != 2)
       return;
     auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
     auto out = cast<RankedTensorType>(op.getDpsInits()[0].getType());
-    if (weights.getRank() != 3 || out.getRank() != 2 || out.getDimSize(0) < minRows ||
+    // (8-bit products of any rows, in a workgroup or the only one: the panel
+    // kernel is float only.)
+    bool integer = !isa<FloatType>(out.getElementType());
+    if (!integer && !op->getParentOfType<scf::ForallOp>())
+      return;
+    if (weights.getRank() != 3 || out.getRank() != 2 ||
+        (out.getDimSize(0) < minRows && !integer) ||
         out.getDimSize(1) % weights.getDimSize(2) != 0)
       return;
     panels.push_back(op);
@@ -1990,8 +1996,26 @@ static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t min
         rewriter, loc, panelType, slice.getSource(), slice.getMixedOffsets(),
         ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(k), rewriter.getIndexAttr(panel)},
         ArrayRef<OpFoldResult>{one, one, one});
-    auto matmul = linalg::MatmulOp::create(rewriter, loc, ValueRange{tile.getDpsInputs()[0], weights},
-                                           ValueRange{tile.getDpsInits()[0]});
+    Operation *matmul;
+    if (isa<FloatType>(out.getElementType())) {
+      matmul = linalg::MatmulOp::create(rewriter, loc, ValueRange{tile.getDpsInputs()[0], weights},
+                                        ValueRange{tile.getDpsInits()[0]});
+    } else {
+      // (linalg.matmul sign-extends: the generic's own body says how each
+      // byte operand extends.)
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr m, n, kk;
+      bindDims(ctx, m, n, kk);
+      auto generic = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{out}, ValueRange{tile.getDpsInputs()[0], weights},
+          ValueRange{tile.getDpsInits()[0]},
+          SmallVector<AffineMap>{AffineMap::get(3, 0, {m, kk}, ctx),
+                                 AffineMap::get(3, 0, {kk, n}, ctx),
+                                 AffineMap::get(3, 0, {m, n}, ctx)},
+          tile.getIteratorTypesArray());
+      rewriter.cloneRegionBefore(tile.getRegion(), generic.getRegion(), generic.getRegion().end());
+      matmul = generic;
+    }
     rewriter.replaceOp(tile, matmul->getResults());
   }
 }

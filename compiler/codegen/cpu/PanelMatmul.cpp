@@ -164,8 +164,11 @@ struct KilnCPULowerPanelMatmulsPass
   using Base::Base;
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
+    // (Integer ones are GEMM tiles: kiln-cpu-vectorize-gemm's
+    // panelsToMatmuls, whatever their rows.)
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kPanelMatmulAttr))
+      if (op->hasAttr(kPanelMatmulAttr) &&
+          isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
         generics.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -536,9 +536,19 @@ LogicalResult MatmulPanelsOp::inferReturnTypes(MLIRContext *, std::optional<Loca
   if (weights.getRank() != 3)
     return emitOptionalError(loc, "weights must be [ceil(N / P), K, P], got ",
                              shapeString(weights.getShape()));
-  if (lhs.getElementType() != weights.getElementType())
-    return emitOptionalError(loc, "weights element type ", weights.getElementType(),
-                             " differs from lhs element type ", lhs.getElementType());
+  Type lhsElem = lhs.getElementType(), weightElem = weights.getElementType();
+  Type resultElem = lhsElem;
+  if (isa<FloatType>(lhsElem)) {
+    if (lhsElem != weightElem)
+      return emitOptionalError(loc, "weights element type ", weightElem,
+                               " differs from lhs element type ", lhsElem);
+  } else if (lhsElem.isInteger(8)) {
+    if (!weightElem.isInteger(8) || weightElem.isUnsignedInteger())
+      return emitOptionalError(loc, "8-bit lhs needs i8 weights, got ", weightElem);
+    resultElem = IntegerType::get(lhs.getContext(), 32);
+  } else {
+    return emitOptionalError(loc, "lhs must be float or 8-bit integer, got ", lhsElem);
+  }
   int64_t panels = weights.getDimSize(0), k = weights.getDimSize(1), panel = weights.getDimSize(2);
   if (k != lhs.getShape().back())
     return emitOptionalError(loc, "weights ", shapeString(weights.getShape()), " have K = ", k,
@@ -550,7 +560,7 @@ LogicalResult MatmulPanelsOp::inferReturnTypes(MLIRContext *, std::optional<Loca
                              " panels of ", panel);
   SmallVector<int64_t> shape(lhs.getShape());
   shape.back() = n;
-  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  types.push_back(RankedTensorType::get(shape, resultElem));
   return success();
 }
 

@@ -230,3 +230,30 @@ func.func @interleaved_columns(%w: tensor<64x64xi8>, %x: tensor<64x64xi8>) -> te
   }
   return %r : tensor<64x64xi32>
 }
+
+// -----
+
+// A matrix-vector product's one-row tile of 160 columns (10 instructions'
+// worth, the GEMV tile of kiln-cpu-vectorize-gemm): one vpdpbusd per 16
+// columns and k step, each into its own accumulator, the row's 4 bytes
+// broadcast once; the accumulators go back into the row by strided inserts.
+// CHECK-LABEL: func @gemv_row
+// CHECK: scf.for
+// CHECK-COUNT-10: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: vector.insert_strided_slice %{{.*}}, %{{.*}} {offsets = [144], strides = [1]} : vector<16xi32> into vector<160xi32>
+// CHECK-NOT: vector.contract
+#ga = affine_map<(d0, d1, d2) -> (d0, d2)>
+#gb = affine_map<(d0, d1, d2) -> (d2, d1)>
+#gr = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @gemv_row(%x: tensor<1x256xi8>, %w: tensor<256x160xi8>, %c: tensor<1x160xi32>) -> tensor<1x160xi32> attributes {kiln.dispatch} {
+  %0 = linalg.generic {indexing_maps = [#ga, #gb, #gr], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<1x256xi8>, tensor<256x160xi8>) outs(%c : tensor<1x160xi32>) {
+  ^bb0(%p: i8, %q: i8, %acc: i32):
+    %pw = arith.extui %p : i8 to i32
+    %qw = arith.extsi %q : i8 to i32
+    %m = arith.muli %pw, %qw : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<1x160xi32>
+  return %0 : tensor<1x160xi32>
+}

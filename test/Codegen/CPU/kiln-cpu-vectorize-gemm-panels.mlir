@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32 panel-gemm-rows=0" | FileCheck %s --check-prefix=KERNEL
 // RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32 panel-gemm-rows=64" | FileCheck %s --check-prefix=KERNEL
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-vectorize-gemm="mr=16 nr=16 wide-mr=8 wide-nr=32 dot-isa=avx512vnni" | FileCheck %s --check-prefix=INT
 
 // A workgroup of a product by weights in column panels of 32 (the generic of
 // kiln.matmul_panels: out[m, n] += x[m, k] * w[n / 32, k, n mod 32]), 32
@@ -118,4 +119,41 @@ func.func @panels_blocked(%x: tensor<32x512xf32>, %w: tensor<2x512x32xf32>) -> t
     }
   }
   return %r : tensor<32x64xf32>
+}
+
+// -----
+
+// An 8-bit product by int8 weights in panels (kiln.matmul_panels of a
+// kiln.matmul_integer), one row, the only workgroup (no scf.forall): one
+// product per panel whatever the rows (the panel kernel is float only),
+// each a generic that keeps the body's extensions (uint8 activations
+// zero-extended; linalg.matmul would sign-extend them) and reads its panel
+// [16, 32] in place; its register tile is the one-row 1 x 32 tile the
+// dot-product lowering takes (test/Codegen/CPU/kiln-cpu-lower-dot-products.mlir).
+// INT-LABEL: func @integer_panels
+// INT-NOT: scf.forall
+// INT: scf.for %[[N:.*]] = %c0 to %c64 step %c32
+// INT: %[[W:.*]] = tensor.extract_slice %arg1[%{{.*}}, 0, %{{.*}}] [1, 16, 32] [1, 1, 1] : tensor<2x16x32xi8> to tensor<16x32xi8>
+// INT: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> ({{.*}}vector<1x32xi32>)
+// INT: arith.extui %{{.*}} : vector<1x4xi8> to vector<1x4xi32>
+// INT: arith.extsi %{{.*}} : vector<4x32xi8> to vector<4x32xi32>
+// INT: vector.contract {{.*}} : vector<1x4xi32>, vector<4x32xi32> into vector<1x32xi32>
+// INT-NOT: kiln.panel_matmul
+#imk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#iwp = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+#imn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @integer_panels(%x: tensor<1x16xi8>, %w: tensor<2x16x32xi8>) -> tensor<1x64xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x64xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x64xi32>) -> tensor<1x64xi32>
+  %g = linalg.generic {indexing_maps = [#imk, #iwp, #imn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x16xi8>, tensor<2x16x32xi8>) outs(%f : tensor<1x64xi32>) attrs = {kiln.panel_matmul} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %a32 = arith.extui %a : i8 to i32
+    %b32 = arith.extsi %b : i8 to i32
+    %p = arith.muli %a32, %b32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<1x64xi32>
+  return %g : tensor<1x64xi32>
 }

@@ -795,6 +795,25 @@ func.func @matmul_panels_type(%x: tensor<1x8xf32>, %w: tensor<2x8x16xf16>) {
 
 // -----
 
+// 8-bit activations take int8 weights (vpdpbusd's signed operand).
+func.func @matmul_panels_unsigned_weights(%x: tensor<1x8xui8>, %w: tensor<2x8x16xui8>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{8-bit lhs needs i8 weights, got 'ui8'}}
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xui8>, tensor<2x8x16xui8>) -> tensor<1x32xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_panels_i32(%x: tensor<1x8xi32>, %w: tensor<2x8x16xi32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{lhs must be float or 8-bit integer, got 'i32'}}
+  %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xi32>, tensor<2x8x16xi32>) -> tensor<1x32xi32>
+  return
+}
+
+// -----
+
 func.func @matmul_int4_zero_type(%x: tensor<1x64xf32>, %w: tensor<2x16x8xi8>, %s: tensor<2x8xf32>, %z: tensor<2x8xf16>) {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{zero_point element type 'f16' differs from lhs element type 'f32'}}

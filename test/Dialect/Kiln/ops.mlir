@@ -224,3 +224,11 @@ func.func @matmul_panels(%x: tensor<2x1x256xf32>, %w: tensor<3x256x16xf32>) -> t
   %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x1x256xf32>, tensor<3x256x16xf32>) -> tensor<2x1x40xf32>
   return %0 : tensor<2x1x40xf32>
 }
+
+// 8-bit: uint8 activations by int8 weights, the i32 products.
+// CHECK-LABEL: func.func @matmul_panels_integer
+func.func @matmul_panels_integer(%x: tensor<1x256xui8>, %w: tensor<2x256x32xi8>) -> tensor<1x64xi32> {
+  // CHECK: kiln.matmul_panels %{{.*}}, %{{.*}} {columns = 64 : i64} : (tensor<1x256xui8>, tensor<2x256x32xi8>) -> tensor<1x64xi32>
+  %0 = kiln.matmul_panels %x, %w {columns = 64 : i64} : (tensor<1x256xui8>, tensor<2x256x32xi8>) -> tensor<1x64xi32>
+  return %0 : tensor<1x64xi32>
+}

@@ -257,25 +257,31 @@ def Kiln_MatmulOp : Kiln_Op<"matmul",
 }
 
 def Kiln_MatmulPanelsOp : Kiln_Op<"matmul_panels", [Pure, InferTypeOpAdaptor]> {
-  let summary = "float matrix product by a weight stored in column panels";
+  let summary = "matrix product by a weight stored in column panels";
   let description = [{
     `lhs` `[..., M, K]` times a `[K, N]` weight stored as `weights`
     `[ceil(N / P), K, P]`: element `[c, k, l]` is the weight's `[k, c P + l]`,
     the columns after N (the last panel's padding) zero. `columns` is N;
-    the result is `[..., M, N]`. The element types match.
+    the result is `[..., M, N]`. Float: the element types match. 8-bit
+    integer: `lhs` is `i8` or `ui8`, `weights` `i8`, and the result is the
+    `i32` sum of the products, each operand extended by its own signedness
+    (a `kiln.matmul_integer` without zero points).
 
-    kiln-pack-matmul-panels makes it from a `kiln.matmul` of few rows by a
-    constant weight when every target is the cpu: the P columns of a panel
-    are then one contiguous run through all of K, where a row-major weight
-    puts each of a column block's rows N elements from the next.
+    kiln-pack-matmul-panels makes it from a `kiln.matmul` (or a
+    `kiln.matmul_integer` of few rows) by a constant weight when every
+    target is the cpu: the P columns of a panel are then one contiguous run
+    through all of K, where a row-major weight puts each of a column block's
+    rows N elements from the next.
 
     ```mlir
     %y = kiln.matmul_panels %x, %w {columns = 40 : i64}
         : (tensor<1x256xf32>, tensor<3x256x16xf32>) -> tensor<1x40xf32>
+    %q = kiln.matmul_panels %a, %b {columns = 1000 : i64}
+        : (tensor<1x2048xui8>, tensor<32x2048x32xi8>) -> tensor<1x1000xi32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$weights, Kiln_I64Attr:$columns);
-  let results = (outs Kiln_FloatTensor:$result);
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$weights, Kiln_I64Attr:$columns);
+  let results = (outs Kiln_Tensor:$result);
   let assemblyFormat =
       "$lhs `,` $weights attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
