@@ -344,11 +344,19 @@ struct KilnConvToGemmPass
           auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
           auto producer = expand ? expand.getSrc().getDefiningOp<linalg::LinalgOp>() : nullptr;
           AffineMap map = generic.getMatchingIndexingMap(input);
-          // (Or any product with a reduction: one by weights in column
-          // panels reads them through a map that is not a projection.)
+          // (Or a product by weights in column panels, which reads them
+          // through a map that is not a projection: n floordiv P, n mod P.)
+          auto panelProduct = [](linalg::LinalgOp op) {
+            return op.getNumReductionLoops() > 0 &&
+                   llvm::any_of(op.getIndexingMapsArray(), [](AffineMap m) {
+                     return llvm::any_of(m.getResults(), [](AffineExpr e) {
+                       return e.getKind() == AffineExprKind::FloorDiv ||
+                              e.getKind() == AffineExprKind::Mod;
+                     });
+                   });
+          };
           if (!producer ||
-              !(linalg::isaContractionOpInterface(producer) ||
-                producer.getNumReductionLoops() > 0) ||
+              !(linalg::isaContractionOpInterface(producer) || panelProduct(producer)) ||
               !map.isProjectedPermutation())
             continue;
           for (ReassociationIndices group : expand.getReassociationIndices())
