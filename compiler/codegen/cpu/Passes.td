@@ -97,11 +97,18 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     contiguous rows and transposed in registers (shuffles). f32 `math.exp`, `math.erf` and `math.tanh` become MLIR's
     polynomial approximations (vectorized or inline instead of libm calls).
     Integer contractions (i32 accumulators) are tiled the same way; with a
-    `dot-isa`, a tile of 8-bit operands with at most 16 columns that the
-    ISA's dot-product instruction takes (IntegerDot.h: `avx512vnni`
-    vpdpbusd, `avx512bw` or `avx2` vpmaddwd) is left as `vector.contract`
-    for kiln-cpu-lower-dot-products instead of becoming widening i32
-    multiply-adds.
+    `dot-isa`, a tile of 8-bit operands that the ISA's dot-product
+    instruction takes (IntegerDot.h: `avx512vnni` vpdpbusd, `avx512bw` or
+    `avx2` vpmaddwd; at most two instructions' columns, or 16 for a single
+    row) is left as `vector.contract` for kiln-cpu-lower-dot-products
+    instead of becoming widening i32 multiply-adds. With `avx512vnni`, such
+    tiles read their columns from an interleaved copy of the block (each
+    column's 4 k bytes side by side, the operand vpdpbusd takes) made once
+    before the loops that do not move it, where 8 or more row tiles reread
+    it; and they take the wide tile (8 x 32) in workgroups of 64 rows or
+    more whose columns are mostly whole 32-column tiles. The 8-bit products
+    by int8 weights in panels become one product per panel whatever their
+    rows.
   }];
   let options = [
     Option<"mr", "mr", "int64_t", "16", "rows of the register tile">,

@@ -94,7 +94,7 @@ def KilnPackInt4Weights : Pass<"kiln-pack-int4-weights", "mlir::func::FuncOp"> {
 }
 
 def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp"> {
-  let summary = "constant float weights of few-row matmuls stored in column panels (the cpu's layout)";
+  let summary = "constant weights of few-row matmuls (float, and int8 of integer ones) stored in column panels (the cpu's layout)";
   let description = [{
     A `kiln.matmul` of at most `max-rows` rows (the product of the lhs's
     leading dimensions), or with `unfused` of any number of rows when no
@@ -114,6 +114,17 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
     Rows spread over more than 8 indices of the lhs's dimensions before the
     rows (a `[197, 1, 768]` sequence-first attention input) stay unpacked:
     the panel kernel would stream the weight once per index.
+
+    A `kiln.matmul_integer` of at most 8 rows (and `max-rows`) of 8-bit
+    activations by a constant int8 `[K, N]` weight without zero points (the
+    form kiln-fold-quantized-ops leaves; N a multiple of P) becomes an 8-bit
+    `kiln.matmul_panels` the same way: a quantized LLM's decode step and a
+    quantized classifier's last layer stream their weights as panels, where
+    the row-major weight cost a page per row (lm_head 256 x 32000: 7 GB/s,
+    28 in panels). Its panels are products of the GEMM register tiles with
+    dot-product instructions (kiln-cpu-vectorize-gemm). More rows keep the
+    row-major weight, whose column blocks the GEMM tiles interleave once per
+    workgroup.
   }];
   let options = [
     Option<"panel", "panel", "int64_t", "16", "columns per panel (a multiple of 16)">,
