@@ -167,23 +167,31 @@ struct KilnPackMatmulPanelsPass
       bool byRows = rows <= maxRows && streams <= kMaxWeightStreams;
       if ((!byRows && (!unfused || epilogue)) || k == 0 || n == 0)
         continue;
-      std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
-      size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;
-      if (!bytes || bytes->size() != elemSize * static_cast<size_t>(k * n))
-        continue;
-      OpBuilder b(op);
-      auto type = RankedTensorType::get({llvm::divideCeil(n, panel), k, panel},
-                                        rhs.getElementType());
-      Value weights = bytesConstant(b, op.getLoc(), type, panelBytes(*bytes, elemSize, k, n, panel),
-                                    "matmul_panels_" + std::to_string(counter++));
-      auto packed = MatmulPanelsOp::create(b, op.getLoc(), op.getLhs(), weights,
-                                           b.getI64IntegerAttr(n));
-      packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      op.replaceAllUsesWith(packed.getResult());
-      op.erase();
-      if (cst->use_empty())
-        cst.erase();
+      replaceByPanels(op, op.getLhs(), cst, counter);
     }
+  }
+
+  /// `op` (a product of `lhs` by the constant `[K, N]` weight `cst`) as
+  /// kiln.matmul_panels of the weight in panels; nothing when its bytes
+  /// cannot be read.
+  void replaceByPanels(Operation *op, Value lhs, ConstantOp cst, unsigned &counter) {
+    auto rhs = cast<RankedTensorType>(cst.getType());
+    int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
+    std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+    size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;
+    if (!bytes || bytes->size() != elemSize * static_cast<size_t>(k * n))
+      return;
+    OpBuilder b(op);
+    auto type = RankedTensorType::get({llvm::divideCeil(n, panel), k, panel},
+                                      rhs.getElementType());
+    Value weights = bytesConstant(b, op->getLoc(), type, panelBytes(*bytes, elemSize, k, n, panel),
+                                  "matmul_panels_" + std::to_string(counter++));
+    auto packed = MatmulPanelsOp::create(b, op->getLoc(), lhs, weights, b.getI64IntegerAttr(n));
+    packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    op->getResult(0).replaceAllUsesWith(packed.getResult());
+    op->erase();
+    if (cst->use_empty())
+      cst.erase();
   }
 
   /// kiln.matmul_integer of at most kMaxIntegerRows rows of 8-bit
@@ -211,21 +219,7 @@ struct KilnPackMatmulPanelsPass
       if (rows > std::min<int64_t>(maxRows, kMaxIntegerRows) || k == 0 || n == 0 ||
           n % panel != 0)
         continue;
-      std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
-      if (!bytes || bytes->size() != static_cast<size_t>(k * n))
-        continue;
-      OpBuilder b(op);
-      auto type = RankedTensorType::get({llvm::divideCeil(n, panel), k, panel},
-                                        rhs.getElementType());
-      Value weights = bytesConstant(b, op.getLoc(), type, panelBytes(*bytes, 1, k, n, panel),
-                                    "matmul_panels_" + std::to_string(counter++));
-      auto packed = MatmulPanelsOp::create(b, op.getLoc(), op.getLhs(), weights,
-                                           b.getI64IntegerAttr(n));
-      packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      op.replaceAllUsesWith(packed.getResult());
-      op.erase();
-      if (cst->use_empty())
-        cst.erase();
+      replaceByPanels(op, op.getLhs(), cst, counter);
     }
   }
 };
