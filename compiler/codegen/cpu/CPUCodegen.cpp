@@ -24,8 +24,10 @@ void resolveTarget(CPUOptions &options) {
   llvm::StringMap<bool> has;
   llvm::SmallVector<llvm::StringRef> implied;
   llvm::X86::getFeaturesForCPU(options.cpu, implied);
+  // (The list names what the CPU adds, not what that implies: x86-64-v4
+  // lists avx512bw but not avx512f, and was taken for an AVX2 machine.)
   for (llvm::StringRef feature : implied)
-    has[feature] = true;
+    llvm::X86::updateImpliedFeatures(feature, true, has);
   llvm::SmallVector<llvm::StringRef> explicitFeatures;
   llvm::StringRef(options.features).split(explicitFeatures, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef feature : explicitFeatures)
