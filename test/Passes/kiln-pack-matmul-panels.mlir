@@ -107,21 +107,37 @@ func.func @pack_integer(%x: tensor<1x2x3xui8>) -> tensor<1x2x32xi32> {
 // -----
 
 // 8-bit products the panels do not take: more than 8 rows (the GEMM tiles
-// interleave their column blocks), a zero point, columns that are not whole
-// panels, a weight computed at run time, uint8 weights.
+// interleave their column blocks), a zero point, a weight computed at run
+// time, uint8 weights, 5 columns (a panel of 16 would compute 3x the
+// work). (Non-splat weights: a splat has no bytes to pack.)
 // CHECK-LABEL: func.func @integer_unpacked
 // CHECK-COUNT-5: kiln.matmul_integer
 // CHECK-NOT: kiln.matmul_panels
-func.func @integer_unpacked(%x: tensor<9x3xui8>, %y: tensor<1x3xui8>, %z: tensor<ui8>, %v: tensor<3x16xi8>) -> (tensor<9x16xi32>, tensor<1x16xi32>, tensor<1x20xi32>, tensor<1x16xi32>, tensor<1x16xi32>) {
-  %w = kiln.constant dense<3> : tensor<3x16xi8>
-  %w20 = kiln.constant dense<3> : tensor<3x20xi8>
-  %u = kiln.constant dense<3> : tensor<3x16xui8>
+func.func @integer_unpacked(%x: tensor<9x3xui8>, %y: tensor<1x3xui8>, %z: tensor<ui8>, %v: tensor<3x16xi8>) -> (tensor<9x16xi32>, tensor<1x16xi32>, tensor<1x16xi32>, tensor<1x16xi32>, tensor<1x5xi32>) {
+  %w = kiln.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]]> : tensor<3x16xi8>
+  %u = kiln.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]]> : tensor<3x16xui8>
   %0 = kiln.matmul_integer %x, %w : (tensor<9x3xui8>, tensor<3x16xi8>) -> tensor<9x16xi32>
   %1 = kiln.matmul_integer %y, %w lhs_zero_point(%z) : (tensor<1x3xui8>, tensor<3x16xi8>, tensor<ui8>) -> tensor<1x16xi32>
-  %2 = kiln.matmul_integer %y, %w20 : (tensor<1x3xui8>, tensor<3x20xi8>) -> tensor<1x20xi32>
-  %3 = kiln.matmul_integer %y, %v : (tensor<1x3xui8>, tensor<3x16xi8>) -> tensor<1x16xi32>
-  %4 = kiln.matmul_integer %y, %u : (tensor<1x3xui8>, tensor<3x16xui8>) -> tensor<1x16xi32>
-  return %0, %1, %2, %3, %4 : tensor<9x16xi32>, tensor<1x16xi32>, tensor<1x20xi32>, tensor<1x16xi32>, tensor<1x16xi32>
+  %2 = kiln.matmul_integer %y, %v : (tensor<1x3xui8>, tensor<3x16xi8>) -> tensor<1x16xi32>
+  %3 = kiln.matmul_integer %y, %u : (tensor<1x3xui8>, tensor<3x16xui8>) -> tensor<1x16xi32>
+  %n = kiln.constant dense<[[1, 2, 3, 4, 5], [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]]> : tensor<3x5xi8>
+  %4 = kiln.matmul_integer %y, %n : (tensor<1x3xui8>, tensor<3x5xi8>) -> tensor<1x5xi32>
+  return %0, %1, %2, %3, %4 : tensor<9x16xi32>, tensor<1x16xi32>, tensor<1x16xi32>, tensor<1x16xi32>, tensor<1x5xi32>
+}
+
+// -----
+
+// Columns that are not whole panels (136 = 8 x 16 + 8): the product is
+// computed for all 9 panels, the last one's 8 zero columns included, and
+// sliced to 136 (the padding is at most an eighth of the work).
+// CHECK-LABEL: func.func @integer_partial_panel
+// CHECK: %[[P:.*]] = kiln.matmul_panels %arg0, %{{.*}} {columns = 144 : i64} : (tensor<1x1xui8>, tensor<9x1x16xi8>) -> tensor<1x144xi32>
+// CHECK: kiln.slice %[[P]] {ends = array<i64: 1, 136>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<1x144xi32> -> tensor<1x136xi32>
+// CHECK-NOT: kiln.matmul_integer
+func.func @integer_partial_panel(%y: tensor<1x1xui8>) -> tensor<1x136xi32> {
+  %w = kiln.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35]]> : tensor<1x136xi8>
+  %0 = kiln.matmul_integer %y, %w : (tensor<1x1xui8>, tensor<1x136xi8>) -> tensor<1x136xi32>
+  return %0 : tensor<1x136xi32>
 }
 
 // -----

@@ -208,6 +208,8 @@ matmul_case("matmul u8 x i8 four rows, batched lhs, weight in panels", full_rang
             full_range(i8, 260, 64), const_b=True)
 matmul_case("matmul i8 x i8 one row, weight in panels", full_range(i8, 1, 64), full_range(i8, 64, 32),
             const_b=True)
+matmul_case("matmul u8 x i8 one row, 1000 columns: a last partial panel, sliced", full_range(u8, 1, 96),
+            full_range(i8, 96, 1000), const_b=True)
 
 
 def conv_case(name, x, w, zx=None, zw=None, strides=None, dilations=None, pads=None, auto_pad=None,

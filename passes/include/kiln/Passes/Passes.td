@@ -117,8 +117,9 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
 
     A `kiln.matmul_integer` of at most 8 rows (and `max-rows`) of 8-bit
     activations by a constant int8 `[K, N]` weight without zero points (the
-    form kiln-fold-quantized-ops leaves; N a multiple of P) becomes an 8-bit
-    `kiln.matmul_panels` the same way: a quantized LLM's decode step and a
+    form kiln-fold-quantized-ops leaves) becomes an 8-bit
+    `kiln.matmul_panels` the same way (computing a last partial panel whole
+    and slicing the result to N, where that padding is at most N / 8): a quantized LLM's decode step and a
     quantized classifier's last layer stream their weights as panels, where
     the row-major weight cost a page per row (lm_head 256 x 32000: 7 GB/s,
     28 in panels). Its panels are products of the GEMM register tiles with
