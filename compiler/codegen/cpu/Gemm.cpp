@@ -476,6 +476,14 @@ static int64_t rowCount(ArrayRef<int64_t> ranges, const linalg::ContractionDimen
 }
 
 /// The register tile of the pass: its options.
+/// Whether every input of `op` has 8-bit elements: the contractions the
+/// dot-product instructions take whole.
+static bool hasByteInputs(linalg::LinalgOp op) {
+  return llvm::all_of(op.getDpsInputs(), [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isInteger(8);
+  });
+}
+
 struct RegisterTile {
   int64_t mr, nr, kc, kcCache;
   bool packPanels;
@@ -504,9 +512,7 @@ struct RegisterTile {
     if (wideNr <= 0 || wideMr <= 0)
       return t;
     // (8-bit operands, both of them, on a VNNI machine: vpdpbusd tiles.)
-    bool bytes = llvm::all_of(op.getDpsInputs(), [](Value v) {
-      return getElementTypeOrSelf(v.getType()).isInteger(8);
-    });
+    bool bytes = hasByteInputs(op);
     bool narrow = llvm::any_of(op->getOperandTypes(), [&](Type type) {
       Type elem = getElementTypeOrSelf(type);
       if (wideBytes && bytes && elem.isInteger(8))
@@ -1279,9 +1285,7 @@ static void tileContractions(ArrayRef<linalg::LinalgOp> contractions, IRRewriter
     int64_t nDim = dims->n.back();
     // (Byte tiles for VNNI read an interleaved copy of their columns
     // instead, made from the source: interleaveDotProductColumns.)
-    bool interleaved = t.wideBytes && llvm::all_of(op.getDpsInputs(), [](Value v) {
-      return getElementTypeOrSelf(v.getType()).isInteger(8);
-    });
+    bool interleaved = t.wideBytes && hasByteInputs(op);
     bool packPanel = t.packPanels && !interleaved && dims->n.size() == 1 && dims->k.size() == 1 &&
                      tiles[nDim] == t.nr && rows != ShapedType::kDynamic &&
                      rows >= 2 * t.mr && hasStaticShapes(op);
