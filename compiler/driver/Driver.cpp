@@ -164,6 +164,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // The integer weights transposed out of dequantizations (QDQ Gemms).
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   pm.addNestedPass<func::FuncOp>(createKilnExpandQuantization());
+  if (options.int4Int8Activations)
+    pm.addNestedPass<func::FuncOp>(createKilnQuantizeInt4Activations());
   if (options.int4Panel > 0) {
     KilnPackInt4WeightsOptions pack;
     pack.panel = options.int4Panel;

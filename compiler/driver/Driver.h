@@ -69,6 +69,9 @@ struct CompileOptions {
   /// per group (0: off), and whether groups get zero points.
   int64_t int4GroupSize = 0;
   bool int4ZeroPoints = false;
+  /// W4A8: the activations of every kiln.matmul_int4 quantized to int8 at
+  /// run time (kiln-quantize-int4-activations).
+  bool int4Int8Activations = false;
   /// 3x3 stride-1 float convolutions by Winograd transforms and GEMMs
   /// (kiln-winograd-convs), except the nodes named in `winogradExclude`.
   bool winograd = false;

@@ -192,7 +192,15 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
 /// kiln.matmul_int4: `out[m, n] += lhs[m, g, p, j] * (code - zero[g, n]) *
 /// scale[g, n]` with code the low (p = 0) or high (p = 1) four bits of
 /// `weights[g, j, n]` (in column panels of P: `weights[n / P, g, j, n mod P]`
-/// and `scale[n / P, g, n mod P]`).
+/// and `scale[n / P, g, n mod P]`; in the W4A8 kernel's panels `weights[n /
+/// P, g, j / 4, n mod P, j mod 4]`).
+///
+/// With int8_activations (W4A8) a first generic takes each row's largest
+/// magnitude per group, `amax[m, g]`, and the product's body quantizes its
+/// lhs element with it: `round_half_even(lhs * 127 / amax) * (code - zero)
+/// * (amax / 127 * scale)`. That is the op's value up to the order of the
+/// float sums; the cpu kernel computes it as the op defines it, each
+/// group's sum exact in i32.
 struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -200,11 +208,12 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto lhsType = op.getLhs().getType();
-    auto weights = op.getWeights().getType();
     Type elem = lhsType.getElementType();
-    // [K / B, B / 2, N], or column panels [N / P, K / B, B / 2, P].
+    // [K / B, B / 2, N], or column panels [N / P, K / B, B / 2, P] or
+    // [N / P, K / B, B / 8, P, 4].
     int64_t panel = op.getPanelWidth();
-    int64_t groups = weights.getDimSize(panel ? 1 : 0), half = op.getBlockSize() / 2;
+    bool quads = op.getWeights().getType().getRank() == 5;
+    int64_t groups = op.getGroups(), half = op.getBlockSize() / 2;
     int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
     int64_t k = lhsType.getShape().back();
     int64_t rows = product(lhsType.getShape().drop_back());
@@ -221,16 +230,35 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
     SmallVector<AffineExpr> codes = {g, j, nn}, perColumn = {g, nn};
     if (panel) {
       codes = {nn.floorDiv(panel), g, j, nn % panel};
+      if (quads)
+        codes = {nn.floorDiv(panel), g, j.floorDiv(4), nn % panel, j % 4};
       perColumn = {nn.floorDiv(panel), g, nn % panel};
     }
+    SmallVector<Value> inputs = {lhs, op.getWeights(), op.getScale(), op.getZeroPoint()};
     SmallVector<AffineMap> maps = {
         AffineMap::get(5, 0, {m, g, p, j}, ctx), AffineMap::get(5, 0, codes, ctx),
-        AffineMap::get(5, 0, perColumn, ctx), AffineMap::get(5, 0, perColumn, ctx),
-        AffineMap::get(5, 0, {m, nn}, ctx)};
+        AffineMap::get(5, 0, perColumn, ctx), AffineMap::get(5, 0, perColumn, ctx)};
+    bool int8 = op.getInt8Activations();
+    if (int8) {
+      // amax[m, g] = max |lhs[m, g, :, :]|.
+      auto amaxType = RankedTensorType::get({rows, groups}, elem);
+      AffineExpr m4, g4, p4, j4;
+      bindDims(ctx, m4, g4, p4, j4);
+      auto amax = linalg::GenericOp::create(
+          rewriter, loc, amaxType, ValueRange{lhs}, ValueRange{zeroFilled(rewriter, loc, amaxType)},
+          SmallVector<AffineMap>{AffineMap::get(4, 0, {m4, g4, p4, j4}, ctx),
+                                 AffineMap::get(4, 0, {m4, g4}, ctx)},
+          iteratorTypes(4, {2, 3}), [&](OpBuilder &b, Location l, ValueRange args) {
+            Value magnitude = math::AbsFOp::create(b, l, args[0]);
+            linalg::YieldOp::create(b, l, ValueRange{arith::MaximumFOp::create(b, l, args[1], magnitude)});
+          });
+      inputs.push_back(amax.getResult(0));
+      maps.push_back(AffineMap::get(5, 0, {m, g}, ctx));
+    }
+    maps.push_back(AffineMap::get(5, 0, {m, nn}, ctx));
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, out2, ValueRange{lhs, op.getWeights(), op.getScale(), op.getZeroPoint()},
-        ValueRange{zeroFilled(rewriter, loc, out2)}, maps, iteratorTypes(5, {2, 3, 4}),
-        [&](OpBuilder &b, Location l, ValueRange args) {
+        rewriter, loc, out2, inputs, ValueRange{zeroFilled(rewriter, loc, out2)}, maps,
+        iteratorTypes(5, {2, 3, 4}), [&](OpBuilder &b, Location l, ValueRange args) {
           // The code: (byte >> (4 * p)) & 15, in i32.
           Type i32 = b.getI32Type();
           Value byte = arith::ExtUIOp::create(b, l, i32, args[1]);
@@ -241,9 +269,21 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
               b, l, arith::ShRUIOp::create(b, l, byte, shift),
               arith::ConstantOp::create(b, l, b.getI32IntegerAttr(15)));
           Value w = arith::SIToFPOp::create(b, l, elem, code);
-          w = arith::MulFOp::create(b, l, arith::SubFOp::create(b, l, w, args[3]), args[2]);
-          Value product = arith::MulFOp::create(b, l, args[0], w);
-          linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
+          w = arith::SubFOp::create(b, l, w, args[3]);
+          Value product;
+          if (int8) {
+            Value amax = args[4];
+            auto c = [&](double v) { return arith::ConstantOp::create(b, l, b.getFloatAttr(elem, v)); };
+            Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, amax, c(0.0));
+            Value inv = arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, c(127.0), amax), c(0.0));
+            Value x = math::RoundEvenOp::create(b, l, arith::MulFOp::create(b, l, args[0], inv));
+            Value scale = arith::MulFOp::create(b, l, arith::DivFOp::create(b, l, amax, c(127.0)), args[2]);
+            product = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, x, w), scale);
+          } else {
+            w = arith::MulFOp::create(b, l, w, args[2]);
+            product = arith::MulFOp::create(b, l, args[0], w);
+          }
+          linalg::YieldOp::create(b, l, ValueRange{arith::AddFOp::create(b, l, args.back(), product)});
         });
     generic->setAttr(kInt4MatmulAttr, rewriter.getUnitAttr());
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(0), op.getType()));

@@ -27,27 +27,43 @@ namespace kiln {
 namespace {
 using namespace kiln;
 
-/// `value` (a constant of shape `view` once reshaped) transposed by `perm`
-/// into a new constant of `type`; null when its bytes cannot be read.
-Value permutedConstant(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> view,
-                       ArrayRef<int64_t> perm, RankedTensorType type, StringRef name) {
-  auto cst = value.getDefiningOp<ConstantOp>();
-  if (!cst)
-    return {};
-  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()); dense && dense.isSplat())
-    return ConstantOp::create(b, loc, type, dense.reshape(type));
-  std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  if (!bytes || bits % 8 != 0 || bytes->size() != bits / 8 * size_t(type.getNumElements()))
-    return {};
-  return bytesConstant(b, loc, type, permuteBytes(*bytes, bits / 8, view, perm), name);
-}
-
 /// A panel the cpu kernels can read: whole 16-lane vectors.
 LogicalResult checkPanel(Operation *op, StringRef pass, int64_t panel) {
   if (panel > 0 && panel % 16 == 0)
     return success();
   return op->emitError() << pass << ": panel must be a positive multiple of 16, got " << panel;
+}
+
+/// The row-major bytes of a constant (a splat repeated), else nullopt.
+std::optional<std::vector<char>> constantBytes(Value value) {
+  auto cst = value.getDefiningOp<ConstantOp>();
+  if (!cst)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(cst.getType());
+  size_t elemSize = type.getElementType().getIntOrFloatBitWidth() / 8;
+  size_t count = static_cast<size_t>(type.getNumElements());
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()); dense && dense.isSplat()) {
+    ArrayRef<char> one = dense.getRawData();
+    if (one.size() != elemSize)
+      return std::nullopt;
+    std::vector<char> out(count * elemSize);
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(out.data() + i * elemSize, one.data(), elemSize);
+    return out;
+  }
+  std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+  if (!bytes || bytes->size() != count * elemSize)
+    return std::nullopt;
+  return std::vector<char>(bytes->begin(), bytes->end());
+}
+
+/// Rows of `n` elements of `elemSize` bytes widened to `padded` with zeros.
+std::vector<char> padRows(ArrayRef<char> bytes, size_t elemSize, int64_t n, int64_t padded) {
+  size_t rows = bytes.size() / (elemSize * n);
+  std::vector<char> out(rows * padded * elemSize, 0);
+  for (size_t r = 0; r < rows; ++r)
+    std::memcpy(out.data() + r * padded * elemSize, bytes.data() + r * n * elemSize, n * elemSize);
+  return out;
 }
 
 struct KilnPackInt4WeightsPass
@@ -66,39 +82,68 @@ struct KilnPackInt4WeightsPass
     for (MatmulInt4Op op : ops) {
       ArrayRef<int64_t> w = op.getWeights().getType().getShape();
       int64_t groups = w[0], half = w[1], n = w[2];
-      if (n % panel != 0)
+      // W4A8's panels: four rows of each column side by side, the last
+      // panel padded with columns that add 0.
+      bool quads = op.getInt8Activations() && half % 4 == 0;
+      if (n % panel != 0 && !quads)
         continue;
-      int64_t panels = n / panel;
+      int64_t panels = llvm::divideCeil(n, panel), padded = panels * panel;
+      std::optional<std::vector<char>> codeBytes = constantBytes(op.getWeights());
+      std::optional<std::vector<char>> scaleBytes = constantBytes(op.getScale());
+      std::optional<std::vector<char>> zeroBytes = constantBytes(op.getZeroPoint());
+      if (!codeBytes || !scaleBytes || !zeroBytes)
+        continue;
+      size_t floatSize = op.getScale().getType().getElementType().getIntOrFloatBitWidth() / 8;
+      if (padded != n) {
+        *codeBytes = padRows(*codeBytes, 1, n, padded);
+        *scaleBytes = padRows(*scaleBytes, floatSize, n, padded);
+        *zeroBytes = padRows(*zeroBytes, floatSize, n, padded);
+      }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      std::string suffix = std::to_string(counter);
-      auto codesType = RankedTensorType::get({panels, groups, half, panel},
-                                             op.getWeights().getType().getElementType());
-      auto perColumn = [&](Value v) {
-        return RankedTensorType::get({panels, groups, panel},
-                                     cast<RankedTensorType>(v.getType()).getElementType());
-      };
-      Value codes = permutedConstant(b, loc, op.getWeights(), {groups, half, panels, panel},
-                                     {2, 0, 1, 3}, codesType, "int4_panels_" + suffix);
-      Value scale = permutedConstant(b, loc, op.getScale(), {groups, panels, panel}, {1, 0, 2},
-                                     perColumn(op.getScale()), "int4_panel_scales_" + suffix);
-      Value zero = permutedConstant(b, loc, op.getZeroPoint(), {groups, panels, panel},
-                                    {1, 0, 2}, perColumn(op.getZeroPoint()),
-                                    "int4_panel_zeros_" + suffix);
-      if (!codes || !scale || !zero) {
-        for (Value made : {codes, scale, zero})
-          if (made)
-            made.getDefiningOp()->erase();
-        continue;
+      std::string suffix = std::to_string(counter++);
+      Type byte = op.getWeights().getType().getElementType();
+      RankedTensorType codesType;
+      std::vector<char> codes;
+      if (quads) {
+        // [g, t, i, c, l] -> [c, g, t, l, i]
+        codesType = RankedTensorType::get({panels, groups, half / 4, panel, 4}, byte);
+        codes = permuteBytes(*codeBytes, 1, {groups, half / 4, 4, panels, panel}, {3, 0, 1, 4, 2});
+      } else {
+        codesType = RankedTensorType::get({panels, groups, half, panel}, byte);
+        codes = permuteBytes(*codeBytes, 1, {groups, half, panels, panel}, {2, 0, 1, 3});
       }
-      ++counter;
+      auto perColumn = [&](Value v, ArrayRef<char> bytes, StringRef name) -> Value {
+        auto type = RankedTensorType::get({panels, groups, panel},
+                                          cast<RankedTensorType>(v.getType()).getElementType());
+        // A splat stays one (padding columns' values are sliced away).
+        if (auto dense = dyn_cast<DenseElementsAttr>(v.getDefiningOp<ConstantOp>().getValue());
+            dense && dense.isSplat())
+          return ConstantOp::create(b, loc, type,
+                                    DenseElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+        return bytesConstant(b, loc, type,
+                             permuteBytes(bytes, floatSize, {groups, panels, panel}, {1, 0, 2}),
+                             (name + suffix).str());
+      };
+      Value packedCodes = bytesConstant(b, loc, codesType, codes, "int4_panels_" + suffix);
+      Value scale = perColumn(op.getScale(), *scaleBytes, "int4_panel_scales_");
+      Value zero = perColumn(op.getZeroPoint(), *zeroBytes, "int4_panel_zeros_");
       llvm::SetVector<Operation *> old;
       for (Value v : {op.getWeights(), op.getScale(), op.getZeroPoint()})
         if (Operation *def = v.getDefiningOp())
           old.insert(def);
-      auto packed = MatmulInt4Op::create(b, loc, op.getLhs(), codes, scale, zero);
-      packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      op.replaceAllUsesWith(packed.getResult());
+      Value lhs = op.getLhs();
+      auto packed = MatmulInt4Op::create(b, loc, lhs, packedCodes, scale, zero);
+      packed->setAttrs(op->getAttrDictionary());
+      Value result = packed.getResult();
+      if (padded != n) {
+        auto shape = cast<RankedTensorType>(result.getType()).getShape();
+        SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
+        ends.back() = n;
+        result = SliceOp::create(b, loc, result, b.getDenseI64ArrayAttr(starts),
+                                 b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps));
+      }
+      op.replaceAllUsesWith(result);
       op.erase();
       for (Operation *def : old)
         if (def->use_empty())

@@ -184,6 +184,13 @@ static cl::opt<bool> int4ZeroPoints(
     cl::desc("--quantize=int4-weights: asymmetric groups with a zero point each (default: "
              "symmetric)"),
     cl::cat(quantCategory));
+static cl::opt<std::string> int4Activations(
+    "int4-activations",
+    cl::desc("What 4-bit weights (--quantize=int4-weights, MatMulNBits, int4 QDQ) are "
+             "multiplied with: float (W4A16/W4A32, default), or int8 (W4A8: each row's "
+             "activations quantized per group at run time, as ONNX Runtime's MatMulNBits "
+             "with accuracy_level 4; integer dot products; cpu targets only)"),
+    cl::value_desc("float|int8"), cl::init("float"), cl::cat(quantCategory));
 static cl::opt<std::string> calibrationDir(
     "calibration",
     cl::desc("Calibration samples: one folder per sample holding one NAME.npy per model "
@@ -507,6 +514,14 @@ int main(int argc, char **argv) {
     compileOptions.int4ZeroPoints = int4ZeroPoints;
     quantizing = false;
   }
+  if (int4Activations != "float" && int4Activations != "int8")
+    return quantError("--int4-activations=" + int4Activations + ": expected float or int8");
+  if (int4Activations == "int8") {
+    if (!cpuOnly)
+      return quantError("--int4-activations=int8 (W4A8) has kernels for the cpu only; gfx "
+                        "targets run 4-bit weights with 16-bit activations (--precision=f16)");
+    compileOptions.int4Int8Activations = true;
+  }
   bool dynamic = quantizeScheme == "int8-dynamic";
   if (dynamic) {
     // Activation ranges at run time: no calibration, no table.
@@ -669,7 +684,11 @@ int main(int argc, char **argv) {
                  << " MatMul/Gemm weights to int4 (groups of " << int4GroupSize
                  << " rows along K, " << (int4ZeroPoints ? "with zero points" : "symmetric")
                  << "), " << int4Counts->first - int4Counts->second
-                 << " kept in float (--quantize-exclude, or weights that are not finite)\n";
+                 << " kept in float (--quantize-exclude, or weights that are not finite); "
+                 << (compileOptions.int4Int8Activations
+                         ? "activations to int8 per row and group at run time (W4A8)"
+                         : "float activations")
+                 << "\n";
   if (stage == Stage::Artifact) {
     if (quantizing) {
       std::string error;

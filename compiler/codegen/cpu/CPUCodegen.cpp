@@ -138,6 +138,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   int4.rows = options.registerRows >= 16 ? 4 : 2;
   int4.vectors = options.registerRows >= 16 ? 2 : 1;
   int4.tileRows = options.registerRows >= 16 ? 8 : 4;
+  int4.dotISA = stringifyDotISA(options.dot).str();
   pm.addNestedPass<func::FuncOp>(createKilnCPULowerInt4Matmuls(int4));
   KilnCPULowerPanelMatmulsOptions panels;
   panels.rows = options.registerRows >= 16 ? 4 : 2;

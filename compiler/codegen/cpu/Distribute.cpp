@@ -367,14 +367,15 @@ struct KilnCPUDistributePass
       func.walk([&](linalg::LinalgOp op) {
         isGemm |= linalg::isaContractionOpInterface(op) || op->hasAttr(kInt4MatmulAttr) ||
                   op->hasAttr(kPanelMatmulAttr);
-        // Weights in column panels (4-bit codes [N / P, K / G, G / 2, P],
-        // floats [N / P, K, P]) are tiled in whole panels: the column tiles
-        // of the result, and so every offset along it, are multiples of the
-        // panel when its last dimension is one.
+        // Weights in column panels (4-bit codes [N / P, K / G, G / 2, P] or
+        // [N / P, K / G, G / 8, P, 4], floats [N / P, K, P]) are tiled in
+        // whole panels: the column tiles of the result, and so every offset
+        // along it, are multiples of the panel when its last dimension is
+        // one.
         if (op->hasAttr(kInt4MatmulAttr) || op->hasAttr(kPanelMatmulAttr))
-          if (auto weights = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-              weights && weights.getRank() == (op->hasAttr(kInt4MatmulAttr) ? 4 : 3))
-            panel = std::max(panel, weights.getShape().back());
+          if (auto weights = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType()))
+            if (op->hasAttr(kInt4MatmulAttr) ? weights.getRank() >= 4 : weights.getRank() == 3)
+              panel = std::max(panel, weights.getDimSize(op->hasAttr(kInt4MatmulAttr) ? 3 : 2));
       });
       if (panel) {
         int64_t last = 0;

@@ -185,8 +185,24 @@ def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::F
     With row-major codes, blocks of 16 columns follow the blocks of
     `vectors` x 16, and the columns beyond the last 16 stay a (scalar)
     linalg.generic; with column panels the workgroup holds whole panels.
+
+    W4A8 (`int8_activations`: the generic also reads each row's largest
+    magnitude per group, `amax`), with the dot-product kernel's panels
+    `[N / P, K / B, B / 8, P, 4]`: blocks of `rows` rows are first quantized
+    to int8 into a buffer on the stack (`round_half_even(x * 127 / amax)`,
+    and each group's sum of them), then every column block of the workgroup
+    multiplies them with the codes: 64 code bytes are 16 columns' four rows
+    twice (low and high nibbles, split by a mask and a shift), each one dot
+    product of four bytes per i32 lane (`vpdpbusd` with `dot-isa` =
+    avx512vnni; extended multiplies and a sum of 4 otherwise) with the row's
+    four int8 activations broadcast. After each group, in f32:
+    `acc += float(sum - zero * sum(x)) * ((amax / 127) * scale)`. Other
+    W4A8 generics (row-major codes, groups of fewer than 32) stay the
+    (scalar) generic.
   }];
   let options = [
+    Option<"dotISA", "dot-isa", "std::string", "\"none\"",
+           "the dot-product instructions W4A8 uses: avx512vnni (vpdpbusd), or none (plain integer vector ops)">,
     Option<"rows", "rows", "int64_t", "4", "rows of lhs per step of the few-rows kernel">,
     Option<"vectors", "vectors", "int64_t", "2", "16-column vectors per kernel step">,
     Option<"tileRows", "tile-rows", "int64_t", "8", "rows of the many-rows kernel's register tile">,
@@ -194,7 +210,8 @@ def KilnCPULowerInt4Matmuls : Pass<"kiln-cpu-lower-int4-matmuls", "mlir::func::F
            "rows from which the weights are dequantized once into a buffer">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
-                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def KilnCPULowerPanelMatmuls : Pass<"kiln-cpu-lower-panel-matmuls", "mlir::func::FuncOp"> {

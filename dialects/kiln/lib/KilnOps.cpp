@@ -494,13 +494,17 @@ LogicalResult MatmulInt4Op::inferReturnTypes(MLIRContext *, std::optional<Locati
     return emitOptionalError(loc, "operands must have static shapes");
   if (lhs.getRank() < 2)
     return emitOptionalError(loc, "lhs must have rank 2 or more, got ", lhs.getRank());
-  // [K / B, B / 2, N], or in column panels [N / P, K / B, B / 2, P].
-  bool panels = weights.getRank() == 4;
-  if (weights.getRank() != 3 && !panels)
-    return emitOptionalError(loc, "weights must be [K / B, B / 2, N] or [N / P, K / B, B / 2, P] "
-                                  "bytes, got ", shapeString(weights.getShape()));
+  // [K / B, B / 2, N], or in column panels [N / P, K / B, B / 2, P] or
+  // (W4A8) [N / P, K / B, B / 8, P, 4].
+  bool panels = weights.getRank() >= 4;
   ArrayRef<int64_t> w = weights.getShape();
-  int64_t groups = panels ? w[1] : w[0], block = 2 * (panels ? w[2] : w[1]);
+  if ((weights.getRank() != 3 && weights.getRank() != 4 && weights.getRank() != 5) ||
+      (weights.getRank() == 5 && w[4] != 4))
+    return emitOptionalError(loc, "weights must be [K / B, B / 2, N], [N / P, K / B, B / 2, P] "
+                                  "or [N / P, K / B, B / 8, P, 4] bytes, got ",
+                             shapeString(weights.getShape()));
+  int64_t groups = panels ? w[1] : w[0];
+  int64_t block = weights.getRank() == 5 ? 8 * w[2] : 2 * (panels ? w[2] : w[1]);
   int64_t n = panels ? w[0] * w[3] : w[2], k = lhs.getShape().back();
   if (block == 0 || groups * block != k)
     return emitOptionalError(loc, "weights ", shapeString(weights.getShape()), " hold ",

@@ -87,10 +87,31 @@ def KilnPackInt4Weights : Pass<"kiln-pack-int4-weights", "mlir::func::FuncOp"> {
     puts consecutive byte rows N bytes apart (a new page per row at N = 4096,
     which the hardware prefetchers do not follow). kiln-compile runs it when
     every target is the cpu; the gfx GEMM builder reads the row-major form.
+
+    An op with `int8_activations` (W4A8) gets the dot-product kernel's
+    panels instead, `[N / P, K / B, B / 8, P, 4]`: each column's codes four
+    rows at a time, the form `vpdpbusd` multiplies. Its N need not be a
+    multiple of `panel`: the last panel's columns past N get codes, scales
+    and zero points of 0 (which add exactly 0), and a `kiln.slice` takes the
+    N columns of the result.
   }];
   let options = [
     Option<"panel", "panel", "int64_t", "32", "columns per panel (a multiple of 16)">,
   ];
+}
+
+def KilnQuantizeInt4Activations : Pass<"kiln-quantize-int4-activations", "mlir::func::FuncOp"> {
+  let summary = "W4A8: every kiln.matmul_int4 quantizes its activations to int8 at run time";
+  let description = [{
+    Sets `int8_activations` on every `kiln.matmul_int4` (from
+    `--quantize=int4-weights`, MatMulNBits or a QDQ int4 weight): each row's
+    activations are quantized per group of B along K to int8 at run time
+    (symmetric, as ONNX Runtime's MatMulNBits with `accuracy_level = 4`),
+    and the cpu kernel multiplies them with the 4-bit codes by dot-product
+    instructions (`kiln-compile --int4-activations=int8`). Zero points must
+    be a constant of whole numbers; an op whose zero points are not is an
+    error naming it.
+  }];
 }
 
 def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp"> {

@@ -383,14 +383,40 @@ def Kiln_MatmulInt4Op : Kiln_Op<"matmul_int4", [Pure, InferTypeOpAdaptor]> {
     `scale[c, g, l]` is `scale[g, c * P + l]`. A panel's codes for all of K
     are then one contiguous run.
 
+    `int8_activations` (W4A8, `kiln-compile --int4-activations=int8`):
+    each row's activations are quantized to int8 at run time, per group of
+    B along K, symmetrically, as ONNX Runtime's MatMulNBits does with
+    `accuracy_level = 4`: `a = max |lhs[m, group g]|`, `inv = a > 0 ? 127 /
+    a : 0`, `x[m, k] = round_half_even(lhs[m, k] * inv)` (in -127..127),
+    and
+
+    `result[m, n] = sum_g float(sum_{k in g} x[m, k] * (q[k, n] - zero_point[g, n])) * ((a / 127) * scale[g, n])`
+
+    with the inner sum exact in i32 (zero points are whole numbers) and the
+    outer one in f32, group after group. The cpu kernel multiplies the
+    bytes with dot-product instructions.
+
+    Column panels for the W4A8 kernel (`kiln-pack-int4-weights` on ops with
+    `int8_activations`): `weights` of rank 5, `[N / P, K / B, B / 8, P,
+    4]`, each column's codes four rows at a time: byte `[c, g, t, l, i]`
+    holds `q[g * B + 4 t + i, c * P + l]` in its low four bits and
+    `q[g * B + B / 2 + 4 t + i, c * P + l]` in its high four bits, so that
+    the low (high) nibbles of 64 bytes are 16 columns' four consecutive
+    rows, the operand of `vpdpbusd`. `scale` and `zero_point` are `[N / P,
+    K / B, P]` as above.
+
     ```mlir
     %y = kiln.matmul_int4 %x, %w, %scale, %zero
         : (tensor<1x256xf32>, tensor<8x16x64xi8>, tensor<8x64xf32>, tensor<8x64xf32>)
         -> tensor<1x64xf32>
+    %z = kiln.matmul_int4 %x, %p, %scale2, %zero2 {int8_activations}
+        : (tensor<1x256xf32>, tensor<2x8x4x32x4xi8>, tensor<2x8x32xf32>, tensor<2x8x32xf32>)
+        -> tensor<1x64xf32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$lhs, RankedTensorOf<[I8]>:$weights,
-                       Kiln_FloatTensor:$scale, Kiln_FloatTensor:$zero_point);
+                       Kiln_FloatTensor:$scale, Kiln_FloatTensor:$zero_point,
+                       UnitAttr:$int8_activations);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat =
       "$lhs `,` $weights `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)";
@@ -398,12 +424,19 @@ def Kiln_MatmulInt4Op : Kiln_Op<"matmul_int4", [Pure, InferTypeOpAdaptor]> {
     /// The rows of a group, B.
     int64_t getBlockSize() {
       auto type = getWeights().getType();
+      if (type.getRank() == 5)
+        return 8 * type.getDimSize(2);
       return 2 * type.getDimSize(type.getRank() - 2);
     }
-    /// The columns of a panel, P, in the panelled layout; 0 otherwise.
+    /// The columns of a panel, P, in the panelled layouts; 0 otherwise.
     int64_t getPanelWidth() {
       auto type = getWeights().getType();
-      return type.getRank() == 4 ? type.getDimSize(3) : 0;
+      return type.getRank() >= 4 ? type.getDimSize(3) : 0;
+    }
+    /// The groups along K, K / B.
+    int64_t getGroups() {
+      auto type = getWeights().getType();
+      return type.getDimSize(type.getRank() >= 4 ? 1 : 0);
     }
   }];
 }
