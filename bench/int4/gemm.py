@@ -15,8 +15,13 @@ Runtime's com.microsoft MatMulNBits (B uint8 [N, K/128, 64], element k of a
 block in byte k/2, low nibble first; scales float32 [N * K/128]; no
 zero_points input, i.e. zero point 8).
 
-The four runs (Kiln fp32 and int4 with kiln-bench, ORT fp32 on float.onnx and
-ORT int4 on nbits.onnx with bench/ort/ort_run.js) alternate --rounds times
+W4A8 (int8 activations, integer dot products): Kiln's q.kiln compiled again
+with --int4-activations=int8 (w4a8.kiln), against the same MatMulNBits with
+accuracy_level=4 (nbits_a8.onnx), which makes ONNX Runtime quantize A to int8
+per block the same way. With --no-w4a8 these two runs are left out.
+
+The runs (Kiln fp32, int4 and W4A8 with kiln-bench, ORT fp32 on float.onnx,
+ORT int4 on nbits.onnx and ORT W4A8 on nbits_a8.onnx with bench/ort/ort_run.js) alternate --rounds times
 (default 2) and each figure is the median of its rounds' medians. Prints the
 latencies, Kiln int4 / Kiln fp32 and Kiln int4 / ORT int4 latency ratios, the
 effective weight-streaming bandwidth (int4: K*N/2 bytes of codes plus the
@@ -51,7 +56,7 @@ SHAPES = {
     "small-1024": (1, 1024, 1024),
 }
 
-RUNS = ("kiln_fp32", "kiln_int4", "ort_fp32", "ort_int4")
+RUNS = ("kiln_fp32", "kiln_int4", "kiln_w4a8", "ort_fp32", "ort_int4", "ort_w4a8")
 
 
 def log(message):
@@ -90,9 +95,9 @@ def write_float(path, m, k, n, w):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
-def write_nbits(path, m, k, n, b, scales):
+def write_nbits(path, m, k, n, b, scales, accuracy_level=0):
     node = helper.make_node("MatMulNBits", ["A", "B", "scales"], ["Y"], domain="com.microsoft",
-                            K=k, N=n, bits=4, block_size=GROUP)
+                            K=k, N=n, bits=4, block_size=GROUP, accuracy_level=accuracy_level)
     graph = helper.make_graph([node], "matmul_nbits",
                               [helper.make_tensor_value_info("A", TensorProto.FLOAT, [m, k])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, n])],
@@ -167,19 +172,26 @@ def run_shape(name, shape, build, tmp, args, notes):
     b, scales = pack_nbits(codes, scale)
     del codes
     write_nbits(nbits_onnx, m, k, n, b, scales)
+    if not args.no_w4a8:
+        write_nbits(d / "nbits_a8.onnx", m, k, n, b, scales, accuracy_level=4)
 
     skipped = {}
     targets = {}
-    for run, extra, out in (("kiln_fp32", [], d / "f.kiln"),
-                            ("kiln_int4", ["--quantize=int4-weights",
-                                           f"--int4-group-size={GROUP}"], d / "q.kiln")):
+    int4 = ["--quantize=int4-weights", f"--int4-group-size={GROUP}"]
+    for run, extra, out in (("kiln_fp32", [], d / "f.kiln"), ("kiln_int4", int4, d / "q.kiln"),
+                            ("kiln_w4a8", int4 + ["--int4-activations=int8"], d / "w4a8.kiln")):
+        if run == "kiln_w4a8" and args.no_w4a8:
+            continue
         log(f"{name}: kiln-compile {' '.join(extra) or '(fp32)'}")
         try:
             targets[run] = kiln_compile(build, float_onnx, out, extra)
         except (OSError, subprocess.CalledProcessError) as err:
             skipped[run] = f"kiln-compile failed ({failure(err)})"
     ort_plan, version = {}, None
-    for run, model in (("ort_fp32", float_onnx), ("ort_int4", nbits_onnx)):
+    for run, model in (("ort_fp32", float_onnx), ("ort_int4", nbits_onnx),
+                       ("ort_w4a8", d / "nbits_a8.onnx")):
+        if run == "ort_w4a8" and args.no_w4a8:
+            continue
         try:
             warmup, iterations, version = ort_iterations(model, args.threads, args.min_time)
             ort_plan[run] = (model, warmup, iterations)
@@ -192,7 +204,7 @@ def run_shape(name, shape, build, tmp, args, notes):
     times = {run: [] for run in RUNS}
     for r in range(args.rounds):
         for run in RUNS:
-            if run in skipped:
+            if run in skipped or (run not in targets and run not in ort_plan):
                 continue
             try:
                 if run in targets:
@@ -222,11 +234,16 @@ def run_shape(name, shape, build, tmp, args, notes):
         **{f"{run}_runs_ms": times[run] for run in RUNS},
         "kiln_int4_over_fp32": ratio(med["kiln_int4"], med["kiln_fp32"]),
         "kiln_int4_over_ort_int4": ratio(med["kiln_int4"], med["ort_int4"]),
+        "kiln_w4a8_over_fp32": ratio(med["kiln_w4a8"], med["kiln_fp32"]),
+        "kiln_w4a8_over_int4": ratio(med["kiln_w4a8"], med["kiln_int4"]),
+        "kiln_w4a8_over_ort_w4a8": ratio(med["kiln_w4a8"], med["ort_w4a8"]),
         "int4_weight_bytes": int4_bytes, "fp32_weight_bytes": fp32_bytes,
         "kiln_fp32_gbps": gbps(fp32_bytes, med["kiln_fp32"]),
         "kiln_int4_gbps": gbps(int4_bytes, med["kiln_int4"]),
         "ort_fp32_gbps": gbps(fp32_bytes, med["ort_fp32"]),
         "ort_int4_gbps": gbps(int4_bytes, med["ort_int4"]),
+        "kiln_w4a8_gbps": gbps(int4_bytes, med["kiln_w4a8"]),
+        "ort_w4a8_gbps": gbps(int4_bytes, med["ort_w4a8"]),
         **size,
         "skipped": skipped,
     }
@@ -242,7 +259,9 @@ def main():
     parser.add_argument("--min-time", type=float, default=2,
                         help="seconds of timed runs per measurement (kiln-bench --min-time; "
                              "ORT's iteration count is sized to match)")
-    parser.add_argument("--rounds", type=int, default=2, help="alternations of the four runs")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the runs")
+    parser.add_argument("--no-w4a8", action="store_true",
+                        help="leave out Kiln's --int4-activations=int8 and ORT's accuracy_level=4")
     parser.add_argument("--shapes", default=",".join(SHAPES),
                         help=f"comma-separated subset of: {', '.join(SHAPES)}")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -276,25 +295,31 @@ def main():
           f"medians of {args.rounds} alternated rounds, ONNX Runtime {version or '-'}, "
           f"int4 group size {GROUP}")
     print()
-    print("| shape (M, K, N) | Kiln fp32 ms | Kiln int4 ms | ORT fp32 ms | ORT int4 ms "
-          "| Kiln int4/fp32 | Kiln int4/ORT int4 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| shape (M, K, N) | Kiln fp32 ms | Kiln int4 ms | Kiln W4A8 ms | ORT fp32 ms "
+          "| ORT int4 ms | ORT W4A8 ms | Kiln int4/fp32 | Kiln int4/ORT int4 | Kiln W4A8/int4 "
+          "| Kiln W4A8/ORT W4A8 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['shape']} ({r['M']}, {r['K']}, {r['N']}) | {fmt(r['kiln_fp32_ms'], '.3f')} "
-              f"| {fmt(r['kiln_int4_ms'], '.3f')} | {fmt(r['ort_fp32_ms'], '.3f')} "
-              f"| {fmt(r['ort_int4_ms'], '.3f')} | {fmt(r['kiln_int4_over_fp32'], '.2f')} "
-              f"| {fmt(r['kiln_int4_over_ort_int4'], '.2f')} |")
+              f"| {fmt(r['kiln_int4_ms'], '.3f')} | {fmt(r['kiln_w4a8_ms'], '.3f')} "
+              f"| {fmt(r['ort_fp32_ms'], '.3f')} | {fmt(r['ort_int4_ms'], '.3f')} "
+              f"| {fmt(r['ort_w4a8_ms'], '.3f')} | {fmt(r['kiln_int4_over_fp32'], '.2f')} "
+              f"| {fmt(r['kiln_int4_over_ort_int4'], '.2f')} "
+              f"| {fmt(r['kiln_w4a8_over_int4'], '.2f')} "
+              f"| {fmt(r['kiln_w4a8_over_ort_w4a8'], '.2f')} |")
     print()
     print("Weight-streaming bandwidth, GB/s (fp32: K*N*4 bytes; int4: K*N/2 bytes of codes "
           "+ scales), and artifact sizes:")
     print()
-    print("| shape | Kiln fp32 | Kiln int4 | ORT fp32 | ORT int4 | f.kiln MB | q.kiln MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| shape | Kiln fp32 | Kiln int4 | Kiln W4A8 | ORT fp32 | ORT int4 | ORT W4A8 "
+          "| f.kiln MB | q.kiln MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         mb = lambda v: None if v is None else v / 1e6
         print(f"| {r['shape']} | {fmt(r['kiln_fp32_gbps'], '.1f')} "
-              f"| {fmt(r['kiln_int4_gbps'], '.1f')} | {fmt(r['ort_fp32_gbps'], '.1f')} "
-              f"| {fmt(r['ort_int4_gbps'], '.1f')} | {fmt(mb(r['f_kiln_bytes']), '.2f')} "
+              f"| {fmt(r['kiln_int4_gbps'], '.1f')} | {fmt(r['kiln_w4a8_gbps'], '.1f')} "
+              f"| {fmt(r['ort_fp32_gbps'], '.1f')} | {fmt(r['ort_int4_gbps'], '.1f')} "
+              f"| {fmt(r['ort_w4a8_gbps'], '.1f')} | {fmt(mb(r['f_kiln_bytes']), '.2f')} "
               f"| {fmt(mb(r['q_kiln_bytes']), '.2f')} |")
     if notes:
         print()

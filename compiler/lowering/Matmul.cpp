@@ -196,7 +196,8 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
 /// P, g, j / 4, n mod P, j mod 4]`).
 ///
 /// With int8_activations (W4A8) a first generic takes each row's largest
-/// magnitude per group, `amax[m, g]`, and the product's body quantizes its
+/// magnitude per group, `amax[m, g]` (the f32's bits in an i32), and the
+/// product's body quantizes its
 /// lhs element with it: `round_half_even(lhs * 127 / amax) * (code - zero)
 /// * (amax / 127 * scale)`. That is the op's value up to the order of the
 /// float sums; the cpu kernel computes it as the op defines it, each
@@ -239,9 +240,16 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
         AffineMap::get(5, 0, {m, g, p, j}, ctx), AffineMap::get(5, 0, codes, ctx),
         AffineMap::get(5, 0, perColumn, ctx), AffineMap::get(5, 0, perColumn, ctx)};
     bool int8 = op.getInt8Activations();
+    if (int8 && !elem.isF32())
+      return rewriter.notifyMatchFailure(op, "int8 activations need f32 ones");
     if (int8) {
-      // amax[m, g] = max |lhs[m, g, :, :]|.
-      auto amaxType = RankedTensorType::get({rows, groups}, elem);
+      // amax[m, g] = max |lhs[m, g, :, :]|, as the bits of the f32 in an
+      // i32: for magnitudes (sign bit clear) the integer order is the float
+      // order, a NaN above every number (so it still reaches the result),
+      // and an unsigned integer max is one instruction per vector where a
+      // float maximum with NaN semantics is three.
+      Type i32 = rewriter.getI32Type();
+      auto amaxType = RankedTensorType::get({rows, groups}, i32);
       AffineExpr m4, g4, p4, j4;
       bindDims(ctx, m4, g4, p4, j4);
       auto amax = linalg::GenericOp::create(
@@ -249,8 +257,8 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
           SmallVector<AffineMap>{AffineMap::get(4, 0, {m4, g4, p4, j4}, ctx),
                                  AffineMap::get(4, 0, {m4, g4}, ctx)},
           iteratorTypes(4, {2, 3}), [&](OpBuilder &b, Location l, ValueRange args) {
-            Value magnitude = math::AbsFOp::create(b, l, args[0]);
-            linalg::YieldOp::create(b, l, ValueRange{arith::MaximumFOp::create(b, l, args[1], magnitude)});
+            Value magnitude = arith::BitcastOp::create(b, l, i32, math::AbsFOp::create(b, l, args[0]));
+            linalg::YieldOp::create(b, l, ValueRange{arith::MaxUIOp::create(b, l, args[1], magnitude)});
           });
       inputs.push_back(amax.getResult(0));
       maps.push_back(AffineMap::get(5, 0, {m, g}, ctx));
@@ -272,7 +280,7 @@ struct MatmulInt4Lowering : OpRewritePattern<MatmulInt4Op> {
           w = arith::SubFOp::create(b, l, w, args[3]);
           Value product;
           if (int8) {
-            Value amax = args[4];
+            Value amax = arith::BitcastOp::create(b, l, elem, args[4]);
             auto c = [&](double v) { return arith::ConstantOp::create(b, l, b.getFloatAttr(elem, v)); };
             Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, amax, c(0.0));
             Value inv = arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, c(127.0), amax), c(0.0));

@@ -36,6 +36,10 @@ constexpr int64_t kMinPointsPerWorkgroup = 16384;
 /// threads); a many-core host wants the gather as a dispatch of its own.
 constexpr int64_t kMinWorkgroups = 4;
 
+/// Columns per workgroup of a W4A8 product at least (4096 x 4096 at batch
+/// 1, one thread: 64 workgroups of 64 columns 0.41 ms, 16 of 256 0.33 ms).
+constexpr int64_t kW4A8Columns = 256;
+
 /// Whether `op` is a generic whose loops are all parallel.
 static bool isElementwiseGeneric(Operation *op) {
   auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
@@ -340,6 +344,14 @@ struct KilnCPUDistributePass
         points = std::max(points, opPoints);
       });
       int64_t target = std::clamp<int64_t>(points / kMinPointsPerWorkgroup, 1, targetWorkgroups);
+      // A W4A8 product (the int4 generic that also reads amax) quantizes
+      // its rows again in every workgroup: at least kW4A8Columns columns
+      // each, so that this stays small next to streaming the codes.
+      func.walk([&](linalg::GenericOp op) {
+        if (op->hasAttr(kInt4MatmulAttr) && op.getNumDpsInputs() == 5)
+          if (auto out = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType()))
+            target = std::clamp<int64_t>(out.getShape().back() / kW4A8Columns, 1, target);
+      });
       // A convolution's im2col gather is fused into the GEMM's workgroups;
       // tiling the output channels too would gather the same columns again
       // in every workgroup, so only the image dimension is split.

@@ -30,7 +30,8 @@
 // [c / P, g, j, c mod P]: a block's codes for all of K are one run. The
 // columns after the last full 16 (row-major codes only) stay the generic.
 //
-// W4A8 (int8 activations; the generic's fifth input is amax[m, g], rank-5
+// W4A8 (int8 activations; the generic's fifth input is amax[m, g], an f32's
+// bits in an i32; rank-5
 // codes [N / P, K / B, B / 8, P, 4]):
 //
 //   for m0 in blocks of `rows` rows (then single rows):
@@ -305,7 +306,7 @@ struct Int4Int8Kernel {
     for (int64_t r = 0; r < rows; ++r) {
       Value row = plus(b, m0, r), slot = indexConst(b, r);
       loop(b, indexConst(b, 0), groups, 1, {}, [&](ImplicitLocOpBuilder &gb, Value g, ValueRange) {
-        Value a = memref::LoadOp::create(gb, amax, ValueRange{row, g});
+        Value a = arith::BitcastOp::create(gb, f32(gb), memref::LoadOp::create(gb, amax, ValueRange{row, g}));
         auto c = [&](float v) { return arith::ConstantOp::create(gb, gb.getF32FloatAttr(v)); };
         Value positive = arith::CmpFOp::create(gb, arith::CmpFPredicate::OGT, a, c(0.0f));
         Value inv = arith::SelectOp::create(gb, positive, arith::DivFOp::create(gb, c(127.0f), a), c(0.0f));
