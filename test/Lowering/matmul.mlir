@@ -204,6 +204,45 @@ func.func @matmul_int4_panels(%x: tensor<3x64xf32>, %w: tensor<2x2x16x32xi8>, %s
 
 // -----
 
+// W4A8 (int8_activations) in the dot-product kernel's panels: a first
+// generic takes each row's largest magnitude per group as the bits of the
+// f32 in an i32 (max of unsigned integers); the product reads it, quantizes
+// its element (x * 127 / amax, rounded half to even; 0 when amax is 0) and
+// scales by amax / 127 * scale. The codes are read at (n floordiv 32, g,
+// j floordiv 4, n mod 32, j mod 4).
+// CHECK-DAG: #[[X4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[MG4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG: #[[WQ:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 floordiv 32, d2, d4 floordiv 4, d1 mod 32, d4 mod 4)>
+// CHECK-DAG: #[[GP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 floordiv 32, d2, d1 mod 32)>
+// CHECK-DAG: #[[MG:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_int4_int8_activations
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2, 3]] output_shape [3, 2, 2, 16]
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<3x2xi32>
+// CHECK: %[[AMAX:.*]] = linalg.generic {indexing_maps = [#[[X4]], #[[MG4]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[X]] : tensor<3x2x2x16xf32>) outs(%[[ZERO]] : tensor<3x2xi32>)
+// CHECK: %[[ABS:.*]] = math.absf
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[ABS]] : f32 to i32
+// CHECK: arith.maxui %{{.*}}, %[[BITS]] : i32
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[WQ]], #[[GP]], #[[GP]], #[[MG]], #[[MN]]], {{.*}} ins(%[[X]], %arg1, %arg2, %arg3, %[[AMAX]] : {{.*}}) outs(%{{.*}} : tensor<3x64xf32>) attrs = {kiln.int4_matmul}
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: i8, %[[S:.*]]: f32, %[[Z:.*]]: f32, %[[A:.*]]: i32, %[[OUT:.*]]: f32):
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[Z]] : f32
+// CHECK: %[[AF:.*]] = arith.bitcast %[[A]] : i32 to f32
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[AF]]
+// CHECK: %[[INV:.*]] = arith.select %[[POS]]
+// CHECK: %[[XS:.*]] = arith.mulf %[[IN]], %[[INV]] : f32
+// CHECK: %[[XQ:.*]] = math.roundeven %[[XS]] : f32
+// CHECK: %[[SA:.*]] = arith.divf %[[AF]]
+// CHECK: %[[T:.*]] = arith.mulf %[[SA]], %[[S]] : f32
+// CHECK: %[[P:.*]] = arith.mulf %[[XQ]], %[[D]] : f32
+// CHECK: %[[U:.*]] = arith.mulf %[[P]], %[[T]] : f32
+// CHECK: arith.addf %[[OUT]], %[[U]] : f32
+func.func @matmul_int4_int8_activations(%x: tensor<3x64xf32>, %w: tensor<2x2x4x32x4xi8>, %s: tensor<2x2x32xf32>, %z: tensor<2x2x32xf32>) -> tensor<3x64xf32> {
+  %0 = kiln.matmul_int4 %x, %w, %s, %z {int8_activations} : (tensor<3x64xf32>, tensor<2x2x4x32x4xi8>, tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<3x64xf32>
+  return %0 : tensor<3x64xf32>
+}
+
+// -----
+
 // kiln.matmul_panels: loops (m, n, k), the weight read at (n floordiv 16,
 // k, n mod 16) and the result's map the projection (m, n); the leading
 // dimensions fold into M.

@@ -10,6 +10,7 @@
 #include "driver/Driver.h"
 #include "import/onnx/OnnxImporter.h"
 #include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
 #include "quantize/PostTraining.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -629,7 +630,36 @@ int main(int argc, char **argv) {
         kiln::quantize::countIntegerOps(ptqState, std::move(compileOptions.dumpStage));
   // --quantize=int4-weights: the matmuls with constant weights before the
   // graph passes, and those that became kiln.matmul_int4.
+  // --int4-activations=int8: the kiln.matmul_int4 ops, and those that take
+  // int8 activations (zero points that are whole numbers 0..15), with the
+  // name of the first that does not.
+  struct W4A8Counts {
+    int64_t ops = 0, int8 = 0;
+    std::string firstFloat;
+  };
+  auto w4a8Counts = std::make_shared<W4A8Counts>();
   auto int4Counts = std::make_shared<std::pair<int64_t, int64_t>>(0, 0);
+  if (compileOptions.int4Int8Activations)
+    compileOptions.dumpStage = [w4a8Counts, next = std::move(compileOptions.dumpStage)](
+                                   llvm::StringRef stage, Operation *ir) {
+      if (stage == "dispatch") {
+        *w4a8Counts = W4A8Counts();
+        ir->walk([&](kiln::ExecutableOp executable) {
+          for (kiln::VariantOp variant : executable.getOps<kiln::VariantOp>()) {
+            variant.walk([&](kiln::MatmulInt4Op op) {
+              ++w4a8Counts->ops;
+              if (op.getInt8Activations())
+                ++w4a8Counts->int8;
+              else if (w4a8Counts->firstFloat.empty())
+                w4a8Counts->firstFloat = kiln::nodeNameOf(op.getLoc()).str();
+            });
+            break;
+          }
+        });
+      }
+      if (next)
+        next(stage, ir);
+    };
   if (int4)
     compileOptions.dumpStage = [int4Counts, next = std::move(compileOptions.dumpStage)](
                                    llvm::StringRef stage, Operation *ir) {
@@ -689,6 +719,13 @@ int main(int argc, char **argv) {
                          ? "activations to int8 per row and group at run time (W4A8)"
                          : "float activations")
                  << "\n";
+  if (compileOptions.int4Int8Activations && outputFile != "-" && !quiet &&
+      w4a8Counts->ops != w4a8Counts->int8)
+    llvm::outs() << "W4A8: " << w4a8Counts->int8 << " of " << w4a8Counts->ops
+                 << " 4-bit matmuls take int8 activations; the others ('"
+                 << w4a8Counts->firstFloat
+                 << "' first) keep float ones: their zero points are not whole numbers from 0 "
+                    "to 15\n";
   if (stage == Stage::Artifact) {
     if (quantizing) {
       std::string error;

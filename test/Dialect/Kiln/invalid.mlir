@@ -723,7 +723,7 @@ func.func @matmul_int4_groups(%x: tensor<1x48xf32>, %w: tensor<2x16x8xi8>, %s: t
 
 func.func @matmul_int4_weights_rank(%x: tensor<1x64xf32>, %w: tensor<32x8xi8>, %s: tensor<2x8xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{weights must be [K / B, B / 2, N] or [N / P, K / B, B / 2, P] bytes, got [32, 8]}}
+  // expected-error @+1 {{weights must be [K / B, B / 2, N], [N / P, K / B, B / 2, P] or [N / P, K / B, B / 8, P, 4] bytes, got [32, 8]}}
   %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<1x64xf32>, tensor<32x8xi8>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<1x8xf32>
   return
 }
@@ -744,6 +744,25 @@ func.func @matmul_int4_panel_scale(%x: tensor<1x64xf32>, %w: tensor<2x2x16x4xi8>
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{scale must be [N / P, K / B, P] = [2, 2, 4], got [2, 8]}}
   %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<1x64xf32>, tensor<2x2x16x4xi8>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+// W4A8's panels hold each column's codes four rows at a time.
+func.func @matmul_int4_quads(%x: tensor<1x64xf32>, %w: tensor<1x2x8x16x2xi8>, %s: tensor<1x2x16xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights must be [K / B, B / 2, N], [N / P, K / B, B / 2, P] or [N / P, K / B, B / 8, P, 4] bytes, got [1, 2, 8, 16, 2]}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %s {int8_activations} : (tensor<1x64xf32>, tensor<1x2x8x16x2xi8>, tensor<1x2x16xf32>, tensor<1x2x16xf32>) -> tensor<1x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_int4_quads_groups(%x: tensor<1x48xf32>, %w: tensor<1x2x4x16x4xi8>, %s: tensor<1x2x16xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{weights [1, 2, 4, 16, 4] hold 2 groups of 32 rows, but lhs [1, 48] has K = 48}}
+  %0 = kiln.matmul_int4 %x, %w, %s, %s {int8_activations} : (tensor<1x48xf32>, tensor<1x2x4x16x4xi8>, tensor<1x2x16xf32>, tensor<1x2x16xf32>) -> tensor<1x16xf32>
   return
 }
 

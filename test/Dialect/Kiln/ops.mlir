@@ -217,6 +217,15 @@ func.func @matmul_int4_panels(%x: tensor<3x64xf32>, %w: tensor<5x2x16x8xi8>, %s:
   return %0 : tensor<3x40xf32>
 }
 
+// W4A8: int8 activations, the codes in panels of 32 columns four rows at a
+// time ([N / P, K / B, B / 8, P, 4]: B = 8 * 4 = 32, K = 2 * 32).
+// CHECK-LABEL: func.func @matmul_int4_int8_activations
+func.func @matmul_int4_int8_activations(%x: tensor<1x64xf32>, %w: tensor<2x2x4x32x4xi8>, %s: tensor<2x2x32xf32>) -> tensor<1x64xf32> {
+  // CHECK: kiln.matmul_int4 %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {int8_activations} : (tensor<1x64xf32>, tensor<2x2x4x32x4xi8>, tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<1x64xf32>
+  %0 = kiln.matmul_int4 %x, %w, %s, %s {int8_activations} : (tensor<1x64xf32>, tensor<2x2x4x32x4xi8>, tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<1x64xf32>
+  return %0 : tensor<1x64xf32>
+}
+
 // A [256, 40] weight in 3 panels of 16 (the last with 8 columns of padding).
 // CHECK-LABEL: func.func @matmul_panels
 func.func @matmul_panels(%x: tensor<2x1x256xf32>, %w: tensor<3x256x16xf32>) -> tensor<2x1x40xf32> {

@@ -108,9 +108,11 @@ def KilnQuantizeInt4Activations : Pass<"kiln-quantize-int4-activations", "mlir::
     activations are quantized per group of B along K to int8 at run time
     (symmetric, as ONNX Runtime's MatMulNBits with `accuracy_level = 4`),
     and the cpu kernel multiplies them with the 4-bit codes by dot-product
-    instructions (`kiln-compile --int4-activations=int8`). Zero points must
-    be a constant of whole numbers; an op whose zero points are not is an
-    error naming it.
+    instructions (`kiln-compile --int4-activations=int8`). Only ops with f32
+    activations and constant zero points that are whole numbers from 0 to
+    15 (what every 4-bit scheme writes; MatMulNBits also allows float ones)
+    are changed: the kernel's integer zero-point correction is exact for
+    those. The others keep float activations (kiln-compile says which).
   }];
 }
 
