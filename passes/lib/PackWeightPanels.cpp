@@ -57,6 +57,18 @@ std::optional<std::vector<char>> constantBytes(Value value) {
   return std::vector<char>(bytes->begin(), bytes->end());
 }
 
+/// The first `n` columns (last dimension) of `result`: a kiln.slice when it
+/// has more (a product computed for whole panels), else `result`.
+Value firstColumns(OpBuilder &b, Location loc, Value result, int64_t n) {
+  auto shape = cast<RankedTensorType>(result.getType()).getShape();
+  if (shape.back() == n)
+    return result;
+  SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
+  ends.back() = n;
+  return SliceOp::create(b, loc, result, b.getDenseI64ArrayAttr(starts),
+                         b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps));
+}
+
 /// Rows of `n` elements of `elemSize` bytes widened to `padded` with zeros.
 std::vector<char> padRows(ArrayRef<char> bytes, size_t elemSize, int64_t n, int64_t padded) {
   size_t rows = bytes.size() / (elemSize * n);
@@ -135,14 +147,7 @@ struct KilnPackInt4WeightsPass
       Value lhs = op.getLhs();
       auto packed = MatmulInt4Op::create(b, loc, lhs, packedCodes, scale, zero);
       packed->setAttrs(op->getAttrDictionary());
-      Value result = packed.getResult();
-      if (padded != n) {
-        auto shape = cast<RankedTensorType>(result.getType()).getShape();
-        SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
-        ends.back() = n;
-        result = SliceOp::create(b, loc, result, b.getDenseI64ArrayAttr(starts),
-                                 b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps));
-      }
+      Value result = firstColumns(b, loc, packed.getResult(), n);
       op.replaceAllUsesWith(result);
       op.erase();
       for (Operation *def : old)
@@ -237,14 +242,7 @@ struct KilnPackMatmulPanelsPass
     int64_t columns = wholePanels ? panels * panel : n;
     auto packed = MatmulPanelsOp::create(b, op->getLoc(), lhs, weights, b.getI64IntegerAttr(columns));
     packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    Value result = packed.getResult();
-    if (columns != n) {
-      auto shape = cast<RankedTensorType>(result.getType()).getShape();
-      SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
-      ends.back() = n;
-      result = SliceOp::create(b, op->getLoc(), result, b.getDenseI64ArrayAttr(starts),
-                               b.getDenseI64ArrayAttr(ends), b.getDenseI64ArrayAttr(steps));
-    }
+    Value result = firstColumns(b, op->getLoc(), packed.getResult(), n);
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
     if (cst->use_empty())

@@ -256,24 +256,31 @@ CASES_A = [
 ]
 
 
+def nbits_case(name, k, n, block, with_zp, a_shape, seed):
+    """A one-node MatMulNBits model Y = A x B with random codes (the padding codes past K too), scales
+    and zero points (None without), and its random input A: (model, codes, scales, zp, a)."""
+    rng = np.random.default_rng(seed)
+    nb = (k + block - 1) // block
+    codes = rng.integers(0, 16, (n, nb * block)).astype(np.uint8)
+    scales = rng.uniform(0.01, 0.1, (n, nb)).astype(np.float32)
+    zp = rng.integers(0, 16, (n, nb)).astype(np.uint8) if with_zp else None
+    inits = []
+    node = matmul_nbits_node("A", "Y", "mmnb", k, n, block, codes, scales, zp, inits, rng)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, a_shape[:-1] + [n])],
+                              initializer=inits)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    return helper.make_model(graph, opset_imports=OPSET), codes, scales, zp, a
+
+
 def part_a(work, report, kiln):
     print("part A: com.microsoft MatMulNBits (bits=4) imported")
     for name, k, n, block, with_zp, a_shape, seed in CASES_A:
-        rng = np.random.default_rng(seed)
-        nb = (k + block - 1) // block
-        codes = rng.integers(0, 16, (n, nb * block)).astype(np.uint8)  # padding codes past K random too
-        scales = rng.uniform(0.01, 0.1, (n, nb)).astype(np.float32)
-        zp = rng.integers(0, 16, (n, nb)).astype(np.uint8) if with_zp else None
-        inits = []
-        node = matmul_nbits_node("A", "Y", "mmnb", k, n, block, codes, scales, zp, inits, rng)
-        out_shape = a_shape[:-1] + [n]
-        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)],
-                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, out_shape)],
-                                  initializer=inits)
+        model, codes, scales, zp, a = nbits_case(name, k, n, block, with_zp, a_shape, seed)
+        nb = codes.shape[1] // block
         d = work / f"A_{name}"
         d.mkdir()
-        onnx.save(helper.make_model(graph, opset_imports=OPSET), d / "m.onnx")
-        a = rng.standard_normal(a_shape).astype(np.float32)
+        onnx.save(model, d / "m.onnx")
         np.save(d / "A.npy", a)
         inputs = {"A": d / "A.npy"}
         label = f"A {name} A{a_shape}"

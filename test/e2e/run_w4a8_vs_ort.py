@@ -145,22 +145,11 @@ CASES_A = [
 def part_a(work, report, build):
     print("part A: MatMulNBits (accuracy_level 4) with --int4-activations=int8")
     for name, k, n, block, with_zp, a_shape, seed in CASES_A:
-        rng = np.random.default_rng(seed)
-        nb = (k + block - 1) // block
-        codes = rng.integers(0, 16, (n, nb * block)).astype(np.uint8)
-        scales = rng.uniform(0.01, 0.1, (n, nb)).astype(np.float32)
-        zp = rng.integers(0, 16, (n, nb)).astype(np.uint8) if with_zp else None
-        inits = []
-        node = int4.matmul_nbits_node("A", "Y", "mmnb", k, n, block, codes, scales, zp, inits, rng)
-        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)],
-                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, a_shape[:-1] + [n])],
-                                  initializer=inits)
+        model, codes, scales, zp, a = int4.nbits_case(name, k, n, block, with_zp, a_shape, seed)
+        nb = codes.shape[1] // block
         d = work / f"A_{name}"
         d.mkdir()
-        model = helper.make_model(graph, opset_imports=int4.OPSET)
-        onnx.save(model, d / "float_acts.onnx")
         onnx.save(with_accuracy_level(model), d / "m.onnx")
-        a = rng.standard_normal(a_shape).astype(np.float32)
         np.save(d / "A.npy", a)
         inputs = {"A": d / "A.npy"}
         label = f"A {name}"
