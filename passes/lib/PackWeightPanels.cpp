@@ -213,7 +213,19 @@ struct KilnPackMatmulPanelsPass
       // projections 60x slower; ConvNeXt's [1, 7, 7, 768] (7 streams of 7
       // rows) still gains.
       constexpr int64_t kMaxWeightStreams = 8;
-      int64_t streams = rows / std::max<int64_t>(lhs.getDimSize(lhs.getRank() - 2), 1);
+      // With enough rows that every workgroup takes the GEMM register tiles
+      // (which fold the leading dimensions into M) unit dimensions do not
+      // count: ViT-B/16's [197, 1, 768] QKV projections are 197 rows, one
+      // stream (8% faster packed than copying weight blocks at run time).
+      constexpr int64_t kGemmTileRows = 128;
+      int64_t rowDim = lhs.getDimSize(lhs.getRank() - 2);
+      if (rows >= kGemmTileRows)
+        for (int64_t d : llvm::reverse(lhs.getShape().drop_back()))
+          if (d != 1) {
+            rowDim = d;
+            break;
+          }
+      int64_t streams = rows / std::max<int64_t>(rowDim, 1);
       bool byRows = rows <= maxRows && streams <= kMaxWeightStreams;
       if ((!byRows && (!unfused || epilogue)) || k == 0 || n == 0)
         continue;

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-pack-matmul-panels | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-pack-matmul-panels="unfused=false" | FileCheck %s --check-prefix=FUSED
 // RUN: not kiln-opt %s -split-input-file --kiln-pack-matmul-panels="panel=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: kiln-opt %s -split-input-file --kiln-pack-matmul-panels="max-rows=1000000" | FileCheck %s --check-prefix=NOLIMIT
 
 // A matmul of 2 rows by a constant [3, 20] weight: the weight becomes 2
 // panels of 16, [2, 3, 16], the second holding columns 16..19 and 12 zero
@@ -28,7 +29,8 @@ func.func @pack(%x: tensor<1x2x3xf32>) -> tensor<1x2x20xf32> {
 // batched weight, an f16
 // weight (the cpu kernel is f32's), rows spread over more than 8 indices
 // of the dimensions before the rows ([16, 1, 3]: the panel kernel would
-// stream the weight 16 times): left as they are.
+// stream the weight 16 times; fewer than 128 rows, so the unit dimension
+// counts): left as they are.
 // CHECK-LABEL: func.func @unpacked
 // CHECK-COUNT-5: kiln.matmul %
 // CHECK-NOT: kiln.matmul_panels
@@ -50,6 +52,26 @@ func.func @unpacked(%x: tensor<65x3xf32>, %y: tensor<1x3xf32>, %v: tensor<3x16xf
   %4 = kiln.matmul %s, %w : (tensor<16x1x3xf32>, tensor<3x16xf32>) -> tensor<16x1x16xf32>
   %5 = kiln.relu %4 : tensor<16x1x16xf32>
   return %0, %1, %2, %3, %5 : tensor<65x16xf32>, tensor<1x16xf32>, tensor<2x1x16xf32>, tensor<1x16xf16>, tensor<16x1x16xf32>
+}
+
+// -----
+
+// Torch's sequence-first attention at batch 1: [197, 1, 3] is 197 rows in
+// one stream once unit dimensions are dropped (128 rows or more: every
+// workgroup takes the GEMM register tiles, which fold the leading
+// dimensions into M): packed, bias add and all, without a row limit (as
+// kiln-compile runs the pass); a [16, 1, 3] lhs (@unpacked) stays.
+// NOLIMIT-LABEL: func.func @sequence_first
+// NOLIMIT: %[[P:.*]] = kiln.matmul_panels %arg0, %{{.*}} {columns = 16 : i64} : (tensor<197x1x3xf32>, tensor<1x3x16xf32>) -> tensor<197x1x16xf32>
+// NOLIMIT: kiln.add %[[P]]
+// NOLIMIT-LABEL: func.func @mid_rows
+func.func @sequence_first(%x: tensor<197x1x3xf32>, %b: tensor<16xf32>) -> tensor<197x1x16xf32> {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
+                            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
+                            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<3x16xf32>
+  %y = kiln.matmul %x, %w : (tensor<197x1x3xf32>, tensor<3x16xf32>) -> tensor<197x1x16xf32>
+  %z = kiln.add %y, %b : (tensor<197x1x16xf32>, tensor<16xf32>) -> tensor<197x1x16xf32>
+  return %z : tensor<197x1x16xf32>
 }
 
 // -----
