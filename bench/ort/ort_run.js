@@ -27,7 +27,8 @@ const { readNpy, writeNpy, DTYPES, numElements } = require('./npy');
 
 const USAGE = `usage: node ort_run.js MODEL.onnx [--input NAME=FILE.npy ...]
          [--output-dir DIR] [--threads N] [--bench [--warmup W] [--iterations I] [--json]]
-         [--seed S] [--optimization disabled|basic|extended|all] [--quiet]`;
+         [--seed S] [--optimization disabled|basic|extended|all] [--quiet]
+         [--profile PREFIX]`;
 
 function fail(msg) {
   process.stderr.write(`ort_run: ${msg}\n`);
@@ -87,6 +88,7 @@ function parseArgs(argv) {
         break;
       }
       case '--bench': args.bench = true; break;
+      case '--profile': args.profile = next(); break;
       case '--json': args.json = true; break;
       case '--quiet': args.quiet = true; break;
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
@@ -157,6 +159,13 @@ async function main() {
     graphOptimizationLevel: args.optimization || 'all',
     logSeverityLevel: 3,
   };
+  // --profile PREFIX: ONNX Runtime's own per-node trace (Chrome trace JSON,
+  // PREFIX_<date>.json), written when the session ends; its node events
+  // give each kernel's duration (bench/ort/profile_ops.py sums them by op).
+  if (args.profile) {
+    options.enableProfiling = true;
+    options.profileFilePrefix = args.profile;
+  }
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(args.model, options);
   const createMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -244,6 +253,7 @@ async function main() {
       log(`throughput: ${result.throughput_per_s} inferences/s`);
     }
   }
+  if (args.profile && session.endProfiling) session.endProfiling();
   if (session.release) await session.release();
 }
 

@@ -1,7 +1,8 @@
 // RUN: kiln-opt --kiln-lower-to-linalg -split-input-file %s | FileCheck %s
 
-// Softmax along axis 1: max, sum of exp(x - max), exp(x - max) / sum; the
-// statistics are [2, 5] tensors indexed by (d0, d2).
+// Softmax along axis 1: max, sum of exp(x - max), 1 / sum once per row,
+// exp(x - max) * (1 / sum); the statistics are [2, 5] tensors indexed by
+// (d0, d2).
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func @softmax
@@ -13,10 +14,12 @@
 // CHECK:   %[[D:.*]] = arith.subf
 // CHECK:   %[[E:.*]] = math.exp %[[D]]
 // CHECK:   arith.addf %{{.*}}, %[[E]]
-// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %[[MAX]], %[[SUM]] :
+// CHECK: %[[INV:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<2x5xf32>)
+// CHECK:   arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %[[MAX]], %[[INV]] :
 // CHECK:   %[[D2:.*]] = arith.subf
 // CHECK:   %[[E2:.*]] = math.exp %[[D2]]
-// CHECK:   arith.divf %[[E2]], %{{.*}} : f32
+// CHECK:   arith.mulf %[[E2]], %{{.*}} : f32
 // CHECK: return %[[R]]
 func.func @softmax(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
   %0 = kiln.softmax %x {axis = 1 : i64} : tensor<2x3x5xf32>
@@ -25,14 +28,15 @@ func.func @softmax(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
 
 // -----
 
-// Log-softmax: (x - max) - log(sum).
+// Log-softmax: (x - max) - log(sum), the log once per row.
 // CHECK-LABEL: func @log_softmax
 // CHECK: linalg.generic
 // CHECK: linalg.generic
-// CHECK: linalg.generic
+// CHECK: %[[LOG:.*]] = linalg.generic
+// CHECK:   math.log
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %[[LOG]] :
 // CHECK:   %[[D:.*]] = arith.subf
-// CHECK:   %[[L:.*]] = math.log
-// CHECK:   arith.subf %[[D]], %[[L]] : f32
+// CHECK:   arith.subf %[[D]], %{{.*}} : f32
 func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = kiln.softmax %x {axis = 1 : i64, log = true} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
@@ -47,7 +51,7 @@ func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:   arith.extf %{{.*}} : f16 to f32
 // CHECK: linalg.generic
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf16>)
-// CHECK:   %[[Y:.*]] = arith.divf
+// CHECK:   %[[Y:.*]] = arith.mulf
 // CHECK:   arith.truncf %[[Y]] : f32 to f16
 func.func @softmax_f16(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
   %0 = kiln.softmax %x {axis = 1 : i64} : tensor<4x8xf16>

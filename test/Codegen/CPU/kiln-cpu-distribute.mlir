@@ -367,3 +367,37 @@ func.func @silu_epilogue(%a: tensor<256x64xf32>, %b: tensor<64x256xf32>) -> tens
   } -> tensor<256x256xf32>
   return %y : tensor<256x256xf32>
 }
+
+// -----
+
+// A per-row value the consumer broadcasts (a layer norm's 1 / sqrt(var +
+// eps) over [rows]) stays its own op: merged into the consumer it would be
+// a square root and a division per element instead of per row.
+// CHECK-LABEL: func @broadcast_producer_kept
+// CHECK: %[[INV:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<{{[0-9]+}}xf32>)
+// CHECK: math.sqrt
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[INV]] : tensor<{{.*}}>, tensor<{{[0-9]+}}xf32>)
+// CHECK-NOT: math.sqrt
+// CHECK: scf.forall.in_parallel
+#rows = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#vec = affine_map<(d0) -> (d0)>
+func.func @broadcast_producer_kept(%x: tensor<64x768xf32>, %var: tensor<64xf32>) -> tensor<64x768xf32> attributes {kiln.dispatch} {
+  %one = arith.constant 1.0 : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %er = tensor.empty() : tensor<64xf32>
+  %inv = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%var : tensor<64xf32>) outs(%er : tensor<64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %v, %eps : f32
+    %s = math.sqrt %a : f32
+    %r = arith.divf %one, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %e = tensor.empty() : tensor<64x768xf32>
+  %y = linalg.generic {indexing_maps = [#all, #rows, #all], iterator_types = ["parallel", "parallel"]} ins(%x, %inv : tensor<64x768xf32>, tensor<64xf32>) outs(%e : tensor<64x768xf32>) {
+  ^bb0(%a: f32, %i: f32, %o: f32):
+    %p = arith.mulf %a, %i : f32
+    linalg.yield %p : f32
+  } -> tensor<64x768xf32>
+  return %y : tensor<64x768xf32>
+}
