@@ -56,6 +56,19 @@ static SmallVector<unsigned> parallelLoops(ArrayRef<utils::IteratorType> iterato
   return parallel;
 }
 
+/// Whether `op`'s body divides or calls a math function (square roots,
+/// exponentials, ...): many cycles per element.
+static bool hasCostlyOps(linalg::GenericOp op) {
+  return op.getBody()
+      ->walk([](Operation *inner) {
+        if (isa<arith::DivFOp, arith::RemFOp>(inner) ||
+            inner->getDialect()->getNamespace() == "math")
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// Elementwise ops of a dispatch that feed only one other elementwise op are
 /// merged into it (linalg's elementwise fusion), and the merged op reads a
 /// value it used to get twice through one operand: SiLU (x * sigmoid(x)),
@@ -85,13 +98,15 @@ static void fuseElementwiseChains(func::FuncOp func) {
     for (linalg::GenericOp consumer : consumers) {
       for (OpOperand *operand : consumer.getDpsInputOperands()) {
         Operation *producer = operand->get().getDefiningOp();
-        // Not a producer the consumer broadcasts: merged, it would be
-        // computed again for every element it is broadcast to (a layer
+        // Not a costly producer the consumer broadcasts: merged, it would
+        // be computed again for every element it is broadcast to (a layer
         // norm's 1 / sqrt(var + eps) per row became a square root and a
-        // division per element, 60% of ViT-B/16's layer norms).
+        // division per element, 60% of ViT-B/16's layer norms). Cheap ones
+        // (a hard sigmoid's scale and clamp) still merge.
         if (!isElementwiseGeneric(producer) || !producer->hasOneUse() ||
             producer->getParentRegion() != consumer->getParentRegion() ||
-            !consumer.getMatchingIndexingMap(operand).isPermutation() ||
+            (!consumer.getMatchingIndexingMap(operand).isPermutation() &&
+             hasCostlyOps(cast<linalg::GenericOp>(producer))) ||
             !linalg::areElementwiseOpsFusable(operand))
           continue;
         rewriter.setInsertionPoint(consumer);
