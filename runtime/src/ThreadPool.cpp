@@ -94,47 +94,55 @@ void ThreadPool::workerLoop() {
     seen = waitForJob(seen);
     if (stop_.load())
       return;
-    work();
+    work(/*fromBack=*/true);
   }
 }
 
 namespace {
-// state_ layout: generation << 40 | next item << 20 | item count.
+// state_ layout: generation << 40 | front << 20 | back: the items not yet
+// claimed are [front, back).
 constexpr unsigned kFieldBits = 20;
 constexpr uint64_t kFieldMask = (uint64_t(1) << kFieldBits) - 1;
 constexpr uint64_t kGenerationMask = (uint64_t(1) << 24) - 1;
 // Items per job; larger ranges run as several jobs.
 constexpr uint64_t kMaxJobItems = kFieldMask;
 
-uint64_t packState(uint64_t generation, uint64_t next, uint64_t count) {
-  return generation << (2 * kFieldBits) | next << kFieldBits | count;
+uint64_t packState(uint64_t generation, uint64_t front, uint64_t back) {
+  return generation << (2 * kFieldBits) | front << kFieldBits | back;
 }
 } // namespace
 
-void ThreadPool::work() {
+void ThreadPool::work(bool fromBack) {
   const uint64_t threads = threadCount();
   for (;;) {
     uint64_t state = state_.load(std::memory_order_acquire);
-    uint64_t count = state & kFieldMask;
-    uint64_t next = (state >> kFieldBits) & kFieldMask;
-    if (next >= count)
+    uint64_t back = state & kFieldMask;
+    uint64_t front = (state >> kFieldBits) & kFieldMask;
+    if (front >= back)
       return; // all claimed (or no job yet)
     // Several chunks per thread balance uneven workgroups; chunks of one
-    // workgroup when there are few.
-    uint64_t chunk = count / (threads * 4);
+    // workgroup when there are few. The submitting thread claims from the
+    // front and the workers from the back, so that with two threads each
+    // keeps its half of the workgroups from one dispatch to the next (the
+    // rows a layer wrote stay in the cache of the core that reads them in
+    // the next layer), meeting wherever the work balances.
+    uint64_t chunk = count_.load(std::memory_order_relaxed) / (threads * 4);
     chunk = chunk ? chunk : 1;
-    uint64_t end = count - next < chunk ? count : next + chunk;
-    uint64_t claimed = packState(state >> (2 * kFieldBits), end, count);
+    chunk = back - front < chunk ? back - front : chunk;
+    uint64_t begin = fromBack ? back - chunk : front;
+    uint64_t end = begin + chunk;
+    uint64_t claimed = fromBack ? packState(state >> (2 * kFieldBits), front, begin)
+                                : packState(state >> (2 * kFieldBits), end, back);
     if (!state_.compare_exchange_weak(state, claimed,
                                       std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
       continue;
-    // Items [next, end) are ours, so the job cannot finish before we report
-    // them done: its fields are stable.
+    // Items [begin, end) are ours, so the job cannot finish before we
+    // report them done: its fields are stable.
     uint64_t base = base_.load(std::memory_order_relaxed);
     fn_.load(std::memory_order_relaxed)(
-        context_.load(std::memory_order_relaxed), base + next, base + end);
-    done_.fetch_add(end - next, std::memory_order_release);
+        context_.load(std::memory_order_relaxed), base + begin, base + end);
+    done_.fetch_add(end - begin, std::memory_order_release);
   }
 }
 
@@ -143,6 +151,7 @@ void ThreadPool::runJob(uint64_t base, uint64_t count, ChunkFn fn,
   fn_.store(fn, std::memory_order_relaxed);
   context_.store(context, std::memory_order_relaxed);
   base_.store(base, std::memory_order_relaxed);
+  count_.store(count, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
   generation_ = (generation_ + 1) & kGenerationMask;
   state_.store(packState(generation_, 0, count), std::memory_order_release);
@@ -152,7 +161,7 @@ void ThreadPool::runJob(uint64_t base, uint64_t count, ChunkFn fn,
     if (sleepers_ != 0)
       wake_.notify_all();
   }
-  work();
+  work(/*fromBack=*/false);
   // Every item is claimed; wait for the threads still running theirs.
   for (unsigned spin = 1; done_.load(std::memory_order_acquire) != count;
        ++spin) {

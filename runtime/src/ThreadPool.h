@@ -2,7 +2,8 @@
 //
 // A fixed set of worker threads plus the calling thread run `parallelFor`
 // jobs: the range [0, count) is cut into chunks that threads claim with a
-// compare-and-swap on one atomic word. Between jobs workers spin briefly (dispatches of one run
+// compare-and-swap on one atomic word, the caller from the front and the
+// workers from the back. Between jobs workers spin briefly (dispatches of one run
 // follow each other within microseconds) and then sleep on a condition
 // variable, so an idle pool costs nothing.
 //
@@ -52,7 +53,7 @@ private:
   void workerLoop();
   uint64_t waitForJob(uint64_t seen);
   void runJob(uint64_t base, uint64_t count, ChunkFn fn, void *context);
-  void work();
+  void work(bool fromBack);
 
   std::vector<pthread_t> workers_;
   std::mutex submitMutex_; // one job at a time
@@ -65,11 +66,13 @@ private:
   std::atomic<bool> stop_{false};
 
   // The current job. Threads claim chunks by a compare-and-swap on state_,
-  // one word holding the job's generation (24 bits), the next unclaimed item
-  // (20 bits) and the item count (20 bits), so every claim decision comes
-  // from one consistent snapshot and a finished job (next == count) can
+  // one word holding the job's generation (24 bits) and the unclaimed items
+  // [front, back) (20 bits each), so every claim decision comes
+  // from one consistent snapshot and a finished job (front == back) can
   // never be claimed from again. A successful claim proves the job is still
-  // running, so the fields read after it belong to that job. The caller
+  // running, so the fields read after it belong to that job (count_, read
+  // before a claim to size the chunk, may be the next job's: then the
+  // compare-and-swap fails, as the generation differs). The caller
   // waits for done_ to reach the count, never for threads that have not
   // claimed anything (a preempted idle worker costs nothing).
   alignas(64) std::atomic<uint64_t> state_{0};
@@ -77,6 +80,7 @@ private:
   std::atomic<ChunkFn> fn_{nullptr};
   std::atomic<void *> context_{nullptr};
   std::atomic<uint64_t> base_{0};
+  std::atomic<uint64_t> count_{0};
   uint64_t generation_ = 0; // written by the submitting thread only
 };
 
