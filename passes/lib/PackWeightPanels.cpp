@@ -229,7 +229,15 @@ struct KilnPackMatmulPanelsPass
       bool byRows = rows <= maxRows && streams <= kMaxWeightStreams;
       if ((!byRows && (!unfused || epilogue)) || k == 0 || n == 0)
         continue;
-      replaceByPanels(op, op.getLhs(), cst, counter);
+      // A few-row product whose N is not whole panels (a classifier's 1000
+      // classes) is computed for whole panels, so that its workgroups can
+      // split the columns in panels (otherwise it is one workgroup: ResNet-
+      // 50's classifier on one core of two), where the padding is at most
+      // an eighth of N and a bias add, if any, can take the padding too.
+      int64_t padding = llvm::divideCeil(n, panel) * panel - n;
+      bool wholePanels = padding > 0 && 8 * padding <= n && rows <= kMaxIntegerRows &&
+                         (!epilogue || paddableBias(op->getResult(0)));
+      replaceByPanels(op, op.getLhs(), cst, counter, wholePanels);
     }
   }
 
@@ -254,11 +262,56 @@ struct KilnPackMatmulPanelsPass
     int64_t columns = wholePanels ? panels * panel : n;
     auto packed = MatmulPanelsOp::create(b, op->getLoc(), lhs, weights, b.getI64IntegerAttr(columns));
     packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    Value result = firstColumns(b, op->getLoc(), packed.getResult(), n);
+    Value product = packed.getResult();
+    if (columns != n)
+      if (AddOp add = paddableBias(op->getResult(0))) {
+        // The bias add on the whole panels (its bias padded with zeros),
+        // then the slice.
+        Value bias = add.getLhs() == op->getResult(0) ? add.getRhs() : add.getLhs();
+        auto biasType = cast<RankedTensorType>(bias.getType());
+        SmallVector<int64_t> biasShape(biasType.getShape());
+        biasShape.back() = columns;
+        std::optional<std::vector<char>> biasBytes = constantBytes(bias);
+        OpBuilder ab(add);
+        Value padded = bytesConstant(
+            ab, add.getLoc(), RankedTensorType::get(biasShape, biasType.getElementType()),
+            padRows(*biasBytes, 4, n, columns), "matmul_panels_bias_" + std::to_string(counter));
+        auto wide = AddOp::create(ab, add.getLoc(), product, padded);
+        add.getResult().replaceAllUsesWith(firstColumns(ab, add.getLoc(), wide.getResult(), n));
+        add.erase();
+        if (bias.use_empty())
+          bias.getDefiningOp()->erase();
+        op->erase();
+        if (cst->use_empty())
+          cst.erase();
+        return;
+      }
+    Value result = firstColumns(b, op->getLoc(), product, n);
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
     if (cst->use_empty())
       cst.erase();
+  }
+
+  /// The bias add that alone reads `product` (`[..., N]` f32), when its
+  /// other operand is a constant `[N]` (leading 1s allowed) whose bytes can
+  /// be padded.
+  static AddOp paddableBias(Value product) {
+    if (!product.hasOneUse())
+      return {};
+    auto add = dyn_cast<AddOp>(*product.getUsers().begin());
+    if (!add || add.getLhs() == add.getRhs())
+      return {};
+    Value bias = add.getLhs() == product ? add.getRhs() : add.getLhs();
+    auto type = dyn_cast<RankedTensorType>(bias.getType());
+    auto productType = cast<RankedTensorType>(product.getType());
+    if (!type || !type.getElementType().isF32() || type.getRank() == 0 ||
+        type.getRank() > productType.getRank() || type.getShape().back() != productType.getShape().back() ||
+        add.getType() != productType || !bias.getDefiningOp<ConstantOp>() ||
+        !llvm::all_of(type.getShape().drop_back(), [](int64_t d) { return d == 1; }) ||
+        !constantBytes(bias))
+      return {};
+    return add;
   }
 
   /// kiln.matmul_integer of at most kMaxIntegerRows rows of 8-bit

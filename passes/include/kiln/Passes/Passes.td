@@ -135,8 +135,15 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
     every target is the cpu, with P the widest register tile's columns (32
     with AVX-512, 16 with AVX2) and no row limit (`--matmul-panel-rows`).
     Rows spread over more than 8 indices of the lhs's dimensions before the
-    rows (a `[197, 1, 768]` sequence-first attention input) stay unpacked:
-    the panel kernel would stream the weight once per index.
+    rows (a `[16, 1, 768]` sequence-first attention input) stay unpacked:
+    the panel kernel would stream the weight once per index; with 128 rows
+    or more (every workgroup then takes the GEMM register tiles, which fold
+    those dimensions into M) unit dimensions do not count (`[197, 1, 768]`
+    is packed). A product of at most 8 rows whose N is not whole panels,
+    where the padding is at most N / 8, is computed for whole panels (its
+    workgroups can then split the columns in panels) and sliced to N; a
+    bias add that alone reads it takes the padding too (a constant bias
+    padded with zeros), so that it stays in the product's dispatch.
 
     A `kiln.matmul_integer` of at most 8 rows (and `max-rows`) of 8-bit
     activations by a constant int8 `[K, N]` weight without zero points (the
