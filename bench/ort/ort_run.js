@@ -14,6 +14,9 @@
 //       [-1, 1), integers in [0, 10), bools 0/1; seeded). Prints latency
 //       median/p90/p99 in ms and throughput; --json prints one JSON line.
 //
+//   --profile PREFIX also writes ONNX Runtime's per-node trace to
+//   PREFIX_<date>.json (bench/ort/profile_ops.py sums it by op type).
+//
 // Session: CPU EP, intra-op threads = N (default 1), inter-op threads = 1,
 // sequential execution, graph optimization level 'all' (--optimization: a
 // lower level keeps ONNX Runtime from fusing QDQ pairs into its int8
