@@ -125,18 +125,27 @@ func.func @small_weights(%w: memref<64x256xf32>, %x: memref<256x16xf32>, %y: mem
 // Columns outside rows (an epilogue tile's loop order) over a 2 MiB image
 // (a 1x1 convolution's right-hand side, 512 x 1024): the column panel stays
 // while the row loop runs, so it is the next column tile's panel that is
-// prefetched, during the last row tile only. That iteration is peeled off
-// the row loop (a branch in every k loop slowed the other row tiles); its k
-// loop asks for the 2 lines of each of the 4 rows a step reads, at the
-// next column tile. The weights (128 KiB) get none.
+// prefetched, during the last row tiles (up to 4; 3 of these 4), each its
+// share of the panel's rows. Those iterations run as a loop of their own
+// after the row loop (a branch in every k loop slowed the other row
+// tiles); at k step k, tile j asks for the 2 lines of each of the 4 rows
+// from (j * 512 + k) / 3 (at most 508), at the next column tile. The
+// weights (128 KiB) get none.
 // CHECK-LABEL: func @panel_of_next_column
 // CHECK: scf.for %[[N:.*]] = %c0 to %c1024 step %c32
 // CHECK: %[[NEXT:.*]] = arith.select
-// CHECK: scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK: %[[SPLIT:.*]] = arith.constant 16 : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[SPLIT]] step %c16
 // CHECK-NOT: memref.prefetch
 // CHECK: vector.transfer_write
+// CHECK: scf.for %[[M:.*]] = %[[SPLIT]] to %c64 step %c16
 // CHECK: scf.for %[[K:.*]] = %c0 to %c512 step %c4
-// CHECK: %[[PANEL:.*]] = memref.subview %{{.*}}[%[[K]], %[[NEXT]]] [4, 32] [1, 1]
+// CHECK: %[[J0:.*]] = arith.subi %[[M]], %[[SPLIT]]
+// CHECK: %[[J:.*]] = arith.divui %[[J0]]
+// CHECK: %[[ROW0:.*]] = arith.divui %{{.*}}, %c3
+// CHECK: %[[ROW1:.*]] = arith.addi %[[ROW0]]
+// CHECK: %[[ROW:.*]] = arith.minui %[[ROW1]], %c508
+// CHECK: %[[PANEL:.*]] = memref.subview %{{.*}}[%[[ROW]], %[[NEXT]]] [4, 32] [1, 1]
 // CHECK-COUNT-8: memref.prefetch %[[PANEL]]
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.yield
