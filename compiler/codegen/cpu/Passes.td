@@ -252,8 +252,12 @@ def KilnCPUPrefetchTiles : Pass<"kiln-cpu-prefetch-tiles", "mlir::func::FuncOp">
     for 4 rows). A read whose address stays while that loop runs but moves
     with the loop around it (the right-hand panel of a column tile, read by
     every row tile under it) gets the next column tile's panel prefetched
-    during the last row tile, which is peeled off its loop for that (a
-    branch in every k loop slowed the other tiles). Reads that move with
+    during the last row tiles, which run as a loop of their own after the
+    row loop (a branch in every k loop slowed the other tiles): a float
+    panel over the last 4 tiles, each asking for its share of the panel's
+    rows (one tile asking for a whole 32 KB panel wanted more than a core's
+    memory bandwidth: LLaMA prefill's vocabulary head 11% faster spread),
+    an 8-bit one, a quarter of the bytes, during the last tile. Reads that move with
     neither get none, and so do reads of buffers
     smaller than `min-bytes`: those are mostly in cache already, and their
     prefetches only take issue slots from the FMAs.
