@@ -414,6 +414,12 @@ struct KilnCPUDistributePass
             if (op->hasAttr(kInt4MatmulAttr) ? weights.getRank() >= 4 : weights.getRank() == 3)
               panel = std::max(panel, weights.getDimSize(op->hasAttr(kInt4MatmulAttr) ? 3 : 2));
       });
+      // Rows of the product: its parallel loops before the last.
+      int64_t rows = 1;
+      SmallVector<unsigned> parallel = parallelLoops(consumer.getLoopIteratorTypes());
+      if (!parallel.empty())
+        for (unsigned d : ArrayRef(parallel).drop_back())
+          rows *= bounds[d];
       if (panel) {
         int64_t last = 0;
         for (auto [bound, iterator] : llvm::zip(bounds, consumer.getLoopIteratorTypes()))
@@ -425,12 +431,7 @@ struct KilnCPUDistributePass
         // The few-row panel kernel streams 4 panels' columns at a time:
         // workgroups of one panel each stream a single panel (ResNet-50's
         // classifier in 32 workgroups: 0.54 -> 0.76 ms on one thread).
-        int64_t productRows = 1;
-        SmallVector<unsigned> outer = parallelLoops(consumer.getLoopIteratorTypes());
-        if (!outer.empty())
-          for (unsigned d : ArrayRef(outer).drop_back())
-            productRows *= bounds[d];
-        if (productRows < panelGemmRows && last % (kPanelKernelPanels * panel) == 0)
+        if (rows < panelGemmRows && last % (kPanelKernelPanels * panel) == 0)
           lastGranule = std::max(lastGranule, kPanelKernelPanels * panel);
       }
       // A GEMM (no gather, no panels) whose last op computes the product's
@@ -446,11 +447,6 @@ struct KilnCPUDistributePass
       // a GEMM (kiln-cpu-vectorize-gemm's panel-gemm-rows: they take its
       // register tiles), not for the few-row panel kernel, bound by
       // streaming the weights.
-      int64_t rows = 1;
-      SmallVector<unsigned> parallel = parallelLoops(consumer.getLoopIteratorTypes());
-      if (!parallel.empty())
-        for (unsigned d : ArrayRef(parallel).drop_back())
-          rows *= bounds[d];
       std::optional<SmallVector<int64_t>> gemmTiles;
       if (isGemm && !gathers && matrixConsumer && (!panel || rows >= panelGemmRows))
         gemmTiles = chooseGemmTiles(bounds, consumer.getLoopIteratorTypes(),

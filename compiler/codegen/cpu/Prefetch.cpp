@@ -246,25 +246,26 @@ struct KilnCPUPrefetchTilesPass
       tail.getLowerBoundMutable().assign(splitValue);
       tileLoop.getUpperBoundMutable().assign(splitValue);
       auto tailK = cast<scf::ForOp>(cloned.lookup(kLoop.getOperation()));
+      // Tile j of the last `spread` asks, at k step k, for the next panel's
+      // row kLower + (j (kUpper - kLower) + k - kLower) / spread, at most the
+      // last k step's (computed once per k step, for every read).
+      b.setInsertionPointToStart(tailK.getBody());
+      auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+      Value j = arith::DivUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, tail.getInductionVar(), splitValue), cst(*step));
+      Value k = arith::SubIOp::create(b, loc, tailK.getInductionVar(), cst(*kLower));
+      Value row = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, j, cst(*kUpper - *kLower)), k);
+      row = arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, row, cst(spread)),
+                                  cst(*kLower));
+      int64_t kStep = getConstantIntValue(kLoop.getStep()).value_or(1);
+      int64_t lastK = *kLower + (*kUpper - *kLower - 1) / kStep * kStep;
+      row = arith::MinUIOp::create(b, loc, row, cst(lastK));
       for (TileRead &t : outerReads) {
         TileRead copy{cast<vector::TransferReadOp>(cloned.lookup(t.read.getOperation())), {}};
         for (Operation *op : t.address)
           copy.address.push_back(cloned.lookupOrDefault(op));
         b.setInsertionPoint(copy.read);
-        // Tile j of the last `spread` asks, at k step k, for the next
-        // panel's row kLower + (j (kUpper - kLower) + k - kLower) / spread.
-        auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
-        Value j = arith::DivUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, tail.getInductionVar(), splitValue), cst(*step));
-        Value k = arith::SubIOp::create(b, loc, tailK.getInductionVar(), cst(*kLower));
-        Value row = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, j, cst(*kUpper - *kLower)), k);
-        row = arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, row, cst(spread)),
-                                    cst(*kLower));
-        // (Within the panel: the last k step's rows at most.)
-        std::optional<int64_t> kStep = getConstantIntValue(kLoop.getStep());
-        int64_t lastK = *kLower + ((*kUpper - *kLower - 1) / kStep.value_or(1)) * kStep.value_or(1);
-        row = arith::MinUIOp::create(b, loc, row, cst(lastK));
         prefetchNextTile(copy, tailK, outerLoop, next, b, row);
       }
     }
