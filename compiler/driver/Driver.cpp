@@ -183,6 +183,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     KilnPackMatmulPanelsOptions pack;
     pack.panel = options.matmulPanel;
     pack.maxRows = options.matmulPanelRows;
+    pack.unfused = options.matmulPanelUnfused;
+    pack.halfFloats = !options.matmulPanelCpu;
     pm.addNestedPass<func::FuncOp>(createKilnPackMatmulPanels(pack));
   }
   pm.addPass(createCanonicalizerPass());
@@ -526,7 +528,7 @@ LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
     options.matmulPanelRows = 0;
   // Float weight panels as wide as the widest register tile (AVX-512: 32
   // columns), so that a GEMM tile of a many-row product reads one panel.
-  if (options.matmulPanel > 0)
+  if (options.matmulPanel > 0 && options.matmulPanelCpu)
     options.matmulPanel = std::max<int64_t>(options.matmulPanel, options.cpu.wideColumns);
   auto dump = [&](StringRef stage, Operation *ir) {
     if (options.dumpStage)

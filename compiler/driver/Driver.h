@@ -81,11 +81,21 @@ struct CompileOptions {
   /// kiln-unstride-pointwise-convs (set when every target is the cpu).
   bool unstridePointwise = false;
   /// Columns per panel of the constant weights of float matmuls
-  /// (kiln-pack-matmul-panels; the cpu's layout; widened to the cpu's widest
-  /// register tile), 0 to keep them row-major.
+  /// (kiln-pack-matmul-panels; the cpu's layout, which the gfx GEMV kernels
+  /// read too; widened to the cpu's widest register tile when the cpu reads
+  /// them), 0 to keep them row-major.
   int64_t matmulPanel = 0;
-  /// Rows a matmul may have at most to be packed so (kiln-compile: any).
+  /// Rows a matmul may have at most to be packed so (kiln-compile: any
+  /// when every target is the cpu, 8 with gfx targets).
   int64_t matmulPanelRows = std::numeric_limits<int64_t>::max();
+  /// Also any number of rows whose product no elementwise op reads (the
+  /// cpu's GEMM register tiles read panels; the gfx GEMM kernels do not).
+  bool matmulPanelUnfused = true;
+  /// Whether a cpu target reads the panels: then they are as wide as its
+  /// widest register tile, and only f32 weights are packed. Without one (gfx
+  /// targets alone, whose GEMV kernels read any panels) f16 and bf16
+  /// weights are packed too.
+  bool matmulPanelCpu = true;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

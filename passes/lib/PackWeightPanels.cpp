@@ -196,7 +196,10 @@ struct KilnPackMatmulPanelsPass
       auto rhs = dyn_cast<RankedTensorType>(op.getRhs().getType());
       auto cst = op.getRhs().getDefiningOp<ConstantOp>();
       if (!lhs || !rhs || !cst || !lhs.hasStaticShape() || !rhs.hasStaticShape() ||
-          lhs.getRank() < 2 || rhs.getRank() != 2 || !rhs.getElementType().isF32())
+          lhs.getRank() < 2 || rhs.getRank() != 2)
+        continue;
+      Type elem = rhs.getElementType();
+      if (!elem.isF32() && !(halfFloats && (elem.isF16() || elem.isBF16())))
         continue;
       int64_t rows = 1;
       for (int64_t d : lhs.getShape().drop_back())
@@ -250,15 +253,23 @@ struct KilnPackMatmulPanelsPass
                        bool wholePanels = false) {
     auto rhs = cast<RankedTensorType>(cst.getType());
     int64_t k = rhs.getDimSize(0), n = rhs.getDimSize(1);
-    std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
-    size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;
-    if (!bytes || bytes->size() != elemSize * static_cast<size_t>(k * n))
-      return;
-    OpBuilder b(op);
     int64_t panels = llvm::divideCeil(n, panel);
     auto type = RankedTensorType::get({panels, k, panel}, rhs.getElementType());
-    Value weights = bytesConstant(b, op->getLoc(), type, panelBytes(*bytes, elemSize, k, n, panel),
-                                  "matmul_panels_" + std::to_string(counter++));
+    OpBuilder b(op);
+    Value weights;
+    // A splat filling whole panels stays a splat.
+    if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+        dense && dense.isSplat() && n % panel == 0) {
+      weights = ConstantOp::create(b, op->getLoc(), type,
+                                   DenseElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+    } else {
+      std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+      size_t elemSize = rhs.getElementType().getIntOrFloatBitWidth() / 8;
+      if (!bytes || bytes->size() != elemSize * static_cast<size_t>(k * n))
+        return;
+      weights = bytesConstant(b, op->getLoc(), type, panelBytes(*bytes, elemSize, k, n, panel),
+                              "matmul_panels_" + std::to_string(counter++));
+    }
     int64_t columns = wholePanels ? panels * panel : n;
     auto packed = MatmulPanelsOp::create(b, op->getLoc(), lhs, weights, b.getI64IntegerAttr(columns));
     packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());

@@ -33,6 +33,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <mutex>
@@ -98,9 +99,10 @@ static cl::list<std::string> winogradExclude(
     cl::CommaSeparated, cl::value_desc("NAME,..."), cl::cat(kilnCategory));
 static cl::opt<int64_t> matmulPanelRows(
     "matmul-panel-rows",
-    cl::desc("For the cpu alone: matmuls by a constant f32 weight of at most N rows (default: "
-             "any number), or of any number whose product no elementwise op reads, read it from "
-             "column panels packed at compile time (kiln-pack-matmul-panels; -1: never)"),
+    cl::desc("Matmuls by a constant weight of at most N rows (default: any number for the cpu "
+             "alone, 8 with gfx targets), or for the cpu alone of any number whose product no "
+             "elementwise op reads, read it from column panels packed at compile time "
+             "(kiln-pack-matmul-panels; -1: never)"),
     cl::value_desc("N"), cl::init(std::numeric_limits<int64_t>::max()), cl::cat(kilnCategory));
 static cl::opt<bool> emulation(
     "emulation",
@@ -462,6 +464,14 @@ int main(int argc, char **argv) {
     compileOptions.int4Panel = 32;
     compileOptions.matmulPanel = matmulPanelRows >= 0 ? 16 : 0;
     compileOptions.matmulPanelRows = std::max<int64_t>(matmulPanelRows, 0);
+  } else if (!targetSpecs.empty()) {
+    // With gfx targets, products of at most 8 rows (an LLM's decode step, a
+    // classifier's head) in panels too: the gfx GEMV kernels stream them.
+    compileOptions.matmulPanel = matmulPanelRows >= 0 ? 16 : 0;
+    compileOptions.matmulPanelRows = std::clamp<int64_t>(matmulPanelRows, 0, 8);
+    compileOptions.matmulPanelUnfused = false;
+    compileOptions.matmulPanelCpu =
+        llvm::any_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; });
   }
   compileOptions.gfx.testFault = testFault;
   if (testWaveTiles < 0 || testWaveTiles > 8) {

@@ -35,7 +35,9 @@
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace mlir;
@@ -88,6 +90,10 @@ struct GemmPlan {
   Source a, b;
   /// Set for a W4A16 matmul: B comes from these instead of `b`.
   std::optional<Int4Weights> int4;
+  /// Set for a few-row product by a weight in column panels
+  /// (kiln.matmul_panels' generic, B [N / P, K, P]): the columns per panel
+  /// P of a GEMV kernel, which needs no matrix instruction.
+  int64_t gemvPanel = 0;
   /// The accumulator's initial value when it is not zero (a bias broadcast
   /// over the output): computed per element and added after the K loop.
   linalg::GenericOp init;
@@ -142,24 +148,28 @@ std::optional<MatrixInput> matrixInputFor(Type a, Type b, gfx::Precision precisi
 }
 
 /// Whether `generic` is elementwise over `shape` (all loops parallel,
-/// identity output map, output value unused) with every input but `carried`
-/// a function argument seen through reshapes, and no values captured from
-/// above but constants: then the GEMM kernel can evaluate it per output
-/// element.
+/// identity output map, output value unused) with every input a function
+/// argument seen through reshapes, a constant, or a value `carried` (the
+/// contraction's result or an earlier epilogue value, read through an
+/// identity map), and no values captured from above but constants: then
+/// the GEMM kernel can evaluate it per output element.
 bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
-                             OpOperand *carried) {
+                             const llvm::SetVector<Value> &carried) {
   if (generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops() ||
       cast<RankedTensorType>(generic->getResult(0).getType()).getShape() != shape)
     return false;
   if (!generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity() ||
-      !generic.getMatchingBlockArgument(generic.getDpsInitOperand(0)).use_empty())
+      !generic.getMatchingBlockArgument(generic.getDpsInitOperand(0)).use_empty() ||
+      carried.contains(generic.getDpsInitOperand(0)->get()))
     return false;
-  if (carried && (generic.isDpsInit(carried) || !generic.getMatchingIndexingMap(carried).isIdentity()))
-    return false;
-  for (OpOperand *input : generic.getDpsInputOperands())
-    if (input != carried && !traceSource(input->get()) &&
-        !input->get().getDefiningOp<arith::ConstantOp>())
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    if (carried.contains(input->get())) {
+      if (!generic.getMatchingIndexingMap(input).isIdentity())
+        return false;
+    } else if (!traceSource(input->get()) && !input->get().getDefiningOp<arith::ConstantOp>()) {
       return false;
+    }
+  }
   bool captures = false;
   generic.getRegion().walk([&](Operation *inner) {
     for (Value operand : inner->getOperands())
@@ -172,6 +182,7 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
 
 bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
+bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan);
 std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
                                    gfx::Precision precision, GemmPlan &plan);
 
@@ -185,7 +196,7 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   func.walk([&](Operation *op) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       if (linalg::isaContractionOpInterface(linalgOp) || isa<linalg::Conv2DNchwFchwOp>(op) ||
-          op->hasAttr(kInt4MatmulAttr))
+          op->hasAttr(kInt4MatmulAttr) || op->hasAttr(kPanelMatmulAttr))
         contractions.push_back(linalgOp);
       return;
     }
@@ -207,6 +218,11 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
     return std::nullopt;
   plan.contraction = op;
+  if (op->hasAttr(kPanelMatmulAttr)) {
+    if (!matchPanelGemv(op, plan))
+      return std::nullopt;
+    return finishPlan(func, target, precision, plan);
+  }
   if (auto convOp = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
     if (!matchImplicitGemm(convOp, plan))
       return std::nullopt;
@@ -360,6 +376,96 @@ bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan
   return true;
 }
 
+/// Rows a GEMV kernel takes at most: each lane keeps M accumulators of its
+/// 16 bytes of a panel row (kiln-compile packs products of at most 8 rows
+/// for gfx targets).
+constexpr int64_t kMaxGemvRows = 8;
+
+/// kiln.matmul_panels' generic (out[m, n] += lhs[m, k] w[n / P, k, n mod
+/// P], lhs [M, K] seen through its reshape, M <= kMaxGemvRows), float or
+/// 8-bit: a GEMV kernel streams the panels.
+bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan) {
+  auto lhsType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto wType = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  if (lhsType.getRank() != 2 || wType.getRank() != 3 || !lhsType.hasStaticShape() ||
+      !wType.hasStaticShape() || lhsType.getDimSize(0) > kMaxGemvRows)
+    return false;
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
+  if (!a || !b)
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  a->map = maps[0];
+  b->map = maps[1];
+  a->isUnsigned = extendsUnsigned(op, 0);
+  b->isUnsigned = extendsUnsigned(op, 1);
+  plan.a = *a;
+  plan.b = *b;
+  plan.outMap = maps[2];
+  plan.bounds = op.getStaticLoopRanges();
+  plan.mDim = 0;
+  plan.nDim = 1;
+  plan.kDim = 2;
+  plan.gemvPanel = wType.getDimSize(2);
+  return true;
+}
+
+/// A GEMV's arithmetic: vector multiply-adds in f32 (exact products of
+/// 16-bit floats) or i32 (8-bit operands, each extended by its signedness);
+/// its panels are read in their own type.
+bool chooseGemvTypes(GemmPlan &plan, Type aType, Type bType) {
+  MLIRContext *ctx = aType.getContext();
+  if (isa<FloatType>(aType) && aType == bType)
+    plan.accType = Float32Type::get(ctx);
+  else if (aType.isInteger(8) && bType.isInteger(8))
+    plan.accType = IntegerType::get(ctx, 32);
+  else
+    return false;
+  plan.computeType = bType;
+  return true;
+}
+
+/// The matrix instruction for A and B of these types, and the types staged
+/// in LDS and accumulated; false when the target has none.
+bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision precision,
+                       Type aType, Type bType) {
+  std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
+  if (!input)
+    return false;
+  plan.inst = target.gemmInstruction(*input);
+  if (!plan.inst)
+    return false;
+  // MFMA multiplies signed bytes only. One unsigned 8-bit operand (uint8
+  // activations against int8 weights, as quantized models have them) is
+  // staged as x - 128 and corrected in the kernel; its padding (an implicit
+  // GEMM's) would have to be flipped too, which is not built.
+  if (!plan.inst->wmma && (plan.a.isUnsigned || plan.b.isUnsigned)) {
+    if (*input != MatrixInput::I8 || (plan.a.isUnsigned && plan.b.isUnsigned))
+      return false;
+    Source &flipped = plan.a.isUnsigned ? plan.a : plan.b;
+    if (!flipped.lowPad.empty())
+      return false;
+    flipped.flipSign = true;
+  }
+  MLIRContext *ctx = aType.getContext();
+  switch (*input) {
+  case MatrixInput::F16:
+    plan.computeType = Float16Type::get(ctx);
+    plan.accType = Float32Type::get(ctx);
+    break;
+  case MatrixInput::BF16:
+    plan.computeType = BFloat16Type::get(ctx);
+    plan.accType = Float32Type::get(ctx);
+    break;
+  case MatrixInput::I8:
+  case MatrixInput::I4:
+    plan.computeType = IntegerType::get(ctx, 8); // i4 is narrowed per fragment
+    plan.accType = IntegerType::get(ctx, 32);
+    break;
+  }
+  return true;
+}
+
 /// The accumulator's start, the instruction and the epilogue, common to
 /// contractions and implicit GEMMs.
 std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
@@ -376,7 +482,7 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
   } else if (auto generic = initValue.getDefiningOp<linalg::GenericOp>()) {
     if (!generic->hasOneUse() ||
         !isElementwiseOverOutput(generic, cast<RankedTensorType>(initValue.getType()).getShape(),
-                                 nullptr))
+                                 {}))
       return std::nullopt;
     plan.init = generic;
   } else {
@@ -386,58 +492,37 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
   Type aType = getElementTypeOrSelf(plan.a.arg.getType());
   // A W4A16 B is dequantized into A's type (then the compute type).
   Type bType = plan.int4 ? aType : getElementTypeOrSelf(plan.b.arg.getType());
-  std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
-  if (!input)
+  if (!(plan.gemvPanel ? chooseGemvTypes(plan, aType, bType)
+                       : chooseInstruction(plan, target, precision, aType, bType)))
     return std::nullopt;
-  plan.inst = target.gemmInstruction(*input);
-  if (!plan.inst)
-    return std::nullopt;
-  // MFMA multiplies signed bytes only. One unsigned 8-bit operand (uint8
-  // activations against int8 weights, as quantized models have them) is
-  // staged as x - 128 and corrected in the kernel; its padding (an implicit
-  // GEMM's) would have to be flipped too, which is not built.
-  if (!plan.inst->wmma && (plan.a.isUnsigned || plan.b.isUnsigned)) {
-    if (*input != MatrixInput::I8 || (plan.a.isUnsigned && plan.b.isUnsigned))
-      return std::nullopt;
-    Source &flipped = plan.a.isUnsigned ? plan.a : plan.b;
-    if (!flipped.lowPad.empty())
-      return std::nullopt;
-    flipped.flipSign = true;
-  }
-  MLIRContext *ctx = func.getContext();
-  switch (*input) {
-  case MatrixInput::F16:
-    plan.computeType = Float16Type::get(ctx);
-    plan.accType = Float32Type::get(ctx);
-    break;
-  case MatrixInput::BF16:
-    plan.computeType = BFloat16Type::get(ctx);
-    plan.accType = Float32Type::get(ctx);
-    break;
-  case MatrixInput::I8:
-  case MatrixInput::I4:
-    plan.computeType = IntegerType::get(ctx, 8); // i4 is narrowed per fragment
-    plan.accType = IntegerType::get(ctx, 32);
-    break;
-  }
   Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
   if (isa<IntegerType>(plan.accType) != isa<IntegerType>(resultType))
     return std::nullopt;
 
-  // The epilogue: elementwise generics over the contraction's output space,
-  // each taking the previous value through an identity map.
+  // The epilogue: elementwise generics over the contraction's output space
+  // that read its result or earlier epilogue values through identity maps
+  // (a chain, or a graph: SiLU's x * sigmoid(x) reads x twice), in program
+  // order; every value but the last is read by epilogue generics only.
   Value value = op->getResult(0);
   auto outputType = cast<RankedTensorType>(value.getType());
-  while (value.hasOneUse()) {
-    Operation *user = *value.getUsers().begin();
-    auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic)
-      break;
-    if (!isElementwiseOverOutput(generic, outputType.getShape(), &*value.getUses().begin()))
+  llvm::SetVector<Value> carried;
+  carried.insert(value);
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    auto generic = dyn_cast<linalg::GenericOp>(next);
+    if (!generic || llvm::none_of(generic->getOperands(),
+                                  [&](Value v) { return carried.contains(v); }))
+      continue;
+    if (!isElementwiseOverOutput(generic, outputType.getShape(), carried))
       return std::nullopt;
     plan.epilogue.push_back(generic);
-    value = generic->getResult(0);
+    carried.insert(generic->getResult(0));
   }
+  value = carried.back();
+  for (Value v : carried)
+    if (v != value && llvm::any_of(v.getUsers(), [&](Operation *user) {
+          return !llvm::is_contained(plan.epilogue, user);
+        }))
+      return std::nullopt;
   // The last value reaches the return through reshapes only.
   while (value.hasOneUse()) {
     Operation *user = *value.getUsers().begin();
@@ -490,20 +575,13 @@ struct KernelShape {
         ldsBytes(2 * (tileM + tileN) * kt * (computeType.getIntOrFloatBitWidth() / 8)) {}
 };
 
-/// Builds the matrix-core kernel of a GemmPlan into a function body on
-/// memrefs: `plan` (set-up), then `prologue`, `mainLoop` (its `loadStep`,
-/// `multiplyStep` and `storeStep`) and `epilogue`.
-class KernelBuilder {
-public:
-  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, const gfx::Target &target,
-                const KernelShape &shape, Fault fault)
-      : b(b), loc(loc), plan(plan), inst(*plan.inst), shape(shape), waveSize(target.waveSize),
-        fault(fault) {}
+/// What the GEMM and GEMV kernels share: index arithmetic over the plan's
+/// loops, the dispatch's tensors as memrefs, and the elementwise epilogue
+/// of one output element.
+class KernelBase {
+protected:
+  KernelBase(OpBuilder &b, Location loc, const GemmPlan &plan) : b(b), loc(loc), plan(plan) {}
 
-  /// Builds the kernel; `workgroups` receives its workgroup count.
-  void build(ArrayRef<Value> args, Value output, int64_t &workgroups);
-
-private:
   Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value apply(AffineExpr e, ValueRange operands) {
     return affine::AffineApplyOp::create(b, loc, AffineMap::get(operands.size(), 0, e),
@@ -534,7 +612,56 @@ private:
     loops[plan.kDim] = k;
     return loops;
   }
+  /// `value` where `condition` holds, else zeros.
+  Value zeroUnless(Value condition, Value value) {
+    return arith::SelectOp::create(
+        b, loc, condition, value,
+        arith::ConstantOp::create(b, loc, value.getType(), b.getZeroAttr(value.getType())));
+  }
+  /// A tensor of the dispatch as a memref: a function argument seen
+  /// through reshapes, or a constant the dispatch holds (a bias, W4A16
+  /// scales), bufferized into a global later.
+  Value memrefOf(Value v, ArrayRef<Value> args) {
+    if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+      auto type = cast<RankedTensorType>(cst.getType());
+      return bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+          b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
+    }
+    std::optional<Source> src = traceSource(v);
+    return reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
+  }
+  /// An elementwise generic of the dispatch at output element `outIdx`:
+  /// its inputs loaded from the arguments, or taken from `values` (the
+  /// contraction's and earlier epilogue generics' values there).
+  Value evaluate(linalg::GenericOp generic, const DenseMap<Value, Value> &values,
+                 ArrayRef<Value> outIdx, ArrayRef<Value> args);
+  /// Output element (m, n): the contraction's sum `value` (in the
+  /// accumulator's type) plus the accumulator's start, through the
+  /// dispatch's elementwise ops, stored.
+  void storeElement(Value value, Value m, Value n, ArrayRef<Value> args, Value output);
 
+  OpBuilder &b;
+  Location loc;
+  const GemmPlan &plan;
+  /// This workgroup's batch indices.
+  SmallVector<Value> batchIdx;
+};
+
+/// Builds the matrix-core kernel of a GemmPlan into a function body on
+/// memrefs: `plan` (set-up), then `prologue`, `mainLoop` (its `loadStep`,
+/// `multiplyStep` and `storeStep`) and `epilogue`.
+class KernelBuilder : KernelBase {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, const gfx::Target &target,
+                const KernelShape &shape, Fault fault)
+      : KernelBase(b, loc, plan), inst(*plan.inst), shape(shape), waveSize(target.waveSize),
+        fault(fault) {}
+
+  /// Builds the kernel; `workgroups` receives its workgroup count.
+  void build(ArrayRef<Value> args, Value output, int64_t &workgroups);
+
+private:
   /// Vector width along the operand's contiguous dimension `dim` (a loop
   /// dim), or 1 when the operand's innermost index is not that loop.
   int64_t vectorWidth(const Source &src, unsigned dim, Type elem, int64_t tileExtent) {
@@ -637,13 +764,6 @@ private:
     return toComputeType(src, ifOp.getResult(0), elem, v);
   }
 
-  /// `value` where `condition` holds, else zeros.
-  Value zeroUnless(Value condition, Value value) {
-    return arith::SelectOp::create(
-        b, loc, condition, value,
-        arith::ConstantOp::create(b, loc, value.getType(), b.getZeroAttr(value.getType())));
-  }
-
   /// uint8 x as the int8 x - 128 (a loaded chunk of `src`).
   Value flipSignBits(const Source &src, Value value, VectorType vecType) {
     if (!src.flipSign)
@@ -679,20 +799,6 @@ private:
                                : Value(arith::ExtSIOp::create(b, loc, ctType, value));
     }
     return value;
-  }
-
-  /// A tensor of the dispatch as a memref: a function argument seen
-  /// through reshapes, or a constant the dispatch holds (a bias, W4A16
-  /// scales), bufferized into a global later.
-  Value memrefOf(Value v, ArrayRef<Value> args) {
-    if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
-      auto type = cast<RankedTensorType>(cst.getType());
-      return bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-          b.clone(*cst)->getResult(0), /*read_only=*/b.getUnitAttr());
-    }
-    std::optional<Source> src = traceSource(v);
-    return reshapeMemref(b, loc, args[src->arg.getArgNumber()], src->reshapes);
   }
 
   /// `v` dequantized int4 weights of a W4A16 B at row `k`, columns `n`..
@@ -852,12 +958,7 @@ private:
   scf::ForOp mainLoop();
   void multiplyStep(int buffer, MutableArrayRef<Value> acc);
   void epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output);
-  Value evaluate(linalg::GenericOp generic, Value carried, ArrayRef<Value> outIdx,
-                 ArrayRef<Value> args);
 
-  OpBuilder &b;
-  Location loc;
-  const GemmPlan &plan;
   const MatrixInstruction &inst;
   const KernelShape &shape;
   int64_t waveSize;
@@ -870,9 +971,8 @@ private:
   Value aMem, bMem, aLds[2], bLds[2];
   /// A W4A16 B's scales and zero points ([K / G, N]; bMem holds its codes).
   Value scaleMem, zeroMem;
-  /// This workgroup's batch indices and the origin of its output tile; this
-  /// thread's wave position and lane within the wave.
-  SmallVector<Value> batchIdx;
+  /// The origin of this workgroup's output tile; this thread's wave
+  /// position and lane within the wave.
   Value tid, m0, n0, waveM, waveN, laneInGroup, group;
 
   /// Staging: one K step's A and B chunks, loaded from global memory (zeros
@@ -1190,22 +1290,14 @@ void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc) {
   }
 }
 
-/// An elementwise generic of the dispatch at output element `outIdx`: its
-/// inputs loaded from the arguments, `carried` (the value so far) for the
-/// one that takes the contraction's result.
-Value KernelBuilder::evaluate(linalg::GenericOp generic, Value carried, ArrayRef<Value> outIdx,
-                              ArrayRef<Value> args) {
+Value KernelBase::evaluate(linalg::GenericOp generic, const DenseMap<Value, Value> &values,
+                           ArrayRef<Value> outIdx, ArrayRef<Value> args) {
   IRMapping map;
   Block *body = generic.getBody();
-  linalg::LinalgOp contraction = plan.contraction;
   for (OpOperand *input : generic.getDpsInputOperands()) {
     BlockArgument arg = generic.getMatchingBlockArgument(input);
-    Operation *def = input->get().getDefiningOp();
-    if (carried && (def == contraction.getOperation() ||
-                    llvm::any_of(plan.epilogue, [&](linalg::GenericOp g) {
-                      return g.getOperation() == def;
-                    }))) {
-      map.map(arg, carried);
+    if (Value value = values.lookup(input->get())) {
+      map.map(arg, value);
       continue;
     }
     Value mem = memrefOf(input->get(), args);
@@ -1223,13 +1315,35 @@ Value KernelBuilder::evaluate(linalg::GenericOp generic, Value carried, ArrayRef
   return map.lookup(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
 }
 
+void KernelBase::storeElement(Value value, Value m, Value n, ArrayRef<Value> args, Value output) {
+  Type resultElem = getElementTypeOrSelf(plan.contraction->getResult(0).getType());
+  SmallVector<Value> outIdx = indices(plan.outMap, loopValues(m, n, nullptr));
+  if (plan.init) {
+    // The contraction accumulated from its init: add it, in the
+    // accumulator's type.
+    Value start = evaluate(plan.init, {}, outIdx, args);
+    if (isa<FloatType>(plan.accType)) {
+      if (start.getType() != plan.accType)
+        start = arith::ExtFOp::create(b, loc, plan.accType, start);
+      value = arith::AddFOp::create(b, loc, value, start);
+    } else {
+      value = arith::AddIOp::create(b, loc, value, start);
+    }
+  }
+  if (value.getType() != resultElem)
+    value = arith::TruncFOp::create(b, loc, resultElem, value);
+  DenseMap<Value, Value> values;
+  values[plan.contraction->getResult(0)] = value;
+  for (linalg::GenericOp generic : plan.epilogue)
+    value = values[generic->getResult(0)] = evaluate(generic, values, outIdx, args);
+  memref::StoreOp::create(b, loc, value, output, outIdx);
+}
+
 // Epilogue: each accumulator element, through the dispatch's elementwise
 // ops, to the output.
 void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output) {
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
              d2 = b.getAffineDimExpr(2);
-  linalg::LinalgOp contraction = plan.contraction;
-  Type resultElem = getElementTypeOrSelf(contraction->getResult(0).getType());
   for (int64_t tm = 0; tm < shape.waveTilesM; ++tm) {
     for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
       Value acc = loop.getResult(tm * shape.waveTilesN + tn);
@@ -1250,27 +1364,192 @@ void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output
           Value corr = vector::ExtractOp::create(b, loc, loop.getResult(ci), ArrayRef<int64_t>{r});
           value = arith::SubIOp::create(b, loc, value, corr);
         }
-        SmallVector<Value> outIdx = indices(plan.outMap, loopValues(m, n, nullptr));
-        if (plan.init) {
-          // The contraction accumulated from its init: add it, in the
-          // accumulator's type.
-          Value start = evaluate(plan.init, nullptr, outIdx, args);
-          if (isa<FloatType>(plan.accType)) {
-            if (start.getType() != plan.accType)
-              start = arith::ExtFOp::create(b, loc, plan.accType, start);
-            value = arith::AddFOp::create(b, loc, value, start);
-          } else {
-            value = arith::AddIOp::create(b, loc, value, start);
-          }
-        }
-        if (value.getType() != resultElem)
-          value = arith::TruncFOp::create(b, loc, resultElem, value);
-        for (linalg::GenericOp generic : plan.epilogue)
-          value = evaluate(generic, value, outIdx, args);
-        memref::StoreOp::create(b, loc, value, output, outIdx);
+        storeElement(value, m, n, args, output);
       }
     }
   }
+}
+
+/// The shape of a GEMV kernel (GemmPlan::gemvPanel): one workgroup of
+/// `threads` per panel of P columns; a panel row read by `lanesPerRow`
+/// lanes, 16 bytes (`v` elements) each, so that one load instruction of a
+/// wave covers consecutive rows, one contiguous run; `rowGroups` =
+/// threads / lanesPerRow split K. The M x P sums of the row groups meet in
+/// LDS, `parts` threads per output element adding rowGroups / parts each.
+struct GemvShape {
+  static constexpr int64_t threads = 256;
+  /// Loads a lane issues before it uses any: 16 x unroll bytes in flight
+  /// (up to 4, fewer where K has fewer rows per row group).
+  int64_t unroll = 0;
+  int64_t v = 0, lanesPerRow = 0, rowGroups = 0, outputs = 0, parts = 0;
+  int64_t ldsBytes = 0;
+
+  /// Nullopt where the panel does not split into 16-byte lane chunks that
+  /// tile the workgroup, or M x P outputs exceed its threads.
+  static std::optional<GemvShape> of(const GemmPlan &plan) {
+    GemvShape s;
+    int64_t P = plan.gemvPanel, M = plan.bounds[plan.mDim];
+    int64_t bytes = plan.computeType.getIntOrFloatBitWidth() / 8;
+    if (bytes == 0)
+      return std::nullopt;
+    s.v = std::min<int64_t>(16 / bytes, P);
+    while (s.v > 1 && P % s.v != 0)
+      s.v /= 2;
+    s.lanesPerRow = P / s.v;
+    s.outputs = M * P;
+    if (threads % s.lanesPerRow != 0 || s.outputs > threads)
+      return std::nullopt;
+    s.rowGroups = threads / s.lanesPerRow;
+    s.unroll = std::clamp<int64_t>(llvm::divideCeil(plan.bounds[plan.kDim], s.rowGroups), 1, 4);
+    s.parts = int64_t(1) << llvm::Log2_64(std::min(threads / s.outputs, s.rowGroups));
+    int64_t accBytes = plan.accType.getIntOrFloatBitWidth() / 8;
+    s.ldsBytes = (s.rowGroups * s.outputs + s.parts * s.outputs) * accBytes;
+    return s;
+  }
+};
+
+/// Builds the GEMV kernel of a few-row product by a weight in column panels
+/// (kiln.matmul_panels: out[m, n] += lhs[m, k] w[n / P, k, n mod P], M <=
+/// kMaxGemvRows), which streams the weight once and is bound by memory
+/// bandwidth, not by arithmetic: no matrix instructions. Row group g of a
+/// workgroup takes rows g, g + RG, ... of its panel; each iteration a lane
+/// issues `unroll` 16-byte loads of its rows before using any, then
+/// multiplies each by the M activations of its row (scalar loads, the same
+/// for every workgroup: cached) into M vector accumulators, in f32 (or i32
+/// for 8-bit operands). The row groups' sums meet in LDS, and one thread
+/// per output element adds them up and runs the dispatch's epilogue.
+class GemvBuilder : KernelBase {
+public:
+  GemvBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, const GemvShape &shape)
+      : KernelBase(b, loc, plan), shape(shape) {}
+
+  /// Builds the kernel; `workgroups` receives its workgroup count.
+  void build(ArrayRef<Value> args, Value output, int64_t &workgroups);
+
+private:
+  /// A loaded vector or scalar of the panels' or lhs's type in the
+  /// accumulator's type.
+  Value widen(Value value, bool isUnsigned) {
+    Type acc = plan.accType;
+    if (auto vec = dyn_cast<VectorType>(value.getType()))
+      acc = VectorType::get(vec.getShape(), plan.accType);
+    if (value.getType() == acc)
+      return value;
+    if (isa<FloatType>(plan.accType))
+      return arith::ExtFOp::create(b, loc, acc, value);
+    return isUnsigned ? Value(arith::ExtUIOp::create(b, loc, acc, value))
+                      : Value(arith::ExtSIOp::create(b, loc, acc, value));
+  }
+  Value workgroupBuffer(ArrayRef<int64_t> shape) {
+    auto alloca = memref::AllocaOp::create(b, loc, MemRefType::get(shape, plan.accType));
+    alloca->setAttr(kWorkgroupMemoryAttr, b.getUnitAttr());
+    return alloca.getResult();
+  }
+  /// sum over i in [0, count) of load(i), in the accumulator's type.
+  Value sumOf(int64_t count, function_ref<Value(Value)> load) {
+    Value zero = arith::ConstantOp::create(b, loc, plan.accType, b.getZeroAttr(plan.accType));
+    auto loop = scf::ForOp::create(b, loc, c(0), c(count), c(1), ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value term = load(loop.getInductionVar());
+    Value sum = isa<FloatType>(plan.accType)
+                    ? Value(arith::AddFOp::create(b, loc, loop.getRegionIterArgs()[0], term))
+                    : Value(arith::AddIOp::create(b, loc, loop.getRegionIterArgs()[0], term));
+    scf::YieldOp::create(b, loc, sum);
+    return loop.getResult(0);
+  }
+
+  const GemvShape &shape;
+};
+
+void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups) {
+  const int64_t M = plan.bounds[plan.mDim], N = plan.bounds[plan.nDim],
+                K = plan.bounds[plan.kDim], P = plan.gemvPanel, v = shape.v,
+                RG = shape.rowGroups, U = shape.unroll;
+  workgroups = llvm::divideCeil(N, P);
+  Value aMem = reshapeMemref(b, loc, args[plan.a.arg.getArgNumber()], plan.a.reshapes);
+  Value wMem = reshapeMemref(b, loc, args[plan.b.arg.getArgNumber()], plan.b.reshapes);
+  Value panel = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  Value rowGroup = apply(d0.floorDiv(shape.lanesPerRow), {tid});
+  Value column = apply((d0 % shape.lanesPerRow) * v, {tid});
+
+  auto accVec = VectorType::get({v}, plan.accType);
+  Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
+  SmallVector<Value> init(M, zero);
+  // Rows past K only where the row groups' steps do not divide it: their
+  // loads are clamped into the panel (no branch) and their products zeroed.
+  bool ragged = K % (RG * U) != 0;
+  auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(RG * U), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    auto wType = VectorType::get({v}, plan.computeType);
+    SmallVector<Value> rows, weights, inRange;
+    SmallVector<SmallVector<Value>> xs(U);
+    for (int64_t u = 0; u < U; ++u) {
+      Value k = apply(d0 + d1 + u * RG, {k0, rowGroup});
+      inRange.push_back(ragged ? cmpLt(k, K) : Value());
+      if (ragged)
+        k = arith::MinUIOp::create(b, loc, k, c(K - 1));
+      weights.push_back(vector::LoadOp::create(b, loc, wType, wMem, ValueRange{panel, k, column}));
+      for (int64_t m = 0; m < M; ++m)
+        xs[u].push_back(memref::LoadOp::create(
+            b, loc, aMem, indices(plan.a.map, loopValues(c(m), nullptr, k))));
+    }
+    // The loads stay ahead of the arithmetic that waits for them.
+    amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
+    SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    for (int64_t u = 0; u < U; ++u) {
+      Value w = widen(weights[u], plan.b.isUnsigned);
+      if (inRange[u])
+        w = zeroUnless(inRange[u], w);
+      for (int64_t m = 0; m < M; ++m) {
+        Value x = vector::BroadcastOp::create(b, loc, accVec, widen(xs[u][m], plan.a.isUnsigned));
+        acc[m] = isa<FloatType>(plan.accType)
+                     ? Value(vector::FMAOp::create(b, loc, x, w, acc[m]))
+                     : Value(arith::AddIOp::create(b, loc, acc[m],
+                                                   arith::MulIOp::create(b, loc, x, w)));
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+
+  // The row groups' sums: [RG][M][P], then [parts][M x P].
+  Value sums = workgroupBuffer({RG, M, P});
+  Value partial = workgroupBuffer({shape.parts, M * P});
+  for (int64_t m = 0; m < M; ++m)
+    vector::StoreOp::create(b, loc, loop.getResult(m), sums, ValueRange{rowGroup, c(m), column});
+  gpu::BarrierOp::create(b, loc);
+  const int64_t O = shape.outputs, perPart = RG / shape.parts;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    if (O * shape.parts < GemvShape::threads) {
+      auto active = scf::IfOp::create(b, loc, cmpLt(tid, O * shape.parts), false);
+      b.setInsertionPointToStart(active.thenBlock());
+    }
+    Value o = apply(d0 % O, {tid}), part = apply(d0.floorDiv(O), {tid});
+    Value m = apply(d0.floorDiv(P), {o}), col = apply(d0 % P, {o});
+    Value sum = sumOf(perPart, [&](Value r) {
+      Value row = apply(d0 * perPart + d1, {part, r});
+      return memref::LoadOp::create(b, loc, sums, ValueRange{row, m, col});
+    });
+    memref::StoreOp::create(b, loc, sum, partial, ValueRange{part, o});
+  }
+  gpu::BarrierOp::create(b, loc);
+  OpBuilder::InsertionGuard guard(b);
+  Value n = apply(d0 * P + d1 % P, {panel, tid});
+  Value ok = cmpLt(tid, O);
+  if (N % P != 0)
+    ok = arith::AndIOp::create(b, loc, ok, cmpLt(n, N));
+  auto active = scf::IfOp::create(b, loc, ok, false);
+  b.setInsertionPointToStart(active.thenBlock());
+  Value sum = sumOf(shape.parts, [&](Value part) {
+    return memref::LoadOp::create(b, loc, partial, ValueRange{part, tid});
+  });
+  storeElement(sum, apply(d0.floorDiv(P), {tid}), n, args, output);
 }
 
 struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGemmsPass> {
@@ -1299,20 +1578,29 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
                                               << "' (known: swap-operands, shift-lanes)";
       return signalPassFailure();
     }
-    int64_t batch = 1;
-    for (unsigned d : plan->batchDims)
-      batch *= plan->bounds[d];
-    gfx::GemmTiling tiling = target->gemmTiling(*plan->inst, batch, plan->bounds[plan->mDim],
-                                                plan->bounds[plan->nDim]);
-    if (testWaveTiles > 0)
-      tiling.waveTilesM = tiling.waveTilesN = testWaveTiles;
-    KernelShape shape(*target, tiling, *plan->inst, plan->computeType);
-    if (shape.ldsBytes > target->ldsPerWorkgroup) {
-      func.emitError() << "the " << shape.tileM << " x " << shape.tileN << " GEMM tile needs "
-                       << shape.ldsBytes << " bytes of LDS, more than the "
-                       << target->ldsPerWorkgroup << " a workgroup can allocate on "
-                       << target->name;
-      return signalPassFailure();
+    // A GEMV, or a GEMM of the target table's tiling.
+    std::optional<GemvShape> gemv;
+    std::optional<KernelShape> shape;
+    if (plan->gemvPanel) {
+      gemv = GemvShape::of(*plan);
+      if (!gemv || gemv->ldsBytes > target->ldsPerWorkgroup)
+        return;
+    } else {
+      int64_t batch = 1;
+      for (unsigned d : plan->batchDims)
+        batch *= plan->bounds[d];
+      gfx::GemmTiling tiling = target->gemmTiling(*plan->inst, batch, plan->bounds[plan->mDim],
+                                                  plan->bounds[plan->nDim]);
+      if (testWaveTiles > 0)
+        tiling.waveTilesM = tiling.waveTilesN = testWaveTiles;
+      shape.emplace(*target, tiling, *plan->inst, plan->computeType);
+      if (shape->ldsBytes > target->ldsPerWorkgroup) {
+        func.emitError() << "the " << shape->tileM << " x " << shape->tileN
+                         << " GEMM tile needs " << shape->ldsBytes
+                         << " bytes of LDS, more than the " << target->ldsPerWorkgroup
+                         << " a workgroup can allocate on " << target->name;
+        return signalPassFailure();
+      }
     }
 
     // The kernel takes memrefs: the inputs, then the output.
@@ -1348,7 +1636,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       }
     }
     int64_t workgroups = 0;
-    KernelBuilder(b, func.getLoc(), *plan, *target, shape, fault).build(args, output, workgroups);
+    if (gemv)
+      GemvBuilder(b, func.getLoc(), *plan, *gemv).build(args, output, workgroups);
+    else
+      KernelBuilder(b, func.getLoc(), *plan, *target, *shape, fault)
+          .build(args, output, workgroups);
     func::ReturnOp::create(b, func.getLoc());
 
     // Swap the bodies.
@@ -1357,9 +1649,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     entry.erase();
     func.setType(b.getFunctionType(argTypes, {}));
     func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(workgroups));
-    func->setAttr(kWorkgroupSizeAttr, b.getI64IntegerAttr(shape.threads));
-    func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(shape.ldsBytes));
-    func->setAttr(kMatrixInstructionAttr, b.getStringAttr(plan->inst->mnemonic));
+    func->setAttr(kWorkgroupSizeAttr,
+                  b.getI64IntegerAttr(gemv ? GemvShape::threads : shape->threads));
+    func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(gemv ? gemv->ldsBytes : shape->ldsBytes));
+    if (plan->inst)
+      func->setAttr(kMatrixInstructionAttr, b.getStringAttr(plan->inst->mnemonic));
   }
 };
 } // namespace

@@ -162,6 +162,8 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
     Option<"maxRows", "max-rows", "int64_t", "64", "rows of lhs a matmul may have at most">,
     Option<"unfused", "unfused", "bool", "true",
            "also pack a matmul of any number of rows whose result no elementwise op reads">,
+    Option<"halfFloats", "half-floats", "bool", "false",
+           "also pack f16 and bf16 weights (of products with an lhs of the same type)">,
   ];
 }
 

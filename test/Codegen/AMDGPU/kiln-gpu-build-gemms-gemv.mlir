@@ -1,0 +1,137 @@
+// RUN: kiln-opt %s -split-input-file --kiln-lower-to-linalg --canonicalize --kiln-gpu-build-gemms --canonicalize --cse | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-lower-to-linalg --canonicalize --kiln-gpu-build-gemms=chip=gfx1100 --canonicalize --cse | FileCheck %s --check-prefix=GFX1100
+//
+// kiln.matmul_panels of at most 8 rows (kiln-compile packs few-row products
+// by constant weights into column panels [N / P, K, P] for gfx targets too)
+// becomes a GEMV kernel: no matrix instructions, one workgroup of 256
+// threads per panel, each lane reading 16 bytes of a panel row, the row
+// groups splitting K and their sums meeting in LDS.
+
+// f16, P = 16: two lanes per panel row (8 halves each), 128 row groups;
+// K = 256 gives each row group two rows, so two loads per lane (the
+// unroll is at most 4, no more than the rows a row group has), issued
+// before a scheduling barrier and then multiplied in f32. The 128 x 1 x 16
+// sums in LDS are added by 16 threads per output element (8 each), their
+// 16 parts by one thread per element, which runs the epilogue: SiLU reads
+// the product twice (x * sigmoid(x)), a graph, not a chain.
+// CHECK-LABEL: func @gemv_f16_silu
+// CHECK-SAME: (%[[X:.*]]: memref<1x256xf16>, %[[W:.*]]: memref<8x256x16xf16>, %[[OUT:.*]]: memref<1x128xf16>)
+// CHECK-SAME: kiln.lds_bytes = 9216 : i64, kiln.workgroup_count = 8 : i64, kiln.workgroup_size = 256 : i64
+// CHECK-NOT: kiln.matrix_instruction
+// CHECK: %[[PANEL:.*]] = gpu.block_id x
+// CHECK: gpu.thread_id x
+// CHECK-NOT: scf.for
+// CHECK: vector.load %[[W]][%[[PANEL]], %{{.*}}, %{{.*}}] : memref<8x256x16xf16>, vector<8xf16>
+// CHECK: memref.load %[[X]]
+// CHECK: vector.load %[[W]][%[[PANEL]], %{{.*}}, %{{.*}}] : memref<8x256x16xf16>, vector<8xf16>
+// CHECK: memref.load %[[X]]
+// CHECK-NEXT: amdgpu.sched_barrier allow = <none>
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.fma
+// CHECK: vector.fma
+// CHECK: %[[SUMS:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<128x1x16xf32>
+// CHECK: %[[PARTS:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<16x16xf32>
+// CHECK: vector.store %{{.*}}, %[[SUMS]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0 to %c8
+// CHECK: memref.load %[[SUMS]]
+// CHECK: memref.store %{{.*}}, %[[PARTS]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %c16
+// CHECK: memref.load %[[PARTS]]
+// CHECK: %[[S:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: math.exp
+// CHECK: %[[SIG:.*]] = arith.divf
+// CHECK: %[[Y:.*]] = arith.mulf %[[S]], %[[SIG]] : f16
+// CHECK: memref.store %[[Y]], %[[OUT]]
+// The same kernel for wave32 (8 waves of 32).
+// GFX1100-LABEL: func @gemv_f16_silu
+// GFX1100-SAME: kiln.lds_bytes = 9216 : i64, kiln.workgroup_count = 8 : i64, kiln.workgroup_size = 256 : i64
+// GFX1100-NOT: amdgpu.wmma
+// GFX1100: vector.load {{.*}} vector<8xf16>
+func.func @gemv_f16_silu(%x: tensor<1x256xf16>, %w: tensor<8x256x16xf16>) -> tensor<1x128xf16> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_panels %x, %w {columns = 128 : i64} : (tensor<1x256xf16>, tensor<8x256x16xf16>) -> tensor<1x128xf16>
+  %1 = kiln.sigmoid %0 : tensor<1x128xf16>
+  %2 = kiln.mul %0, %1 : (tensor<1x128xf16>, tensor<1x128xf16>) -> tensor<1x128xf16>
+  return %2 : tensor<1x128xf16>
+}
+
+// -----
+
+// f32, two rows, K = 300 (not a multiple of the 64 row groups x 4): each
+// iteration's rows past K read the panel's last row (clamped, no branch)
+// and are zeroed by a select; 40 columns in 3 panels of 16: the threads of
+// the last panel's columns past 40 store nothing. The bias add is the
+// epilogue.
+// CHECK-LABEL: func @gemv_f32_ragged
+// CHECK-SAME: kiln.lds_bytes = 9216 : i64, kiln.workgroup_count = 3 : i64, kiln.workgroup_size = 256 : i64
+// CHECK: scf.for %{{.*}} = %c0 to %c300 step %c256 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>)
+// CHECK: arith.cmpi ult, %{{.*}}, %c300
+// CHECK: arith.minui %{{.*}}, %c299
+// CHECK: vector.load {{.*}} : memref<3x300x16xf32>, vector<4xf32>
+// CHECK: amdgpu.sched_barrier
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[Z]] : vector<4xf32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<64x2x16xf32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<8x32xf32>
+// CHECK: %[[ELEM:.*]] = arith.cmpi ult, %{{.*}}, %c32
+// CHECK: %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %c40
+// CHECK: arith.andi %[[ELEM]], %[[COL]]
+// CHECK: memref.load %{{.*}} : memref<40xf32>
+// CHECK: arith.addf
+// CHECK: memref.store {{.*}} : memref<2x40xf32>
+func.func @gemv_f32_ragged(%x: tensor<2x300xf32>, %w: tensor<3x300x16xf32>, %bias: tensor<40xf32>) -> tensor<2x40xf32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x300xf32>, tensor<3x300x16xf32>) -> tensor<2x40xf32>
+  %1 = kiln.add %0, %bias : (tensor<2x40xf32>, tensor<40xf32>) -> tensor<2x40xf32>
+  return %1 : tensor<2x40xf32>
+}
+
+// -----
+
+// int8 x int8: 16 bytes per lane (one lane per row of 16 columns, two per
+// 32-column panel row), each extended by its signedness and accumulated in
+// i32.
+// CHECK-LABEL: func @gemv_i8
+// CHECK: vector.load {{.*}} : memref<2x512x32xi8>, vector<16xi8>
+// CHECK: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.muli %{{.*}} : vector<16xi32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<128x1x32xi32>
+// CHECK: memref.store %{{.*}} : memref<1x64xi32>
+func.func @gemv_i8(%x: tensor<1x512xi8>, %w: tensor<2x512x32xi8>) -> tensor<1x64xi32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_panels %x, %w {columns = 64 : i64} : (tensor<1x512xi8>, tensor<2x512x32xi8>) -> tensor<1x64xi32>
+  return %0 : tensor<1x64xi32>
+}
+
+// -----
+
+// Nine rows are more than a GEMV takes: left to the generic path.
+// CHECK-LABEL: func @nine_rows
+// CHECK-SAME: (%{{.*}}: tensor<9x64xf32>, %{{.*}}: tensor<1x64x16xf32>) -> tensor<9x16xf32>
+// CHECK-NOT: kiln.workgroup_count
+// CHECK: linalg.generic
+func.func @nine_rows(%x: tensor<9x64xf32>, %w: tensor<1x64x16xf32>) -> tensor<9x16xf32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_panels %x, %w {columns = 16 : i64} : (tensor<9x64xf32>, tensor<1x64x16xf32>) -> tensor<9x16xf32>
+  return %0 : tensor<9x16xf32>
+}
+
+// -----
+
+// The matrix-core GEMM takes an epilogue graph too: SiLU after an f16
+// GEMM, per accumulator element (four per lane and tile).
+// CHECK-LABEL: func @gemm_silu
+// CHECK-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16"
+// CHECK: amdgpu.mfma
+// CHECK: %[[V:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK-NEXT: arith.negf %[[V]] : f16
+// CHECK-NEXT: math.exp
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: %[[SIG:.*]] = arith.divf
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[V]], %[[SIG]] : f16
+// CHECK-NEXT: memref.store %[[Y]]
+func.func @gemm_silu(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> attributes {kiln.dispatch} {
+  %0 = kiln.matmul %a, %b : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %1 = kiln.sigmoid %0 : tensor<64x64xf16>
+  %2 = kiln.mul %0, %1 : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  return %2 : tensor<64x64xf16>
+}
