@@ -24,11 +24,17 @@ checked with --emit=gpu).
 W4A16 (kiln.matmul_int4 with --precision=f16/bf16: 4-bit weights
 dequantized while staged) is a float case against the rounded operands.
 
+GEMV kernels (products of at most 8 rows by constant weights, packed into
+column panels at compile time): f32 with a bias, f16 compiled for the gfx
+targets alone (f16 panels; no cpu run), int8 (exact); each checks that every
+target built the GEMV kernel (LDS, no matrix instruction).
+
 Negative controls: the same integer and f16 GEMMs (and the uint8 x int8 and
 W4A16 ones) compiled with
 --gfx-test-fault=swap-operands (A and B exchanged at the instruction) and
---gfx-test-fault=shift-lanes (each lane reads the A row of the next lane) must
-FAIL on every emulated target: proof that the emulation catches a wiring bug.
+--gfx-test-fault=shift-lanes (each lane reads the A row of the next lane; in a
+GEMV, the activation of the next row) must FAIL on every emulated target:
+proof that the emulation catches a wiring bug.
 
 Exit status: 0 pass, 1 failure.
 """
@@ -65,6 +71,24 @@ def onnx_model(path, op, inputs, out_dtype, out_shape, attrs=None):
         [node], "g",
         [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], a.shape) for n, a in inputs.items()],
         [helper.make_tensor_value_info("y", ONNX_TYPE[np.dtype(out_dtype)], out_shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def onnx_gemv_model(path, op, x, w, out_dtype, out_shape, bias=None):
+    """y = op(x, w) (+ bias), w (and the bias) constant initializers: kiln-compile
+    packs a few-row product's constant weight into column panels, which the
+    gfx GEMV kernels stream."""
+    nodes = [helper.make_node(op, ["x", "w"], ["p" if bias is not None else "y"], name="mm")]
+    inits = [helper.make_tensor("w", ONNX_TYPE[w.dtype], w.shape, w.flatten().tolist())]
+    if bias is not None:
+        nodes.append(helper.make_node("Add", ["p", "b"], ["y"], name="add"))
+        inits.append(helper.make_tensor("b", ONNX_TYPE[bias.dtype], bias.shape,
+                                        bias.flatten().tolist()))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", ONNX_TYPE[x.dtype], x.shape)],
+        [helper.make_tensor_value_info("y", ONNX_TYPE[np.dtype(out_dtype)], out_shape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -274,6 +298,30 @@ def cases(work):
                 1e-5, ["--precision=f16"], r"_f16"))
     out.append(("MatMul f32 96x200x80 --precision=bf16", p, {"a": a, "b": b},
                 to_bf16(a) @ to_bf16(b), 1e-5, ["--precision=bf16"], r"_bf16"))
+
+    # GEMV kernels: products of at most 8 rows by constant weights, which
+    # kiln-compile packs into column panels (with the cpu as wide as its
+    # widest register tile; for gfx alone 16 columns, f16 too). K not a
+    # multiple of the row groups' steps, N not of the panels.
+    x = rng.uniform(-1, 1, (1, 600)).astype(np.float32)
+    w = rng.uniform(-1, 1, (600, 200)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (200,)).astype(np.float32)
+    p = work / "gemv_f32.onnx"
+    onnx_gemv_model(p, "MatMul", x, w, np.float32, [1, 200], bias)
+    out.append(("GEMV f32 1x600x200 + bias", p, {"x": x},
+                x.astype(np.float64) @ w.astype(np.float64) + bias, 1e-5, [], "GEMV"))
+    x = rng.uniform(-1, 1, (5, 1000)).astype(np.float16)
+    w = rng.uniform(-1, 1, (1000, 72)).astype(np.float16)
+    p = work / "gemv_f16.onnx"
+    onnx_gemv_model(p, "MatMul", x, w, np.float16, [5, 72])
+    out.append(("GEMV f16 5x1000x72, gfx targets alone (f16 panels)", p, {"x": x},
+                x.astype(np.float64) @ w.astype(np.float64), 2e-3, ["gfx-only"], "GEMV"))
+    a = rng.randint(-128, 128, (2, 520)).astype(np.int8)
+    b = rng.randint(-128, 128, (520, 96)).astype(np.int8)
+    p = work / "gemv_i8.onnx"
+    onnx_gemv_model(p, "MatMulInteger", a, b, np.int32, [2, 96])
+    out.append(("GEMV MatMulInteger i8 x i8 2x520x96", p, {"x": a},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], "GEMV"))
     return out
 
 
@@ -283,8 +331,10 @@ def run(cmd, timeout=900):
 
 
 def compile_model(bin_dir, model, artifact, extra):
-    cmd = [bin_dir / "kiln-compile", model, "--target=" + ",".join(GFX + ["cpu"]), "--emulation",
-           "-o", artifact] + extra
+    """extra: kiln-compile options; "gfx-only" leaves the cpu target out."""
+    targets = GFX if "gfx-only" in extra else GFX + ["cpu"]
+    cmd = [bin_dir / "kiln-compile", model, "--target=" + ",".join(targets), "--emulation",
+           "-o", artifact] + [e for e in extra if e != "gfx-only"]
     proc = run(cmd)
     if proc.returncode != 0:
         log("$ " + " ".join(map(str, cmd)) + "\n" + proc.stderr.strip())
@@ -341,16 +391,30 @@ def main():
             if not compile_model(bin_dir, model, artifact, extra):
                 failures.append(f"{name}: kiln-compile failed")
                 continue
-            if mnemonic:
+            options = [e for e in extra if e != "gfx-only"]
+            if mnemonic == "GEMV":
+                # A GEMV kernel: the panels' dispatch with LDS (its row
+                # groups' sums) and no matrix instruction.
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
-                              + extra).stdout
+                              + options).stdout
+                    kernels = re.findall(r"gpu\.func @dispatch_\d+_matmul_panels\(.*", gpu)
+                    if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
+                            "matrix_instruction" in kernels[0]:
+                        failures.append(f"{name}: {gfx} does not use a GEMV kernel")
+            elif mnemonic:
+                for gfx in GFX:
+                    gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
+                              + options).stdout
                     used = re.findall(r'kiln\.matrix_instruction = "([^"]+)"', gpu)
                     if not used or not all(re.search(mnemonic, u) for u in used):
                         failures.append(f"{name}: {gfx} does not use the expected matrix-core "
                                         f"instruction ({used or 'none'})")
             results = {}
-            for device in ["cpu"] + [f"emu:{g}" for g in GFX]:
+            devices = [f"emu:{g}" for g in GFX]
+            if "gfx-only" not in extra:
+                devices.insert(0, "cpu")
+            for device in devices:
                 got, seconds, error = run_device(bin_dir, artifact, device, inputs,
                                                  work / "out" / device.replace(":", "-"))
                 if got is None:
@@ -387,9 +451,13 @@ def main():
         controls = [c for c in all_cases if c[4] == "exact" and c[6] and not c[5]][:1] + \
                    [c for c in all_cases if c[4] == 2e-3] + \
                    [c for c in all_cases if c[0].startswith(("MatMulInteger u8 x i8",
-                                                             "kiln.matmul_int4 W4A16"))][:2]
-        for name, model, inputs, ref, kind, extra, _ in controls:
-            for fault in ("swap-operands", "shift-lanes"):
+                                                             "kiln.matmul_int4 W4A16"))][:2] + \
+                   [c for c in all_cases if c[6] == "GEMV"]
+        controls = list({c[0]: c for c in controls}.values())
+        for name, model, inputs, ref, kind, extra, mnemonic in controls:
+            # (A GEMV has no operands to swap at an instruction.)
+            faults = ("shift-lanes",) if mnemonic == "GEMV" else ("swap-operands", "shift-lanes")
+            for fault in faults:
                 log(f"== negative control: {name} with --gfx-test-fault={fault}")
                 artifact = work / f"{model.stem}-{fault}.kiln"
                 if not compile_model(bin_dir, model, artifact, extra + [f"--gfx-test-fault={fault}"]):

@@ -1379,7 +1379,8 @@ void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output
 struct GemvShape {
   static constexpr int64_t threads = 256;
   /// Loads a lane issues before it uses any: 16 x unroll bytes in flight
-  /// (up to 4, fewer where K has fewer rows per row group).
+  /// (up to 8, fewer where K has fewer rows per row group): 1024 waves
+  /// of 64 with 8 KiB each cover MI355X's 8 TB/s over the memory latency.
   int64_t unroll = 0;
   int64_t v = 0, lanesPerRow = 0, rowGroups = 0, outputs = 0, parts = 0;
   int64_t ldsBytes = 0;
@@ -1400,7 +1401,7 @@ struct GemvShape {
     if (threads % s.lanesPerRow != 0 || s.outputs > threads)
       return std::nullopt;
     s.rowGroups = threads / s.lanesPerRow;
-    s.unroll = std::clamp<int64_t>(llvm::divideCeil(plan.bounds[plan.kDim], s.rowGroups), 1, 4);
+    s.unroll = std::clamp<int64_t>(llvm::divideCeil(plan.bounds[plan.kDim], s.rowGroups), 1, 8);
     s.parts = int64_t(1) << llvm::Log2_64(std::min(threads / s.outputs, s.rowGroups));
     int64_t accBytes = plan.accType.getIntOrFloatBitWidth() / 8;
     s.ldsBytes = (s.rowGroups * s.outputs + s.parts * s.outputs) * accBytes;
@@ -1420,8 +1421,9 @@ struct GemvShape {
 /// per output element adds them up and runs the dispatch's epilogue.
 class GemvBuilder : KernelBase {
 public:
-  GemvBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, const GemvShape &shape)
-      : KernelBase(b, loc, plan), shape(shape) {}
+  GemvBuilder(OpBuilder &b, Location loc, const GemmPlan &plan, const GemvShape &shape,
+              Fault fault)
+      : KernelBase(b, loc, plan), shape(shape), fault(fault) {}
 
   /// Builds the kernel; `workgroups` receives its workgroup count.
   void build(ArrayRef<Value> args, Value output, int64_t &workgroups);
@@ -1460,6 +1462,9 @@ private:
   }
 
   const GemvShape &shape;
+  /// ShiftLanes: each lane multiplies its weights by the activations of the
+  /// next row (a test of the emulation; swap-operands does not apply).
+  Fault fault;
 };
 
 void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups) {
@@ -1495,9 +1500,10 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
       if (ragged)
         k = arith::MinUIOp::create(b, loc, k, c(K - 1));
       weights.push_back(vector::LoadOp::create(b, loc, wType, wMem, ValueRange{panel, k, column}));
+      Value xk = fault == Fault::ShiftLanes ? apply((d0 + 1) % K, {k}) : k;
       for (int64_t m = 0; m < M; ++m)
         xs[u].push_back(memref::LoadOp::create(
-            b, loc, aMem, indices(plan.a.map, loopValues(c(m), nullptr, k))));
+            b, loc, aMem, indices(plan.a.map, loopValues(c(m), nullptr, xk))));
     }
     // The loads stay ahead of the arithmetic that waits for them.
     amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
@@ -1637,7 +1643,7 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     }
     int64_t workgroups = 0;
     if (gemv)
-      GemvBuilder(b, func.getLoc(), *plan, *gemv).build(args, output, workgroups);
+      GemvBuilder(b, func.getLoc(), *plan, *gemv, fault).build(args, output, workgroups);
     else
       KernelBuilder(b, func.getLoc(), *plan, *target, *shape, fault)
           .build(args, output, workgroups);

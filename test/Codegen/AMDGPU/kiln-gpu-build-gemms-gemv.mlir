@@ -9,7 +9,7 @@
 
 // f16, P = 16: two lanes per panel row (8 halves each), 128 row groups;
 // K = 256 gives each row group two rows, so two loads per lane (the
-// unroll is at most 4, no more than the rows a row group has), issued
+// unroll is at most 8, no more than the rows a row group has), issued
 // before a scheduling barrier and then multiplied in f32. The 128 x 1 x 16
 // sums in LDS are added by 16 threads per output element (8 each), their
 // 16 parts by one thread per element, which runs the epilogue: SiLU reads
@@ -59,17 +59,17 @@ func.func @gemv_f16_silu(%x: tensor<1x256xf16>, %w: tensor<8x256x16xf16>) -> ten
 
 // -----
 
-// f32, two rows, K = 300 (not a multiple of the 64 row groups x 4): each
-// iteration's rows past K read the panel's last row (clamped, no branch)
-// and are zeroed by a select; 40 columns in 3 panels of 16: the threads of
+// f32, two rows, K = 600 (not a multiple of the 64 row groups x 8 loads in
+// flight, the most a lane issues): the rows past K read the panel's last
+// row (clamped, no branch) and are zeroed by a select; 40 columns in 3 panels of 16: the threads of
 // the last panel's columns past 40 store nothing. The bias add is the
 // epilogue.
 // CHECK-LABEL: func @gemv_f32_ragged
 // CHECK-SAME: kiln.lds_bytes = 9216 : i64, kiln.workgroup_count = 3 : i64, kiln.workgroup_size = 256 : i64
-// CHECK: scf.for %{{.*}} = %c0 to %c300 step %c256 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>)
-// CHECK: arith.cmpi ult, %{{.*}}, %c300
-// CHECK: arith.minui %{{.*}}, %c299
-// CHECK: vector.load {{.*}} : memref<3x300x16xf32>, vector<4xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c600 step %c512 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>)
+// CHECK: arith.cmpi ult, %{{.*}}, %c600
+// CHECK: arith.minui %{{.*}}, %c599
+// CHECK: vector.load {{.*}} : memref<3x600x16xf32>, vector<4xf32>
 // CHECK: amdgpu.sched_barrier
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[Z]] : vector<4xf32>
 // CHECK: memref.alloca() {kiln.workgroup_memory} : memref<64x2x16xf32>
@@ -80,8 +80,8 @@ func.func @gemv_f16_silu(%x: tensor<1x256xf16>, %w: tensor<8x256x16xf16>) -> ten
 // CHECK: memref.load %{{.*}} : memref<40xf32>
 // CHECK: arith.addf
 // CHECK: memref.store {{.*}} : memref<2x40xf32>
-func.func @gemv_f32_ragged(%x: tensor<2x300xf32>, %w: tensor<3x300x16xf32>, %bias: tensor<40xf32>) -> tensor<2x40xf32> attributes {kiln.dispatch} {
-  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x300xf32>, tensor<3x300x16xf32>) -> tensor<2x40xf32>
+func.func @gemv_f32_ragged(%x: tensor<2x600xf32>, %w: tensor<3x600x16xf32>, %bias: tensor<40xf32>) -> tensor<2x40xf32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x600xf32>, tensor<3x600x16xf32>) -> tensor<2x40xf32>
   %1 = kiln.add %0, %bias : (tensor<2x40xf32>, tensor<40xf32>) -> tensor<2x40xf32>
   return %1 : tensor<2x40xf32>
 }
