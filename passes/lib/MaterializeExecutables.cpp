@@ -49,9 +49,26 @@ struct KilnMaterializeExecutablesPass
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (!func->hasAttr(kDispatchAttr))
         continue;
+      // Every argument is read whole and every result written, but a table
+      // only gathers from (an embedding) is read where its rows are
+      // selected: no more than the gathers' results.
       uint64_t bytes = 0;
-      for (Type type : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
+      for (Type type : func.getResultTypes())
         bytes += storageBytes(cast<RankedTensorType>(type));
+      for (BlockArgument arg : func.getArguments()) {
+        uint64_t whole = storageBytes(cast<RankedTensorType>(arg.getType()));
+        uint64_t gathered = 0;
+        bool onlyGathered = !arg.use_empty();
+        for (OpOperand &use : arg.getUses()) {
+          auto gather = dyn_cast<GatherOp>(use.getOwner());
+          if (!gather || use.getOperandNumber() != 0) {
+            onlyGathered = false;
+            break;
+          }
+          gathered += storageBytes(gather.getType());
+        }
+        bytes += onlyGathered ? std::min(whole, gathered) : whole;
+      }
       OpBuilder b(func);
       auto executable = ExecutableOp::create(b, func.getLoc(), func.getSymName());
       executable.getBody().emplaceBlock();

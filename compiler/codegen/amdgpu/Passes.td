@@ -34,8 +34,22 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     transposed two k at a time; the panels (of the large tiling: 16-bit
     operands only) are XOR-swizzled in 16-byte granules against LDS bank
     conflicts.
+    The epilogue may be a graph, not only a chain: an elementwise op can read
+    the product and earlier epilogue values (SiLU's x * sigmoid(x)).
     A kernel whose panels need more LDS than a workgroup may allocate on the
-    chip is an error. The
+    chip is an error.
+
+    `kiln.matmul_panels` of at most 8 rows (a weight in column panels
+    `[N / P, K, P]`, as kiln-pack-matmul-panels stores few-row products'
+    constant weights for gfx targets) becomes a GEMV kernel instead, bound
+    by streaming the weight, with no matrix instructions: a workgroup of 256
+    threads per panel; each lane reads 16 bytes of a panel row, so that one
+    load instruction of a wave covers consecutive rows (one contiguous
+    run); the row groups split K, each lane with up to 8 loads in flight
+    before it multiplies them by its rows' activations (f32 vector
+    multiply-adds, i32 for 8-bit operands); their sums meet in LDS, and one
+    thread per output element adds them and applies the epilogue. Float
+    (f32, f16, bf16) and 8-bit operands. The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
     `precision` f16/bf16 (converted while staging; accumulation in f32).
     Anything else is left to the generic path. Sets `kiln.workgroup_count`,
@@ -47,7 +61,8 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
            "f32 (no matrix cores for f32 operands), f16 or bf16">,
     Option<"testFault", "test-fault", "std::string", "\"\"",
            "testing only: build a wrong kernel on purpose (swap-operands: A and "
-           "B exchanged; shift-lanes: each lane reads the A row of the next lane), "
+           "B exchanged; shift-lanes: each lane reads the A row of the next lane, "
+           "in a GEMV the activation of the next row), "
            "to prove the emulation catches such wiring bugs">,
     Option<"testWaveTiles", "test-wave-tiles", "int64_t", "0",
            "testing only: N x N instruction tiles per wave instead of the target "

@@ -133,7 +133,11 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
     (bound by streaming the weights), more the GEMM register tiles
     (kiln-cpu-vectorize-gemm's panel-gemm-rows). kiln-compile runs it when
     every target is the cpu, with P the widest register tile's columns (32
-    with AVX-512, 16 with AVX2) and no row limit (`--matmul-panel-rows`).
+    with AVX-512, 16 with AVX2) and no row limit (`--matmul-panel-rows`);
+    with gfx targets, for products of at most 8 rows and without `unfused`
+    (the gfx GEMV kernels stream any panels; the gfx GEMM kernels read
+    row-major weights), P = 16 and `half-floats` when no cpu target reads
+    the panels.
     Rows spread over more than 8 indices of the lhs's dimensions before the
     rows (a `[16, 1, 768]` sequence-first attention input) stay unpacked:
     the panel kernel would stream the weight once per index; with 128 rows
@@ -296,7 +300,9 @@ def KilnMaterializeExecutables : Pass<"kiln-materialize-executables", "mlir::Mod
     the program's launches now name executables) holding one `kiln.variant`
     per target of `targets`, each with its own copy of the function in a
     `builtin.module` and a `kiln.export` naming it. The export starts with
-    the bytes the dispatch reads and writes (from its signature), one
+    the bytes the dispatch reads and writes (from its signature: every
+    argument read whole, every result written, except that an argument only
+    gathered from, an embedding table, counts as the gathers' results), one
     workgroup of one thread, no LDS and no FLOPs; each target's pipeline
     fills in what it decides. gfx variants carry `precision` in their
     `#kiln.target` options unless it is f32.
