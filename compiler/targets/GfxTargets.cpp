@@ -152,9 +152,15 @@ const MatrixInstruction *Target::gemmInstruction(MatrixInput input) const {
   return best;
 }
 
+const GemmTiling *Target::largeTiling(const MatrixInstruction &inst, bool w4a16) const {
+  if (largeGemm.wavesM <= 0 || inst.input == MatrixInput::I4 || (w4a16 && !largeGemmW4A16))
+    return nullptr;
+  return &largeGemm;
+}
+
 const GemmTiling &Target::gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,
-                                     int64_t n) const {
-  if (largeGemm.wavesM <= 0 || largeGemmWorkgroupsPerCU <= 0)
+                                     int64_t n, bool w4a16) const {
+  if (!largeTiling(inst, w4a16) || largeGemmWorkgroupsPerCU <= 0)
     return gemm;
   int64_t computeUnits = 0;
   for (const Product &product : products)
@@ -205,10 +211,18 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 // (LDS-bandwidth-bound: each MFMA's fragments are read for 2 x 2 tiles) and
 // 195 us with this one (a quarter of the LDS reads per MFMA); it needs 158
 // VGPRs (2 waves/SIMD) and 32 KiB LDS on gfx942, 190 and 64 KiB on gfx950,
-// no spills, for f16, bf16, i8 and the u8 x i8 correction. RDNA keeps
-// kTiling (gfx1100 spills 256 VGPRs with it), and gfx1250 too until a
-// product's size is known.
+// no spills, for f16, bf16, i8 and the u8 x i8 correction. On gfx1100 too:
+// 4096^3 f16 one wave 2.47x -> 1.43x the matrix-pipe bound (Kiln's cost
+// table), the WMMA share of the loop 10% -> 18%, W7900 1.27 -> 1.19 ms;
+// 228 VGPRs (i8 244), no spills; W4A16 keeps kTiling there (223 VGPRs
+// spilled). gfx1250 keeps kTiling until a product's size is known.
 constexpr GemmTiling kLargeTiling = {2, 2, 4, 4, 2};
+// RDNA4's large tiling: 2 x 4 waves (256 threads of wave32) of 4 x 2
+// instruction tiles, also a 128 x 128 output tile. With kLargeTiling its f16
+// and bf16 kernels spilled 4 VGPRs; this one needs 195 (i8 120), no spills:
+// 4096^3 f16 one wave 3.93x -> 2.25x the bound, R9700 867 -> 807 us; i8
+// 6.80x -> 3.95x, 466 -> 414 us.
+constexpr GemmTiling kRdna4LargeTiling = {2, 4, 4, 2, 2};
 } // namespace
 
 const std::vector<Target> &allTargets() {
@@ -280,7 +294,8 @@ const std::vector<Target> &allTargets() {
         {I4,   true, 16, 16, 16, 16, 8, "v_wmma_i32_16x16x16_iu4",  16, 0, 16, 1, 1, 2}},
        kTiling,
        {{"W7900", 96, 2495, 122.6, 122.6, 122.6, 48, 864, 295, 61.3, unknown}},
-       {2, 128, 0}},
+       {2, 128, 0},
+       kLargeTiling, 2, false},
       // RDNA4: the same occupancy figures as gfx1100.
       {"gfx1201", "RDNA4", "RDNA4: Radeon AI PRO R9700, RX 9070 XT",
        {"r9700", "rx9070xt", "9070xt", "rdna4"},
@@ -293,7 +308,8 @@ const std::vector<Target> &allTargets() {
         {I4,   true, 16, 16, 32, 16, 8, "v_wmma_i32_16x16x32_iu4",  16, 16, 32, 8, 8, 16}},
        kTiling,
        {{"R9700", 64, 2920, 191.4, 191.4, 382.7, 32, 640, 300, 47.8, unknown}},
-       {2, 128, 0}},
+       {2, 128, 0},
+       kRdna4LargeTiling, 2},
   };
   // clang-format on
   return targets;

@@ -148,16 +148,26 @@ struct Target {
   /// `largeGemmWorkgroupsPerCU` workgroups (gemmTiling()).
   GemmTiling largeGemm = {0, 0, 0, 0, 0};
   int64_t largeGemmWorkgroupsPerCU = 0;
+  /// Whether W4A16 kernels (4-bit weights dequantized while staged) take
+  /// the large tiling too: on gfx1100, whose WMMA fragments hold every
+  /// element twice, they spilled 223 VGPRs with it.
+  bool largeGemmW4A16 = true;
 
   /// The instruction the GEMM builder uses for `input`: the 16 x 16 one
   /// with the largest K, or null when the target has none.
   const MatrixInstruction *gemmInstruction(MatrixInput input) const;
   /// The instruction named `mnemonic`, or null.
   const MatrixInstruction *instruction(std::string_view mnemonic) const;
+  /// The large tiling for GEMMs computed with `inst` (`w4a16`: B from
+  /// 4-bit weights dequantized while staged), or null: none on the target,
+  /// 4-bit operands (their fragments are packed with shifts in registers:
+  /// 4 x 4 tiles of them spilled on gfx1100 and gfx1201), or W4A16 where
+  /// `largeGemmW4A16` is false.
+  const GemmTiling *largeTiling(const MatrixInstruction &inst, bool w4a16 = false) const;
   /// The GEMM builder's tiling for a batch x m x n output computed with
   /// `inst`: the large tiling when the GEMM is large enough, else `gemm`.
   const GemmTiling &gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,
-                               int64_t n) const;
+                               int64_t n, bool w4a16 = false) const;
 };
 
 /// Every gfx target, in the order diagnostics list them.

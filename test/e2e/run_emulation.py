@@ -209,6 +209,7 @@ def cases(work):
     out.append(("MatMul f16 200x256x176 --gfx-test-wave-tiles=4", p, {"a": a, "b": b},
                 a.astype(np.float64) @ b.astype(np.float64), 2e-3, ["--gfx-test-wave-tiles=4"],
                 r"_f16"))
+    a16, b16 = a, b
     a = rng.randint(0, 256, (160, 192)).astype(np.uint8)
     b = rng.randint(-128, 128, (192, 144)).astype(np.int8)
     p = work / "matmul_u8i8_large_tile.onnx"
@@ -216,6 +217,15 @@ def cases(work):
     out.append(("MatMulInteger u8 x i8 160x192x144 --gfx-test-wave-tiles=4", p, {"a": a, "b": b},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact",
                 ["--gfx-test-wave-tiles=4"], r"_i8|_iu8"))
+    # Each target table's own large tiling forced on the same GEMMs (CDNA and
+    # RDNA3: 2 x 2 waves of 4 x 4 tiles; RDNA4: 2 x 4 waves of 4 x 2 tiles;
+    # gfx1250 has none and keeps its tiling).
+    out.append(("MatMul f16 200x256x176 --gfx-test-large-tiling", work / "matmul_f16_large_tile.onnx",
+                {"a": a16, "b": b16}, a16.astype(np.float64) @ b16.astype(np.float64), 2e-3,
+                ["--gfx-test-large-tiling"], r"_f16"))
+    out.append(("MatMulInteger u8 x i8 160x192x144 --gfx-test-large-tiling", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact",
+                ["--gfx-test-large-tiling"], r"_i8|_iu8"))
 
     # A 1x1 convolution with a bias: the accumulator starts at the bias.
     x = rng.uniform(-1, 1, (1, 64, 12, 12)).astype(np.float16)

@@ -119,6 +119,11 @@ static cl::opt<int64_t> testWaveTiles(
     cl::desc("Testing only: N x N matrix instruction tiles per wave in the gfx GEMM kernels "
              "instead of the target table's, to build deliberately different kernels"),
     cl::init(0), cl::Hidden, cl::cat(kilnCategory));
+static cl::opt<bool> testLargeTiling(
+    "gfx-test-large-tiling",
+    cl::desc("Testing only: the target table's large-GEMM tiling in every gfx GEMM kernel, "
+             "whatever its size, to run that tiling on small GEMMs"),
+    cl::init(false), cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<bool> testInternalError(
     "test-internal-error",
     cl::desc("Testing only: make code generation fail as a compiler bug would, to prove "
@@ -479,6 +484,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   compileOptions.gfx.testWaveTiles = testWaveTiles;
+  compileOptions.gfx.testLargeTiling = testLargeTiling;
   compileOptions.testInternalError = testInternalError;
   compileOptions.progress = progress.get();
   compileOptions.timing = &rootTiming;

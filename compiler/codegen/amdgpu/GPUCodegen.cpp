@@ -44,6 +44,7 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
                                                            : "f32";
   gemms.testFault = options.testFault;
   gemms.testWaveTiles = options.testWaveTiles;
+  gemms.testLargeTiling = options.testLargeTiling;
   pm.addNestedPass<func::FuncOp>(createKilnGPUBuildGemms(gemms));
   KilnGPUDistributeOptions distribute;
   distribute.workgroupSize = options.workgroupSize;

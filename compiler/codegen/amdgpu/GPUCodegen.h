@@ -37,6 +37,9 @@ struct GfxOptions {
   /// Testing only: N x N instruction tiles per wave instead of the target
   /// table's (kiln-gpu-build-gemms' test-wave-tiles; 0 keeps the table's).
   int64_t testWaveTiles = 0;
+  /// Testing only: the target table's large-GEMM tiling for every GEMM
+  /// (kiln-gpu-build-gemms' test-large-tiling).
+  bool testLargeTiling = false;
 };
 
 /// Dispatch functions in kiln -> linalg on tensors, matrix-core GEMMs built,

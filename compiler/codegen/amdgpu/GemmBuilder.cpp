@@ -1595,10 +1595,14 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       int64_t batch = 1;
       for (unsigned d : plan->batchDims)
         batch *= plan->bounds[d];
+      bool w4a16 = plan->int4.has_value();
       gfx::GemmTiling tiling = target->gemmTiling(*plan->inst, batch, plan->bounds[plan->mDim],
-                                                  plan->bounds[plan->nDim]);
+                                                  plan->bounds[plan->nDim], w4a16);
       if (testWaveTiles > 0)
         tiling.waveTilesM = tiling.waveTilesN = testWaveTiles;
+      if (const gfx::GemmTiling *large = target->largeTiling(*plan->inst, w4a16);
+          large && testLargeTiling)
+        tiling = *large;
       shape.emplace(*target, tiling, *plan->inst, plan->computeType);
       if (shape->ldsBytes > target->ldsPerWorkgroup) {
         func.emitError() << "the " << shape->tileM << " x " << shape->tileN

@@ -21,8 +21,10 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     from an elementwise function of the arguments (a bias, added after the
     K loop), followed by elementwise ops, is replaced by a matrix-core
     kernel on memrefs: 4 waves per workgroup, a 64 x 64 output tile (on
-    targets with a large tiling, gfx942 and gfx950, 128 x 128 when that grid
-    still gives every CU of the largest product two workgroups), A and
+    targets with a large tiling, 128 x 128 when that grid still gives every
+    CU of the largest product two workgroups: 2 x 2 waves of 4 x 4
+    instruction tiles on gfx942, gfx950 and gfx1100, 2 x 4 waves of 4 x 2 on
+    gfx1201; not for 4-bit operands, nor W4A16 on gfx1100), A and
     B panels staged in double-buffered LDS (one barrier per K step), operand
     fragments read in the lane layout of the target's MFMA or WMMA
     instruction, and the elementwise epilogue applied in registers (the
@@ -66,7 +68,10 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
            "to prove the emulation catches such wiring bugs">,
     Option<"testWaveTiles", "test-wave-tiles", "int64_t", "0",
            "testing only: N x N instruction tiles per wave instead of the target "
-           "table's (0), to exercise the LDS limit">
+           "table's (0), to exercise the LDS limit">,
+    Option<"testLargeTiling", "test-large-tiling", "bool", "false",
+           "testing only: the target table's large-GEMM tiling whatever the GEMM's "
+           "size, to run it on small GEMMs">
   ];
   let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
                            "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",

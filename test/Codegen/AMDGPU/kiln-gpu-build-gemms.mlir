@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms --canonicalize | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=mi355x --canonicalize | FileCheck %s --check-prefix=GFX950
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx1100 --canonicalize | FileCheck %s --check-prefix=GFX1100
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx1201 --canonicalize | FileCheck %s --check-prefix=GFX1201
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=precision=f16 --canonicalize | FileCheck %s --check-prefix=F16
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-wave-tiles=4 --canonicalize | FileCheck %s --check-prefix=TILES4
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx999 2>&1 | FileCheck %s --check-prefix=BADCHIP
@@ -143,14 +144,21 @@ func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.di
 // those tiles still gives every CU of the largest product two workgroups:
 // 3072 x 3072 is 24 x 24 = 576 tiles, under MI300X's 2 x 304 = 608 (the 64 x
 // 64 tile on gfx942: 48 x 48 = 2304 workgroups) and over MI355X's 2 x 256 =
-// 512 (the 128 x 128 tile on gfx950); RDNA has no large tiling.
+// 512 (the 128 x 128 tile on gfx950) and W7900's and R9700's 2 x 96 and
+// 2 x 64: RDNA's large tilings, 2 x 2 waves of 4 x 4 tiles on gfx1100 (128
+// threads of wave32) and 2 x 4 waves of 4 x 2 tiles on gfx1201 (256), both
+// 128 x 128.
 // CHECK-LABEL: func @large_f16
 // CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
 // GFX950-LABEL: func @large_f16
 // GFX950-SAME: kiln.workgroup_count = 576 : i64
 // GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x64xf16>
 // GFX1100-LABEL: func @large_f16
-// GFX1100-SAME: kiln.workgroup_count = 2304 : i64
+// GFX1100-SAME: kiln.workgroup_count = 576 : i64, kiln.workgroup_size = 128 : i64
+// GFX1100-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
+// GFX1201-LABEL: func @large_f16
+// GFX1201-SAME: kiln.workgroup_count = 576 : i64, kiln.workgroup_size = 256 : i64
+// GFX1201-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
 func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor<3072x3072xf16> attributes {kiln.dispatch} {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<3072x3072xf16>
