@@ -26,8 +26,10 @@ dequantized while staged) is a float case against the rounded operands.
 
 GEMV kernels (products of at most 8 rows by constant weights, packed into
 column panels at compile time): f32 with a bias, f16 compiled for the gfx
-targets alone (f16 panels; no cpu run), int8 (exact); each checks that every
-target built the GEMV kernel (LDS, no matrix instruction).
+targets alone (f16 panels; no cpu run), int8 (exact); and on operands that
+are arguments, contiguous along n (attention heads' scores x V, f32 with a
+partial column block, uint8 x int8); each checks that every target built the
+GEMV kernel (LDS, no matrix instruction).
 
 Negative controls: the same integer and f16 GEMMs (and the uint8 x int8 and
 W4A16 ones) compiled with
@@ -332,6 +334,27 @@ def cases(work):
     onnx_gemv_model(p, "MatMulInteger", a, b, np.int32, [2, 96])
     out.append(("GEMV MatMulInteger i8 x i8 2x520x96", p, {"x": a},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], "GEMV"))
+    # GEMVs on operands as they are (contiguous along n): an attention's
+    # scores x V at a decode step (heads as the batch), columns not a
+    # multiple of the 64-column blocks, and 8-bit activations.
+    a = rng.uniform(-1, 1, (4, 1, 700)).astype(np.float16)
+    b = rng.uniform(-1, 1, (4, 700, 128)).astype(np.float16)
+    p = work / "gemv_heads_f16.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float16, [4, 1, 128])
+    out.append(("GEMV MatMul f16 4 heads x 1x700x128 (operands)", p, {"a": a, "b": b},
+                np.matmul(a.astype(np.float64), b.astype(np.float64)), 2e-3, [], "GEMV"))
+    a = rng.uniform(-1, 1, (3, 260)).astype(np.float32)
+    b = rng.uniform(-1, 1, (260, 100)).astype(np.float32)
+    p = work / "gemv_args_f32.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float32, [3, 100])
+    out.append(("GEMV MatMul f32 3x260x100 (operands)", p, {"a": a, "b": b},
+                a.astype(np.float64) @ b.astype(np.float64), 1e-5, [], "GEMV"))
+    a = rng.randint(0, 256, (2, 300)).astype(np.uint8)
+    b = rng.randint(-128, 128, (300, 80)).astype(np.int8)
+    p = work / "gemv_args_u8i8.onnx"
+    onnx_model(p, "MatMulInteger", {"a": a, "b": b}, np.int32, [2, 80])
+    out.append(("GEMV MatMulInteger u8 x i8 2x300x80 (operands)", p, {"a": a, "b": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], "GEMV"))
     return out
 
 
@@ -408,7 +431,7 @@ def main():
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
                               + options).stdout
-                    kernels = re.findall(r"gpu\.func @dispatch_\d+_matmul_panels\(.*", gpu)
+                    kernels = re.findall(r"gpu\.func @dispatch_\d+_matmul\w*\(.*", gpu)
                     if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
                             "matrix_instruction" in kernels[0]:
                         failures.append(f"{name}: {gfx} does not use a GEMV kernel")

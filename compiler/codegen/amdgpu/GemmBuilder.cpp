@@ -94,6 +94,9 @@ struct GemmPlan {
   /// (kiln.matmul_panels' generic, B [N / P, K, P]): the columns per panel
   /// P of a GEMV kernel, which needs no matrix instruction.
   int64_t gemvPanel = 0;
+  /// A GEMV whose B is row-major along n ([..., K, N] through `b.map`, an
+  /// argument such as a KV cache), read in column blocks of gemvPanel.
+  bool gemvRowMajor = false;
   /// The accumulator's initial value when it is not zero (a bias broadcast
   /// over the output): computed per element and added after the K loop.
   linalg::GenericOp init;
@@ -183,6 +186,7 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
 bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
 bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan);
+void chooseRowMajorGemv(GemmPlan &plan);
 std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
                                    gfx::Precision precision, GemmPlan &plan);
 
@@ -267,6 +271,7 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   b->isUnsigned = extendsUnsigned(op, 1);
   plan.a = *a;
   plan.b = *b;
+  chooseRowMajorGemv(plan);
   return finishPlan(func, target, precision, plan);
 }
 
@@ -464,6 +469,33 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
     break;
   }
   return true;
+}
+
+/// A contraction of at most kMaxGemvRows rows whose B is contiguous along n
+/// (an attention product over a KV cache at a decode step: scores x V) is a
+/// GEMV on B as it is, in column blocks of 8 lanes x 16 bytes (64 f16
+/// columns, a 128-byte line per row): a matrix-core tile of 64 rows would
+/// compute one. Needs plain indices and n columns in whole 16-byte chunks.
+void chooseRowMajorGemv(GemmPlan &plan) {
+  if (plan.bounds[plan.mDim] > kMaxGemvRows)
+    return;
+  auto plain = [](AffineMap map) {
+    return llvm::all_of(map.getResults(), [](AffineExpr e) { return isa<AffineDimExpr>(e); });
+  };
+  if (!plain(plan.a.map) || !plain(plan.b.map) || plan.b.map.getNumResults() == 0)
+    return;
+  auto last = cast<AffineDimExpr>(plan.b.map.getResults().back());
+  Type bType = getElementTypeOrSelf(plan.b.arg.getType());
+  if (last.getPosition() != plan.nDim || !bType.isIntOrFloat() ||
+      bType.getIntOrFloatBitWidth() < 8)
+    return;
+  int64_t v = 128 / bType.getIntOrFloatBitWidth(), N = plan.bounds[plan.nDim];
+  if (N % v != 0)
+    return;
+  plan.gemvPanel = std::min<int64_t>(8 * v, N);
+  while (plan.gemvPanel % v != 0 || (8 * v) % plan.gemvPanel != 0)
+    plan.gemvPanel -= v;
+  plan.gemvRowMajor = true;
 }
 
 /// The accumulator's start, the instruction and the epilogue, common to
@@ -1377,17 +1409,21 @@ void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output
 /// threads / lanesPerRow split K. The M x P sums of the row groups meet in
 /// LDS, `parts` threads per output element adding rowGroups / parts each.
 struct GemvShape {
-  static constexpr int64_t threads = 256;
+  /// 256 threads, or up to 1024 where fewer than 256 workgroups would keep
+  /// too few loads in flight (a few heads' scores x V).
+  int64_t threads = 256;
   /// Loads a lane issues before it uses any: 16 x unroll bytes in flight
   /// (up to 8, fewer where K has fewer rows per row group): 1024 waves
   /// of 64 with 8 KiB each cover MI355X's 8 TB/s over the memory latency.
   int64_t unroll = 0;
   int64_t v = 0, lanesPerRow = 0, rowGroups = 0, outputs = 0, parts = 0;
+  int64_t workgroups = 0, batches = 1, panels = 0;
   int64_t ldsBytes = 0;
 
   /// Nullopt where the panel does not split into 16-byte lane chunks that
-  /// tile the workgroup, or M x P outputs exceed its threads.
-  static std::optional<GemvShape> of(const GemmPlan &plan) {
+  /// tile the workgroup, M x P outputs exceed its threads, or its LDS
+  /// exceeds `ldsLimit`.
+  static std::optional<GemvShape> of(const GemmPlan &plan, int64_t ldsLimit) {
     GemvShape s;
     int64_t P = plan.gemvPanel, M = plan.bounds[plan.mDim];
     int64_t bytes = plan.computeType.getIntOrFloatBitWidth() / 8;
@@ -1398,13 +1434,27 @@ struct GemvShape {
       s.v /= 2;
     s.lanesPerRow = P / s.v;
     s.outputs = M * P;
-    if (threads % s.lanesPerRow != 0 || s.outputs > threads)
-      return std::nullopt;
-    s.rowGroups = threads / s.lanesPerRow;
-    s.unroll = std::clamp<int64_t>(llvm::divideCeil(plan.bounds[plan.kDim], s.rowGroups), 1, 8);
-    s.parts = int64_t(1) << llvm::Log2_64(std::min(threads / s.outputs, s.rowGroups));
+    for (unsigned d : plan.batchDims)
+      s.batches *= plan.bounds[d];
+    s.panels = llvm::divideCeil(plan.bounds[plan.nDim], P);
+    s.workgroups = s.batches * s.panels;
     int64_t accBytes = plan.accType.getIntOrFloatBitWidth() / 8;
-    s.ldsBytes = (s.rowGroups * s.outputs + s.parts * s.outputs) * accBytes;
+    for (int64_t threads : {1024, 512, 256}) {
+      if (threads > 256 && s.workgroups >= 256)
+        continue;
+      s.threads = threads;
+      if (threads % s.lanesPerRow != 0 || s.outputs > threads)
+        return std::nullopt;
+      s.rowGroups = threads / s.lanesPerRow;
+      s.parts = int64_t(1) << llvm::Log2_64(std::min(threads / s.outputs, s.rowGroups));
+      s.ldsBytes = (s.rowGroups * s.outputs + s.parts * s.outputs) * accBytes;
+      // (More threads than rows leave row groups idle.)
+      if (s.ldsBytes <= ldsLimit && (threads == 256 || plan.bounds[plan.kDim] >= 4 * s.rowGroups))
+        break;
+    }
+    if (s.ldsBytes > ldsLimit)
+      return std::nullopt;
+    s.unroll = std::clamp<int64_t>(llvm::divideCeil(plan.bounds[plan.kDim], s.rowGroups), 1, 8);
     return s;
   }
 };
@@ -1471,11 +1521,26 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
   const int64_t M = plan.bounds[plan.mDim], N = plan.bounds[plan.nDim],
                 K = plan.bounds[plan.kDim], P = plan.gemvPanel, v = shape.v,
                 RG = shape.rowGroups, U = shape.unroll;
-  workgroups = llvm::divideCeil(N, P);
+  workgroups = shape.workgroups;
   Value aMem = reshapeMemref(b, loc, args[plan.a.arg.getArgNumber()], plan.a.reshapes);
   Value wMem = reshapeMemref(b, loc, args[plan.b.arg.getArgNumber()], plan.b.reshapes);
-  Value panel = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  // Workgroup -> (batch, panel).
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value panel = block;
+  if (shape.batches > 1) {
+    auto wg = affine::AffineDelinearizeIndexOp::create(
+        b, loc, block, ArrayRef<int64_t>{shape.batches, shape.panels});
+    SmallVector<int64_t> batchBounds;
+    for (unsigned d : plan.batchDims)
+      batchBounds.push_back(plan.bounds[d]);
+    auto del = affine::AffineDelinearizeIndexOp::create(b, loc, wg.getResult(0), batchBounds);
+    batchIdx.assign(del.getResults().begin(), del.getResults().end());
+    panel = wg.getResult(1);
+  } else {
+    for (size_t i = 0; i < plan.batchDims.size(); ++i)
+      batchIdx.push_back(c(0));
+  }
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
   Value rowGroup = apply(d0.floorDiv(shape.lanesPerRow), {tid});
   Value column = apply((d0 % shape.lanesPerRow) * v, {tid});
@@ -1484,8 +1549,14 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
   Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
   SmallVector<Value> init(M, zero);
   // Rows past K only where the row groups' steps do not divide it: their
-  // loads are clamped into the panel (no branch) and their products zeroed.
+  // loads are clamped into the panel (no branch) and their products zeroed;
+  // likewise a row-major B's columns past N in its last column block.
   bool ragged = K % (RG * U) != 0;
+  Value n0 = apply(d0 * P + d1, {panel, column}), columnOk;
+  if (plan.gemvRowMajor && N % P != 0) {
+    columnOk = cmpLt(n0, N);
+    n0 = arith::MinUIOp::create(b, loc, n0, c(N - v));
+  }
   auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(RG * U), init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -1499,7 +1570,10 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
       inRange.push_back(ragged ? cmpLt(k, K) : Value());
       if (ragged)
         k = arith::MinUIOp::create(b, loc, k, c(K - 1));
-      weights.push_back(vector::LoadOp::create(b, loc, wType, wMem, ValueRange{panel, k, column}));
+      SmallVector<Value> at = plan.gemvRowMajor
+                                  ? indices(plan.b.map, loopValues(nullptr, n0, k))
+                                  : SmallVector<Value>{panel, k, column};
+      weights.push_back(vector::LoadOp::create(b, loc, wType, wMem, at));
       Value xk = fault == Fault::ShiftLanes ? apply((d0 + 1) % K, {k}) : k;
       for (int64_t m = 0; m < M; ++m)
         xs[u].push_back(memref::LoadOp::create(
@@ -1510,8 +1584,10 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
     for (int64_t u = 0; u < U; ++u) {
       Value w = widen(weights[u], plan.b.isUnsigned);
-      if (inRange[u])
-        w = zeroUnless(inRange[u], w);
+      if (Value ok = inRange[u] && columnOk
+                         ? Value(arith::AndIOp::create(b, loc, inRange[u], columnOk))
+                         : inRange[u] ? inRange[u] : columnOk)
+        w = zeroUnless(ok, w);
       for (int64_t m = 0; m < M; ++m) {
         Value x = vector::BroadcastOp::create(b, loc, accVec, widen(xs[u][m], plan.a.isUnsigned));
         acc[m] = isa<FloatType>(plan.accType)
@@ -1532,7 +1608,7 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
   const int64_t O = shape.outputs, perPart = RG / shape.parts;
   {
     OpBuilder::InsertionGuard guard(b);
-    if (O * shape.parts < GemvShape::threads) {
+    if (O * shape.parts < shape.threads) {
       auto active = scf::IfOp::create(b, loc, cmpLt(tid, O * shape.parts), false);
       b.setInsertionPointToStart(active.thenBlock());
     }
@@ -1588,8 +1664,8 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     std::optional<GemvShape> gemv;
     std::optional<KernelShape> shape;
     if (plan->gemvPanel) {
-      gemv = GemvShape::of(*plan);
-      if (!gemv || gemv->ldsBytes > target->ldsPerWorkgroup)
+      gemv = GemvShape::of(*plan, target->ldsPerWorkgroup);
+      if (!gemv)
         return;
     } else {
       int64_t batch = 1;
@@ -1660,7 +1736,7 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     func.setType(b.getFunctionType(argTypes, {}));
     func->setAttr(kWorkgroupCountAttr, b.getI64IntegerAttr(workgroups));
     func->setAttr(kWorkgroupSizeAttr,
-                  b.getI64IntegerAttr(gemv ? GemvShape::threads : shape->threads));
+                  b.getI64IntegerAttr(gemv ? gemv->threads : shape->threads));
     func->setAttr(kLdsBytesAttr, b.getI64IntegerAttr(gemv ? gemv->ldsBytes : shape->ldsBytes));
     if (plan->inst)
       func->setAttr(kMatrixInstructionAttr, b.getStringAttr(plan->inst->mnemonic));

@@ -51,7 +51,12 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     before it multiplies them by its rows' activations (f32 vector
     multiply-adds, i32 for 8-bit operands); their sums meet in LDS, and one
     thread per output element adds them and applies the epilogue. Float
-    (f32, f16, bf16) and 8-bit operands. The
+    (f32, f16, bf16) and 8-bit operands. A contraction of at most 8 rows
+    whose B is an argument contiguous along n (an attention's scores x V at
+    a decode step, heads as the batch) takes the same GEMV kernel on B as it
+    is, in column blocks of 8 lanes x 16 bytes; where there are fewer than
+    256 workgroups they take up to 1024 threads, so that more loads are in
+    flight. The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
     `precision` f16/bf16 (converted while staging; accumulation in f32).
     Anything else is left to the generic path. Sets `kiln.workgroup_count`,

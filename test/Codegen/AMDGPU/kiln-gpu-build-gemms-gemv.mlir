@@ -59,29 +59,31 @@ func.func @gemv_f16_silu(%x: tensor<1x256xf16>, %w: tensor<8x256x16xf16>) -> ten
 
 // -----
 
-// f32, two rows, K = 600 (not a multiple of the 64 row groups x 8 loads in
-// flight, the most a lane issues): the rows past K read the panel's last
-// row (clamped, no branch) and are zeroed by a select; 40 columns in 3 panels of 16: the threads of
-// the last panel's columns past 40 store nothing. The bias add is the
-// epilogue.
+// f32, two rows, K = 3000: with 3 workgroups (fewer than 256) the kernel
+// takes 1024 threads, 256 row groups of 4 lanes, so that more loads are in
+// flight; 8 loads per lane per iteration, and K is not a multiple of the
+// 2048 rows an iteration covers: the rows past K read the panel's last row
+// (clamped, no branch) and are zeroed by a select; 40 columns in 3 panels
+// of 16: the threads of the last panel's columns past 40 store nothing. The
+// bias add is the epilogue.
 // CHECK-LABEL: func @gemv_f32_ragged
-// CHECK-SAME: kiln.lds_bytes = 9216 : i64, kiln.workgroup_count = 3 : i64, kiln.workgroup_size = 256 : i64
-// CHECK: scf.for %{{.*}} = %c0 to %c600 step %c512 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>)
-// CHECK: arith.cmpi ult, %{{.*}}, %c600
-// CHECK: arith.minui %{{.*}}, %c599
-// CHECK: vector.load {{.*}} : memref<3x600x16xf32>, vector<4xf32>
+// CHECK-SAME: kiln.lds_bytes = 36864 : i64, kiln.workgroup_count = 3 : i64, kiln.workgroup_size = 1024 : i64
+// CHECK: scf.for %{{.*}} = %c0 to %c3000 step %c2048 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>)
+// CHECK: arith.cmpi ult, %{{.*}}, %c3000
+// CHECK: arith.minui %{{.*}}, %c2999
+// CHECK-COUNT-8: vector.load {{.*}} : memref<3x3000x16xf32>, vector<4xf32>
 // CHECK: amdgpu.sched_barrier
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[Z]] : vector<4xf32>
-// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<64x2x16xf32>
-// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<8x32xf32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<256x2x16xf32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<32x32xf32>
 // CHECK: %[[ELEM:.*]] = arith.cmpi ult, %{{.*}}, %c32
 // CHECK: %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %c40
 // CHECK: arith.andi %[[ELEM]], %[[COL]]
 // CHECK: memref.load %{{.*}} : memref<40xf32>
 // CHECK: arith.addf
 // CHECK: memref.store {{.*}} : memref<2x40xf32>
-func.func @gemv_f32_ragged(%x: tensor<2x600xf32>, %w: tensor<3x600x16xf32>, %bias: tensor<40xf32>) -> tensor<2x40xf32> attributes {kiln.dispatch} {
-  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x600xf32>, tensor<3x600x16xf32>) -> tensor<2x40xf32>
+func.func @gemv_f32_ragged(%x: tensor<2x3000xf32>, %w: tensor<3x3000x16xf32>, %bias: tensor<40xf32>) -> tensor<2x40xf32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_panels %x, %w {columns = 40 : i64} : (tensor<2x3000xf32>, tensor<3x3000x16xf32>) -> tensor<2x40xf32>
   %1 = kiln.add %0, %bias : (tensor<2x40xf32>, tensor<40xf32>) -> tensor<2x40xf32>
   return %1 : tensor<2x40xf32>
 }
@@ -101,6 +103,26 @@ func.func @gemv_f32_ragged(%x: tensor<2x600xf32>, %w: tensor<3x600x16xf32>, %bia
 func.func @gemv_i8(%x: tensor<1x512xi8>, %w: tensor<2x512x32xi8>) -> tensor<1x64xi32> attributes {kiln.dispatch} {
   %0 = kiln.matmul_panels %x, %w {columns = 64 : i64} : (tensor<1x512xi8>, tensor<2x512x32xi8>) -> tensor<1x64xi32>
   return %0 : tensor<1x64xi32>
+}
+
+// -----
+
+// A few-row product by an argument contiguous along n (scores x V at a
+// decode step: 4 heads of [1, 512] x [512, 128]): a GEMV on the operand as
+// it is, in column blocks of 64 f16 (8 lanes of 16 bytes, a 128-byte line
+// per row), a workgroup per head and block, 1024 threads where there are so
+// few workgroups; the head comes from the workgroup, the row from the loop.
+// CHECK-LABEL: func @gemv_row_major_batched
+// CHECK-SAME: (%[[P:.*]]: memref<4x1x512xf16>, %[[V:.*]]: memref<4x512x128xf16>, %{{.*}}: memref<4x1x128xf16>)
+// CHECK-SAME: kiln.lds_bytes = 36864 : i64, kiln.workgroup_count = 8 : i64, kiln.workgroup_size = 1024 : i64
+// CHECK-NOT: kiln.matrix_instruction
+// CHECK: %[[WG:.*]]:2 = affine.delinearize_index %{{.*}} into (4, 2)
+// CHECK: vector.load %[[V]][%[[WG]]#0, %{{.*}}, %{{.*}}] : memref<4x512x128xf16>, vector<8xf16>
+// CHECK: memref.load %[[P]][%[[WG]]#0, %c0, %{{.*}}] : memref<4x1x512xf16>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<128x1x64xf32>
+func.func @gemv_row_major_batched(%p: tensor<4x1x512xf16>, %v: tensor<4x512x128xf16>) -> tensor<4x1x128xf16> attributes {kiln.dispatch} {
+  %0 = kiln.matmul %p, %v : (tensor<4x1x512xf16>, tensor<4x512x128xf16>) -> tensor<4x1x128xf16>
+  return %0 : tensor<4x1x128xf16>
 }
 
 // -----
