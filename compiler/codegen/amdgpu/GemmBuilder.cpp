@@ -183,6 +183,23 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
   return !captures;
 }
 
+/// A and B of a two-input contraction: function arguments seen through
+/// reshapes, with the contraction's maps and signedness; false otherwise.
+bool traceOperands(linalg::LinalgOp op, GemmPlan &plan) {
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
+  if (!a || !b)
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  a->map = maps[0];
+  b->map = maps[1];
+  a->isUnsigned = extendsUnsigned(op, 0);
+  b->isUnsigned = extendsUnsigned(op, 1);
+  plan.a = *a;
+  plan.b = *b;
+  return true;
+}
+
 bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
 bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan);
@@ -260,17 +277,8 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   plan.kDim = *k;
   plan.batchDims.assign(dims->batch.begin(), dims->batch.end());
 
-  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
-  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
-  if (!a || !b)
+  if (!traceOperands(op, plan))
     return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  a->map = maps[0];
-  b->map = maps[1];
-  a->isUnsigned = extendsUnsigned(op, 0);
-  b->isUnsigned = extendsUnsigned(op, 1);
-  plan.a = *a;
-  plan.b = *b;
   chooseRowMajorGemv(plan);
   return finishPlan(func, target, precision, plan);
 }
@@ -395,18 +403,9 @@ bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan) {
   if (lhsType.getRank() != 2 || wType.getRank() != 3 || !lhsType.hasStaticShape() ||
       !wType.hasStaticShape() || lhsType.getDimSize(0) > kMaxGemvRows)
     return false;
-  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
-  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
-  if (!a || !b)
+  if (!traceOperands(op, plan))
     return false;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  a->map = maps[0];
-  b->map = maps[1];
-  a->isUnsigned = extendsUnsigned(op, 0);
-  b->isUnsigned = extendsUnsigned(op, 1);
-  plan.a = *a;
-  plan.b = *b;
-  plan.outMap = maps[2];
+  plan.outMap = op.getIndexingMapsArray()[2];
   plan.bounds = op.getStaticLoopRanges();
   plan.mDim = 0;
   plan.nDim = 1;
