@@ -930,28 +930,28 @@ private:
   }
 
   /// int8 values (in -8..7, or 0..15) -> the packed vector<N x i4> operand:
-  /// element i in bits 4 * (i % 8) of 32-bit register i / 8, built with
-  /// shifts and ors (a plain trunci to vector<N x i4> goes through scratch).
+  /// element i in bits 4 * (i % 8) of 32-bit register i / 8. Four bytes at
+  /// a time: their low nibbles masked, each OR-ed with itself shifted right
+  /// by 4 (bytes 0 and 2 of a word then hold nibble pairs), and every other
+  /// byte kept (a byte shuffle, v_perm_b32). A plain trunci to vector<N x i4>
+  /// goes through scratch; element by element shifts and ors cost 4 per
+  /// nibble and spilled 4-bit tiles on gfx1201.
   Value packNibbles(Value bytes) {
-    auto i32 = b.getI32Type();
-    Value mask = arith::ConstantIntOp::create(b, loc, i32, 0xF);
-    SmallVector<Value> words;
-    for (int64_t w = 0; w < inst.perLane / 8; ++w) {
-      Value word = arith::ConstantIntOp::create(b, loc, i32, 0);
-      for (int64_t j = 0; j < 8; ++j) {
-        Value e = vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{w * 8 + j});
-        Value nibble = arith::AndIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i32, e), mask);
-        if (j != 0)
-          nibble = arith::ShLIOp::create(b, loc, nibble,
-                                         arith::ConstantIntOp::create(b, loc, i32, 4 * j));
-        word = arith::OrIOp::create(b, loc, word, nibble);
-      }
-      words.push_back(word);
-    }
-    Value packed = vector::FromElementsOp::create(
-        b, loc, VectorType::get({static_cast<int64_t>(words.size())}, i32), words);
-    return vector::BitCastOp::create(
-        b, loc, VectorType::get({inst.perLane}, b.getIntegerType(4)), packed);
+    int64_t n = inst.perLane;
+    auto words = VectorType::get({n / 4}, b.getI32Type());
+    Value w = vector::BitCastOp::create(b, loc, words, bytes);
+    auto splat = [&](uint32_t v) {
+      return arith::ConstantOp::create(b, loc, words,
+                                       DenseElementsAttr::get(words, APInt(32, v)));
+    };
+    w = arith::AndIOp::create(b, loc, w, splat(0x0F0F0F0F));
+    w = arith::OrIOp::create(b, loc, w, arith::ShRUIOp::create(b, loc, w, splat(4)));
+    Value merged = vector::BitCastOp::create(b, loc, VectorType::get({n}, b.getI8Type()), w);
+    SmallVector<int64_t> even;
+    for (int64_t i = 0; i < n; i += 2)
+      even.push_back(i);
+    Value packed = vector::ShuffleOp::create(b, loc, merged, merged, even);
+    return vector::BitCastOp::create(b, loc, VectorType::get({n}, b.getIntegerType(4)), packed);
   }
 
   Value multiply(Value a, Value bv, Value acc) {
