@@ -153,7 +153,7 @@ const MatrixInstruction *Target::gemmInstruction(MatrixInput input) const {
 }
 
 const GemmTiling *Target::largeTiling(const MatrixInstruction &inst, bool w4a16) const {
-  if (largeGemm.wavesM <= 0 || inst.input == MatrixInput::I4 || (w4a16 && !largeGemmW4A16))
+  if (largeGemm.wavesM <= 0 || (w4a16 && !largeGemmW4A16))
     return nullptr;
   return &largeGemm;
 }

@@ -160,9 +160,7 @@ struct Target {
   const MatrixInstruction *instruction(std::string_view mnemonic) const;
   /// The large tiling for GEMMs computed with `inst` (`w4a16`: B from
   /// 4-bit weights dequantized while staged), or null: none on the target,
-  /// 4-bit operands (their fragments are packed with shifts in registers:
-  /// 4 x 4 tiles of them spilled on gfx1100 and gfx1201), or W4A16 where
-  /// `largeGemmW4A16` is false.
+  /// or W4A16 where `largeGemmW4A16` is false.
   const GemmTiling *largeTiling(const MatrixInstruction &inst, bool w4a16 = false) const;
   /// The GEMM builder's tiling for a batch x m x n output computed with
   /// `inst`: the large tiling when the GEMM is large enough, else `gemm`.

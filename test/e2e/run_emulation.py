@@ -192,6 +192,11 @@ def cases(work):
         "  return %0 : tensor<128x128xi32>\n}\n")
     out.append(("kiln.matmul_integer i4 x i4 128x256x128", p, {"input0": a, "input1": b},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], None))
+    # ... and with RDNA's large tilings (4-bit fragments packed per 4 bytes).
+    out.append(("kiln.matmul_integer i4 x i4 128x256x128 --gfx-test-large-tiling", p,
+                {"input0": a, "input1": b},
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact",
+                ["--gfx-test-large-tiling"], None))
 
     a = rng.uniform(-1, 1, (128, 256)).astype(np.float16)
     b = rng.uniform(-1, 1, (256, 192)).astype(np.float16)

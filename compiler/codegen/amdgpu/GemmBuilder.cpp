@@ -1693,9 +1693,15 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     auto ret = cast<func::ReturnOp>(entry.getTerminator());
     auto resultType = cast<RankedTensorType>(ret.getOperand(0).getType());
     SmallVector<Type> argTypes;
+    // (4-bit tensors are one element per byte in memory: read as bytes,
+    // 16 per load, their low nibbles packed per fragment. Loaded as i4, each
+    // element took a load of its own.)
     for (Type t : func.getArgumentTypes()) {
       auto tensor = cast<RankedTensorType>(t);
-      argTypes.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
+      Type elem = tensor.getElementType();
+      if (elem.isInteger(4))
+        elem = IntegerType::get(func.getContext(), 8);
+      argTypes.push_back(MemRefType::get(tensor.getShape(), elem));
     }
     argTypes.push_back(MemRefType::get(resultType.getShape(), resultType.getElementType()));
     Block *newEntry = new Block();
