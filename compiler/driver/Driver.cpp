@@ -188,6 +188,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createKilnPackMatmulPanels(pack));
   }
   pm.addPass(createCanonicalizerPass());
+  // After the last folding: a cast of a constant would fold back.
+  if (options.narrowWeights && options.gfx.precision != gfx::Precision::F32) {
+    KilnNarrowMatmulWeightsOptions narrow;
+    narrow.precision = options.gfx.precision == gfx::Precision::F16 ? "f16" : "bf16";
+    pm.addNestedPass<func::FuncOp>(createKilnNarrowMatmulWeights(narrow));
+  }
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

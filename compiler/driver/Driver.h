@@ -96,6 +96,10 @@ struct CompileOptions {
   /// targets alone, whose GEMV kernels read any panels) f16 and bf16
   /// weights are packed too.
   bool matmulPanelCpu = true;
+  /// Constant f32 weights of matmuls and convolutions stored in the gfx
+  /// precision (kiln-narrow-matmul-weights; gfx targets alone, with
+  /// `gfx.precision` f16 or bf16).
+  bool narrowWeights = false;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

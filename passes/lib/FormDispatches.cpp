@@ -4,7 +4,8 @@
 // softmax, normalizations) each start one; elementwise consumers of a
 // dispatch's single result join it while they are its only user and keep its
 // shape (bias, activation, residual add), and for roots that are not
-// contractions, single-use elementwise producers join too; a concat takes in
+// contractions, single-use elementwise producers join too; a contraction
+// takes in the cast of a constant weight only it reads; a concat takes in
 // its single-use slices. Every other op
 // except constants, reshapes (views, handled by memory planning) and control
 // flow (kiln.if and kiln.loop, commands of the program) gets a dispatch of
@@ -98,6 +99,13 @@ struct KilnFormDispatchesPass
         if (Operation *user = singleUser(op->getResult(0)))
           if (isRoot(user) && !isContraction(user) && user->getBlock() == op->getBlock())
             continue;
+      // Likewise the cast of a constant that only a contraction reads (a
+      // weight kiln-narrow-matmul-weights stored in f16 or bf16).
+      if (auto cast = dyn_cast<CastOp>(op))
+        if (Operation *user = singleUser(cast.getResult()))
+          if (cast.getInput().getDefiningOp<ConstantOp>() && isContraction(user) &&
+              user->getBlock() == op->getBlock())
+            continue;
       // Likewise a single-use slice of a concat (the strided tile gathers of
       // kiln-winograd-convs: 36 slices, one kernel).
       if (auto slice = dyn_cast<SliceOp>(op))
@@ -113,6 +121,17 @@ struct KilnFormDispatchesPass
               singleUser(operand) == op) {
             group.push_back(producer);
             grouped.insert(producer);
+          }
+        }
+      }
+      // A contraction takes in the cast of a constant weight only it reads.
+      if (isContraction(op)) {
+        for (Value operand : op->getOperands()) {
+          auto cast = operand.getDefiningOp<CastOp>();
+          if (cast && cast.getInput().getDefiningOp<ConstantOp>() && !grouped.contains(cast) &&
+              singleUser(operand) == op && cast->getBlock() == op->getBlock()) {
+            group.push_back(cast);
+            grouped.insert(cast);
           }
         }
       }

@@ -4,7 +4,8 @@
 // kernel computes become one contiguous run of bytes through K.
 //
 // kiln-pack-int4-weights: the codes, scales and zero points of a
-// kiln.matmul_int4. kiln-pack-matmul-panels: the float weight of a
+// kiln.matmul_int4. kiln-narrow-matmul-weights: f32 weights stored in the
+// gfx matrix cores' f16 or bf16. kiln-pack-matmul-panels: the float weight of a
 // kiln.matmul, and the int8 weight of a kiln.matmul_integer of few rows
 // (kiln.matmul_panels).
 //
@@ -12,6 +13,7 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cstring>
@@ -21,6 +23,7 @@ using namespace mlir;
 namespace kiln {
 #define GEN_PASS_DEF_KILNPACKINT4WEIGHTS
 #define GEN_PASS_DEF_KILNPACKMATMULPANELS
+#define GEN_PASS_DEF_KILNNARROWMATMULWEIGHTS
 #include "kiln/Passes/Passes.h.inc"
 } // namespace kiln
 
@@ -355,6 +358,55 @@ struct KilnPackMatmulPanelsPass
           8 * padding > n)
         continue;
       replaceByPanels(op, op.getLhs(), cst, counter, /*wholePanels=*/true);
+    }
+  }
+};
+struct KilnNarrowMatmulWeightsPass
+    : kiln::impl::KilnNarrowMatmulWeightsBase<KilnNarrowMatmulWeightsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (precision != "f16" && precision != "bf16") {
+      getOperation().emitError() << getArgument() << ": precision must be f16 or bf16, got '"
+                                 << precision << "'";
+      return signalPassFailure();
+    }
+    MLIRContext *ctx = &getContext();
+    Type narrow = precision == "f16" ? Type(Float16Type::get(ctx)) : Type(BFloat16Type::get(ctx));
+    const llvm::fltSemantics &semantics = cast<FloatType>(narrow).getFloatSemantics();
+    SmallVector<OpOperand *> weights;
+    getOperation().walk([&](Operation *op) {
+      if (isa<MatmulOp, MatmulPanelsOp>(op))
+        weights.push_back(&op->getOpOperand(1));
+      else if (auto conv = dyn_cast<ConvOp>(op))
+        weights.push_back(&conv.getFilterMutable());
+    });
+    unsigned counter = 0;
+    for (OpOperand *weight : weights) {
+      auto cst = weight->get().getDefiningOp<ConstantOp>();
+      if (!cst || !cst.getType().getElementType().isF32() || !cst.getType().hasStaticShape())
+        continue;
+      std::optional<std::vector<char>> bytes = constantBytes(cst);
+      if (!bytes)
+        continue;
+      size_t count = bytes->size() / 4;
+      std::vector<char> out(count * 2);
+      for (size_t i = 0; i < count; ++i) {
+        float f;
+        std::memcpy(&f, bytes->data() + 4 * i, 4);
+        llvm::APFloat value(f);
+        bool lost;
+        value.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+        uint16_t bits = static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
+        std::memcpy(out.data() + 2 * i, &bits, 2);
+      }
+      OpBuilder b(weight->getOwner());
+      Location loc = cst.getLoc();
+      auto type = RankedTensorType::get(cst.getType().getShape(), narrow);
+      Value stored = bytesConstant(b, loc, type, out, "narrow_weight_" + std::to_string(counter++));
+      weight->set(CastOp::create(b, loc, cst.getType(), stored).getResult());
+      if (cst->use_empty())
+        cst.erase();
     }
   }
 };

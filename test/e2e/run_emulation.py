@@ -339,6 +339,32 @@ def cases(work):
     onnx_gemv_model(p, "MatMulInteger", a, b, np.int32, [2, 96])
     out.append(("GEMV MatMulInteger i8 x i8 2x520x96", p, {"x": a},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], "GEMV"))
+    # --precision=f16 for the gfx targets alone stores constant f32 weights
+    # in f16 (kiln-narrow-matmul-weights): the GEMM stages them as they are,
+    # the GEMV streams half the bytes (its activations stay f32), the
+    # implicit GEMM reads an f16 filter. References round what each kernel
+    # rounds.
+    x = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
+    w = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
+    p = work / "gemm_const_f32.onnx"
+    onnx_gemv_model(p, "MatMul", x, w, np.float32, [96, 80])
+    out.append(("MatMul f32 96x200x80 constant weight, gfx alone --precision=f16", p, {"x": x},
+                x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64),
+                1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+    x = rng.uniform(-1, 1, (2, 300)).astype(np.float32)
+    w = rng.uniform(-1, 1, (300, 48)).astype(np.float32)
+    p = work / "gemv_const_f32.onnx"
+    onnx_gemv_model(p, "MatMul", x, w, np.float32, [2, 48])
+    out.append(("GEMV f32 2x300x48 constant weight, gfx alone --precision=bf16", p, {"x": x},
+                x.astype(np.float64) @ to_bf16(w), 1e-5, ["gfx-only", "--precision=bf16"], "GEMV"))
+    x = rng.uniform(-1, 1, (1, 8, 10, 10)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, 8, 3, 3)).astype(np.float32)
+    p = work / "conv_const_f32.onnx"
+    onnx_gemv_model(p, "Conv", x, w, np.float32, [1, 16, 8, 8])
+    out.append(("Conv 3x3 f32 8->16 constant filter, gfx alone --precision=f16", p, {"x": x},
+                conv_ref(x.astype(np.float16), w.astype(np.float16), 1, 0, 1, np.float64),
+                1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+
     # GEMVs on operands as they are (contiguous along n): an attention's
     # scores x V at a decode step (heads as the batch), columns not a
     # multiple of the 64-column blocks, and 8-bit activations.

@@ -477,6 +477,9 @@ int main(int argc, char **argv) {
     compileOptions.matmulPanelUnfused = false;
     compileOptions.matmulPanelCpu =
         llvm::any_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; });
+    // Weights in the precision of the gfx matrix cores, where no cpu reads
+    // them in f32.
+    compileOptions.narrowWeights = !compileOptions.matmulPanelCpu;
   }
   compileOptions.gfx.testFault = testFault;
   if (testWaveTiles < 0 || testWaveTiles > 8) {

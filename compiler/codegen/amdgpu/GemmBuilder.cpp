@@ -126,6 +126,24 @@ std::optional<Source> traceSource(Value value) {
   }
 }
 
+/// Like traceSource, also through an elementwise extension of a narrower
+/// float (a weight kiln-narrow-matmul-weights stored in f16 or bf16, read
+/// through a cast): the kernel reads the narrow argument.
+std::optional<Source> traceWidened(Value value) {
+  if (auto generic = value.getDefiningOp<linalg::GenericOp>()) {
+    Block *body = generic.getBody();
+    if (generic.getNumDpsInputs() == 1 && generic.getNumDpsInits() == 1 &&
+        llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) &&
+        body->getOperations().size() == 2) {
+      auto ext = dyn_cast<arith::ExtFOp>(body->front());
+      if (ext && ext.getIn() == body->getArgument(0) &&
+          body->getTerminator()->getOperand(0) == ext.getResult())
+        return traceSource(generic.getDpsInputs()[0]);
+    }
+  }
+  return traceSource(value);
+}
+
 /// Whether the contraction body extends block argument `index` as unsigned.
 bool extendsUnsigned(linalg::LinalgOp op, unsigned index) {
   Value arg = op.getBlock()->getArgument(index);
@@ -133,6 +151,16 @@ bool extendsUnsigned(linalg::LinalgOp op, unsigned index) {
 }
 
 std::optional<MatrixInput> matrixInputFor(Type a, Type b, gfx::Precision precision) {
+  // An f32 operand with a 16-bit precision is staged in it: it may meet a
+  // weight stored in that type (kiln-narrow-matmul-weights).
+  MLIRContext *ctx = a.getContext();
+  Type narrow = precision == gfx::Precision::F16    ? Type(Float16Type::get(ctx))
+                : precision == gfx::Precision::BF16 ? Type(BFloat16Type::get(ctx))
+                                                    : Type();
+  if (narrow && a.isF32() && b == narrow)
+    a = narrow;
+  if (narrow && b.isF32() && a == narrow)
+    b = narrow;
   if (a != b)
     return std::nullopt;
   if (a.isF16())
@@ -186,8 +214,8 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
 /// A and B of a two-input contraction: function arguments seen through
 /// reshapes, with the contraction's maps and signedness; false otherwise.
 bool traceOperands(linalg::LinalgOp op, GemmPlan &plan) {
-  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
-  std::optional<Source> b = traceSource(op.getDpsInputs()[1]);
+  std::optional<Source> a = traceWidened(op.getDpsInputs()[0]);
+  std::optional<Source> b = traceWidened(op.getDpsInputs()[1]);
   if (!a || !b)
     return false;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -313,7 +341,7 @@ bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
     lowPad.assign(pad.getStaticLow().begin(), pad.getStaticLow().end());
     image = pad.getSource();
   }
-  std::optional<Source> a = traceSource(conv.getInputs()[1]);
+  std::optional<Source> a = traceWidened(conv.getInputs()[1]);
   std::optional<Source> b = traceSource(image);
   if (!a || !b)
     return false;
@@ -419,7 +447,10 @@ bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan) {
 /// its panels are read in their own type.
 bool chooseGemvTypes(GemmPlan &plan, Type aType, Type bType) {
   MLIRContext *ctx = aType.getContext();
-  if (isa<FloatType>(aType) && aType == bType)
+  // (Float B may be narrower than A: a weight stored in f16 or bf16. f64
+  // stays on the generic path: the accumulators are f32.)
+  auto gemvFloat = [](Type t) { return t.isF32() || t.isF16() || t.isBF16(); };
+  if (gemvFloat(aType) && gemvFloat(bType) && (aType == bType || aType.isF32()))
     plan.accType = Float32Type::get(ctx);
   else if (aType.isInteger(8) && bType.isInteger(8))
     plan.accType = IntegerType::get(ctx, 32);

@@ -116,6 +116,34 @@ def KilnQuantizeInt4Activations : Pass<"kiln-quantize-int4-activations", "mlir::
   }];
 }
 
+def KilnNarrowMatmulWeights : Pass<"kiln-narrow-matmul-weights", "mlir::func::FuncOp"> {
+  let summary = "constant f32 weights of matmuls and convolutions stored in f16 or bf16, read through a cast";
+  let description = [{
+    With `precision` f16 or bf16 (kiln-compile's `--precision` for gfx
+    targets alone), the constant f32 weight of a `kiln.matmul`, a
+    `kiln.matmul_panels` or the filter of a `kiln.conv` is stored rounded
+    to that type (to nearest, ties to even, as the kernels' conversion
+    rounds it) and read through `kiln.cast` back to f32: the artifact holds
+    half the bytes, the gfx GEMM kernels stage the narrow weight as it is
+    (they rounded f32 weights the same way on their way into LDS), and the
+    GEMV kernels stream half the bytes. kiln-compile runs it after the last
+    folding before dispatch formation (a cast of a constant would fold
+    back); kiln-form-dispatches takes the cast into the contraction's
+    dispatch.
+
+    ```mlir
+    %y = kiln.matmul %x, %w : (tensor<64x256xf32>, tensor<256x512xf32>) -> tensor<64x512xf32>
+    // becomes
+    %h = kiln.constant dense_resource<narrow_weight_0> : tensor<256x512xf16>
+    %c = kiln.cast %h : tensor<256x512xf16> to tensor<256x512xf32>
+    %y = kiln.matmul %x, %c : (tensor<64x256xf32>, tensor<256x512xf32>) -> tensor<64x512xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"f16\"", "f16 or bf16">,
+  ];
+}
+
 def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp"> {
   let summary = "constant weights of few-row matmuls (float, and int8 of integer ones) stored in column panels (the cpu's layout)";
   let description = [{
