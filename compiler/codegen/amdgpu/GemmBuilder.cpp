@@ -1709,6 +1709,18 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       if (const gfx::GemmTiling *large = target->largeTiling(*plan->inst, w4a16);
           large && testLargeTiling)
         tiling = *large;
+      // 16-bit operands on 16-deep instructions step K by 64 in the small
+      // tiling: a 64 x 64 tile's B panel then has a 16-byte chunk for every
+      // thread (by 32 it had 128 chunks for 256 threads: idle threads and a
+      // branch around the stores in the main loop), and each barrier covers
+      // twice the matrix work. The BERT-style encoder's projections on
+      // gfx942: 5.66x -> 3.44x the matrix-pipe bound. The large tilings
+      // keep 32 (gfx942's LDS would hold one workgroup per CU; gfx1100
+      // spilled), and so does W4A16 (19 VGPRs spilled on gfx1100).
+      bool large = tiling.waveTilesM * tiling.waveTilesN > 4;
+      if (!large && !plan->int4 && plan->computeType.getIntOrFloatBitWidth() == 16 &&
+          plan->inst->k * tiling.stepInstructions < 64)
+        tiling.stepInstructions = 64 / plan->inst->k;
       shape.emplace(*target, tiling, *plan->inst, plan->computeType);
       if (shape->ldsBytes > target->ldsPerWorkgroup) {
         func.emitError() << "the " << shape->tileM << " x " << shape->tileN

@@ -10,37 +10,43 @@
 // A dispatch that is one contraction (plus elementwise ops) becomes a
 // matrix-core kernel on memrefs whose shape comes from the gfx target
 // table: the instruction for the operand type, its m/n/k, the tiling (2 x 2
-// waves of 2 x 2 instruction tiles, K steps of two instructions) and the LDS
+// waves of 2 x 2 instruction tiles, K steps of two instructions, 64 deep
+// for 16-bit operands) and the LDS
 // limit. The pipeline canonicalizes afterwards; so does this test.
 
 // gfx942, f16: v_mfma_f32_16x16x16_f16, a 64 x 64 tile per workgroup of 4
-// waves (256 threads), 2 x 2 = 4 workgroups for 128 x 128; KT = 32, four
-// panels of 64 x 32 f16 = 16 KiB of LDS. The main loop takes two K steps per
-// iteration (step 64 over K = 256): it multiplies from panels 0 while the
-// next step goes to panels 1, then the other way, a barrier after each.
-// The loads take no branches: M and N divide the tile, and a k past K (the
-// last prefetch) reads a clamped address and is zeroed by a select where
-// the chunk is stored; a scheduling barrier keeps the loads ahead of the
-// step's multiplies. B is read along n, two k rows per chunk (128 chunks:
-// waves 0 and 1 stage B), and stored transposed two k at a time (a
+// waves (256 threads), 2 x 2 = 4 workgroups for 128 x 128; KT = 64 (16-bit
+// operands on 16-deep instructions step K by 64 in this tiling, four
+// instructions), four panels of 64 x 64 f16 = 32 KiB of LDS. The main loop
+// takes two K steps per iteration (step 128 over K = 256): it multiplies
+// from panels 0 while the next step goes to panels 1, then the other way, a
+// barrier after each. The loads take no branches: M and N divide the tile,
+// and a k past K (the last prefetch) reads a clamped address and is zeroed
+// by a select where the chunk is stored; a scheduling barrier keeps the
+// loads ahead of the step's multiplies. A is 512 chunks of 16 bytes, two
+// per thread; B is read along n, two k rows per chunk (256 chunks: one per
+// thread, no guard), and stored transposed two k at a time (a
 // vector<2xf16>, one 32-bit LDS store).
 // CHECK-LABEL: func @matmul_f16
 // CHECK-SAME: (%[[A:.*]]: memref<128x256xf16>, %[[B:.*]]: memref<256x128xf16>, %[[C:.*]]: memref<128x128xf16>)
-// CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 256 : i64
-// CHECK: %[[A0:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
-// CHECK: %[[A1:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
-// CHECK: %[[B0:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
-// CHECK: %[[B1:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 256 : i64
+// CHECK: %[[A0:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
+// CHECK: %[[A1:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
+// CHECK: %[[B0:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
+// CHECK: %[[B1:.*]] = memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK: affine.delinearize_index %{{.*}} into (2, 2)
 // The prologue stages step 0 into panels 0.
 // CHECK: vector.load %[[A]]
+// CHECK: vector.load %[[A]]
 // CHECK: vector.load %[[B]]
+// CHECK: vector.load %[[B]]
+// CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c128 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK-NOT: scf.if
 // CHECK: arith.minui
 // CHECK: vector.load %[[A]]
@@ -48,14 +54,14 @@
 // CHECK: amdgpu.sched_barrier allow = <none>
 // CHECK: vector.load %[[A0]]
 // CHECK: vector.load %[[B0]]
-// CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK-COUNT-16: amdgpu.mfma 16x16x16
 // CHECK: arith.select
 // CHECK: vector.store %{{.*}}, %[[A1]]
 // CHECK: vector.store %{{.*}}, %[[B1]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[A1]]
 // CHECK: vector.load %[[B1]]
-// CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK-COUNT-16: amdgpu.mfma 16x16x16
 // CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
@@ -76,7 +82,7 @@
 // GFX950: amdgpu.mfma 16x16x32
 // gfx1100: WMMA, wave32: 4 waves are 128 threads; 8 accumulators per lane.
 // GFX1100-LABEL: func @matmul_f16
-// GFX1100-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_wmma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 128 : i64
+// GFX1100-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_wmma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 128 : i64
 // GFX1100: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // GFX1100: amdgpu.wmma 16x16x16
 // GFX1100-NOT: amdgpu.mfma
@@ -108,7 +114,7 @@ func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tenso
 // F16-LABEL: func @matmul_f32
 // F16-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
 // F16-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64
-// F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
+// F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
 // F16: %[[V:.*]] = vector.load %[[A]]{{.*}} vector<4xf32>
 // F16: arith.truncf %[[V]] : vector<4xf32> to vector<4xf16>
 // F16: amdgpu.mfma 16x16x16
@@ -149,7 +155,7 @@ func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.di
 // threads of wave32) and 2 x 4 waves of 4 x 2 tiles on gfx1201 (256), both
 // 128 x 128.
 // CHECK-LABEL: func @large_f16
-// CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
+// CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
 // GFX950-LABEL: func @large_f16
 // GFX950-SAME: kiln.workgroup_count = 576 : i64
 // GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x64xf16>
