@@ -11,7 +11,7 @@
 // matrix-core kernel on memrefs whose shape comes from the gfx target
 // table: the instruction for the operand type, its m/n/k, the tiling (2 x 2
 // waves of 2 x 2 instruction tiles, K steps of two instructions, 64 deep
-// for 16-bit operands) and the LDS
+// for 16-bit operands of a K of 256 or more) and the LDS
 // limit. The pipeline canonicalizes afterwards; so does this test.
 
 // gfx942, f16: v_mfma_f32_16x16x16_f16, a 64 x 64 tile per workgroup of 4
@@ -114,7 +114,7 @@ func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tenso
 // F16-LABEL: func @matmul_f32
 // F16-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
 // F16-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64
-// F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
+// F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
 // F16: %[[V:.*]] = vector.load %[[A]]{{.*}} vector<4xf32>
 // F16: arith.truncf %[[V]] : vector<4xf32> to vector<4xf16>
 // F16: amdgpu.mfma 16x16x16
@@ -155,7 +155,7 @@ func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.di
 // threads of wave32) and 2 x 4 waves of 4 x 2 tiles on gfx1201 (256), both
 // 128 x 128.
 // CHECK-LABEL: func @large_f16
-// CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
+// CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
 // GFX950-LABEL: func @large_f16
 // GFX950-SAME: kiln.workgroup_count = 576 : i64
 // GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x64xf16>
