@@ -75,6 +75,16 @@ Operation *singleUser(Value value) {
   return *value.getUsers().begin();
 }
 
+/// The contraction that alone reads `cast` of a constant (a weight
+/// kiln-narrow-matmul-weights stored in f16 or bf16) in its block, or null.
+Operation *narrowedWeightReader(CastOp cast) {
+  Operation *user = singleUser(cast.getResult());
+  if (!user || !cast.getInput().getDefiningOp<ConstantOp>() || !isContraction(user) ||
+      user->getBlock() != cast->getBlock())
+    return nullptr;
+  return user;
+}
+
 struct KilnFormDispatchesPass
     : kiln::impl::KilnFormDispatchesBase<KilnFormDispatchesPass> {
   void runOnOperation() override {
@@ -101,11 +111,8 @@ struct KilnFormDispatchesPass
             continue;
       // Likewise the cast of a constant that only a contraction reads (a
       // weight kiln-narrow-matmul-weights stored in f16 or bf16).
-      if (auto cast = dyn_cast<CastOp>(op))
-        if (Operation *user = singleUser(cast.getResult()))
-          if (cast.getInput().getDefiningOp<ConstantOp>() && isContraction(user) &&
-              user->getBlock() == op->getBlock())
-            continue;
+      if (auto cast = dyn_cast<CastOp>(op); cast && narrowedWeightReader(cast))
+        continue;
       // Likewise a single-use slice of a concat (the strided tile gathers of
       // kiln-winograd-convs: 36 slices, one kernel).
       if (auto slice = dyn_cast<SliceOp>(op))
@@ -128,8 +135,7 @@ struct KilnFormDispatchesPass
       if (isContraction(op)) {
         for (Value operand : op->getOperands()) {
           auto cast = operand.getDefiningOp<CastOp>();
-          if (cast && cast.getInput().getDefiningOp<ConstantOp>() && !grouped.contains(cast) &&
-              singleUser(operand) == op && cast->getBlock() == op->getBlock()) {
+          if (cast && !grouped.contains(cast) && narrowedWeightReader(cast) == op) {
             group.push_back(cast);
             grouped.insert(cast);
           }

@@ -78,7 +78,7 @@ def onnx_model(path, op, inputs, out_dtype, out_shape, attrs=None):
     onnx.save(model, str(path))
 
 
-def onnx_gemv_model(path, op, x, w, out_dtype, out_shape, bias=None):
+def onnx_constant_weight_model(path, op, x, w, out_dtype, out_shape, bias=None):
     """y = op(x, w) (+ bias), w (and the bias) constant initializers: kiln-compile
     packs a few-row product's constant weight into column panels, which the
     gfx GEMV kernels stream."""
@@ -324,19 +324,19 @@ def cases(work):
     w = rng.uniform(-1, 1, (600, 200)).astype(np.float32)
     bias = rng.uniform(-1, 1, (200,)).astype(np.float32)
     p = work / "gemv_f32.onnx"
-    onnx_gemv_model(p, "MatMul", x, w, np.float32, [1, 200], bias)
+    onnx_constant_weight_model(p, "MatMul", x, w, np.float32, [1, 200], bias)
     out.append(("GEMV f32 1x600x200 + bias", p, {"x": x},
                 x.astype(np.float64) @ w.astype(np.float64) + bias, 1e-5, [], "GEMV"))
     x = rng.uniform(-1, 1, (5, 1000)).astype(np.float16)
     w = rng.uniform(-1, 1, (1000, 72)).astype(np.float16)
     p = work / "gemv_f16.onnx"
-    onnx_gemv_model(p, "MatMul", x, w, np.float16, [5, 72])
+    onnx_constant_weight_model(p, "MatMul", x, w, np.float16, [5, 72])
     out.append(("GEMV f16 5x1000x72, gfx targets alone (f16 panels)", p, {"x": x},
                 x.astype(np.float64) @ w.astype(np.float64), 2e-3, ["gfx-only"], "GEMV"))
     a = rng.randint(-128, 128, (2, 520)).astype(np.int8)
     b = rng.randint(-128, 128, (520, 96)).astype(np.int8)
     p = work / "gemv_i8.onnx"
-    onnx_gemv_model(p, "MatMulInteger", a, b, np.int32, [2, 96])
+    onnx_constant_weight_model(p, "MatMulInteger", a, b, np.int32, [2, 96])
     out.append(("GEMV MatMulInteger i8 x i8 2x520x96", p, {"x": a},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], "GEMV"))
     # --precision=f16 for the gfx targets alone stores constant f32 weights
@@ -347,20 +347,20 @@ def cases(work):
     x = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     w = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
     p = work / "gemm_const_f32.onnx"
-    onnx_gemv_model(p, "MatMul", x, w, np.float32, [96, 80])
+    onnx_constant_weight_model(p, "MatMul", x, w, np.float32, [96, 80])
     out.append(("MatMul f32 96x200x80 constant weight, gfx alone --precision=f16", p, {"x": x},
                 x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64),
                 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
     x = rng.uniform(-1, 1, (2, 300)).astype(np.float32)
     w = rng.uniform(-1, 1, (300, 48)).astype(np.float32)
     p = work / "gemv_const_f32.onnx"
-    onnx_gemv_model(p, "MatMul", x, w, np.float32, [2, 48])
+    onnx_constant_weight_model(p, "MatMul", x, w, np.float32, [2, 48])
     out.append(("GEMV f32 2x300x48 constant weight, gfx alone --precision=bf16", p, {"x": x},
                 x.astype(np.float64) @ to_bf16(w), 1e-5, ["gfx-only", "--precision=bf16"], "GEMV"))
     x = rng.uniform(-1, 1, (1, 8, 10, 10)).astype(np.float32)
     w = rng.uniform(-1, 1, (16, 8, 3, 3)).astype(np.float32)
     p = work / "conv_const_f32.onnx"
-    onnx_gemv_model(p, "Conv", x, w, np.float32, [1, 16, 8, 8])
+    onnx_constant_weight_model(p, "Conv", x, w, np.float32, [1, 16, 8, 8])
     out.append(("Conv 3x3 f32 8->16 constant filter, gfx alone --precision=f16", p, {"x": x},
                 conv_ref(x.astype(np.float16), w.astype(np.float16), 1, 0, 1, np.float64),
                 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))

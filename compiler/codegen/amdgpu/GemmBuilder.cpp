@@ -501,6 +501,18 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
   return true;
 }
 
+/// Whether `map` indexes its operand by plain loop dims.
+bool plainIndices(AffineMap map) {
+  return llvm::all_of(map.getResults(), [](AffineExpr e) { return isa<AffineDimExpr>(e); });
+}
+
+/// Whether `map` indexes its operand by plain loop dims, loop `dim` last
+/// (the operand is contiguous along it).
+bool contiguousAlong(AffineMap map, unsigned dim) {
+  return plainIndices(map) && map.getNumResults() > 0 &&
+         cast<AffineDimExpr>(map.getResults().back()).getPosition() == dim;
+}
+
 /// A contraction of at most kMaxGemvRows rows whose B is contiguous along n
 /// (an attention product over a KV cache at a decode step: scores x V) is a
 /// GEMV on B as it is, in column blocks of 8 lanes x 16 bytes (64 f16
@@ -509,15 +521,9 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
 void chooseRowMajorGemv(GemmPlan &plan) {
   if (plan.bounds[plan.mDim] > kMaxGemvRows)
     return;
-  auto plain = [](AffineMap map) {
-    return llvm::all_of(map.getResults(), [](AffineExpr e) { return isa<AffineDimExpr>(e); });
-  };
-  if (!plain(plan.a.map) || !plain(plan.b.map) || plan.b.map.getNumResults() == 0)
-    return;
-  auto last = cast<AffineDimExpr>(plan.b.map.getResults().back());
   Type bType = getElementTypeOrSelf(plan.b.arg.getType());
-  if (last.getPosition() != plan.nDim || !bType.isIntOrFloat() ||
-      bType.getIntOrFloatBitWidth() < 8)
+  if (!plainIndices(plan.a.map) || !contiguousAlong(plan.b.map, plan.nDim) ||
+      !bType.isIntOrFloat() || bType.getIntOrFloatBitWidth() < 8)
     return;
   int64_t v = 128 / bType.getIntOrFloatBitWidth(), N = plan.bounds[plan.nDim];
   if (N % v != 0)
@@ -771,10 +777,7 @@ private:
     // starts at a multiple of v, and v divides the dimension), then zeros
     // selected where the chunk is out of bounds. Branches around the loads
     // kept LLVM from scheduling the main loop across them.
-    bool plainIndices = src.lowPad.empty() && llvm::all_of(src.map.getResults(), [](AffineExpr e) {
-                          return isa<AffineDimExpr>(e);
-                        });
-    if (plainIndices) {
+    if (src.lowPad.empty() && plainIndices(src.map)) {
       SmallVector<Value> idx = indices(src.map, loops);
       if (inBounds)
         for (size_t d = 0; d < idx.size(); ++d) {
@@ -1722,12 +1725,8 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       // run once and vanish (ResNet-50's 1x1 convolutions of 128 channels
       // became loop-free kernels: 3.21 -> 3.43 ms on MI300X).
       bool large = tiling.waveTilesM * tiling.waveTilesN > 4;
-      bool bAlongN = llvm::all_of(plan->b.map.getResults(),
-                                  [](AffineExpr e) { return isa<AffineDimExpr>(e); }) &&
-                     plan->b.map.getNumResults() > 0 &&
-                     cast<AffineDimExpr>(plan->b.map.getResults().back()).getPosition() ==
-                         plan->nDim;
-      if (!large && !plan->int4 && bAlongN && plan->bounds[plan->kDim] >= 256 &&
+      if (!large && !plan->int4 && contiguousAlong(plan->b.map, plan->nDim) &&
+          plan->bounds[plan->kDim] >= 256 &&
           plan->computeType.getIntOrFloatBitWidth() == 16 &&
           plan->inst->k * tiling.stepInstructions < 64)
         tiling.stepInstructions = 64 / plan->inst->k;
