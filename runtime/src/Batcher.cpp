@@ -12,6 +12,7 @@
 
 #include "Handles.h"
 #include "Status.h"
+#include "kiln/runtime.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -227,7 +228,8 @@ struct kiln_batcher_s {
       t.data = inputs[i].data();
       t.byte_size = inputs[i].size();
     }
-    std::vector<std::vector<unsigned char>> outputs(io.outputs.size());
+    // Aligned: a cpu session writes the batch's outputs in place.
+    std::vector<kiln::Bytes> outputs(io.outputs.size());
     std::vector<kiln_tensor_t> outputViews(io.outputs.size());
     for (size_t i = 0; i < io.outputs.size(); ++i) {
       outputs[i].resize(io.outputs[i].byteSize);

@@ -203,7 +203,85 @@ kiln_status_t Session::loadHost(int codeObject) {
       if (auto *bindings = dispatch->bindings())
         for (const fb::Binding *binding : *bindings)
           bindings_.push_back(address(binding));
+  planInPlaceOutputs();
   return nullptr;
+}
+
+void Session::planInPlaceOutputs() {
+  // An emu run can fail part way (and must then leave the outputs
+  // unwritten); programs with commands copy between bindings themselves.
+  const auto *outputs = program_->outputs();
+  if (device_->emuChip || program_->commands() || !outputs)
+    return;
+  auto *arena = static_cast<unsigned char *>(arena_);
+  auto overlaps = [](const fb::Binding *a, const fb::Binding *b) {
+    return a->offset() < b->offset() + b->size() &&
+           b->offset() < a->offset() + a->size();
+  };
+  std::vector<const fb::Binding *> ranges;
+  for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
+    const fb::Binding *o = outputs->Get(i);
+    if (o->kind() != fb::BindingKind::Arena || o->size() == 0)
+      continue;
+    bool shared = false;
+    for (flatbuffers::uoffset_t j = 0; j < outputs->size(); ++j)
+      shared |= j != i && outputs->Get(j)->kind() == fb::BindingKind::Arena &&
+                overlaps(o, outputs->Get(j));
+    if (shared)
+      continue;
+    inPlace_.push_back({i, arena + o->offset(), arena + o->offset()});
+    ranges.push_back(o);
+  }
+  auto relocate = [&](Relocation::Kind kind, size_t index,
+                      const fb::Binding *b) {
+    if (b->kind() != fb::BindingKind::Arena)
+      return;
+    for (size_t k = 0; k < ranges.size(); ++k)
+      if (b->offset() >= ranges[k]->offset() &&
+          b->offset() + b->size() <= ranges[k]->offset() + ranges[k]->size())
+        relocations_.push_back(
+            {kind, index, k, b->offset() - ranges[k]->offset()});
+  };
+  if (inPlace_.empty())
+    return;
+  size_t flat = 0;
+  if (auto *dispatches = program_->dispatches())
+    for (const fb::Dispatch *dispatch : *dispatches)
+      if (auto *bindings = dispatch->bindings())
+        for (const fb::Binding *binding : *bindings)
+          relocate(Relocation::Binding, flat++, binding);
+  if (auto *inputs = program_->inputs())
+    for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i)
+      relocate(Relocation::Input, i, inputs->Get(i));
+  if (auto *extents = program_->extents())
+    for (flatbuffers::uoffset_t i = 0; i < extents->size(); ++i)
+      relocate(Relocation::Extent, i, extents->Get(i)->extent());
+}
+
+void Session::bindInPlaceOutputs(const kiln_tensor_t *outputs) {
+  for (InPlaceOutput &o : inPlace_) {
+    auto *data = static_cast<unsigned char *>(outputs[o.output].data);
+    o.base = reinterpret_cast<uintptr_t>(data) %
+                         kiln::artifact::format::kSectionAlignment ==
+                     0
+                 ? data
+                 : o.arena;
+    outputAddresses_[o.output] = o.base;
+  }
+  for (const Relocation &r : relocations_) {
+    unsigned char *address = inPlace_[r.inPlace].base + r.delta;
+    switch (r.kind) {
+    case Relocation::Binding:
+      bindings_[r.index] = address;
+      break;
+    case Relocation::Input:
+      inputAddresses_[r.index] = address;
+      break;
+    case Relocation::Extent:
+      extentAddresses_[r.index] = address;
+      break;
+    }
+  }
 }
 
 kiln_status_t Session::checkInputs(
@@ -471,9 +549,12 @@ private:
 
 kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
                                kiln_tensor_t *outputs) {
+  bindInPlaceOutputs(outputs);
+  // memmove: an input placed in an output's bytes now lives in the caller's
+  // output buffer, which the caller may have passed as that input too.
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->byte_size != 0)
-      std::memcpy(inputAddresses_[i], inputs[i]->data, inputs[i]->byte_size);
+      std::memmove(inputAddresses_[i], inputs[i]->data, inputs[i]->byte_size);
 
   if (program_->commands()) {
     HostCommands target(*this);
@@ -485,9 +566,9 @@ kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
 
   const std::vector<TensorInfo> &expected = interface_->outputs;
   for (size_t i = 0; i < expected.size(); ++i)
-    if (expected[i].byteSize != 0)
-      std::memcpy(outputs[i].data, outputAddresses_[i],
-                  size_t(expected[i].byteSize));
+    if (expected[i].byteSize != 0 && outputs[i].data != outputAddresses_[i])
+      std::memmove(outputs[i].data, outputAddresses_[i],
+                   size_t(expected[i].byteSize));
   for (size_t k = 0; k < extentAddresses_.size(); ++k)
     std::memcpy(&extents_[k], extentAddresses_[k], sizeof(int64_t));
   return nullptr;

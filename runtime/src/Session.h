@@ -74,6 +74,12 @@ private:
   kiln_status_t loadHost(int codeObject);
   /// The emu device's launch of every dispatch (after dispatches_).
   kiln_status_t prepareEmu();
+  /// Finds the outputs a cpu run can write straight into the caller's
+  /// buffer (see InPlaceOutput) and every address that moves with them.
+  void planInPlaceOutputs();
+  /// Points every relocated address at the caller's buffer of its output
+  /// (when that buffer is 64-byte aligned) or back at the arena.
+  void bindInPlaceOutputs(const kiln_tensor_t *outputs);
   kiln_status_t runHost(const std::vector<const kiln_tensor_t *> &inputs,
                         kiln_tensor_t *outputs);
   /// Runs dispatch `i` on the cpu or emu device (and times it).
@@ -103,6 +109,25 @@ private:
   std::vector<void *> bindings_;
   std::vector<unsigned char *> inputAddresses_;
   std::vector<const unsigned char *> outputAddresses_;
+  /// An output the cpu device writes in place: its arena range is shared by
+  /// no other output, and every binding, input place and extent that lies
+  /// wholly inside that range (the output itself, views of it, and the
+  /// tensors that used those bytes before it was defined: the memory plan
+  /// never keeps two overlapping tensors live at once) moves with it to the
+  /// caller's buffer for a run. Partly overlapping ones stay in the arena.
+  struct InPlaceOutput {
+    size_t output;              // model output index
+    unsigned char *arena;       // its place in the arena
+    unsigned char *base;        // this run's: arena or the caller's buffer
+  };
+  struct Relocation {
+    enum Kind : uint8_t { Binding, Input, Extent } kind;
+    size_t index;               // into bindings_, inputAddresses_ or extentAddresses_
+    size_t inPlace;             // into inPlace_
+    uint64_t delta;             // bytes from the output's start
+  };
+  std::vector<InPlaceOutput> inPlace_;
+  std::vector<Relocation> relocations_;
   // Outputs with an extent axis, in output order: where the program leaves
   // the extent (host devices), its value after a run, and the shape the run
   // returns (kiln_tensor_t.shape points here until the next run).

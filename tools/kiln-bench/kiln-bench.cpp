@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
     views.push_back(t.view());
   // Output buffers are allocated once so the loop times only the run.
   std::vector<kiln_tensor_info_t> outputInfos = session.outputs();
-  std::vector<std::vector<unsigned char>> outputStorage(outputInfos.size());
+  std::vector<kiln::Bytes> outputStorage(outputInfos.size());
   std::vector<kiln_tensor_t> outputs(outputInfos.size());
   for (size_t i = 0; i < outputInfos.size(); ++i) {
     outputStorage[i].resize(outputInfos[i].byte_size);

@@ -229,7 +229,7 @@ void toBFloat16(Tensor &tensor) {
   }
   if (tensor.dtype != KILN_DTYPE_F32)
     return;
-  std::vector<unsigned char> bits(size_t(tensor.elementCount()) * 2);
+  kiln::Bytes bits(size_t(tensor.elementCount()) * 2);
   for (uint64_t e = 0; e < tensor.elementCount(); ++e) {
     uint32_t f;
     std::memcpy(&f, tensor.data.data() + e * 4, 4);

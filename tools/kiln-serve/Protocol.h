@@ -36,10 +36,10 @@ struct RequestError {
   std::string message;
 };
 
-template <typename T> void store(std::vector<unsigned char> &data, size_t i, T value) {
+template <typename T> void store(Bytes &data, size_t i, T value) {
   std::memcpy(data.data() + i * sizeof(T), &value, sizeof(T));
 }
-template <typename T> T load(const std::vector<unsigned char> &data, size_t i) {
+template <typename T> T load(const Bytes &data, size_t i) {
   T value;
   std::memcpy(&value, data.data() + i * sizeof(T), sizeof(T));
   return value;

@@ -324,6 +324,11 @@ typedef struct kiln_tensor_s {
      An output with an extent axis (kiln_artifact_output_extent_axis) needs
      the capacity of its bound; its shape then is the run's (pointing into
      the session, valid until its next run), the entries packed row-major.
+   On the cpu device an output whose `data` is 64-byte aligned is written
+     in place: the kernels write it (and may use its bytes as scratch
+     earlier in the run) instead of the arena, and no copy follows; other
+     outputs are copied out of the arena after the run. Either way the
+     buffer holds the output, and nothing else, when the run returns.
    Nothing is written to the outputs when validation fails; a GPU error
    during a hip run may leave output data partly written. On an emu device a
    kernel that cannot run as written (mismatched barriers or matrix

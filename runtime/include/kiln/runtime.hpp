@@ -22,7 +22,9 @@
 
 #include "kiln/runtime.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,12 +57,40 @@ private:
   kiln_status_t status_ = nullptr;
 };
 
+/// Allocates on 64-byte boundaries: a cpu session writes an output whose
+/// buffer is aligned so in place, without copying it out of the arena
+/// (kiln_session_run).
+template <typename T> struct AlignedAllocator {
+  using value_type = T;
+  static constexpr std::size_t kAlignment = 64;
+  AlignedAllocator() = default;
+  template <typename U> AlignedAllocator(const AlignedAllocator<U> &) {}
+  T *allocate(std::size_t n) {
+    // An overflowing count asks for more than any allocation can be, which
+    // fails as operator new fails (without exceptions too).
+    std::size_t bytes =
+        n > std::size_t(-1) / sizeof(T) ? std::size_t(-1) : n * sizeof(T);
+    return static_cast<T *>(::operator new(bytes, std::align_val_t(kAlignment)));
+  }
+  void deallocate(T *p, std::size_t) {
+    ::operator delete(p, std::align_val_t(kAlignment));
+  }
+  template <typename U> bool operator==(const AlignedAllocator<U> &) const {
+    return true;
+  }
+  template <typename U> bool operator!=(const AlignedAllocator<U> &) const {
+    return false;
+  }
+};
+/// Bytes on a 64-byte boundary.
+using Bytes = std::vector<unsigned char, AlignedAllocator<unsigned char>>;
+
 /// A host tensor with its own storage.
 struct Tensor {
   std::string name;
   kiln_dtype_t dtype = KILN_DTYPE_F32;
   std::vector<int64_t> shape;
-  std::vector<unsigned char> data;
+  Bytes data;
 
   uint64_t elementCount() const {
     uint64_t n = 1;
