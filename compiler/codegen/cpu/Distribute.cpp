@@ -16,6 +16,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
+#include <numeric>
+
 using namespace mlir;
 
 namespace kiln {
@@ -40,6 +42,19 @@ constexpr int64_t kMinWorkgroups = 4;
 /// columns on AVX-512, 2 panels of 32): workgroups of few-row panel products
 /// get whole multiples of this many panels where the columns allow.
 constexpr int64_t kPanelKernelPanels = 4;
+
+/// An f32 im2col convolution's workgroups gather a block of K x P floats (P
+/// the image points they compute). Whole output rows whose points fill
+/// 16-lane vectors (lcm(OW, 16): 4 rows of 28, 2 of 56) let
+/// kiln-cpu-vectorize-gemm take its 8 x 32 register tile with no partial
+/// vector; they are taken while the block stays this small (in L2 with the
+/// weights' k block). One thread, 3x3 convolutions: 128 -> 128 channels at
+/// stride 2 from 56 x 56 (OW 28; K 1152) 2.19 -> 1.62 ms; 64 -> 64 at
+/// stride 1 on 56 x 56 (OW 56; K 576) 1.96 -> 1.68 ms; 256 -> 256 at stride
+/// 2 from 28 x 28 (OW 14, K 2304: a 1 MiB block for 8 rows) was slower at
+/// 5 and 8 rows than at 2 (2.27 -> 2.45 ms), and stays at 2.
+constexpr int64_t kIm2ColBlockBytes = 768 * 1024;
+constexpr int64_t kIm2ColMaxPoints = 128;
 
 /// Columns per workgroup of a W4A8 product at least (4096 x 4096 at batch
 /// 1, one thread: 64 workgroups of 64 columns 0.41 ms, 16 of 256 0.33 ms).
@@ -387,7 +402,16 @@ struct KilnCPUDistributePass
       int64_t lastGranule = 16;
       func.walk([&](Operation *op) {
         if (std::optional<Im2ColWindow> window = Im2ColWindow::get(op)) {
-          lastGranule = window->outWidth * llvm::divideCeil(16, window->outWidth);
+          int64_t outWidth = window->outWidth;
+          lastGranule = outWidth * llvm::divideCeil(16, outWidth);
+          // The gather's result is [N, K, P].
+          int64_t whole = std::lcm(outWidth, int64_t(16));
+          auto gathered = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+          if (gathered && gathered.getRank() == 3 && gathered.hasStaticShape() &&
+              gathered.getElementType().isF32() && whole <= kIm2ColMaxPoints &&
+              whole < gathered.getDimSize(2) &&
+              gathered.getDimSize(1) * whole * 4 <= kIm2ColBlockBytes)
+            lastGranule = whole;
           // The image is the last parallel loop (the GEMM itself may be the
           // consumer, with its reduction loop after it).
           SmallVector<utils::IteratorType> iterators = consumer.getLoopIteratorTypes();

@@ -31,7 +31,11 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
     many workgroups as target allows.
     Other dispatches split their outer loops first; the output rows of a
     window op (depthwise convolution, pool) in 4s at least, and the loop
-    along which an input is read transposed in 16s.
+    along which an input is read transposed in 16s. An im2col convolution
+    splits its image only, in whole output rows: lcm(OW, 16) points (rows
+    whose points fill 16-lane vectors) when at most 128 and its f32 gathered
+    block of K x points stays within 768 KiB, else the fewest rows of 16
+    points or more.
     Records the workgroup count as `kiln.workgroup_count`.
   }];
   let options = [

@@ -231,27 +231,27 @@ func.func @transposed_input(%x: tensor<1x32x32x64xf32>, %r: tensor<1x64x32x32xf3
 // A convolution through im2col (output 12x12, so the gather's maps read
 // `p mod 12`), followed by relu and a trailing expand_shape. Only the image
 // dimension of the [1, 768, 144] result is tiled, by whole output rows: the
-// granule is 12 * ceil(16 / 12) = 24. 768 * 144 points: 6 workgroups of 24
-// (two rows); 6 is also min(16, target), so the output channels are not
-// split. The bias fill, the gather, the GEMM and the relu are all inside;
-// the gather reads the 4 input rows the two output rows need.
+// granule is lcm(12, 16) = 48 (four rows, three whole 16-lane vectors; the
+// gathered block of 9 x 48 floats is far below kIm2ColBlockBytes). The
+// image alone gives 3 workgroups, fewer than min(4, target): the output
+// channels are split too, into ceil(4 / 3) = 2 parts of 384, for 6
+// workgroups. The bias fill, the gather, the GEMM and the relu are all
+// inside; the gather reads the 6 input rows the four output rows need.
 // CHECK-LABEL: func @im2col
 // CHECK-SAME: kiln.workgroup_count = 6 : i64
 // CHECK-NOT: linalg.generic
-// CHECK: %[[R:.*]] = scf.forall (%[[P:.*]]) = (0) to (144) step (24)
-// CHECK: tensor.extract_slice %arg0[0, 0, %{{.*}}, %{{.*}}] [1, 1, 4, 14] [1, 1, 1, 1]
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x24xf32>) attrs = {kiln.im2col = array<i64: 12, 3, 3, 1, 1, 1, 1>}
-// CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<768xf32>) outs(%{{.*}} : tensor<1x768x24xf32>)
+// CHECK: %[[R:.*]] = scf.forall (%[[C:.*]], %[[P:.*]]) = (0, 0) to (768, 144) step (384, 48)
+// CHECK: tensor.extract_slice %arg0[0, 0, %{{.*}}, %{{.*}}] [1, 1, 6, 14] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x48xf32>) attrs = {kiln.im2col = array<i64: 12, 3, 3, 1, 1, 1, 1>}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x384x48xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-// CHECK-SAME: outs(%{{.*}} : tensor<1x768x24xf32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<1x384x48xf32>)
 // CHECK: arith.maximumf
-// CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, 0, %[[P]]] [1, 768, 24] [1, 1, 1]
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, %[[C]], %[[P]]] [1, 384, 48] [1, 1, 1]
 // CHECK-NOT: linalg.generic
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[R]]
 // CHECK: return %[[E]]
-// With at most 4 workgroups the image alone gives 3 (tiles of 48, four
-// rows), fewer than min(16, target): the output channels are split too, into
-// ceil(4 / 3) = 2 parts of 384, for 6 workgroups.
+// With at most 4 workgroups: the same.
 // FOUR-LABEL: func @im2col
 // FOUR-SAME: kiln.workgroup_count = 6 : i64
 // FOUR: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (768, 144) step (384, 48)
