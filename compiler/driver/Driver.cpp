@@ -172,8 +172,10 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
   }
   // After quantization: the convolutions left are float ones.
-  if (options.unstridePointwise)
+  if (options.unstridePointwise) {
     pm.addNestedPass<func::FuncOp>(createKilnUnstridePointwiseConvs());
+    pm.addNestedPass<func::FuncOp>(createKilnTransposePointwiseConvs());
+  }
   if (options.winograd) {
     KilnWinogradConvsOptions winograd;
     winograd.exclude.assign(options.winogradExclude.begin(), options.winogradExclude.end());

@@ -1,0 +1,107 @@
+//===- TransposePointwiseConvs.cpp - kiln-transpose-pointwise-convs -------===//
+//
+// A 1x1 convolution in NCHW is the GEMM W[F, C] x X[C, H*W]: the cpu code
+// generator vectorizes it along the image (16 points a vector) and
+// broadcasts the weights. On a small image (ResNet-50's last stage: 7 x 7 =
+// 49 points, three vectors and one point) most vector lanes idle and each
+// weight is read again by every workgroup. The same product transposed,
+// X^T[H*W, C] x W^T[C, F], has the output channels along the vectors and
+// the weight a constant right-hand side, which kiln-pack-matmul-panels
+// stores in compile-time column panels: kiln-cpu-vectorize-gemm's 8 x 32
+// register tiles then read it in place. The image is transposed in and the
+// result out (one small transpose each; the result's transpose takes the
+// convolution's elementwise epilogue along).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNTRANSPOSEPOINTWISECONVS
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+Value reshapeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return ReshapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+}
+
+struct KilnTransposePointwiseConvsPass
+    : kiln::impl::KilnTransposePointwiseConvsBase<KilnTransposePointwiseConvsPass> {
+  using KilnTransposePointwiseConvsBase::KilnTransposePointwiseConvsBase;
+
+  void runOnOperation() override {
+    SmallVector<ConvOp> convs;
+    getOperation().walk([&](ConvOp op) { convs.push_back(op); });
+    unsigned counter = 0;
+    for (ConvOp conv : convs)
+      (void)rewrite(conv, counter);
+  }
+
+  /// Rewrites `conv`; false (nothing changed) when it is not a convolution
+  /// this pass takes.
+  bool rewrite(ConvOp conv, unsigned &counter) {
+    auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+    auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
+    auto outType = dyn_cast<RankedTensorType>(conv.getType());
+    if (!inType || !filterType || !outType || inType.getRank() != 4 ||
+        filterType.getRank() != 4 || !inType.hasStaticShape() || !filterType.hasStaticShape() ||
+        !outType.hasStaticShape() || !inType.getElementType().isF32() ||
+        !filterType.getElementType().isF32() || !outType.getElementType().isF32() ||
+        conv.getGroups() != 1 || filterType.getDimSize(2) != 1 || filterType.getDimSize(3) != 1 ||
+        llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
+        llvm::any_of(conv.getPads(), [](int64_t p) { return p != 0; }))
+      return false;
+    int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), h = inType.getDimSize(2),
+            w = inType.getDimSize(3), f = filterType.getDimSize(0);
+    if (h * w > maxPoints || c < minChannels || f < minChannels ||
+        outType.getShape() != ArrayRef<int64_t>({n, f, h, w}))
+      return false;
+    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
+    std::optional<std::vector<float>> filter =
+        filterCst ? f32ConstantValues(filterCst) : std::nullopt;
+    if (!filter || int64_t(filter->size()) != f * c)
+      return false;
+    Value bias = conv.getBias();
+    if (bias) {
+      auto biasType = dyn_cast<RankedTensorType>(bias.getType());
+      if (!biasType || biasType.getRank() != 1 || biasType.getDimSize(0) != f)
+        return false;
+    }
+
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    // X^T: [N, C, H, W] -> [N, H*W, C] -> [N*H*W, C].
+    Value x = reshapeTo(b, loc, conv.getInput(), {n, c, h * w});
+    x = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr({0, 2, 1}));
+    x = reshapeTo(b, loc, x, {n * h * w, c});
+    // W^T: [C, F], transposed here.
+    std::vector<float> transposed(size_t(c * f));
+    for (int64_t o = 0; o < f; ++o)
+      for (int64_t i = 0; i < c; ++i)
+        transposed[size_t(i * f + o)] = (*filter)[size_t(o * c + i)];
+    Value weights = bytesConstant(
+        b, loc, RankedTensorType::get({c, f}, b.getF32Type()),
+        ArrayRef<char>(reinterpret_cast<const char *>(transposed.data()),
+                       transposed.size() * sizeof(float)),
+        "pointwise_filter_t_" + std::to_string(counter++));
+    Value y = MatmulOp::create(b, loc, x, weights);
+    if (bias)
+      y = AddOp::create(b, loc, y, bias);
+    // [N*H*W, F] -> [N, H, W, F] -> [N, F, H, W].
+    y = reshapeTo(b, loc, y, {n, h, w, f});
+    y = TransposeOp::create(b, loc, y, b.getDenseI64ArrayAttr({0, 3, 1, 2}));
+    conv.replaceAllUsesWith(y);
+    conv.erase();
+    if (filterCst->use_empty())
+      filterCst.erase();
+    return true;
+  }
+};
+
+} // namespace
