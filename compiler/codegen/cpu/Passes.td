@@ -35,7 +35,8 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
     splits its image only, in whole output rows: lcm(OW, 16) points (rows
     whose points fill 16-lane vectors) when at most 128 and its f32 gathered
     block of K x points stays within 768 KiB, else the fewest rows of 16
-    points or more.
+    points or more; a batch of images is split one image per workgroup
+    first.
     Records the workgroup count as `kiln.workgroup_count`.
   }];
   let options = [

@@ -111,3 +111,37 @@ func.func @im2col_rows_of_28_deep(%x: tensor<1x256x30x30xf32>, %w: tensor<128x25
   } -> tensor<1x128x784xf32>
   return %gemm : tensor<1x128x784xf32>
 }
+
+// -----
+
+// A batch of 4 images: the batch is split first, one image per workgroup,
+// then each image's rows with the target left (64 / 4 = 16) in tiles of
+// lcm(28, 16) = 112 points: 7 per image, 28 in all. No workgroup gathers
+// rows of several images into one block.
+// CHECK-LABEL: func @im2col_batch
+// CHECK-SAME: kiln.workgroup_count = 28 : i64
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 784) step (1, 112)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1152x112xf32>) attrs = {kiln.im2col = array<i64: 28, 3, 3, 1, 1, 1, 1>}
+#gather = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 28 + (d1 mod 9) floordiv 3, d2 mod 28 + d1 mod 3)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#filter = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#cols = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @im2col_batch(%x: tensor<4x128x30x30xf32>, %w: tensor<128x128x3x3xf32>) -> tensor<4x128x784xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<4x128x784xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e : tensor<4x128x784xf32>) -> tensor<4x128x784xf32>
+  %filter = tensor.collapse_shape %w [[0], [1, 2, 3]] : tensor<128x128x3x3xf32> into tensor<128x1152xf32>
+  %ce = tensor.empty() : tensor<4x1152x784xf32>
+  %cols = linalg.generic {indexing_maps = [#gather, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<4x128x30x30xf32>) outs(%ce : tensor<4x1152x784xf32>) attrs = {kiln.im2col = array<i64: 28, 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x1152x784xf32>
+  %gemm = linalg.generic {indexing_maps = [#filter, #cols, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%filter, %cols : tensor<128x1152xf32>, tensor<4x1152x784xf32>) outs(%init : tensor<4x128x784xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %m = arith.mulf %in, %in_1 : f32
+    %a = arith.addf %m, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<4x128x784xf32>
+  return %gemm : tensor<4x128x784xf32>
+}
