@@ -48,6 +48,21 @@ std::optional<std::vector<float>> kiln::f32ConstantValues(ConstantOp cst) {
   return values;
 }
 
+std::optional<std::vector<float>> kiln::constantFilterOfConv2d(ConvOp conv, int64_t kh,
+                                                               int64_t kw) {
+  auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
+  auto outType = dyn_cast<RankedTensorType>(conv.getType());
+  if (!inType || !filterType || !outType || inType.getRank() != 4 ||
+      filterType.getRank() != 4 || !inType.hasStaticShape() || !filterType.hasStaticShape() ||
+      !outType.hasStaticShape() || !inType.getElementType().isF32() ||
+      !filterType.getElementType().isF32() || !outType.getElementType().isF32() ||
+      conv.getGroups() != 1 || filterType.getDimSize(2) != kh || filterType.getDimSize(3) != kw)
+    return std::nullopt;
+  auto cst = conv.getFilter().getDefiningOp<ConstantOp>();
+  return cst ? f32ConstantValues(cst) : std::nullopt;
+}
+
 Value kiln::bytesConstant(OpBuilder &b, Location loc, RankedTensorType type,
                           ArrayRef<char> bytes, StringRef blobName) {
   ElementsAttr attr;

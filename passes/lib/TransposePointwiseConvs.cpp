@@ -46,26 +46,16 @@ struct KilnTransposePointwiseConvsPass
   /// Rewrites `conv`; false (nothing changed) when it is not a convolution
   /// this pass takes.
   bool rewrite(ConvOp conv, unsigned &counter) {
-    auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
-    auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
-    auto outType = dyn_cast<RankedTensorType>(conv.getType());
-    if (!inType || !filterType || !outType || inType.getRank() != 4 ||
-        filterType.getRank() != 4 || !inType.hasStaticShape() || !filterType.hasStaticShape() ||
-        !outType.hasStaticShape() || !inType.getElementType().isF32() ||
-        !filterType.getElementType().isF32() || !outType.getElementType().isF32() ||
-        conv.getGroups() != 1 || filterType.getDimSize(2) != 1 || filterType.getDimSize(3) != 1 ||
-        llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
+    std::optional<std::vector<float>> filter = constantFilterOfConv2d(conv, 1, 1);
+    if (!filter || llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
         llvm::any_of(conv.getPads(), [](int64_t p) { return p != 0; }))
       return false;
+    auto inType = cast<RankedTensorType>(conv.getInput().getType());
+    auto outType = cast<RankedTensorType>(conv.getType());
     int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), h = inType.getDimSize(2),
-            w = inType.getDimSize(3), f = filterType.getDimSize(0);
+            w = inType.getDimSize(3), f = outType.getDimSize(1);
     if (h * w > maxPoints || c < minChannels || f < minChannels ||
-        outType.getShape() != ArrayRef<int64_t>({n, f, h, w}))
-      return false;
-    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
-    std::optional<std::vector<float>> filter =
-        filterCst ? f32ConstantValues(filterCst) : std::nullopt;
-    if (!filter || int64_t(filter->size()) != f * c)
+        outType.getShape() != ArrayRef<int64_t>({n, f, h, w}) || int64_t(filter->size()) != f * c)
       return false;
     Value bias = conv.getBias();
     if (bias) {
@@ -96,6 +86,7 @@ struct KilnTransposePointwiseConvsPass
     // [N*H*W, F] -> [N, H, W, F] -> [N, F, H, W].
     y = reshapeTo(b, loc, y, {n, h, w, f});
     y = TransposeOp::create(b, loc, y, b.getDenseI64ArrayAttr({0, 3, 1, 2}));
+    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
     conv.replaceAllUsesWith(y);
     conv.erase();
     if (filterCst->use_empty())

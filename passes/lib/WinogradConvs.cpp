@@ -109,25 +109,18 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
   /// Rewrites `conv`; false (nothing changed) when it is not a convolution
   /// this pass takes.
   bool rewrite(ConvOp conv, unsigned &counter) {
-    auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
-    auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
-    auto outType = dyn_cast<RankedTensorType>(conv.getType());
-    if (!inType || !filterType || !outType || inType.getRank() != 4 ||
-        !inType.hasStaticShape() || !filterType.hasStaticShape() ||
-        !inType.getElementType().isF32() || !filterType.getElementType().isF32() ||
-        conv.getGroups() != 1 || filterType.getDimSize(2) != 3 || filterType.getDimSize(3) != 3 ||
-        llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
+    std::optional<std::vector<float>> filter = constantFilterOfConv2d(conv, 3, 3);
+    if (!filter || llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
         llvm::any_of(conv.getDilations(), [](int64_t d) { return d != 1; }) ||
         llvm::any_of(conv.getPads(), [](int64_t p) { return p < 0; }))
       return false;
+    auto inType = cast<RankedTensorType>(conv.getInput().getType());
+    auto outType = cast<RankedTensorType>(conv.getType());
     int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), h = inType.getDimSize(2),
-            w = inType.getDimSize(3), f = filterType.getDimSize(0);
+            w = inType.getDimSize(3), f = outType.getDimSize(1);
     int64_t oh = outType.getDimSize(2), ow = outType.getDimSize(3);
     if (c < minChannels || f < minChannels || oh < 1 || ow < 1)
       return false;
-    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
-    std::optional<std::vector<float>> filter =
-        filterCst ? f32ConstantValues(filterCst) : std::nullopt;
     std::optional<std::vector<float>> bias;
     if (Value b = conv.getBias()) {
       auto biasCst = b.getDefiningOp<ConstantOp>();
@@ -135,8 +128,6 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
       if (!bias || int64_t(bias->size()) != f)
         return false;
     }
-    if (!filter)
-      return false;
 
     WinogradMatrices wm = winogradMatrices(std::min(oh, ow) >= minF4Size ? 4 : 2);
     int64_t m = wm.m, a = wm.a;
@@ -203,6 +194,7 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
           ConstantOp::create(b, loc, biasType, DenseElementsAttr::get(biasType, ArrayRef<float>(*bias)));
       y = AddOp::create(b, loc, y, biasValue);
     }
+    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
     conv.replaceAllUsesWith(y);
     conv.erase();
     if (filterCst->use_empty())

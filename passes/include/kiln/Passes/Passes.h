@@ -30,6 +30,9 @@ inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::ElementsAttr value);
 /// The elements of an f32 constant (dense, splat or a blob), else nullopt.
 std::optional<std::vector<float>> f32ConstantValues(ConstantOp cst);
+/// The filter values of a 2-d kiln.conv of static f32 tensors, one group
+/// and a constant kh x kw filter, else nullopt.
+std::optional<std::vector<float>> constantFilterOfConv2d(ConvOp conv, int64_t kh, int64_t kw);
 /// A constant of `type` holding `bytes`: a blob named `blobName` when large
 /// (as the importer stores weights), else a dense attribute.
 mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
