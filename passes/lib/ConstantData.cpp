@@ -63,6 +63,11 @@ std::optional<std::vector<float>> kiln::constantFilterOfConv2d(ConvOp conv, int6
   return cst ? f32ConstantValues(cst) : std::nullopt;
 }
 
+Value kiln::reshapeTo(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return ReshapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), value);
+}
+
 Value kiln::bytesConstant(OpBuilder &b, Location loc, RankedTensorType type,
                           ArrayRef<char> bytes, StringRef blobName) {
   ElementsAttr attr;

@@ -26,11 +26,6 @@ using namespace kiln;
 
 namespace {
 
-Value reshapeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return ReshapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v);
-}
-
 struct KilnTransposePointwiseConvsPass
     : kiln::impl::KilnTransposePointwiseConvsBase<KilnTransposePointwiseConvsPass> {
   using KilnTransposePointwiseConvsBase::KilnTransposePointwiseConvsBase;
@@ -71,15 +66,11 @@ struct KilnTransposePointwiseConvsPass
     x = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr({0, 2, 1}));
     x = reshapeTo(b, loc, x, {n * h * w, c});
     // W^T: [C, F], transposed here.
-    std::vector<float> transposed(size_t(c * f));
-    for (int64_t o = 0; o < f; ++o)
-      for (int64_t i = 0; i < c; ++i)
-        transposed[size_t(i * f + o)] = (*filter)[size_t(o * c + i)];
-    Value weights = bytesConstant(
-        b, loc, RankedTensorType::get({c, f}, b.getF32Type()),
-        ArrayRef<char>(reinterpret_cast<const char *>(transposed.data()),
-                       transposed.size() * sizeof(float)),
-        "pointwise_filter_t_" + std::to_string(counter++));
+    std::vector<char> transposed = permuteBytes(
+        ArrayRef<char>(reinterpret_cast<const char *>(filter->data()), filter->size() * sizeof(float)),
+        sizeof(float), {f, c}, {1, 0});
+    Value weights = bytesConstant(b, loc, RankedTensorType::get({c, f}, b.getF32Type()), transposed,
+                                  "pointwise_filter_t_" + std::to_string(counter++));
     Value y = MatmulOp::create(b, loc, x, weights);
     if (bias)
       y = AddOp::create(b, loc, y, bias);

@@ -84,11 +84,6 @@ Value f32Matrix(OpBuilder &b, Location loc, int64_t rows, int64_t cols,
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(data)));
 }
 
-Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return ReshapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), value);
-}
-
 struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradConvsPass> {
   using Base::Base;
 
@@ -160,13 +155,13 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
     int64_t rest = n * c * th * tw;
     // V = B^T X B: along i (rows of the tile), then along j.
     Value bt = f32Matrix(b, loc, a, a, wm.bt);
-    Value v = MatmulOp::create(b, loc, bt, reshape(b, loc, cols, {a, a * rest}));
-    v = MatmulOp::create(b, loc, bt, reshape(b, loc, v, {a, a, rest}));
+    Value v = MatmulOp::create(b, loc, bt, reshapeTo(b, loc, cols, {a, a * rest}));
+    v = MatmulOp::create(b, loc, bt, reshapeTo(b, loc, v, {a, a, rest}));
     // [(alpha, beta), C, N * tiles]: the GEMM's right-hand side.
-    v = reshape(b, loc, v, {a * a, n, c, th * tw});
+    v = reshapeTo(b, loc, v, {a * a, n, c, th * tw});
     if (n > 1)
       v = TransposeOp::create(b, loc, v, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
-    v = reshape(b, loc, v, {a * a, c, tiles});
+    v = reshapeTo(b, loc, v, {a * a, c, tiles});
 
     std::vector<float> u = transformFilter(*filter, f, c, wm);
     Value weights = bytesConstant(
@@ -178,12 +173,12 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
     // Y = A^T M A: along alpha, then beta.
     Value at = f32Matrix(b, loc, m, a, wm.at);
     int64_t outer = f * tiles;
-    Value y = MatmulOp::create(b, loc, at, reshape(b, loc, product, {a, a * outer}));
-    y = MatmulOp::create(b, loc, at, reshape(b, loc, y, {m, a, outer}));
+    Value y = MatmulOp::create(b, loc, at, reshapeTo(b, loc, product, {a, a * outer}));
+    y = MatmulOp::create(b, loc, at, reshapeTo(b, loc, y, {m, a, outer}));
     // [x, y, F, N, ty, tx] -> [N, F, ty, x, tx, y] -> [N, F, m*th, m*tw].
-    y = reshape(b, loc, y, {m, m, f, n, th, tw});
+    y = reshapeTo(b, loc, y, {m, m, f, n, th, tw});
     y = TransposeOp::create(b, loc, y, b.getDenseI64ArrayAttr({3, 2, 4, 0, 5, 1}));
-    y = reshape(b, loc, y, {n, f, m * th, m * tw});
+    y = reshapeTo(b, loc, y, {n, f, m * th, m * tw});
     if (m * th != oh || m * tw != ow)
       y = SliceOp::create(b, loc, y, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
                           b.getDenseI64ArrayAttr({n, f, oh, ow}),

@@ -429,6 +429,7 @@ struct KilnCPUDistributePass
             tileable[i] = i == image;
           // Its batch: the parallel loops before the output channels.
           SmallVector<unsigned> parallel = parallelLoops(iterators);
+          imageBatch.clear();
           for (unsigned i : ArrayRef(parallel).drop_back(std::min<size_t>(2, parallel.size())))
             if (bounds[i] > 1)
               imageBatch.push_back(i);

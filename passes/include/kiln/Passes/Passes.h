@@ -33,6 +33,9 @@ std::optional<std::vector<float>> f32ConstantValues(ConstantOp cst);
 /// The filter values of a 2-d kiln.conv of static f32 tensors, one group
 /// and a constant kh x kw filter, else nullopt.
 std::optional<std::vector<float>> constantFilterOfConv2d(ConvOp conv, int64_t kh, int64_t kw);
+/// A kiln.reshape of `value` to `shape` (same element type).
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      llvm::ArrayRef<int64_t> shape);
 /// A constant of `type` holding `bytes`: a blob named `blobName` when large
 /// (as the importer stores weights), else a dense attribute.
 mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
