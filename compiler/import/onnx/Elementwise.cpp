@@ -114,7 +114,12 @@ static LogicalResult convertDropout(NodeContext &node) {
       node.notConstant(2, "training_mode", "a boolean constant");
       return failure();
     }
-    training = mode.getNumElements() == 1 && *mode.getValues<bool>().begin();
+    if (!mode.getElementType().isInteger(1) || mode.getNumElements() != 1) {
+      node.emitError() << "training_mode must be one boolean, got "
+                       << mode.getType();
+      return failure();
+    }
+    training = *mode.getValues<bool>().begin();
   }
   double ratio = 0.5;
   Value computedRatio;

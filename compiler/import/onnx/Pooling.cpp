@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/Sequence.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -41,11 +42,23 @@ static Value maxPoolIndices(NodeContext &node, Value input,
   int64_t spatial = shape.size() - 2;
   ArrayRef<int64_t> in = shape.drop_front(2), out = outShape.drop_front(2);
   int64_t planes = shape[0] * shape[1], planeSize = computeProduct(in);
-  int64_t positions = computeProduct(out), taps = computeProduct(kernel);
-  if (positions == 0 || taps == 0 || planes == 0)
+  // Kernel sizes and output extents may be any positive int64: their
+  // products are checked before the bound below.
+  auto checkedProduct = [](ArrayRef<int64_t> sizes) -> std::optional<int64_t> {
+    if (llvm::is_contained(sizes, 0))
+      return 0;
+    std::optional<int64_t> product = 1;
+    for (int64_t size : sizes)
+      product = product ? llvm::checkedMul(*product, size) : std::nullopt;
+    return product;
+  };
+  std::optional<int64_t> positionCount = checkedProduct(out),
+                         tapCount = checkedProduct(kernel);
+  if (positionCount == 0 || tapCount == 0 || planes == 0)
     return node.splat(
         RankedTensorType::get(outShape, node.builder().getI64Type()), 0);
-  if (positions > kMaxWindowTaps / taps) {
+  int64_t positions = positionCount.value_or(0), taps = tapCount.value_or(0);
+  if (!positionCount || !tapCount || positions > kMaxWindowTaps / taps) {
     node.emitError() << "the Indices output would need more than "
                      << kMaxWindowTaps
                      << " window taps (output positions times kernel size)";
@@ -67,11 +80,16 @@ static Value maxPoolIndices(NodeContext &node, Value input,
     for (int64_t t = 0; t < taps; ++t) {
       bool inside = true;
       int64_t flat = 0, colFlat = 0;
-      for (int64_t i = 0; i < spatial; ++i) {
-        int64_t at = o[i] * strides[i] - pads[i] + k[i] * dilations[i];
-        inside = inside && at >= 0 && at < in[i];
-        flat += at * rowMajor[i];
-        colFlat += at * colMajor[i];
+      for (int64_t i = 0; i < spatial && inside; ++i) {
+        // Strides and dilations may be any positive int64: the tap's place
+        // is computed in 128 bits and only used inside the input.
+        using Wide = __int128;
+        Wide at = Wide(o[i]) * strides[i] - pads[i] + Wide(k[i]) * dilations[i];
+        inside = at >= 0 && at < in[i];
+        if (inside) {
+          flat += int64_t(at) * rowMajor[i];
+          colFlat += int64_t(at) * colMajor[i];
+        }
       }
       reads.push_back(inside ? flat : 0);
       if (columnMajor)

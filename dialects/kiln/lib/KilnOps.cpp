@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <limits>
 
@@ -65,6 +66,15 @@ int64_t kiln::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
 
 static RankedTensorType rankedType(Value value) {
   return value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
+}
+
+/// Attribute values (strides, pads, ...) as "[a, b]": unlike shapeString,
+/// every value is a number, INT64_MIN included (not "?").
+static std::string valuesString(ArrayRef<int64_t> values) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[" << llvm::interleaved(values) << "]";
+  return s;
 }
 
 static std::string shapeString(ArrayRef<int64_t> shape) {
@@ -319,13 +329,13 @@ static LogicalResult verifyWindow(std::optional<Location> loc,
                              pads.size());
   if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
     return emitOptionalError(loc, "strides must be positive, got ",
-                             shapeString(strides));
+                             valuesString(strides));
   if (llvm::any_of(dilations, [](int64_t s) { return s < 1; }))
     return emitOptionalError(loc, "dilations must be positive, got ",
-                             shapeString(dilations));
+                             valuesString(dilations));
   if (llvm::any_of(pads, [](int64_t s) { return s < 0; }))
     return emitOptionalError(loc, "pads must be non-negative, got ",
-                             shapeString(pads));
+                             valuesString(pads));
   return success();
 }
 
@@ -637,7 +647,7 @@ static LogicalResult inferPool(std::optional<Location> loc,
                              " kernel sizes, got ", kernel.size());
   if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
     return emitOptionalError(loc, "kernel sizes must be positive, got ",
-                             shapeString(kernel));
+                             valuesString(kernel));
   if (failed(verifyWindow(loc, spatial, adaptor.getStrides(),
                           adaptor.getDilations(), adaptor.getPads())))
     return failure();
