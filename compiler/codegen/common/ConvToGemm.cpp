@@ -399,8 +399,22 @@ struct KilnConvToGemmPass
     // recomputed all of it outside its tile (RegNet's grouped 3x3 layers:
     // 48 times, 1 s per image; on gfx every thread, past its private
     // memory).
+    // So is its initial value (the bias broadcast to [N, F, H, W], read
+    // through an expand_shape to the grouped layout): the generic that
+    // makes it is expanded instead. Left behind the reshape, it stayed out
+    // of the workgroups' tiles, and every workgroup broadcast the whole
+    // bias again (RegNet's last stage: 110 times, 12 GFLOP/s).
     RewritePatternSet expand(&getContext());
     linalg::populateFoldReshapeOpsByExpansionPatterns(expand, [](OpOperand *use) {
+      if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(use->getOwner())) {
+        auto producer = use->get().getDefiningOp<linalg::GenericOp>();
+        return producer && producer.getNumLoops() == producer.getNumParallelLoops() &&
+               reshape->hasOneUse() &&
+               llvm::all_of(reshape->getUses(), [](OpOperand &init) {
+                 auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(init.getOwner());
+                 return conv && conv.isDpsInit(&init);
+               });
+      }
       auto collapse = use->get().getDefiningOp<tensor::CollapseShapeOp>();
       auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
       if (!collapse || !consumer ||

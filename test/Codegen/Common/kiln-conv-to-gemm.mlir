@@ -228,3 +228,26 @@ func.func @grouped_epilogue(%in: tensor<1x2x4x10x10xf32>, %w: tensor<2x4x4x3x3xf
   } -> tensor<1x8x8x8xf32>
   return %r : tensor<1x8x8x8xf32>
 }
+
+// -----
+
+// Its initial value too: the bias broadcast to [N, F, H, W] and read through
+// an expand_shape to the grouped layout is made in the grouped layout
+// instead (the bias itself expanded to [G, F/G]), so that the workgroups of
+// the convolution fuse it; behind the reshape every workgroup broadcast the
+// whole bias again.
+// CHECK-LABEL: func @grouped_bias_init
+// CHECK: %[[B:.*]] = tensor.expand_shape %arg2 {{\[}}[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<2x4xf32>) outs(%{{.*}} : tensor<1x2x4x8x8xf32>)
+// CHECK: linalg.conv_2d_ngchw_gfchw {{.*}} outs(%[[INIT]] : tensor<1x2x4x8x8xf32>)
+func.func @grouped_bias_init(%in: tensor<1x2x4x10x10xf32>, %w: tensor<2x4x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x2x4x8x8xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<1x8x8x8xf32>
+  %bias = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x8x8x8xf32>
+  %init = tensor.expand_shape %bias [[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 8, 8] : tensor<1x8x8x8xf32> into tensor<1x2x4x8x8xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %w : tensor<1x2x4x10x10xf32>, tensor<2x4x4x3x3xf32>) outs(%init : tensor<1x2x4x8x8xf32>) -> tensor<1x2x4x8x8xf32>
+  return %c : tensor<1x2x4x8x8xf32>
+}
