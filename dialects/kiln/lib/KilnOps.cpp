@@ -37,11 +37,10 @@ bool kiln::isWithinSizeLimit(ArrayRef<int64_t> shape) {
   for (int64_t d : shape) {
     if (ShapedType::isDynamic(d))
       continue;
-    if (d < 0 || d > kMaxTensorElements)
+    // (Checked before multiplying: two factors of up to 2^40 overflow.)
+    if (d < 0 || d > kMaxTensorElements || (d != 0 && elements > kMaxTensorElements / d))
       return false;
-    elements *= d; // both factors <= 2^40 and the product checked: no overflow
-    if (elements > kMaxTensorElements)
-      return false;
+    elements *= d;
   }
   return true;
 }
