@@ -188,6 +188,28 @@ static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface 
   return map.getDimPosition(rows);
 }
 
+/// The loop of `consumer` that runs over the output channels of the
+/// dispatch's grouped convolution ([N, G, F/G, H, W]: the third dimension)
+/// and the register tile's channels (cpu::groupedChannelTile), if the
+/// dispatch has one whose tile takes more than one channel.
+static std::optional<std::pair<unsigned, int64_t>> windowChannelLoop(func::FuncOp func,
+                                                                      TilingInterface consumer) {
+  Operation *window = nullptr;
+  func.walk([&](linalg::Conv2DNgchwGfchwOp op) { window = op; });
+  auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer.getOperation());
+  if (!window || cpu::groupedChannelTile(window) == 1 || !linalgConsumer ||
+      linalgConsumer->getNumResults() != 1)
+    return std::nullopt;
+  auto result = cast<RankedTensorType>(window->getResult(0).getType());
+  auto consumed = dyn_cast<RankedTensorType>(linalgConsumer->getResult(0).getType());
+  if (!consumed || consumed.getShape() != result.getShape())
+    return std::nullopt;
+  AffineMap map = linalgConsumer.getIndexingMapMatchingResult(linalgConsumer->getResult(0));
+  if (!map.isProjectedPermutation() || map.getNumResults() != 5)
+    return std::nullopt;
+  return std::make_pair(map.getDimPosition(2), cpu::groupedChannelTile(window));
+}
+
 /// The loop of an elementwise `consumer` along which one of its inputs is
 /// contiguous when that is not its innermost loop (the input is read
 /// transposed), if any: kiln-cpu-vectorize-gemm reads such an input in
@@ -209,13 +231,17 @@ SmallVector<int64_t> chooseTileSizes(ArrayRef<int64_t> bounds,
                                      ArrayRef<bool> tileable, int64_t target,
                                      int64_t lastGranule, bool innermostFirst,
                                      std::optional<unsigned> rowLoop = std::nullopt,
-                                     std::optional<unsigned> transposedLoop = std::nullopt) {
+                                     std::optional<unsigned> transposedLoop = std::nullopt,
+                                     std::optional<std::pair<unsigned, int64_t>> channelLoop =
+                                         std::nullopt) {
   SmallVector<int64_t> tiles(bounds.size(), 0);
   // The output's last two dimensions are the last two parallel loops.
   SmallVector<unsigned> parallel = parallelLoops(iterators);
   auto granule = [&](unsigned dim) -> int64_t {
     if (transposedLoop && dim == *transposedLoop)
       return 16;
+    if (channelLoop && dim == channelLoop->first)
+      return channelLoop->second;
     int64_t g = 1;
     if (!parallel.empty() && dim == parallel.back())
       g = lastGranule;
@@ -496,7 +522,8 @@ struct KilnCPUDistributePass
           images *= bounds[d];
         tiles = chooseTileSizes(bounds, consumer.getLoopIteratorTypes(), tileable,
                                 llvm::divideCeil(target, images), lastGranule, isGemm,
-                                windowRowLoop(func, consumer), transposedLoop(consumer));
+                                windowRowLoop(func, consumer), transposedLoop(consumer),
+                                windowChannelLoop(func, consumer));
         for (unsigned d : imageBatch)
           tiles[d] = 1;
       }
@@ -514,7 +541,7 @@ struct KilnCPUDistributePass
         SmallVector<int64_t> more = chooseTileSizes(
             bounds, consumer.getLoopIteratorTypes(), rest,
             llvm::divideCeil(std::min<int64_t>(kMinWorkgroups, target), count), lastGranule,
-            isGemm);
+            isGemm, std::nullopt, std::nullopt, windowChannelLoop(func, consumer));
         for (auto [tile, extra] : llvm::zip(tiles, more))
           if (extra)
             tile = extra;

@@ -112,11 +112,42 @@ bool isDepthwiseTap(linalg::LinalgOp op) {
     return true;
   // After its unit dimensions are dropped: a row segment (or a block of
   // rows, tileDepthwiseTaps) times a scalar.
-  return op.getNumLoops() <= 2 &&
-         llvm::any_of(op.getDpsInputs(), [](Value v) {
-           auto type = dyn_cast<RankedTensorType>(v.getType());
-           return type && type.getRank() == 0;
-         });
+  if (op.getNumLoops() <= 2 && llvm::any_of(op.getDpsInputs(), [](Value v) {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        return type && type.getRank() == 0;
+      }))
+    return true;
+  // A grouped convolution's tap over several output channels
+  // (cpu::groupedChannelTile): loops (f, rows, columns), the weights
+  // indexed by f alone, the input rows by the rest.
+  if (op.getNumLoops() != 3)
+    return false;
+  MLIRContext *ctx = op.getContext();
+  AffineMap weights = AffineMap::get(3, 0, {getAffineDimExpr(0, ctx)}, ctx);
+  bool anyWeights = false, anyRows = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map == weights)
+      anyWeights = true;
+    else if (map.getNumResults() == 2 && !map.isFunctionOfDim(0))
+      anyRows = true;
+  }
+  if (!anyWeights || !anyRows || !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return false;
+  // (Not any elementwise op of that shape: one that accumulates into its
+  // output, out + in * w.)
+  Block *body = op.getBlock();
+  Operation *sum = body->getTerminator()->getOperand(0).getDefiningOp();
+  Value out = body->getArguments().back();
+  return sum && isa<arith::AddFOp, arith::AddIOp>(sum) &&
+         (sum->getOperand(0) == out || sum->getOperand(1) == out);
+}
+
+/// The output channels of a depthwise tap (isDepthwiseTap): 1, or those of
+/// a grouped convolution's tap, its first loop.
+static int64_t tapChannels(linalg::LinalgOp op) {
+  return op.getNumLoops() == 3 && op.getNumReductionLoops() == 0 ? op.getStaticLoopRanges()[0]
+                                                                  : 1;
 }
 
 /// Rewrites a static im2col gather `cols[n, (c, kh, kw), (oh, ow)] =
@@ -728,6 +759,11 @@ static void tileDepthwiseTaps(func::FuncOp func, IRRewriter &rewriter, int64_t n
       continue;
     tiles[dim.getPosition()] = nr;
     tiles[rowDim.getPosition()] = kTapRows;
+    // (A grouped convolution: several output channels, each tap's input
+    // rows read once for all of them.)
+    if (int64_t channels = cpu::groupedChannelTile(op); channels > 1)
+      if (auto channelDim = dyn_cast<AffineDimExpr>(outMap.getResult(width - 2)))
+        tiles[channelDim.getPosition()] = channels;
     tileAndPeel(rewriter, cast<TilingInterface>(op.getOperation()), tiles);
   }
   // (Pools outside a workgroup loop stay named ops, as before.)
@@ -1182,6 +1218,9 @@ static bool fuseWindowEpilogues(func::FuncOp func, IRRewriter &rewriter, int64_t
     for (unsigned i : {width - 1, width})
       if (ranges[outMap.getDimPosition(i)] <= tiles[i])
         tiles[i] = 0;
+    // (A grouped convolution's tile: several output channels.)
+    if (int64_t channels = cpu::groupedChannelTile(op); channels > 1 && width >= 2)
+      tiles[width - 2] = channels;
 
     Operation *init = op.getDpsInits()[0].getDefiningOp();
     bool fuseInit = init && isa<linalg::FillOp, linalg::GenericOp>(init) && init->hasOneUse() &&
@@ -1440,37 +1479,43 @@ static void specializeContractions(func::FuncOp func, IRRewriter &rewriter) {
 /// tensor.extract_slice of the row read through the identity (after
 /// bufferization, a strided view that the vector read gathers from).
 static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
+  // (A grouped convolution's tap has a loop over channels first: its input
+  // rows are indexed by the other two.)
   SmallVector<linalg::GenericOp> taps;
   func.walk([&](linalg::GenericOp op) {
-    if (isDepthwiseTap(op) && op.getNumLoops() <= 2 && hasStaticShapes(op) &&
+    if (isDepthwiseTap(op) && op.getNumLoops() <= 3 && hasStaticShapes(op) &&
         op.getNumReductionLoops() == 0)
       taps.push_back(op);
   });
   MLIRContext *ctx = func.getContext();
   for (linalg::GenericOp op : taps) {
     SmallVector<int64_t> extents = op.getStaticLoopRanges();
-    unsigned rank = extents.size();
+    unsigned loops = extents.size();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     bool changed = false;
     for (OpOperand *input : op.getDpsInputOperands()) {
       AffineMap map = maps[input->getOperandNumber()];
       auto type = dyn_cast<RankedTensorType>(input->get().getType());
-      if (!type || type.getRank() != rank || map.getNumResults() != rank)
+      if (!type || type.getRank() == 0 || type.getRank() > loops ||
+          map.getNumResults() != type.getRank())
         continue;
-      // Each result `d_i` or `d_i * s`, at least one strided.
+      // Each result `d_i` or `d_i * s` for the trailing loops, at least one
+      // strided.
+      unsigned rank = type.getRank(), first = loops - rank;
       SmallVector<int64_t> strides;
       for (auto [i, result] : llvm::enumerate(map.getResults())) {
         int64_t stride = 0;
-        if (auto d = dyn_cast<AffineDimExpr>(result); d && d.getPosition() == i)
+        unsigned loop = first + i;
+        if (auto d = dyn_cast<AffineDimExpr>(result); d && d.getPosition() == loop)
           stride = 1;
         else if (auto mul = dyn_cast<AffineBinaryOpExpr>(result);
                  mul && mul.getKind() == AffineExprKind::Mul) {
           auto d = dyn_cast<AffineDimExpr>(mul.getLHS());
           auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
-          if (d && c && d.getPosition() == i && c.getValue() >= 1)
+          if (d && c && d.getPosition() == loop && c.getValue() >= 1)
             stride = c.getValue();
         }
-        if (!stride || (extents[i] - 1) * stride >= type.getDimSize(i))
+        if (!stride || (extents[loop] - 1) * stride >= type.getDimSize(i))
           break;
         strides.push_back(stride);
       }
@@ -1480,9 +1525,10 @@ static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
       Value view = tensor::ExtractSliceOp::create(
           rewriter, op.getLoc(), input->get(),
           SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
-          getAsIndexOpFoldResult(ctx, extents), getAsIndexOpFoldResult(ctx, strides));
+          getAsIndexOpFoldResult(ctx, ArrayRef(extents).drop_front(first)),
+          getAsIndexOpFoldResult(ctx, strides));
       rewriter.modifyOpInPlace(op, [&] { input->set(view); });
-      maps[input->getOperandNumber()] = AffineMap::getMultiDimIdentityMap(rank, ctx);
+      maps[input->getOperandNumber()] = AffineMap::getMinorIdentityMap(loops, rank, ctx);
       changed = true;
     }
     if (changed)
@@ -1495,6 +1541,83 @@ static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
 /// 16 scalar loads and inserts for a 16-lane tap, 9 taps per output vector
 /// of a 3x3 pool (ResNet-50's max pool at 3.5 GFLOP/s). This reads the
 /// contiguous span the lanes come from instead (readEveryNth).
+/// A vector read that broadcasts a row of scalars over the trailing
+/// dimensions (a grouped convolution's bias, one per output channel of a
+/// 4 x 4 x 16 register tile: permutation map `(..., d) -> (d, 0, 0)`)
+/// becomes a read of the row and one broadcast per scalar, inserted into
+/// the tile. The generic lowering transposes a broadcast, element by
+/// element: LLVM built the tile in memory, 256 scalar stores and 16 vector
+/// loads.
+struct ReadRowBroadcastPerElement : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getVectorType();
+    AffineMap map = op.getPermutationMap();
+    if (type.getRank() < 2 || type.isScalable() || op.getMask() || map.getNumResults() < 2 ||
+        !op.getInBoundsValues().front())
+      return failure();
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
+    if (!dim || dim.getPosition() != map.getNumDims() - 1)
+      return failure();
+    for (AffineExpr e : map.getResults().drop_front())
+      if (!isa<AffineConstantExpr>(e) || cast<AffineConstantExpr>(e).getValue() != 0)
+        return failure();
+    Location loc = op.getLoc();
+    int64_t count = type.getDimSize(0);
+    auto rowType = VectorType::get({count}, type.getElementType());
+    Value row = vector::TransferReadOp::create(
+        rewriter, loc, rowType, op.getBase(), op.getIndices(),
+        AffineMapAttr::get(AffineMap::get(map.getNumDims(), 0, {dim}, op.getContext())),
+        op.getPadding(), /*mask=*/Value(), rewriter.getBoolArrayAttr({true}));
+    auto innerType = VectorType::get(type.getShape().drop_front(), type.getElementType());
+    Value result = ub::PoisonOp::create(rewriter, loc, type);
+    for (int64_t i = 0; i < count; ++i) {
+      Value scalar = vector::ExtractOp::create(rewriter, loc, row, ArrayRef<int64_t>{i});
+      Value splat = vector::BroadcastOp::create(rewriter, loc, innerType, scalar);
+      result = vector::InsertOp::create(rewriter, loc, splat, result, ArrayRef<int64_t>{i});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A vector read broadcast along its leading dimensions (a grouped
+/// convolution's input rows, the same for each output channel of the tile:
+/// permutation map `(..., r, c) -> (0, r, c)`) becomes a read of the rows
+/// and a vector.broadcast, so that the patterns for row reads below (padded
+/// windows, strided rows) take it as they take a depthwise tap's.
+struct ReadOnceForLeadingBroadcast : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getVectorType();
+    AffineMap map = op.getPermutationMap();
+    if (op.getMask() || type.isScalable())
+      return failure();
+    unsigned leading = 0;
+    while (leading < map.getNumResults() && isa<AffineConstantExpr>(map.getResult(leading)))
+      ++leading;
+    unsigned rest = map.getNumResults() - leading;
+    if (leading == 0 || rest == 0 ||
+        map.dropResults(llvm::to_vector(llvm::seq<int64_t>(0, leading))) !=
+            AffineMap::getMinorIdentityMap(map.getNumDims(), rest, op.getContext()))
+      return failure();
+    Location loc = op.getLoc();
+    auto rowsType = VectorType::get(type.getShape().drop_front(leading), type.getElementType());
+    SmallVector<bool> inBounds = op.getInBoundsValues();
+    Value rows = vector::TransferReadOp::create(
+        rewriter, loc, rowsType, op.getBase(), op.getIndices(),
+        AffineMapAttr::get(AffineMap::getMinorIdentityMap(map.getNumDims(), rest, op.getContext())),
+        op.getPadding(), /*mask=*/Value(),
+        rewriter.getBoolArrayAttr(ArrayRef(inBounds).drop_front(leading)));
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, rows);
+    return success();
+  }
+};
+
 struct ReadStridedRowsContiguously : OpRewritePattern<vector::TransferReadOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1701,7 +1824,7 @@ static void vectorizeTiles(func::FuncOp func, IRRewriter &rewriter, const Regist
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if ((linalg::isaContractionOpInterface(op) && hasRegisterAccumulator(op) &&
          points <= t.tilePoints() * t.kc) ||
-        (isDepthwiseTap(op) && points <= kTapRows * t.nr) ||
+        (isDepthwiseTap(op) && points <= kTapRows * t.nr * tapChannels(op)) ||
         // (Elementwise ops are rows of at most nr by now, but for those of
         // an epilogue tile: a register tile. Dropping unit dimensions
         // rebuilt them without the attribute that said so.)
@@ -1834,7 +1957,7 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
     cpu::populateReadByteTilesPlainlyPatterns(patterns);
-    patterns.add<ReadStridedRowsContiguously>(ctx);
+    patterns.add<ReadStridedRowsContiguously, ReadRowBroadcastPerElement, ReadOnceForLeadingBroadcast>(ctx);
     patterns.add<ReadPaddedWindowsFromSource>(
         ctx, dot == cpu::DotISA::AVX512BW || dot == cpu::DotISA::AVX512VNNI);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);

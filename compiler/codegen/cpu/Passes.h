@@ -40,6 +40,24 @@ inline bool isWindowOp(mlir::Operation *op) {
                    mlir::linalg::PoolingNchwMaxOp, mlir::linalg::PoolingNchwSumOp>(op);
 }
 
+/// Output channels of a grouped convolution's register tile (a factor of
+/// its F/G channels per group, at most 4): each window tap's input row is
+/// read once for all of them (kiln-cpu-vectorize-gemm), as a GEMM tile
+/// reuses a column for its rows; kiln-cpu-distribute gives workgroups a
+/// multiple of it. 1 for other ops.
+inline int64_t groupedChannelTile(mlir::Operation *op) {
+  auto conv = mlir::dyn_cast<mlir::linalg::Conv2DNgchwGfchwOp>(op);
+  if (!conv)
+    return 1;
+  // The filter is [G, F/G, C/G, KH, KW].
+  auto filter = mlir::cast<mlir::ShapedType>(conv.getInputs()[1].getType());
+  int64_t perGroup = filter.getDimSize(1);
+  for (int64_t tile : {4, 2})
+    if (!mlir::ShapedType::isDynamic(perGroup) && perGroup % tile == 0)
+      return tile;
+  return 1;
+}
+
 /// The loop along which the first input of `op` that is read transposed (a
 /// permutation whose contiguous dimension is not the innermost loop: NHWC
 /// -> NCHW) is contiguous, or nothing.

@@ -401,3 +401,22 @@ func.func @broadcast_producer_kept(%x: tensor<64x768xf32>, %var: tensor<64xf32>)
   } -> tensor<64x768xf32>
   return %y : tensor<64x768xf32>
 }
+
+// -----
+
+// A grouped convolution whose groups have 8 output channels: workgroups
+// take them in fours (cpu::groupedChannelTile, the register tile's
+// channels), never one by one as other dimensions are split.
+// CHECK-LABEL: func @grouped_channels
+// CHECK-SAME: kiln.workgroup_count = 12
+// CHECK: scf.forall ({{.*}}) = (0, 0) to (6, 8) step (1, 4)
+func.func @grouped_channels(%in: tensor<1x6x8x58x58xf32>, %w: tensor<6x8x8x3x3xf32>, %b: tensor<6x8xf32>) -> tensor<1x6x8x56x56xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<1x6x8x56x56xf32>
+  %init = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<6x8xf32>) outs(%e : tensor<1x6x8x56x56xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x6x8x56x56xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %w : tensor<1x6x8x58x58xf32>, tensor<6x8x8x3x3xf32>) outs(%init : tensor<1x6x8x56x56xf32>) -> tensor<1x6x8x56x56xf32>
+  return %c : tensor<1x6x8x56x56xf32>
+}

@@ -137,6 +137,41 @@ func.func @grouped(%in: tensor<1x2x4x10x18xf32>, %w: tensor<2x4x4x3x3xf32>, %ini
   return %r : tensor<1x2x4x8x16xf32>
 }
 
+// A workgroup of a grouped convolution with the 4 output channels of its
+// group: the register tile takes them all (cpu::groupedChannelTile), one
+// 4 x 4 x 16 accumulator (channels x rows x pixels) that the tap loops
+// carry in registers. Each window tap reads its 4 input rows once,
+// broadcast to the 4 channels, and multiplies them by the 4 channels'
+// weights, one broadcast each.
+// CHECK-LABEL: func @grouped_channels
+// CHECK: scf.forall
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<4x4x16xf32>, vector<4x4x16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[ACC]])
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[ROWS:.*]] = vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK: %[[IN:.*]] = vector.broadcast %[[ROWS]] : vector<4x16xf32> to vector<4x4x16xf32>
+// CHECK: %[[W:.*]] = vector.transfer_read {{.*}} : tensor<4xf32>, vector<4xf32>
+// CHECK-COUNT-4: vector.broadcast %{{.*}} : f32 to vector<4x16xf32>
+// CHECK: %[[P:.*]] = arith.mulf %[[IN]], %{{.*}} : vector<4x4x16xf32>
+// CHECK: arith.addf %{{.*}}, %[[P]] {{.*}} : vector<4x4x16xf32>
+// CHECK-NOT: vector.transfer_read
+// CHECK: scf.yield
+// CHECK: vector.transfer_write {{.*}} : vector<4x4x16xf32>, tensor<4x4x16xf32>
+func.func @grouped_channels(%in: tensor<1x2x4x10x18xf32>, %w: tensor<2x4x4x3x3xf32>, %init: tensor<1x2x4x8x16xf32>) -> tensor<1x2x4x8x16xf32> {
+  %r = scf.forall (%g) in (2) shared_outs(%o = %init) -> (tensor<1x2x4x8x16xf32>) {
+    %i = tensor.extract_slice %in[0, %g, 0, 0, 0] [1, 1, 4, 10, 18] [1, 1, 1, 1, 1] : tensor<1x2x4x10x18xf32> to tensor<1x1x4x10x18xf32>
+    %wk = tensor.extract_slice %w[%g, 0, 0, 0, 0] [1, 4, 4, 3, 3] [1, 1, 1, 1, 1] : tensor<2x4x4x3x3xf32> to tensor<1x4x4x3x3xf32>
+    %oi = tensor.extract_slice %o[0, %g, 0, 0, 0] [1, 1, 4, 8, 16] [1, 1, 1, 1, 1] : tensor<1x2x4x8x16xf32> to tensor<1x1x4x8x16xf32>
+    %d = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%i, %wk : tensor<1x1x4x10x18xf32>, tensor<1x4x4x3x3xf32>) outs(%oi : tensor<1x1x4x8x16xf32>) -> tensor<1x1x4x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[0, %g, 0, 0, 0] [1, 1, 4, 8, 16] [1, 1, 1, 1, 1] : tensor<1x1x4x8x16xf32> into tensor<1x2x4x8x16xf32>
+    }
+  }
+  return %r : tensor<1x2x4x8x16xf32>
+}
+
 // A depthwise convolution strided by 2 along the width (MobileNet's
 // downsampling layers) is tiled along the output width too, like a unit
 // stride one: each tap reads the contiguous span of its 16 strided input
