@@ -164,28 +164,39 @@ static void fuseElementwiseChains(func::FuncOp func) {
 /// depthwise convolutions (3x ONNX Runtime's time).
 constexpr int64_t kWindowRows = 4;
 
-/// The loop of `consumer` that runs over the output rows of the dispatch's
-/// window op (the op itself, or an elementwise op after it of the same
-/// rank), if the dispatch has one.
-static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface consumer) {
+/// The loop of `consumer` (the dispatch's last op `isWindow` picks, or an
+/// elementwise op after it with the same result shape) that runs over
+/// dimension `dim` of that op's result, if the dispatch has one.
+static std::optional<unsigned> windowResultLoop(func::FuncOp func, TilingInterface consumer,
+                                                function_ref<bool(Operation *)> isWindow,
+                                                function_ref<unsigned(unsigned rank)> dim) {
   Operation *window = nullptr;
   func.walk([&](Operation *op) {
-    if (cpu::isWindowOp(op))
+    if (isWindow(op))
       window = op;
   });
   auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer.getOperation());
   if (!window || !linalgConsumer || linalgConsumer->getNumResults() != 1)
     return std::nullopt;
-  // NCHW (NGCHW) results: the rows are the second-to-last dimension.
   auto result = cast<RankedTensorType>(window->getResult(0).getType());
   auto consumed = dyn_cast<RankedTensorType>(linalgConsumer->getResult(0).getType());
   if (!consumed || consumed.getShape() != result.getShape())
     return std::nullopt;
   AffineMap map = linalgConsumer.getIndexingMapMatchingResult(linalgConsumer->getResult(0));
-  unsigned rows = result.getRank() - 2;
-  if (!map.isProjectedPermutation() || map.getNumResults() <= rows)
+  unsigned d = dim(result.getRank());
+  if (!map.isProjectedPermutation() || map.getNumResults() <= d)
     return std::nullopt;
-  return map.getDimPosition(rows);
+  return map.getDimPosition(d);
+}
+
+/// The loop of `consumer` that runs over the output rows of the dispatch's
+/// window op (the op itself, or an elementwise op after it of the same
+/// rank), if the dispatch has one.
+static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface consumer) {
+  // NCHW (NGCHW) results: the rows are the second-to-last dimension.
+  return windowResultLoop(
+      func, consumer, [](Operation *op) { return cpu::isWindowOp(op); },
+      [](unsigned rank) { return rank - 2; });
 }
 
 /// The loop of `consumer` that runs over the output channels of the
@@ -194,20 +205,19 @@ static std::optional<unsigned> windowRowLoop(func::FuncOp func, TilingInterface 
 /// dispatch has one whose tile takes more than one channel.
 static std::optional<std::pair<unsigned, int64_t>> windowChannelLoop(func::FuncOp func,
                                                                       TilingInterface consumer) {
-  Operation *window = nullptr;
-  func.walk([&](linalg::Conv2DNgchwGfchwOp op) { window = op; });
-  auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer.getOperation());
-  if (!window || cpu::groupedChannelTile(window) == 1 || !linalgConsumer ||
-      linalgConsumer->getNumResults() != 1)
+  int64_t channels = 1;
+  std::optional<unsigned> loop = windowResultLoop(
+      func, consumer,
+      [&](Operation *op) {
+        if (!isa<linalg::Conv2DNgchwGfchwOp>(op))
+          return false;
+        channels = cpu::groupedChannelTile(op);
+        return true;
+      },
+      [](unsigned) { return 2u; });
+  if (!loop || channels == 1)
     return std::nullopt;
-  auto result = cast<RankedTensorType>(window->getResult(0).getType());
-  auto consumed = dyn_cast<RankedTensorType>(linalgConsumer->getResult(0).getType());
-  if (!consumed || consumed.getShape() != result.getShape())
-    return std::nullopt;
-  AffineMap map = linalgConsumer.getIndexingMapMatchingResult(linalgConsumer->getResult(0));
-  if (!map.isProjectedPermutation() || map.getNumResults() != 5)
-    return std::nullopt;
-  return std::make_pair(map.getDimPosition(2), cpu::groupedChannelTile(window));
+  return std::make_pair(*loop, channels);
 }
 
 /// The loop of an elementwise `consumer` along which one of its inputs is
