@@ -1029,7 +1029,8 @@ static SmallVector<linalg::GenericOp> epilogueChainOf(linalg::LinalgOp contracti
 /// Tiles the last op of an epilogue chain by `tiles` (in `order`, none: loop
 /// order) and fuses into the tile the chain, the producer it ends (a
 /// contraction or window op) and, when given, the producer's initial value
-/// (`init`): one register tile of all of them.
+/// (`init`): one register tile of all of them. With no chain, the producer
+/// itself is tiled (`tiles` over its loops) with its initial value.
 static FailureOr<scf::SCFTileAndFuseResult>
 tileEpilogueChain(RewriterBase &rewriter, ArrayRef<linalg::GenericOp> chain, Operation *producer,
                   Operation *init, ArrayRef<int64_t> tiles, ArrayRef<int64_t> order = {}) {
@@ -1047,11 +1048,12 @@ tileEpilogueChain(RewriterBase &rewriter, ArrayRef<linalg::GenericOp> chain, Ope
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         return std::nullopt;
       });
-  linalg::GenericOp epilogue = chain.back();
-  rewriter.setInsertionPoint(epilogue);
+  Operation *consumer = chain.empty() ? producer : static_cast<Operation *>(chain.back());
+  rewriter.setInsertionPoint(consumer);
   FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(
-      rewriter, cast<TilingInterface>(epilogue.getOperation()), options);
-  if (failed(result) || !result->fusedProducers.contains(producer))
+      rewriter, cast<TilingInterface>(consumer), options);
+  if (failed(result) ||
+      !result->fusedProducers.contains(chain.empty() ? init : producer))
     return failure();
   return result;
 }
@@ -1064,8 +1066,8 @@ tileEpilogueChain(RewriterBase &rewriter, ArrayRef<linalg::GenericOp> chain, Ope
 static void commitEpilogueTile(RewriterBase &rewriter, ArrayRef<linalg::GenericOp> chain,
                                Operation *producer, Operation *init,
                                const scf::SCFTileAndFuseResult &result) {
-  linalg::GenericOp epilogue = chain.back();
-  for (OpResult r : epilogue->getResults())
+  Operation *consumer = chain.empty() ? producer : static_cast<Operation *>(chain.back());
+  for (OpResult r : consumer->getResults())
     rewriter.replaceAllUsesWith(r, result.replacements.lookup(r));
   for (linalg::GenericOp e : llvm::reverse(chain))
     if (e->use_empty())
@@ -1121,7 +1123,14 @@ static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRew
     SmallVector<linalg::GenericOp> chain = epilogueChainOf(op);
     linalg::GenericOp epilogue = chain.empty() ? linalg::GenericOp() : chain.back();
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-    if (!epilogue || failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1)
+    Operation *init = op.getDpsInits()[0].getDefiningOp();
+    bool fuseInit = init && isa<linalg::FillOp, linalg::GenericOp>(init) && init->hasOneUse() &&
+                    init->getParentRegion() == op->getParentRegion();
+    // (No epilogue: the contraction is tiled with its initial value alone,
+    // a zero fill of an LLM head, whose workgroup tile was otherwise filled
+    // in memory first and read back by every register tile.)
+    if ((!epilogue && !fuseInit) || failed(dims) || dims->m.empty() || dims->n.empty() ||
+        dims->k.size() != 1)
       continue;
     RegisterTile t = base.forContraction(op, *dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -1129,15 +1138,24 @@ static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRew
     // (A matrix-vector product keeps its wide one-row tile.)
     if (rows < t.mr)
       continue;
-    // The epilogue's loops are the contraction's output dimensions.
+    // The epilogue's loops are the contraction's output dimensions (without
+    // one, the tile is over the contraction's own loops, its reduction
+    // whole).
     AffineMap outMap = op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]);
+    if (!epilogue)
+      outMap = AffineMap::getMultiDimIdentityMap(op.getNumLoops(), ctx);
     if (!outMap.isProjectedPermutation() ||
-        outMap.getNumResults() != epilogue.getNumLoops())
+        (epilogue && outMap.getNumResults() != epilogue.getNumLoops()))
       continue;
-    SmallVector<int64_t> tiles(epilogue.getNumLoops(), 1);
-    SmallVector<int64_t> batchOrder, nOrder, mOrder;
+    SmallVector<int64_t> tiles(outMap.getNumResults(), 1);
+    SmallVector<int64_t> batchOrder, nOrder, mOrder, kOrder;
     for (unsigned i = 0; i < outMap.getNumResults(); ++i) {
       unsigned d = outMap.getDimPosition(i);
+      if (llvm::is_contained(dims->k, d)) {
+        tiles[i] = 0;
+        kOrder.push_back(i);
+        continue;
+      }
       if (llvm::is_contained(dims->m, d)) {
         tiles[i] = d == dims->m.back() ? t.mr : 1;
         mOrder.push_back(i);
@@ -1155,10 +1173,8 @@ static bool fuseEpilogues(SmallVectorImpl<linalg::LinalgOp> &contractions, IRRew
     SmallVector<int64_t> order = batchOrder;
     llvm::append_range(order, nOrder);
     llvm::append_range(order, mOrder);
+    llvm::append_range(order, kOrder);
 
-    Operation *init = op.getDpsInits()[0].getDefiningOp();
-    bool fuseInit = init && isa<linalg::FillOp, linalg::GenericOp>(init) && init->hasOneUse() &&
-                    init->getParentRegion() == op->getParentRegion();
     op->setAttr(kFusedTileAttr, UnitAttr::get(ctx));
     for (linalg::GenericOp e : chain)
       e->setAttr(kFusedTileAttr, UnitAttr::get(ctx));
@@ -2088,6 +2104,23 @@ static void panelsToMatmuls(func::FuncOp func, IRRewriter &rewriter, int64_t min
         continue;
       }
     }
+    // Without an epilogue, a zero fill of the accumulator goes into the
+    // panel loop too (each panel's register tiles then start from zeros in
+    // registers, fuseEpilogues): filled whole first, the workgroup's output
+    // (an LLM head's: 64 rows x 640 columns, 160 KiB) went out to L2 and
+    // came back for every register tile.
+    if (chain.empty())
+      if (Operation *init = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+          init && init->hasOneUse()) {
+        FailureOr<scf::SCFTileAndFuseResult> tiled =
+            tileEpilogueChain(rewriter, {}, op, init, {0, panel, 0});
+        if (succeeded(tiled)) {
+          for (LoopLikeOpInterface loop : tiled->loops)
+            loop->setAttr(kPanelLoopAttr, rewriter.getUnitAttr());
+          commitEpilogueTile(rewriter, {}, op, init, *tiled);
+          continue;
+        }
+      }
     rewriter.setInsertionPoint(op);
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), {0, panel, 0}));

@@ -9,15 +9,21 @@
 // (a slice of w at (panel, 0, 0)) as its right-hand side, register-tiled
 // 8 x 32 with no run-time copy of the weights. With panel-gemm-rows=0, or
 // more rows required than the workgroup has, the generic stays for the
-// panel kernel (kiln-cpu-lower-panel-matmuls).
+// panel kernel (kiln-cpu-lower-panel-matmuls). The zero fill of the
+// accumulator goes into the register tiles: each starts its k loop from
+// zeros in registers (filled whole before the panel loop, the workgroup's
+// output went to memory and came back for every tile).
 // CHECK-LABEL: func @panels
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // CHECK: scf.forall
+// CHECK-NOT: linalg.fill
 // CHECK: scf.for %[[N:.*]] = %c0 to %c64 step %c32
 // CHECK: %[[P:.*]] = affine.apply #{{.*}}(%[[N]])
 // CHECK: %[[W:.*]] = tensor.extract_slice %arg1[%[[P]], 0, %{{.*}}] [1, 16, 32] [1, 1, 1] : tensor<2x16x32xf32> to tensor<16x32xf32>
 // CHECK-NOT: tensor.empty() : tensor<16x32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
-// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
+// CHECK-NOT: vector.transfer_read {{.*}} vector<8x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}%[[ZERO]]) -> ({{.*}}vector<8x32xf32>)
 // CHECK: tensor.extract_slice %[[W]][%{{.*}}, 0] [4, 32] [1, 1]
 // CHECK-NOT: kiln.panel_matmul
 // KERNEL-LABEL: func @panels

@@ -4,14 +4,18 @@
 // A workgroup's 16x16 tile of a matmul (as kiln-cpu-distribute leaves it),
 // K = 64. Register tile 4x16, k step 4: a loop over the 4 row blocks (N = 16
 // is taken whole), and inside it the k loop, which carries the 4x16
-// accumulator as a vector iter_arg: read once before the loop, written once
-// after it. Each k step is 4 x 4 outer products, 16 FMAs on vector<16xf32>
-// (a broadcast row element times a row of B); no vector.contract is left.
+// accumulator as a vector iter_arg: it starts from zeros in registers (the
+// zero fill is tiled with it; filled first, the workgroup's tile went to
+// memory and came back), and is written once after the loop. Each k step is
+// 4 x 4 outer products, 16 FMAs on vector<16xf32> (a broadcast row element
+// times a row of B); no vector.contract is left.
 // CHECK-LABEL: func @matmul_in_workgroup
+// CHECK: %[[ACC0:.*]] = arith.constant dense<0.000000e+00> : vector<4x16xf32>
 // CHECK: scf.forall
 // CHECK-NOT: linalg.matmul
+// CHECK-NOT: linalg.fill
 // CHECK: scf.for %{{.*}} = %c0 to %c16 step %c4
-// CHECK: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK-NOT: vector.transfer_read {{.*}} vector<4x16xf32>
 // CHECK: %[[K:.*]]:{{[0-9]+}} = scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}%[[ACC:[^ ]*]] = %[[ACC0]]) -> ({{.*}}vector<4x16xf32>)
 // CHECK-NOT: vector.transfer_write
 // CHECK-NOT: vector.contract
