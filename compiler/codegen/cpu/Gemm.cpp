@@ -1552,11 +1552,16 @@ static void unstrideTapInputs(func::FuncOp func, IRRewriter &rewriter) {
   }
 }
 
-/// A vector read of a strided row (a window tap of a stride-s pool or
-/// depthwise convolution, unstrideTapInputs) gathers one element per lane:
-/// 16 scalar loads and inserts for a 16-lane tap, 9 taps per output vector
-/// of a 3x3 pool (ResNet-50's max pool at 3.5 GFLOP/s). This reads the
-/// contiguous span the lanes come from instead (readEveryNth).
+/// The part of `op`'s read that is not broadcast: the same source, indices
+/// and padding read as `shape` through `map`, no mask.
+static Value readUnbroadcast(PatternRewriter &rewriter, vector::TransferReadOp op,
+                             ArrayRef<int64_t> shape, AffineMap map, ArrayRef<bool> inBounds) {
+  return vector::TransferReadOp::create(
+      rewriter, op.getLoc(), VectorType::get(shape, op.getVectorType().getElementType()),
+      op.getBase(), op.getIndices(), AffineMapAttr::get(map), op.getPadding(), /*mask=*/Value(),
+      rewriter.getBoolArrayAttr(inBounds));
+}
+
 /// A vector read that broadcasts a row of scalars over the trailing
 /// dimensions (a grouped convolution's bias, one per output channel of a
 /// 4 x 4 x 16 register tile: permutation map `(..., d) -> (d, 0, 0)`)
@@ -1582,11 +1587,8 @@ struct ReadRowBroadcastPerElement : OpRewritePattern<vector::TransferReadOp> {
         return failure();
     Location loc = op.getLoc();
     int64_t count = type.getDimSize(0);
-    auto rowType = VectorType::get({count}, type.getElementType());
-    Value row = vector::TransferReadOp::create(
-        rewriter, loc, rowType, op.getBase(), op.getIndices(),
-        AffineMapAttr::get(AffineMap::get(map.getNumDims(), 0, {dim}, op.getContext())),
-        op.getPadding(), /*mask=*/Value(), rewriter.getBoolArrayAttr({true}));
+    Value row = readUnbroadcast(rewriter, op, {count},
+                                AffineMap::get(map.getNumDims(), 0, {dim}, op.getContext()), {true});
     auto innerType = VectorType::get(type.getShape().drop_front(), type.getElementType());
     Value result = ub::PoisonOp::create(rewriter, loc, type);
     for (int64_t i = 0; i < count; ++i) {
@@ -1621,19 +1623,21 @@ struct ReadOnceForLeadingBroadcast : OpRewritePattern<vector::TransferReadOp> {
         map.dropResults(llvm::to_vector(llvm::seq<int64_t>(0, leading))) !=
             AffineMap::getMinorIdentityMap(map.getNumDims(), rest, op.getContext()))
       return failure();
-    Location loc = op.getLoc();
-    auto rowsType = VectorType::get(type.getShape().drop_front(leading), type.getElementType());
     SmallVector<bool> inBounds = op.getInBoundsValues();
-    Value rows = vector::TransferReadOp::create(
-        rewriter, loc, rowsType, op.getBase(), op.getIndices(),
-        AffineMapAttr::get(AffineMap::getMinorIdentityMap(map.getNumDims(), rest, op.getContext())),
-        op.getPadding(), /*mask=*/Value(),
-        rewriter.getBoolArrayAttr(ArrayRef(inBounds).drop_front(leading)));
+    Value rows = readUnbroadcast(
+        rewriter, op, type.getShape().drop_front(leading),
+        AffineMap::getMinorIdentityMap(map.getNumDims(), rest, op.getContext()),
+        ArrayRef(inBounds).drop_front(leading));
     rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, rows);
     return success();
   }
 };
 
+/// A vector read of a strided row (a window tap of a stride-s pool or
+/// depthwise convolution, unstrideTapInputs) gathers one element per lane:
+/// 16 scalar loads and inserts for a 16-lane tap, 9 taps per output vector
+/// of a 3x3 pool (ResNet-50's max pool at 3.5 GFLOP/s). This reads the
+/// contiguous span the lanes come from instead (readEveryNth).
 struct ReadStridedRowsContiguously : OpRewritePattern<vector::TransferReadOp> {
   using OpRewritePattern::OpRewritePattern;
 
