@@ -179,6 +179,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.winograd) {
     KilnWinogradConvsOptions winograd;
     winograd.exclude.assign(options.winogradExclude.begin(), options.winogradExclude.end());
+    winograd.transformOps = options.winogradTransformOps;
     pm.addNestedPass<func::FuncOp>(createKilnWinogradConvs(winograd));
   }
   if (options.matmulPanel > 0) {

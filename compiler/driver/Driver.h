@@ -75,6 +75,9 @@ struct CompileOptions {
   /// 3x3 stride-1 float convolutions by Winograd transforms and GEMMs
   /// (kiln-winograd-convs), except the nodes named in `winogradExclude`.
   bool winograd = false;
+  /// Their transforms as kiln.winograd_input / kiln.winograd_output, which
+  /// only the cpu has kernels for (set when every target is the cpu).
+  bool winogradTransformOps = false;
   /// Columns per panel of grouped 4-bit weights (kiln-pack-int4-weights;
   /// the cpu's layout), 0 to keep them row-major.
   int64_t int4Panel = 0;

@@ -6,10 +6,10 @@
 // shape (bias, activation, residual add), and for roots that are not
 // contractions, single-use elementwise producers join too; a contraction
 // takes in the cast of a constant weight only it reads; a concat takes in
-// its single-use slices. Every other op
-// except constants, reshapes (views, handled by memory planning) and control
-// flow (kiln.if and kiln.loop, commands of the program) gets a dispatch of
-// its own.
+// its single-use slices. A Winograd transform takes in nothing. Every other
+// op except constants, reshapes (views, handled by memory planning) and
+// control flow (kiln.if and kiln.loop, commands of the program) gets a
+// dispatch of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,9 +153,12 @@ struct KilnFormDispatchesPass
       }
       group.push_back(op);
       grouped.insert(op);
-      // Then the chain of consumers.
+      // Then the chain of consumers (a Winograd transform is a kernel of its
+      // own: kiln-winograd-convs gave the output transform the consumers it
+      // computes).
       Operation *last = op;
-      while (last->getNumResults() == 1) {
+      bool alone = isa<WinogradInputOp, WinogradOutputOp>(op);
+      while (!alone && last->getNumResults() == 1) {
         Operation *user = singleUser(last->getResult(0));
         if (!user || !isElementwiseOp(user) || grouped.contains(user) ||
             user->getBlock() != op->getBlock() || user->getNumResults() != 1 ||
@@ -166,7 +169,8 @@ struct KilnFormDispatchesPass
         grouped.insert(user);
         last = user;
       }
-      growElementwiseDag(op, group, grouped);
+      if (!alone)
+        growElementwiseDag(op, group, grouped);
       groups.push_back(std::move(group));
     }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Winograd.h"
 #include "kiln/Passes/Passes.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -24,31 +25,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// The transform matrices of F(m, 3) (row-major): B^T (a x a), G (a x 3)
-/// and A^T (m x a), a = m + 2, with the interpolation points 0, 1, -1 (and
-/// 2, -2 for m = 4) and infinity.
-struct WinogradMatrices {
-  int64_t m, a;
-  std::vector<double> bt, g, at;
-};
-
-WinogradMatrices winogradMatrices(int64_t m) {
-  if (m == 2)
-    return {2,
-            4,
-            {1, 0, -1, 0, /**/ 0, 1, 1, 0, /**/ 0, -1, 1, 0, /**/ 0, 1, 0, -1},
-            {1, 0, 0, /**/ 0.5, 0.5, 0.5, /**/ 0.5, -0.5, 0.5, /**/ 0, 0, 1},
-            {1, 1, 1, 0, /**/ 0, 1, -1, -1}};
-  return {4,
-          6,
-          {4, 0, -5, 0, 1, 0, /**/ 0, -4, -4, 1, 1, 0, /**/ 0, 4, -4, -1, 1, 0,
-           /**/ 0, -2, -1, 2, 1, 0, /**/ 0, 2, -1, -2, 1, 0, /**/ 0, 4, 0, -5, 0, 1},
-          {1.0 / 4, 0, 0, /**/ -1.0 / 6, -1.0 / 6, -1.0 / 6, /**/ -1.0 / 6, 1.0 / 6, -1.0 / 6,
-           /**/ 1.0 / 24, 1.0 / 12, 1.0 / 6, /**/ 1.0 / 24, -1.0 / 12, 1.0 / 6, /**/ 0, 0, 1},
-          {1, 1, 1, 1, 1, 0, /**/ 0, 1, -1, 2, -2, 0, /**/ 0, 1, 1, 4, 4, 0,
-           /**/ 0, 1, -1, 8, -8, 1}};
-}
 
 /// U[(alpha, beta), f, c] = sum_ij G[alpha, i] g[f, c, i, j] G[beta, j].
 std::vector<float> transformFilter(const std::vector<float> &filter, int64_t f, int64_t c,
@@ -132,8 +108,68 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
     Location loc = conv.getLoc();
     Type f32 = b.getF32Type();
 
-    // The padded input covers every tile: (m*th + 2) x (m*tw + 2).
+    std::vector<float> u = transformFilter(*filter, f, c, wm);
+    auto weights = [&] {
+      return bytesConstant(
+          b, loc, RankedTensorType::get({a * a, f, c}, f32),
+          ArrayRef<char>(reinterpret_cast<const char *>(u.data()), u.size() * sizeof(float)),
+          "winograd_filter_" + std::to_string(counter++));
+    };
+    auto biasConstant = [&](ArrayRef<int64_t> shape) -> Value {
+      if (!bias)
+        return nullptr;
+      auto type = RankedTensorType::get(shape, f32);
+      return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(*bias)));
+    };
+    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
     ArrayRef<int64_t> pads = conv.getPads();
+
+    if (transformOps && llvm::all_of(pads, [](int64_t p) { return p <= 16; })) {
+      // The consumers the output transform takes in: a residual add of the
+      // output's shape, then a ReLU.
+      SmallVector<Operation *> takenIn;
+      Value result = conv.getResult(), residual;
+      auto singleUser = [](Value value) -> Operation * {
+        return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+      };
+      if (auto add = dyn_cast_or_null<AddOp>(singleUser(result))) {
+        Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
+        if (other != result && other.getType() == outType && add.getType() == outType &&
+            add->getBlock() == conv->getBlock()) {
+          residual = other;
+          takenIn.push_back(add);
+          result = add.getResult();
+        }
+      }
+      bool relu = false;
+      if (auto reluOp = dyn_cast_or_null<ReluOp>(singleUser(result));
+          reluOp && reluOp->getBlock() == conv->getBlock()) {
+        relu = true;
+        takenIn.push_back(reluOp);
+        result = reluOp.getResult();
+      }
+      Value v = WinogradInputOp::create(b, loc,
+                                        RankedTensorType::get({a * a, c, tiles}, f32),
+                                        conv.getInput(), b.getI64IntegerAttr(m),
+                                        b.getDenseI64ArrayAttr(pads));
+      Value product = MatmulOp::create(b, loc, weights(), v); // [(alpha, beta), F, tiles]
+      // After the last op taken in: the residual may be computed after the
+      // convolution.
+      if (!takenIn.empty())
+        b.setInsertionPoint(takenIn.back());
+      Value y = WinogradOutputOp::create(b, loc, outType, product, biasConstant({f}), residual,
+                                         b.getI64IntegerAttr(m),
+                                         relu ? b.getUnitAttr() : UnitAttr());
+      result.replaceAllUsesWith(y);
+      for (Operation *op : llvm::reverse(takenIn))
+        op->erase();
+      conv.erase();
+      if (filterCst->use_empty())
+        filterCst.erase();
+      return true;
+    }
+
+    // The padded input covers every tile: (m*th + 2) x (m*tw + 2).
     int64_t top = pads[0], left = pads[1];
     int64_t hp = m * th + 2, wp = m * tw + 2;
     SmallVector<int64_t> fullPads = {0, 0, top, left, 0, 0, hp - h - top, wp - w - left};
@@ -163,12 +199,7 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
       v = TransposeOp::create(b, loc, v, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
     v = reshapeTo(b, loc, v, {a * a, c, tiles});
 
-    std::vector<float> u = transformFilter(*filter, f, c, wm);
-    Value weights = bytesConstant(
-        b, loc, RankedTensorType::get({a * a, f, c}, f32),
-        ArrayRef<char>(reinterpret_cast<const char *>(u.data()), u.size() * sizeof(float)),
-        "winograd_filter_" + std::to_string(counter++));
-    Value product = MatmulOp::create(b, loc, weights, v); // [(alpha, beta), F, tiles]
+    Value product = MatmulOp::create(b, loc, weights(), v); // [(alpha, beta), F, tiles]
 
     // Y = A^T M A: along alpha, then beta.
     Value at = f32Matrix(b, loc, m, a, wm.at);
@@ -183,13 +214,8 @@ struct KilnWinogradConvsPass : kiln::impl::KilnWinogradConvsBase<KilnWinogradCon
       y = SliceOp::create(b, loc, y, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
                           b.getDenseI64ArrayAttr({n, f, oh, ow}),
                           b.getDenseI64ArrayAttr({1, 1, 1, 1}));
-    if (bias) {
-      auto biasType = RankedTensorType::get({1, f, 1, 1}, f32);
-      Value biasValue =
-          ConstantOp::create(b, loc, biasType, DenseElementsAttr::get(biasType, ArrayRef<float>(*bias)));
-      y = AddOp::create(b, loc, y, biasValue);
-    }
-    auto filterCst = conv.getFilter().getDefiningOp<ConstantOp>();
+    if (bias)
+      y = AddOp::create(b, loc, y, biasConstant({1, f, 1, 1}));
     conv.replaceAllUsesWith(y);
     conv.erase();
     if (filterCst->use_empty())

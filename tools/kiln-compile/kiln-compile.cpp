@@ -456,6 +456,7 @@ int main(int argc, char **argv) {
                  llvm::all_of(targetSpecs, [](const auto &t) { return t.gfx == nullptr; });
   compileOptions.winograd =
       winograd == WinogradMode::On || (winograd == WinogradMode::Auto && cpuOnly);
+  compileOptions.winogradTransformOps = cpuOnly;
   compileOptions.winogradExclude.assign(winogradExclude.begin(), winogradExclude.end());
   // Column panels of 4-bit weights and of few-row float matmuls' weights:
   // the cpu kernels' layouts, which the gfx code generator does not read.

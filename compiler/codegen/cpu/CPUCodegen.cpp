@@ -48,6 +48,9 @@ void resolveTarget(CPUOptions &options) {
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
+  KilnCPUWinogradKernelsOptions winograd;
+  winograd.vectorLanes = options.vectorLanes;
+  pm.addNestedPass<func::FuncOp>(createKilnCPUWinogradKernels(winograd));
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
   pm.addNestedPass<func::FuncOp>(createKilnCountFlops());
   pm.addPass(createCanonicalizerPass());

@@ -388,7 +388,9 @@ struct KilnCPUDistributePass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr(kDispatchAttr))
+    // (A function with its workgroup count has its workgroup loop already:
+    // kiln-cpu-winograd-kernels.)
+    if (!func->hasAttr(kDispatchAttr) || func->hasAttr(kWorkgroupCountAttr))
       return;
     fuseElementwiseChains(func);
     OpBuilder b(func);

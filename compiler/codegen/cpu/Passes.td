@@ -52,6 +52,46 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnCPUWinogradKernels : Pass<"kiln-cpu-winograd-kernels", "mlir::func::FuncOp"> {
+  let summary = "vector kernels for kiln.winograd_input and kiln.winograd_output dispatches";
+  let description = [{
+    A dispatch function whose computation is one Winograd transform (its
+    own dispatch: kiln-form-dispatches) becomes its workgroup loop here,
+    before the lowering to linalg: an `scf.forall` over blocks of channels
+    (the most workgroups up to `workgroups` that divide the channels), each
+    a loop over its channels, images and tile rows, and per tile row blocks
+    of `vector-lanes` tiles, one tile per lane, with F(m, 3)'s constant
+    matrices unrolled into vector adds and FMAs (their zeros skipped).
+    The function is marked with its workgroup count and FLOPs, so
+    kiln-cpu-distribute leaves it alone.
+
+    Input transform, per block: the a input rows the tile row reads (rows
+    outside the image are zeros: tile rows at the border are peeled with
+    their rows known) are read as vectors of columns from the block's first
+    column minus one vector (lanes past the image's right edge masked off,
+    vectors left of it zeros), transformed along the rows (`B^T d`), then
+    deinterleaved by shuffles into one vector per tile column `j`
+    (m shuffle trees give the m phases of a stride-m column, the others are
+    a phase shifted by a tile), transformed along the columns (`. B`) and
+    stored at `[alpha * a + beta, c, tile]` (the last block masked).
+
+    Output transform, per block: the a * a products of the block's tiles
+    are read, transformed along alpha then beta (`A^T M A`), the bias added,
+    and each of the m output rows interleaved by shuffles into vectors of
+    contiguous columns; the residual is added and ReLU applied to those,
+    which are stored (columns past the image's edge masked off, rows past
+    it not stored).
+  }];
+  let options = [
+    Option<"workgroups", "workgroups", "int64_t", "16",
+           "workgroups to aim for (the most that divide the channels, at most this many)">,
+    Option<"vectorLanes", "vector-lanes", "int64_t", "16",
+           "tiles per vector (16: AVX-512, 8: AVX2)">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp"> {
   let summary = "register-tile and vectorize the contractions of a dispatch";
   let description = [{

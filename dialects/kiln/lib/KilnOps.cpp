@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Dialect/Winograd.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -400,6 +401,97 @@ LogicalResult ConvOp::verify() {
       return emitOpError("bias must have shape [")
              << filters << "], got " << shapeString(biasType.getShape());
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Winograd transforms
+//===----------------------------------------------------------------------===//
+
+WinogradMatrices kiln::winogradMatrices(int64_t m) {
+  if (m == 2)
+    return {2,
+            4,
+            {1, 0, -1, 0, /**/ 0, 1, 1, 0, /**/ 0, -1, 1, 0, /**/ 0, 1, 0, -1},
+            {1, 0, 0, /**/ 0.5, 0.5, 0.5, /**/ 0.5, -0.5, 0.5, /**/ 0, 0, 1},
+            {1, 1, 1, 0, /**/ 0, 1, -1, -1}};
+  return {4,
+          6,
+          {4, 0, -5, 0, 1, 0, /**/ 0, -4, -4, 1, 1, 0, /**/ 0, 4, -4, -1, 1, 0,
+           /**/ 0, -2, -1, 2, 1, 0, /**/ 0, 2, -1, -2, 1, 0, /**/ 0, 4, 0, -5, 0, 1},
+          {1.0 / 4, 0, 0, /**/ -1.0 / 6, -1.0 / 6, -1.0 / 6, /**/ -1.0 / 6, 1.0 / 6, -1.0 / 6,
+           /**/ 1.0 / 24, 1.0 / 12, 1.0 / 6, /**/ 1.0 / 24, -1.0 / 12, 1.0 / 6, /**/ 0, 0, 1},
+          {1, 1, 1, 1, 1, 0, /**/ 0, 1, -1, 2, -2, 0, /**/ 0, 1, 1, 4, 4, 0,
+           /**/ 0, 1, -1, 8, -8, 1}};
+}
+
+/// Checks `tile` (m = 2 or 4) and that `points` is (m + 2)^2.
+static LogicalResult verifyWinogradTile(Operation *op, int64_t tile, int64_t points) {
+  if (tile != 2 && tile != 4)
+    return op->emitOpError("tile must be 2 or 4, got ") << tile;
+  int64_t a = tile + 2;
+  if (points != a * a)
+    return op->emitOpError("F(") << tile << ", 3) has " << a * a
+                                 << " transform points, got " << points;
+  return success();
+}
+
+LogicalResult WinogradInputOp::verify() {
+  auto input = getInput().getType();
+  auto result = getResult().getType();
+  if (!input.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError("shapes must be static");
+  if (input.getRank() != 4 || result.getRank() != 3)
+    return emitOpError("input must be [N, C, H, W] and the result [points, C, tiles], got ")
+           << shapeString(input.getShape()) << " and " << shapeString(result.getShape());
+  ArrayRef<int64_t> pads = getPads();
+  if (pads.size() != 4 || llvm::any_of(pads, [](int64_t p) { return p < 0 || p > 16; }))
+    return emitOpError("pads must be 4 values from 0 to 16 ([top, left, bottom, right]), got ")
+           << valuesString(pads);
+  int64_t m = getTile();
+  if (failed(verifyWinogradTile(*this, m, result.getDimSize(0))))
+    return failure();
+  int64_t oh = input.getDimSize(2) + pads[0] + pads[2] - 2;
+  int64_t ow = input.getDimSize(3) + pads[1] + pads[3] - 2;
+  if (oh < 1 || ow < 1)
+    return emitOpError("the 3x3 convolution's output would be empty (")
+           << oh << " x " << ow << ")";
+  int64_t tiles = input.getDimSize(0) * winogradTiles(oh, m) * winogradTiles(ow, m);
+  if (result.getDimSize(1) != input.getDimSize(1) || result.getDimSize(2) != tiles)
+    return emitOpError("result must be ")
+           << shapeString({result.getDimSize(0), input.getDimSize(1), tiles}) << " for "
+           << oh << " x " << ow << " outputs in tiles of " << m << ", got "
+           << shapeString(result.getShape());
+  return success();
+}
+
+LogicalResult WinogradOutputOp::verify() {
+  auto input = getInput().getType();
+  auto result = getResult().getType();
+  if (!input.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError("shapes must be static");
+  if (input.getRank() != 3 || result.getRank() != 4)
+    return emitOpError("input must be [points, F, tiles] and the result [N, F, OH, OW], got ")
+           << shapeString(input.getShape()) << " and " << shapeString(result.getShape());
+  int64_t m = getTile();
+  if (failed(verifyWinogradTile(*this, m, input.getDimSize(0))))
+    return failure();
+  int64_t f = result.getDimSize(1);
+  int64_t tiles = result.getDimSize(0) * winogradTiles(result.getDimSize(2), m) *
+                  winogradTiles(result.getDimSize(3), m);
+  if (input.getDimSize(1) != f || input.getDimSize(2) != tiles)
+    return emitOpError("input must be ")
+           << shapeString({input.getDimSize(0), f, tiles}) << " for the result "
+           << shapeString(result.getShape()) << " in tiles of " << m << ", got "
+           << shapeString(input.getShape());
+  if (Value bias = getBias())
+    if (cast<RankedTensorType>(bias.getType()).getShape() != ArrayRef<int64_t>{f})
+      return emitOpError("bias must have shape [")
+             << f << "], got " << shapeString(cast<RankedTensorType>(bias.getType()).getShape());
+  if (Value residual = getResidual())
+    if (residual.getType() != result)
+      return emitOpError("residual must have the result's type ") << result << ", got "
+                                                                  << residual.getType();
   return success();
 }
 

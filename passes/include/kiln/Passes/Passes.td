@@ -323,11 +323,21 @@ def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
       which a transpose and a reshape put back in NCHW (and a slice crops
       when m does not divide the output), then the bias is added.
 
-    Everything it makes is ordinary kiln ops, so fusion, memory planning and
-    every code generator take it as they take the rest of the graph. The
-    results differ from the direct convolution by rounding only (F(4,3):
-    about 1e-5 relative in f32). `exclude` names nodes (ONNX node names) to
-    keep direct.
+    With `transform-ops` (what kiln-compile sets when every target is the
+    cpu) the two transforms are instead one op each, `kiln.winograd_input`
+    (padding, tile gather and `B^T d B`) and `kiln.winograd_output`
+    (`A^T M A`, the bias, and the convolution's consumers it takes in: a
+    residual `kiln.add` of the output's shape that only reads the
+    convolution, then a `kiln.relu`), each a dispatch of its own with a
+    vector kernel on the cpu (kiln-cpu-winograd-kernels): three dispatches
+    per convolution instead of nine. Padding up to 16 is taken; a
+    convolution padded more keeps the ordinary ops.
+
+    Without it, everything it makes is ordinary kiln ops, so fusion, memory
+    planning and every code generator take it as they take the rest of the
+    graph. The results differ from the direct convolution by rounding only
+    (F(4,3): about 1e-5 relative in f32). `exclude` names nodes (ONNX node
+    names) to keep direct.
   }];
   let options = [
     Option<"minChannels", "min-channels", "int64_t", "32",
@@ -336,6 +346,9 @@ def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
            "output height and width from which F(4,3) is used instead of F(2,3)">,
     ListOption<"exclude", "exclude", "std::string",
                "node names of convolutions kept direct">,
+    Option<"transformOps", "transform-ops", "bool", "false",
+           "the transforms as kiln.winograd_input / kiln.winograd_output (cpu kernels) "
+           "instead of slices, matmuls and a transpose">,
   ];
 }
 

@@ -312,6 +312,62 @@ def Kiln_ConvOp : Kiln_Op<"conv",
 }
 
 //===----------------------------------------------------------------------===//
+// Winograd transforms (kiln-winograd-convs)
+//===----------------------------------------------------------------------===//
+
+def Kiln_WinogradInputOp : Kiln_Op<"winograd_input", [Pure]> {
+  let summary = "Winograd F(m x m, 3 x 3) input transform of every image tile";
+  let description = [{
+    The input side of a 3x3 stride-1 convolution by Winograd's minimal
+    filtering with output tiles of `tile` x `tile` (m = 2 or 4, a = m + 2).
+    For input `[N, C, H, W]` and `pads` `[top, left, bottom, right]`, the
+    convolution's output is OH x OW (OH = H + top + bottom - 2), covered by
+    TY x TX tiles (TY = ceil(OH / m), TX = ceil(OW / m)). The result is
+    `[a * a, C, N * TY * TX]`:
+
+        result[alpha * a + beta, c, (n * TY + ty) * TX + tx]
+          = sum_ij BT[alpha, i] d[i, j] BT[beta, j],
+        d[i, j] = input[n, c, m ty + i - top, m tx + j - left]
+
+    (zero outside the input), B^T the a x a matrix of F(m, 3) with the
+    interpolation points 0, 1, -1 (and 2, -2 for m = 4) and infinity: the
+    right-hand side of the a * a GEMMs with the transformed filters.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input, Kiln_I64Attr:$tile,
+                       DenseI64ArrayAttr:$pads);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_WinogradOutputOp : Kiln_Op<"winograd_output",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "Winograd F(m x m, 3 x 3) output transform, bias, residual and ReLU";
+  let description = [{
+    The output side of kiln.winograd_input's convolution: `input` is the
+    `[a * a, F, N * TY * TX]` product of the transformed filters and inputs,
+    the result `[N, F, OH, OW]` (TY = ceil(OH / m), TX = ceil(OW / m)):
+
+        result[n, f, m ty + p, m tx + q]
+          = act(sum_(alpha, beta) AT[p, alpha] M[alpha * a + beta, f, t]
+                AT[q, beta] + bias[f] + residual[n, f, m ty + p, m tx + q]),
+        t = (n * TY + ty) * TX + tx
+
+    with A^T the m x a matrix of F(m, 3); `bias` `[F]` and `residual`
+    (the result's shape) are optional, and `act` is ReLU with `relu`, else
+    the identity.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                       Optional<RankedTensorOf<[F32]>>:$bias,
+                       Optional<RankedTensorOf<[F32]>>:$residual,
+                       Kiln_I64Attr:$tile, UnitAttr:$relu);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Integer contractions
 //===----------------------------------------------------------------------===//
 
