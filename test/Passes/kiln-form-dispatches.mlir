@@ -226,3 +226,24 @@ func.func @concat_of_slices(%x: tensor<4x8xf32>) -> (tensor<6x8xf32>, tensor<2x8
   %cat = kiln.concat %even, %odd, %shared {axis = 0 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
   return %cat, %shared : tensor<6x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// A Winograd transform takes in nothing: the elementwise consumers of the
+// output transform (those kiln-winograd-convs did not take in) are a
+// dispatch of their own.
+// CHECK-LABEL: func @winograd_alone
+// CHECK: %[[V:.*]] = kiln.dispatch "dispatch_0_winograd_input" (%arg0)
+// CHECK: %[[M:.*]] = kiln.dispatch "dispatch_1_matmul" (%arg1, %[[V]])
+// CHECK: %[[Y:.*]] = kiln.dispatch "dispatch_2_winograd_output" (%[[M]])
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.winograd_output
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch "dispatch_3_sigmoid" (%[[Y]])
+func.func @winograd_alone(%x: tensor<1x2x6x6xf32>, %u: tensor<16x2x2xf32>) -> tensor<1x2x6x6xf32> {
+  %v = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 2 : i64} : tensor<1x2x6x6xf32> -> tensor<16x2x9xf32>
+  %m = kiln.matmul %u, %v : (tensor<16x2x2xf32>, tensor<16x2x9xf32>) -> tensor<16x2x9xf32>
+  %y = kiln.winograd_output %m {tile = 2 : i64} : (tensor<16x2x9xf32>) -> tensor<1x2x6x6xf32>
+  %s = kiln.sigmoid %y : tensor<1x2x6x6xf32>
+  return %s : tensor<1x2x6x6xf32>
+}

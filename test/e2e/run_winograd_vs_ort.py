@@ -4,11 +4,14 @@
 
   /usr/bin/python3 test/e2e/run_winograd_vs_ort.py --build BUILD [--keep] [--cpu=x86-64-v3]
 
-Each case is a Conv (+ Relu) model built with onnx.helper and seeded random
-weights: F(4,3) (outputs of 12 or more) and F(2,3) layers, sizes that the
-tile does not divide (cropped), symmetric, asymmetric and no padding (a
-smaller output), with and without bias, batch 1 and 2 (the transposes for
-N > 1), and a non-square image. Every case is compiled twice for the cpu,
+Each case is a Conv model built with onnx.helper and seeded random
+weights, followed by a Relu, a residual Add of the input and a Relu, an Add
+alone, or nothing (the consumers kiln.winograd_output takes in): F(4,3)
+(outputs of 12 or more) and F(2,3) layers, sizes that the tile does not
+divide (cropped), symmetric, asymmetric and no padding (a smaller output),
+with and without bias, batch 1 and 2, non-square images, rows of fewer
+tiles than a vector (several tile rows per vector) and of more (several
+blocks, the last one partial). Every case is compiled twice for the cpu,
 with the default (Winograd on for a cpu-only target) and with --winograd=off,
 and checked:
 
@@ -47,20 +50,25 @@ rng = np.random.RandomState(11)
 # Cases also run with --winograd=on on the emulated gfx942.
 GFX_CASES = {"f43_14x14_crop", "f23_batch2_5x9"}
 
-# name, N, C, F, H, W, pads (top, left, bottom, right), bias, winograd expected
+# name, N, C, F, H, W, pads (top, left, bottom, right), bias, winograd expected,
+# tail: what follows the convolution ("relu"; "add_relu": x added, then ReLU,
+# the residual kiln.winograd_output takes in; "none")
 CASES = [
-    ("f43_56x56_64", 1, 64, 64, 56, 56, (1, 1, 1, 1), True, True),
-    ("f43_14x14_crop", 1, 32, 48, 14, 14, (1, 1, 1, 1), True, True),
-    ("f43_batch2", 2, 32, 32, 16, 16, (1, 1, 1, 1), True, True),
-    ("f43_no_bias_asym_pads", 1, 40, 32, 13, 17, (0, 1, 2, 1), False, True),
-    ("f43_no_pads", 1, 32, 32, 18, 18, (0, 0, 0, 0), True, True),
-    ("f23_7x7_512", 1, 128, 96, 7, 7, (1, 1, 1, 1), True, True),
-    ("f23_batch2_5x9", 2, 32, 64, 5, 9, (1, 1, 1, 1), False, True),
-    ("direct_16_channels", 1, 16, 16, 20, 20, (1, 1, 1, 1), True, False),
+    ("f43_56x56_64", 1, 64, 64, 56, 56, (1, 1, 1, 1), True, True, "relu"),
+    ("f43_14x14_crop", 1, 32, 48, 14, 14, (1, 1, 1, 1), True, True, "relu"),
+    ("f43_batch2", 2, 32, 32, 16, 16, (1, 1, 1, 1), True, True, "relu"),
+    ("f43_no_bias_asym_pads", 1, 40, 32, 13, 17, (0, 1, 2, 1), False, True, "relu"),
+    ("f43_no_pads", 1, 32, 32, 18, 18, (0, 0, 0, 0), True, True, "none"),
+    ("f23_7x7_512", 1, 128, 96, 7, 7, (1, 1, 1, 1), True, True, "relu"),
+    ("f23_batch2_5x9", 2, 32, 64, 5, 9, (1, 1, 1, 1), False, True, "relu"),
+    ("f43_residual_28x28", 1, 32, 32, 28, 28, (1, 1, 1, 1), True, True, "add_relu"),
+    ("f43_wide_70_residual", 2, 32, 32, 9, 70, (1, 1, 1, 1), False, True, "add_relu"),
+    ("f23_residual_no_relu", 1, 48, 48, 7, 11, (1, 1, 1, 1), True, True, "add"),
+    ("direct_16_channels", 1, 16, 16, 20, 20, (1, 1, 1, 1), True, False, "relu"),
 ]
 
 
-def model(n, c, f, h, w, pads, bias):
+def model(n, c, f, h, w, pads, bias, tail):
     weight = (rng.standard_normal((f, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
     inits = [numpy_helper.from_array(weight, "w")]
     inputs = ["x", "w"]
@@ -69,8 +77,15 @@ def model(n, c, f, h, w, pads, bias):
         inputs.append("b")
     oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
     nodes = [helper.make_node("Conv", inputs, ["c"], name="conv", kernel_shape=[3, 3],
-                              pads=[pads[0], pads[1], pads[2], pads[3]]),
-             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+                              pads=[pads[0], pads[1], pads[2], pads[3]])]
+    last = "c"
+    if tail in ("add_relu", "add"):
+        nodes.append(helper.make_node("Add", ["x", last], ["s"], name="residual"))
+        last = "s"
+    if tail in ("relu", "add_relu"):
+        nodes.append(helper.make_node("Relu", [last], ["r"], name="relu"))
+        last = "r"
+    nodes.append(helper.make_node("Identity", [last], ["y"], name="out"))
     graph = helper.make_graph(nodes, "winograd",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, w])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, f, oh, ow])],
@@ -116,10 +131,10 @@ def main():
     bin_dir = args.build.resolve() / "bin"
     work = Path(tempfile.mkdtemp(prefix="kiln-winograd-"))
     failures = compared = 0
-    for name, n, c, f, h, w, pads, bias, expect_winograd in CASES:
+    for name, n, c, f, h, w, pads, bias, expect_winograd, tail in CASES:
         d = work / name
         d.mkdir()
-        onnx.save(model(n, c, f, h, w, pads, bias), d / "m.onnx")
+        onnx.save(model(n, c, f, h, w, pads, bias, tail), d / "m.onnx")
         x = rng.standard_normal((n, c, h, w)).astype(np.float32)
         np.save(d / "x.npy", x)
         ort = run(["node", ROOT / "bench/ort/ort_run.js", d / "m.onnx", "--input", f"x={d / 'x.npy'}",

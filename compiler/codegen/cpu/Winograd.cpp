@@ -58,6 +58,18 @@ struct Lane {
 /// shuffle when the lanes come from two vectors or fewer, else a tree of
 /// them (each half of the vectors gathered, then merged).
 Value pickLanes(OpBuilder &b, Location loc, ArrayRef<Value> vectors, ArrayRef<Lane> lanes) {
+  // Zero vectors (the padding) are all one: lanes of any come from the
+  // first.
+  std::optional<unsigned> firstZero;
+  SmallVector<Lane> uniqueLanes(lanes);
+  for (Lane &l : uniqueLanes) {
+    if (l.vector == Lane::kAny || !matchPattern(vectors[l.vector], m_AnyZeroFloat()))
+      continue;
+    if (!firstZero)
+      firstZero = l.vector;
+    l.vector = *firstZero;
+  }
+  lanes = uniqueLanes;
   SmallVector<unsigned> used;
   for (const Lane &l : lanes)
     if (l.vector != Lane::kAny && !llvm::is_contained(used, l.vector))

@@ -848,3 +848,99 @@ func.func @matmul_int4_lhs_rank(%x: tensor<64xf32>, %w: tensor<2x16x8xi8>, %s: t
   %0 = kiln.matmul_int4 %x, %w, %s, %s : (tensor<64xf32>, tensor<2x16x8xi8>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @winograd_input_tile(%x: tensor<1x8x14x14xf32>) {
+  // expected-error @+1 {{tile must be 2 or 4, got 3}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 3 : i64} : tensor<1x8x14x14xf32> -> tensor<25x8x25xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_input_points(%x: tensor<1x8x14x14xf32>) {
+  // expected-error @+1 {{F(4, 3) has 36 transform points, got 16}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<1x8x14x14xf32> -> tensor<16x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_input_pads(%x: tensor<1x8x14x14xf32>) {
+  // expected-error @+1 {{pads must be 4 values from 0 to 16 ([top, left, bottom, right]), got [1, 17, 1, 1]}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 17, 1, 1>, tile = 4 : i64} : tensor<1x8x14x14xf32> -> tensor<36x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_input_tiles(%x: tensor<1x8x14x14xf32>) {
+  // expected-error @+1 {{result must be [36, 8, 16] for 14 x 14 outputs in tiles of 4, got [36, 8, 9]}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<1x8x14x14xf32> -> tensor<36x8x9xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_input_empty(%x: tensor<1x8x2x14xf32>) {
+  // expected-error @+1 {{the 3x3 convolution's output would be empty (0 x 12)}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 0, 0, 0, 0>, tile = 2 : i64} : tensor<1x8x2x14xf32> -> tensor<16x8x1xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_input_rank(%x: tensor<8x14x14xf32>) {
+  // expected-error @+1 {{input must be [N, C, H, W] and the result [points, C, tiles], got [8, 14, 14] and [36, 8, 16]}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<8x14x14xf32> -> tensor<36x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_input_dynamic(%x: tensor<1x8x?x14xf32>) {
+  // expected-error @+1 {{shapes must be static}}
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<1x8x?x14xf32> -> tensor<36x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_output_tiles(%m: tensor<36x4x16xf32>) {
+  // expected-error @+1 {{input must be [36, 4, 8] for the result [1, 4, 7, 14] in tiles of 4, got [36, 4, 16]}}
+  %0 = kiln.winograd_output %m {tile = 4 : i64} : (tensor<36x4x16xf32>) -> tensor<1x4x7x14xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_output_points(%m: tensor<36x4x16xf32>) {
+  // expected-error @+1 {{F(2, 3) has 16 transform points, got 36}}
+  %0 = kiln.winograd_output %m {tile = 2 : i64} : (tensor<36x4x16xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_output_rank(%m: tensor<36x64xf32>) {
+  // expected-error @+1 {{input must be [points, F, tiles] and the result [N, F, OH, OW], got [36, 64] and [1, 4, 14, 14]}}
+  %0 = kiln.winograd_output %m {tile = 4 : i64} : (tensor<36x64xf32>) -> tensor<1x4x14x14xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_output_bias(%m: tensor<36x4x16xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{bias must have shape [4], got [8]}}
+  %0 = kiln.winograd_output %m bias(%b) {tile = 4 : i64} : (tensor<36x4x16xf32>, tensor<8xf32>) -> tensor<1x4x14x14xf32>
+  return
+}
+
+// -----
+
+func.func @winograd_output_residual(%m: tensor<36x4x16xf32>, %r: tensor<1x4x16x16xf32>) {
+  // expected-error @+1 {{residual must have the result's type 'tensor<1x4x14x14xf32>', got 'tensor<1x4x16x16xf32>'}}
+  %0 = kiln.winograd_output %m residual(%r) {tile = 4 : i64} : (tensor<36x4x16xf32>, tensor<1x4x16x16xf32>) -> tensor<1x4x14x14xf32>
+  return
+}

@@ -241,3 +241,15 @@ func.func @matmul_panels_integer(%x: tensor<1x256xui8>, %w: tensor<2x256x32xi8>)
   %0 = kiln.matmul_panels %x, %w {columns = 64 : i64} : (tensor<1x256xui8>, tensor<2x256x32xi8>) -> tensor<1x64xi32>
   return %0 : tensor<1x64xi32>
 }
+
+// Winograd transforms: a 14x14 image padded by one, F(4,3): 4 x 4 tiles.
+// CHECK-LABEL: func @winograd
+func.func @winograd(%x: tensor<1x8x14x14xf32>, %m: tensor<36x4x16xf32>, %b: tensor<4xf32>, %r: tensor<1x4x14x14xf32>) -> (tensor<36x8x16xf32>, tensor<1x4x14x14xf32>, tensor<1x4x14x14xf32>) {
+  // CHECK: kiln.winograd_input %{{.*}} {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<1x8x14x14xf32> -> tensor<36x8x16xf32>
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<1x8x14x14xf32> -> tensor<36x8x16xf32>
+  // CHECK: kiln.winograd_output %{{.*}} bias(%{{.*}}) residual(%{{.*}}) {relu, tile = 4 : i64} : (tensor<36x4x16xf32>, tensor<4xf32>, tensor<1x4x14x14xf32>) -> tensor<1x4x14x14xf32>
+  %1 = kiln.winograd_output %m bias(%b) residual(%r) {relu, tile = 4 : i64} : (tensor<36x4x16xf32>, tensor<4xf32>, tensor<1x4x14x14xf32>) -> tensor<1x4x14x14xf32>
+  // CHECK: kiln.winograd_output %{{.*}} {tile = 4 : i64} : (tensor<36x4x16xf32>) -> tensor<1x4x14x14xf32>
+  %2 = kiln.winograd_output %m {tile = 4 : i64} : (tensor<36x4x16xf32>) -> tensor<1x4x14x14xf32>
+  return %0, %1, %2 : tensor<36x8x16xf32>, tensor<1x4x14x14xf32>, tensor<1x4x14x14xf32>
+}
