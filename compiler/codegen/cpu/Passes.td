@@ -58,9 +58,13 @@ def KilnCPUWinogradKernels : Pass<"kiln-cpu-winograd-kernels", "mlir::func::Func
     A dispatch function whose computation is one Winograd transform (its
     own dispatch: kiln-form-dispatches) becomes its workgroup loop here,
     before the lowering to linalg: an `scf.forall` over blocks of channels
-    (the most workgroups up to `workgroups` that divide the channels), each
-    a loop over its channels, images and tile rows, and per tile row blocks
-    of `vector-lanes` tiles, one tile per lane, with F(m, 3)'s constant
+    (the most workgroups up to `workgroups` that divide the channels; for
+    the input transform, half as many, times the two halves of the rows of
+    alpha, the outer dimension: the batched GEMM next splits its points
+    first, so with two threads each core writes the points it reads next),
+    each a loop over its channels, images and tile rows, and per tile row
+    blocks of `vector-lanes` tiles, one tile per lane (a row of fewer tiles
+    than lanes: as many whole rows as fit), with F(m, 3)'s constant
     matrices unrolled into vector adds and FMAs (their zeros skipped).
     The function is marked with its workgroup count and FLOPs, so
     kiln-cpu-distribute leaves it alone.

@@ -176,32 +176,51 @@ public:
     return rhs == 1 ? lhs : arith::MulIOp::create(b, loc, lhs, indexConst(b, loc, rhs)).getResult();
   }
 
-  /// The workgroup loop over blocks of `channels / count` channels of the
-  /// result (dimension `channelDim`): `body(builder, channel0, slice)`
-  /// returns the computed slice.
-  Value workgroupLoop(RankedTensorType type, unsigned channelDim, int64_t count,
-                      function_ref<Value(Value channel0, Value slice)> body) {
-    int64_t channels = type.getDimSize(channelDim), block = channels / count;
+  /// The workgroup loop: dimension `splits[i].first` of the result in
+  /// `splits[i].second` blocks (the first split the outermost: consecutive
+  /// workgroups share it); `body(offsets, slice)` returns the computed
+  /// slice, whose offsets along the split dimensions are `offsets`.
+  Value workgroupLoop(RankedTensorType type, ArrayRef<std::pair<unsigned, int64_t>> splits,
+                      function_ref<Value(ArrayRef<Value> offsets, Value slice)> body) {
+    SmallVector<OpFoldResult> lbs, ubs, steps;
+    for (auto [dim, count] : splits) {
+      lbs.push_back(b.getIndexAttr(0));
+      ubs.push_back(b.getIndexAttr(type.getDimSize(dim)));
+      steps.push_back(b.getIndexAttr(type.getDimSize(dim) / count));
+    }
     Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), f32);
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(channels)}, ArrayRef<OpFoldResult>{b.getIndexAttr(block)},
-        ValueRange{empty}, std::nullopt);
+    auto forall = scf::ForallOp::create(b, loc, lbs, ubs, steps, ValueRange{empty}, std::nullopt);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
-    Value channel0 = forall.getInductionVar(0);
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes, strides;
-    offsets[channelDim] = channel0;
-    for (auto [d, size] : llvm::enumerate(type.getShape())) {
-      sizes.push_back(b.getIndexAttr(d == channelDim ? block : size));
+    for (int64_t size : type.getShape()) {
+      sizes.push_back(b.getIndexAttr(size));
       strides.push_back(b.getIndexAttr(1));
+    }
+    SmallVector<Value> ivs;
+    for (auto [i, split] : llvm::enumerate(splits)) {
+      ivs.push_back(forall.getInductionVar(i));
+      offsets[split.first] = ivs.back();
+      sizes[split.first] = steps[i];
     }
     Value shared = forall.getRegionIterArgs()[0];
     Value slice = tensor::ExtractSliceOp::create(b, loc, shared, offsets, sizes, strides);
-    Value result = body(channel0, slice);
+    Value result = body(ivs, slice);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, result, shared, offsets, sizes, strides);
     return forall.getResult(0);
+  }
+
+  /// `then(acc)` when `cond`, else `otherwise(acc)`.
+  Value select(Value cond, Value acc, function_ref<Value(Value)> then,
+               function_ref<Value(Value)> otherwise) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, cond, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, then(acc));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, otherwise(acc));
+    return ifOp.getResult(0);
   }
 
   /// for iv in [lb, ub) step `step`: acc = body(iv, acc).
@@ -322,14 +341,14 @@ struct KilnCPUWinogradKernelsPass
     int64_t sources = (lead * lanes + m * (lanes - 1) + a - 1 - left) / lanes + 1;
     auto bt = [&](int64_t r) { return ArrayRef(wm.bt).slice(r * a, a); };
     Value input = op.getInput();
-    int64_t count = workgroupCount(c, workgroups);
+    int64_t count = workgroupCount(c, std::max<int64_t>(1, workgroups / 2));
 
     // A block of `rows` tile rows from `ty0` (`tyStatic` at the border: the
     // image rows outside known), each of `tiles` tiles from `tx0`, one tile
     // per lane.
-    auto block = [&](Value acc, Value ci, Value ch, Value img, Value ty0,
-                     std::optional<int64_t> tyStatic, int64_t rows, int64_t tx0,
-                     int64_t tiles) -> Value {
+    auto block = [&](Value acc, int64_t alphaBegin, int64_t alphaEnd, Value ci, Value ch,
+                     Value img, Value ty0, std::optional<int64_t> tyStatic, int64_t rows,
+                     int64_t tx0, int64_t tiles) -> Value {
       int64_t cs = m * tx0 - lead * lanes;
       int64_t used = rows * tiles;
       // Source vector s of tile row r: candidate r * sources + s.
@@ -357,8 +376,8 @@ struct KilnCPUWinogradKernelsPass
       auto fromSource = [&](int64_t r, int64_t rel) {
         return Lane{unsigned(r * sources + rel / lanes), rel % lanes};
       };
-      SmallVector<Value> v(a * a);
-      for (int64_t alpha = 0; alpha < a; ++alpha) {
+      SmallVector<Value> v;
+      for (int64_t alpha = alphaBegin; alpha < alphaEnd; ++alpha) {
         // Along the rows.
         SmallVector<Value> t(rows * sources);
         for (int64_t j = 0; j < rows * sources; ++j) {
@@ -395,11 +414,11 @@ struct KilnCPUWinogradKernelsPass
         }
         // Along the columns.
         for (int64_t beta = 0; beta < a; ++beta)
-          v[alpha * a + beta] = k.combine(bt(beta), e);
+          v.push_back(k.combine(bt(beta), e));
       }
       Value tile0 = k.add(k.mul(arith::AddIOp::create(b, loc, k.mul(img, th), ty0), tw), tx0);
-      for (int64_t point = 0; point < a * a; ++point)
-        acc = k.writeRow(k.orZero(v[point]), acc, {indexConst(b, loc, point), ci, tile0}, used);
+      for (auto [point, value] : llvm::enumerate(v))
+        acc = k.writeRow(k.orZero(value), acc, {indexConst(b, loc, point), ci, tile0}, used);
       return acc;
     };
 
@@ -408,7 +427,11 @@ struct KilnCPUWinogradKernelsPass
     auto inside = [&](int64_t ty0) {
       return m * ty0 - top >= 0 && m * (ty0 + rowsPer - 1) + a - 1 - top < h;
     };
-    Value result = k.workgroupLoop(outType, 1, count, [&](Value c0, Value slice) {
+    // The rows of alpha in two halves, the outer workgroup dimension: the
+    // batched GEMM next splits its points first, so with two threads each
+    // core writes the points it then reads (in its own cache); the input
+    // rows are read twice, the arithmetic is not repeated.
+    auto alphaRows = [&](int64_t alphaBegin, int64_t alphaEnd, Value c0, Value slice) {
       return k.loop(0, c / count, slice, [&](Value ci, Value acc) {
         Value ch = arith::AddIOp::create(b, loc, c0, ci);
         return k.loop(0, n, acc, [&](Value img, Value acc) {
@@ -416,14 +439,25 @@ struct KilnCPUWinogradKernelsPass
               k, th, rowsPer, acc, inside,
               [&](Value acc, Value ty0, std::optional<int64_t> tyStatic, int64_t rows) {
                 if (rowsPer > 1)
-                  return block(acc, ci, ch, img, ty0, tyStatic, rows, 0, tw);
+                  return block(acc, alphaBegin, alphaEnd, ci, ch, img, ty0, tyStatic, rows, 0, tw);
                 for (int64_t tx0 = 0; tx0 < tw; tx0 += lanes)
-                  acc = block(acc, ci, ch, img, ty0, tyStatic, 1, tx0, std::min(lanes, tw - tx0));
+                  acc = block(acc, alphaBegin, alphaEnd, ci, ch, img, ty0, tyStatic, 1, tx0,
+                              std::min(lanes, tw - tx0));
                 return acc;
               });
         });
       });
-    });
+    };
+    int64_t half = a / 2;
+    Value result = k.workgroupLoop(
+        outType, {{0, 2}, {1, count}}, [&](ArrayRef<Value> offsets, Value slice) {
+          Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offsets[0],
+                                              indexConst(b, loc, 0));
+          return k.select(
+              first, slice, [&](Value acc) { return alphaRows(0, half, offsets[1], acc); },
+              [&](Value acc) { return alphaRows(half, a, offsets[1], acc); });
+        });
+    count *= 2;
     // Both stages: a * a outputs of a multiply-adds per tile and channel.
     return {result, count, 4 * a * a * a * c * n * th * tw};
   }
@@ -498,9 +532,9 @@ struct KilnCPUWinogradKernelsPass
 
     // Blocks whose output rows are all inside.
     auto inside = [&](int64_t ty0) { return m * (ty0 + rowsPer) <= oh; };
-    Value result = k.workgroupLoop(outType, 1, count, [&](Value f0, Value slice) {
+    Value result = k.workgroupLoop(outType, {{1, count}}, [&](ArrayRef<Value> offsets, Value slice) {
       return k.loop(0, f / count, slice, [&](Value fi, Value acc) {
-        Value fo = arith::AddIOp::create(b, loc, f0, fi);
+        Value fo = arith::AddIOp::create(b, loc, offsets[0], fi);
         Value biasValue;
         if (bias) {
           Value scalar = tensor::ExtractOp::create(b, loc, bias, ValueRange{fo});
