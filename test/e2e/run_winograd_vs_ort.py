@@ -11,7 +11,7 @@ alone, or nothing (the consumers kiln.winograd_output takes in): F(4,3)
 divide (cropped), symmetric, asymmetric and no padding (a smaller output),
 with and without bias, batch 1 and 2, non-square images, rows of fewer
 tiles than a vector (several tile rows per vector) and of more (several
-blocks, the last one partial). Every case is compiled twice for the cpu,
+blocks, the last one partial; 300 columns: the middle blocks a loop). Every case is compiled twice for the cpu,
 with the default (Winograd on for a cpu-only target) and with --winograd=off,
 and checked:
 
@@ -64,6 +64,7 @@ CASES = [
     ("f43_residual_28x28", 1, 32, 32, 28, 28, (1, 1, 1, 1), True, True, "add_relu"),
     ("f43_wide_70_residual", 2, 32, 32, 9, 70, (1, 1, 1, 1), False, True, "add_relu"),
     ("f23_residual_no_relu", 1, 48, 48, 7, 11, (1, 1, 1, 1), True, True, "add"),
+    ("f43_300_columns", 1, 32, 32, 12, 300, (1, 1, 1, 1), True, True, "add_relu"),
     ("direct_16_channels", 1, 16, 16, 20, 20, (1, 1, 1, 1), True, False, "relu"),
 ]
 

@@ -64,7 +64,8 @@ def KilnCPUWinogradKernels : Pass<"kiln-cpu-winograd-kernels", "mlir::func::Func
     first, so with two threads each core writes the points it reads next),
     each a loop over its channels, images and tile rows, and per tile row
     blocks of `vector-lanes` tiles, one tile per lane (a row of fewer tiles
-    than lanes: as many whole rows as fit), with F(m, 3)'s constant
+    than lanes: as many whole rows as fit; more than 4 blocks: the middle
+    ones a loop, the first and the last unrolled), with F(m, 3)'s constant
     matrices unrolled into vector adds and FMAs (their zeros skipped).
     The function is marked with its workgroup count and FLOPs, so
     kiln-cpu-distribute leaves it alone.

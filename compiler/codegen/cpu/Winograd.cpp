@@ -274,6 +274,33 @@ Value tileRowBlocks(KernelBuilder &k, int64_t tileRows, int64_t rows, Value acc,
   return acc;
 }
 
+/// Blocks of tile columns beyond which the middle ones (neither the first,
+/// which reads the left padding, nor the last, which may be partial) run as
+/// a loop instead of being unrolled: code size stays bounded for wide
+/// images.
+constexpr int64_t kUnrolledColumnBlocks = 4;
+
+/// The column blocks of `lanes` tiles of a row of `rowTiles`:
+/// `block(acc, tx0, tx0 when static, tiles)`.
+Value columnBlocks(
+    KernelBuilder &k, int64_t rowTiles, Value acc,
+    function_ref<Value(Value acc, Value tx0, std::optional<int64_t> tx0Static, int64_t tiles)> block) {
+  int64_t lanes = k.lanes, blocks = llvm::divideCeil(rowTiles, lanes);
+  auto staticBlock = [&](Value acc, int64_t blk) {
+    int64_t tx0 = blk * lanes;
+    return block(acc, indexConst(k.b, k.loc, tx0), tx0, std::min(lanes, rowTiles - tx0));
+  };
+  if (blocks <= kUnrolledColumnBlocks) {
+    for (int64_t blk = 0; blk < blocks; ++blk)
+      acc = staticBlock(acc, blk);
+    return acc;
+  }
+  acc = staticBlock(acc, 0);
+  acc = k.loop(lanes, (blocks - 1) * lanes, acc,
+               [&](Value tx0, Value acc) { return block(acc, tx0, std::nullopt, lanes); }, lanes);
+  return staticBlock(acc, blocks - 1);
+}
+
 struct KilnCPUWinogradKernelsPass
     : kiln::impl::KilnCPUWinogradKernelsBase<KilnCPUWinogradKernelsPass> {
   using Base::Base;
@@ -348,8 +375,13 @@ struct KilnCPUWinogradKernelsPass
     // per lane.
     auto block = [&](Value acc, int64_t alphaBegin, int64_t alphaEnd, Value ci, Value ch,
                      Value img, Value ty0, std::optional<int64_t> tyStatic, int64_t rows,
-                     int64_t tx0, int64_t tiles) -> Value {
-      int64_t cs = m * tx0 - lead * lanes;
+                     Value tx0, std::optional<int64_t> tx0Static, int64_t tiles) -> Value {
+      // The first column of source 0: m tx0 - L lead (a middle block's,
+      // known only at run time, is past the left padding).
+      std::optional<int64_t> cs;
+      if (tx0Static)
+        cs = m * *tx0Static - lead * lanes;
+      Value csValue = k.add(k.mul(tx0, m), -lead * lanes);
       int64_t used = rows * tiles;
       // Source vector s of tile row r: candidate r * sources + s.
       SmallVector<bool> needed(rows * sources, false);
@@ -367,10 +399,11 @@ struct KilnCPUWinogradKernelsPass
           }
           Value row = k.add(k.mul(ty0, m), m * r + i - top);
           for (int64_t s = 0; s < sources; ++s) {
-            int64_t col = cs + lanes * s;
-            if (!needed[r * sources + s] || col < 0 || col >= w)
+            if (!needed[r * sources + s] ||
+                (cs && (*cs + lanes * s < 0 || *cs + lanes * s >= w)))
               continue;
-            src[i][r * sources + s] = k.readRow(input, {img, ch, row, indexConst(b, loc, col)});
+            src[i][r * sources + s] =
+                k.readRow(input, {img, ch, row, k.add(csValue, lanes * s)});
           }
         }
       auto fromSource = [&](int64_t r, int64_t rel) {
@@ -416,7 +449,8 @@ struct KilnCPUWinogradKernelsPass
         for (int64_t beta = 0; beta < a; ++beta)
           v.push_back(k.combine(bt(beta), e));
       }
-      Value tile0 = k.add(k.mul(arith::AddIOp::create(b, loc, k.mul(img, th), ty0), tw), tx0);
+      Value tile0 = arith::AddIOp::create(
+          b, loc, k.mul(arith::AddIOp::create(b, loc, k.mul(img, th), ty0), tw), tx0);
       for (auto [point, value] : llvm::enumerate(v))
         acc = k.writeRow(k.orZero(value), acc, {indexConst(b, loc, point), ci, tile0}, used);
       return acc;
@@ -439,11 +473,14 @@ struct KilnCPUWinogradKernelsPass
               k, th, rowsPer, acc, inside,
               [&](Value acc, Value ty0, std::optional<int64_t> tyStatic, int64_t rows) {
                 if (rowsPer > 1)
-                  return block(acc, alphaBegin, alphaEnd, ci, ch, img, ty0, tyStatic, rows, 0, tw);
-                for (int64_t tx0 = 0; tx0 < tw; tx0 += lanes)
-                  acc = block(acc, alphaBegin, alphaEnd, ci, ch, img, ty0, tyStatic, 1, tx0,
-                              std::min(lanes, tw - tx0));
-                return acc;
+                  return block(acc, alphaBegin, alphaEnd, ci, ch, img, ty0, tyStatic, rows,
+                               indexConst(b, loc, 0), 0, tw);
+                return columnBlocks(k, tw, acc, [&](Value acc, Value tx0,
+                                                    std::optional<int64_t> tx0Static,
+                                                    int64_t tiles) {
+                  return block(acc, alphaBegin, alphaEnd, ci, ch, img, ty0, tyStatic, 1, tx0,
+                               tx0Static, tiles);
+                });
               });
         });
       });
@@ -481,9 +518,10 @@ struct KilnCPUWinogradKernelsPass
     // whose output rows past the image are not stored), each of `tiles`
     // tiles from `tx0`.
     auto block = [&](Value acc, Value fi, Value fo, Value img, Value ty0,
-                     std::optional<int64_t> tyStatic, int64_t rows, int64_t tx0, int64_t tiles,
-                     Value biasValue) -> Value {
-      Value tile0 = k.add(k.mul(arith::AddIOp::create(b, loc, k.mul(img, th), ty0), tw), tx0);
+                     std::optional<int64_t> tyStatic, int64_t rows, Value tx0,
+                     std::optional<int64_t> tx0Static, int64_t tiles, Value biasValue) -> Value {
+      Value tile0 = arith::AddIOp::create(
+          b, loc, k.mul(arith::AddIOp::create(b, loc, k.mul(img, th), ty0), tw), tx0);
       SmallVector<Value> mv;
       for (int64_t point = 0; point < a * a; ++point)
         mv.push_back(k.readRow(product, {indexConst(b, loc, point), fo, tile0}));
@@ -508,16 +546,17 @@ struct KilnCPUWinogradKernelsPass
             continue;
           Value row = k.add(k.mul(ty0, m), m * rr + p);
           for (int64_t vec = 0; vec * lanes < m * tiles; ++vec) {
-            int64_t col = m * tx0 + vec * lanes;
-            if (col >= ow)
+            // (A middle block's columns are all inside the image.)
+            if (tx0Static && m * *tx0Static + vec * lanes >= ow)
               break;
+            Value col = k.add(k.mul(tx0, m), vec * lanes);
             SmallVector<Lane> picks;
             for (int64_t l = 0; l < lanes; ++l) {
               int64_t rel = vec * lanes + l, q = rel / m;
               picks.push_back(q < tiles ? Lane{unsigned(rel % m), rr * tiles + q} : Lane{});
             }
             Value out = pickLanes(b, loc, y, picks);
-            SmallVector<Value> indices = {img, fo, row, indexConst(b, loc, col)};
+            SmallVector<Value> indices = {img, fo, row, col};
             if (residual)
               out = arith::AddFOp::create(b, loc, out, k.readRow(residual, indices));
             if (relu)
@@ -545,11 +584,14 @@ struct KilnCPUWinogradKernelsPass
               k, th, rowsPer, acc, inside,
               [&](Value acc, Value ty0, std::optional<int64_t> tyStatic, int64_t rows) {
                 if (rowsPer > 1)
-                  return block(acc, fi, fo, img, ty0, tyStatic, rows, 0, tw, biasValue);
-                for (int64_t tx0 = 0; tx0 < tw; tx0 += lanes)
-                  acc = block(acc, fi, fo, img, ty0, tyStatic, 1, tx0, std::min(lanes, tw - tx0),
-                              biasValue);
-                return acc;
+                  return block(acc, fi, fo, img, ty0, tyStatic, rows, indexConst(b, loc, 0), 0,
+                               tw, biasValue);
+                return columnBlocks(k, tw, acc, [&](Value acc, Value tx0,
+                                                    std::optional<int64_t> tx0Static,
+                                                    int64_t tiles) {
+                  return block(acc, fi, fo, img, ty0, tyStatic, 1, tx0, tx0Static, tiles,
+                               biasValue);
+                });
               });
         });
       });

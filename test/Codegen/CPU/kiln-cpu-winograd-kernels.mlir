@@ -67,3 +67,22 @@ func.func @output(%m: tensor<36x4x16xf32>, %b: tensor<4xf32>, %r: tensor<1x4x14x
   %1 = kiln.winograd_output %m bias(%b) residual(%r) {relu, tile = 4 : i64} : (tensor<36x4x16xf32>, tensor<4xf32>, tensor<1x4x14x14xf32>) -> tensor<1x4x14x14xf32>
   return %1 : tensor<1x4x14x14xf32>
 }
+
+// -----
+
+// 300 columns: 75 tiles a row, 5 blocks of 16: the first (it reads the left
+// padding) and the last (11 tiles, masked) unrolled, the three between a
+// loop from tile 16 to tile 64.
+// CHECK-LABEL: func.func @input_very_wide
+// CHECK: scf.for %{{.*}} = %c16 to %c64 step %c16
+// CHECK: vector.constant_mask [11] : vector<16xi1>
+// CHECK-LABEL: func.func @output_very_wide
+// CHECK: scf.for %{{.*}} = %c16 to %c64 step %c16
+func.func @input_very_wide(%x: tensor<1x2x4x300xf32>) -> tensor<36x2x75xf32> attributes {kiln.dispatch} {
+  %0 = kiln.winograd_input %x {pads = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : tensor<1x2x4x300xf32> -> tensor<36x2x75xf32>
+  return %0 : tensor<36x2x75xf32>
+}
+func.func @output_very_wide(%m: tensor<36x2x75xf32>) -> tensor<1x2x4x300xf32> attributes {kiln.dispatch} {
+  %0 = kiln.winograd_output %m {tile = 4 : i64} : (tensor<36x2x75xf32>) -> tensor<1x2x4x300xf32>
+  return %0 : tensor<1x2x4x300xf32>
+}
