@@ -420,3 +420,21 @@ func.func @grouped_channels(%in: tensor<1x6x8x58x58xf32>, %w: tensor<6x8x8x3x3xf
     ins(%in, %w : tensor<1x6x8x58x58xf32>, tensor<6x8x8x3x3xf32>) outs(%init : tensor<1x6x8x56x56xf32>) -> tensor<1x6x8x56x56xf32>
   return %c : tensor<1x6x8x56x56xf32>
 }
+
+// -----
+
+// A dispatch that only subsamples an argument (a strided slice: the input of
+// a strided 1x1 convolution after kiln-unstride-pointwise-convs) becomes a
+// copy generic tiled into workgroups like an elementwise op (canonicalized
+// back to each workgroup's block of the slice), instead of one workgroup
+// copying it all.
+// CHECK-LABEL: func.func @strided_slice_copy
+// CHECK-SAME: kiln.workgroup_count = 8
+// CHECK: %[[ALL:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 256, 28, 28] [1, 1, 2, 2]
+// CHECK: scf.forall (%[[C:.*]]) = (0) to (256) step (32)
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[ALL]][0, %[[C]], 0, 0] [1, 32, 28, 28] [1, 1, 1, 1]
+// CHECK: tensor.parallel_insert_slice %[[BLOCK]] into %{{.*}}[0, %[[C]], 0, 0] [1, 32, 28, 28]
+func.func @strided_slice_copy(%arg0: tensor<1x256x56x56xf32>) -> tensor<1x256x28x28xf32> attributes {kiln.dispatch} {
+  %0 = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 256, 28, 28] [1, 1, 2, 2] : tensor<1x256x56x56xf32> to tensor<1x256x28x28xf32>
+  return %0 : tensor<1x256x28x28xf32>
+}
