@@ -26,6 +26,13 @@
 //   output row m ty + p, columns m tx0 + L v .. + L: lane l from Y[p][l % m]
 //                lane l / m (+ L v / m), then + residual, ReLU, stored
 //
+// A row of fewer tiles than lanes (a 14x14 image in F(4,3): 4) puts as many
+// whole tile rows in a block as fit, lane r * tiles + t for tile t of row r
+// (the phases are then skipped: each column vector is picked from the rows'
+// sources directly). Workgroups are blocks of channels; the input
+// transform's are first split into the halves of alpha (its outer
+// workgroup dimension), the points the next batched GEMM splits first.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/cpu/Passes.h"
