@@ -22,7 +22,9 @@ table names (kiln-inspect does not show host kernels, so the gpu stage is
 checked with --emit=gpu).
 
 W4A16 (kiln.matmul_int4 with --precision=f16/bf16: 4-bit weights
-dequantized while staged) is a float case against the rounded operands.
+dequantized while staged) is a float case against the rounded operands; its
+few-row products (f32 or f16 activations, with or without --precision) are
+GEMV kernels in f32 arithmetic, checked against the unrounded operands.
 
 GEMV kernels (products of at most 8 rows by constant weights, packed into
 column panels at compile time): f32 with a bias, f16 compiled for the gfx
@@ -305,6 +307,40 @@ def cases(work):
                 1e-5, ["--precision=f16"], r"_f16"))
     out.append(("kiln.matmul_int4 W4A16 96x256x160 --precision=bf16", p, int4_inputs,
                 to_bf16(x) @ to_bf16(w), 1e-5, ["--precision=bf16"], r"_bf16"))
+
+    # W4A16 GEMVs: kiln.matmul_int4 of at most 8 rows streams the codes in
+    # f32 arithmetic, (sum x c - z sum x) s per group, with any float
+    # activations. f32: 3 rows, groups of 32, 200 columns (13 column blocks
+    # of 16, the last one partial), 192 code rows in steps of 256 (the last
+    # row groups' rows out of range); f16 (activations, scales and zero
+    # points): 5 rows, groups of 128; f32 with --precision=f16: one row, not
+    # rounded to f16.
+    for name, (m, k, n, group, dtype, extra) in {
+            "kiln.matmul_int4 GEMV f32 3x384x200, groups of 32": (3, 384, 200, 32, np.float32, []),
+            "kiln.matmul_int4 GEMV f16 5x256x72, groups of 128": (5, 256, 72, 128, np.float16, []),
+            "kiln.matmul_int4 GEMV f32 1x512x256 --precision=f16": (1, 512, 256, 64, np.float32,
+                                                                   ["--precision=f16"])}.items():
+        groups = k // group
+        x = rng.uniform(-1, 1, (m, k)).astype(dtype)
+        codes = rng.randint(0, 256, (groups, group // 2, n)).astype(np.uint8)
+        scale = rng.uniform(0.01, 0.1, (groups, n)).astype(dtype)
+        zero = rng.randint(0, 16, (groups, n)).astype(dtype)
+        nibbles = np.concatenate([codes & 15, codes >> 4], axis=1).astype(np.float64)
+        w = ((nibbles - zero[:, None, :].astype(np.float64)) *
+             scale[:, None, :].astype(np.float64)).reshape(k, n)
+        t = "f16" if dtype == np.float16 else "f32"
+        p = work / f"gemv_int4_{m}x{k}x{n}_{t}.mlir"
+        p.write_text(
+            f"func.func @main(%x: tensor<{m}x{k}x{t}>, %w: tensor<{groups}x{group // 2}x{n}xi8>,"
+            f" %s: tensor<{groups}x{n}x{t}>, %z: tensor<{groups}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{\n"
+            f"  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<{m}x{k}x{t}>,"
+            f" tensor<{groups}x{group // 2}x{n}xi8>, tensor<{groups}x{n}x{t}>,"
+            f" tensor<{groups}x{n}x{t}>) -> tensor<{m}x{n}x{t}>\n"
+            f"  return %0 : tensor<{m}x{n}x{t}>\n}}\n")
+        out.append((name, p, {"input0": x, "input1": codes.view(np.int8), "input2": scale,
+                              "input3": zero},
+                    x.astype(np.float64) @ w, 2e-3 if dtype == np.float16 else 1e-5, extra,
+                    "GEMV"))
 
     a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)

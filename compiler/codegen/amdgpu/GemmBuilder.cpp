@@ -97,6 +97,9 @@ struct GemmPlan {
   /// A GEMV whose B is row-major along n ([..., K, N] through `b.map`, an
   /// argument such as a KV cache), read in column blocks of gemvPanel.
   bool gemvRowMajor = false;
+  /// A W4A16 GEMV (int4 set, gemvRowMajor): the code bytes, columns, each
+  /// lane reads per row.
+  int64_t int4Gemv = 0;
   /// The accumulator's initial value when it is not zero (a bias broadcast
   /// over the output): computed per element and added after the K loop.
   linalg::GenericOp init;
@@ -227,6 +230,11 @@ bool traceOperands(linalg::LinalgOp op, GemmPlan &plan) {
   plan.b = *b;
   return true;
 }
+
+/// Rows a GEMV kernel takes at most: each lane keeps M accumulators of its
+/// 16 bytes of a panel row (kiln-compile packs products of at most 8 rows
+/// for gfx targets).
+constexpr int64_t kMaxGemvRows = 8;
 
 bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
@@ -373,7 +381,9 @@ bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
 /// K / G, 2, G / 2]) as a GEMM over virtual loops (m, n, k = g G + h G / 2 +
 /// j) whose B is dequantized while staged. Only with 16-bit activations (an
 /// f16/bf16 model, or --precision=f16|bf16): W4A16. With f32 ones the
-/// generic path keeps cpu's f32 arithmetic.
+/// generic path keeps cpu's f32 arithmetic. At most kMaxGemvRows rows (a
+/// decode step), with any float activations, make a GEMV kernel that
+/// streams the codes in f32 arithmetic (GemmPlan::int4Gemv).
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan) {
   if (op.getNumDpsInputs() != 4 || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
     return false;
@@ -385,10 +395,11 @@ bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan
   Type elem = xType.getElementType();
   bool sixteen = elem.isF16() || elem.isBF16() ||
                  (elem.isF32() && precision != gfx::Precision::F32);
-  if (!sixteen)
-    return false;
   int64_t M = xType.getDimSize(0), groups = codesType.getDimSize(0),
           half = codesType.getDimSize(1), N = codesType.getDimSize(2);
+  bool gemv = M <= kMaxGemvRows && N % 4 == 0;
+  if (!sixteen && !gemv)
+    return false;
   // A: the argument before the split of K into [K / G, 2, G / 2].
   std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
   if (!a || a->reshapes.empty() || !isa<tensor::ExpandShapeOp>(a->reshapes.back()))
@@ -414,13 +425,22 @@ bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan
   plan.mDim = 0;
   plan.nDim = 1;
   plan.kDim = 2;
+  if (gemv) {
+    // v columns per lane (16, 8 or 4 code bytes: fewer for more rows, whose
+    // accumulators take 2 v VGPRs each), 8 lanes per row; fewer lanes (down
+    // to 2) while the grid has under 128 panels.
+    int64_t v = M <= 2 ? 16 : M <= 4 ? 8 : 4;
+    while (N % v != 0)
+      v /= 2;
+    int64_t lanes = 8;
+    while (lanes > 2 && N / (lanes * v) < 128)
+      lanes /= 2;
+    plan.gemvPanel = lanes * v;
+    plan.gemvRowMajor = true;
+    plan.int4Gemv = v;
+  }
   return true;
 }
-
-/// Rows a GEMV kernel takes at most: each lane keeps M accumulators of its
-/// 16 bytes of a panel row (kiln-compile packs products of at most 8 rows
-/// for gfx targets).
-constexpr int64_t kMaxGemvRows = 8;
 
 /// kiln.matmul_panels' generic (out[m, n] += lhs[m, k] w[n / P, k, n mod
 /// P], lhs [M, K] seen through its reshape, M <= kMaxGemvRows), float or
@@ -1459,10 +1479,12 @@ struct GemvShape {
   static std::optional<GemvShape> of(const GemmPlan &plan, int64_t ldsLimit) {
     GemvShape s;
     int64_t P = plan.gemvPanel, M = plan.bounds[plan.mDim];
+    // (A W4A16 GEMV's rows are rows of code bytes, two k each.)
+    int64_t K = plan.int4Gemv ? plan.bounds[plan.kDim] / 2 : plan.bounds[plan.kDim];
     int64_t bytes = plan.computeType.getIntOrFloatBitWidth() / 8;
     if (bytes == 0)
       return std::nullopt;
-    s.v = std::min<int64_t>(16 / bytes, P);
+    s.v = plan.int4Gemv ? plan.int4Gemv : std::min<int64_t>(16 / bytes, P);
     while (s.v > 1 && P % s.v != 0)
       s.v /= 2;
     s.lanesPerRow = P / s.v;
@@ -1482,12 +1504,20 @@ struct GemvShape {
       s.parts = int64_t(1) << llvm::Log2_64(std::min(threads / s.outputs, s.rowGroups));
       s.ldsBytes = (s.rowGroups * s.outputs + s.parts * s.outputs) * accBytes;
       // (More threads than rows leave row groups idle.)
-      if (s.ldsBytes <= ldsLimit && (threads == 256 || plan.bounds[plan.kDim] >= 4 * s.rowGroups))
+      if (s.ldsBytes <= ldsLimit && (threads == 256 || K >= 4 * s.rowGroups))
         break;
     }
     if (s.ldsBytes > ldsLimit)
       return std::nullopt;
-    s.unroll = std::clamp<int64_t>(llvm::divideCeil(plan.bounds[plan.kDim], s.rowGroups), 1, 8);
+    s.unroll = std::clamp<int64_t>(llvm::divideCeil(K, s.rowGroups), 1, 8);
+    // A W4A16 row group reads `unroll` consecutive code rows of one group
+    // (one load of its scales and zero points): a power of two dividing
+    // the group's G / 2 rows.
+    if (plan.int4Gemv) {
+      s.unroll = int64_t(1) << llvm::Log2_64(s.unroll);
+      while (plan.int4->group / 2 % s.unroll != 0)
+        s.unroll /= 2;
+    }
     return s;
   }
 };
@@ -1512,6 +1542,13 @@ public:
   void build(ArrayRef<Value> args, Value output, int64_t &workgroups);
 
 private:
+  /// The main loop of a W4A16 GEMV (GemmPlan::int4Gemv); returns each
+  /// row's vector of this lane's sums.
+  SmallVector<Value> int4Loop(ArrayRef<Value> args, Value rowGroup, Value n0, Value columnOk);
+  /// The row groups' sums `rowSums` (one vector per row) added up across
+  /// the workgroup in LDS; each output element through the epilogue.
+  void reduceAndStore(ValueRange rowSums, Value tid, Value rowGroup, Value column, Value panel,
+                      ArrayRef<Value> args, Value output);
   /// A loaded vector or scalar of the panels' or lhs's type in the
   /// accumulator's type.
   Value widen(Value value, bool isUnsigned) {
@@ -1556,7 +1593,8 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
                 RG = shape.rowGroups, U = shape.unroll;
   workgroups = shape.workgroups;
   Value aMem = reshapeMemref(b, loc, args[plan.a.arg.getArgNumber()], plan.a.reshapes);
-  Value wMem = reshapeMemref(b, loc, args[plan.b.arg.getArgNumber()], plan.b.reshapes);
+  Value wMem = plan.int4 ? Value()
+                        : reshapeMemref(b, loc, args[plan.b.arg.getArgNumber()], plan.b.reshapes);
   // Workgroup -> (batch, panel).
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -1589,6 +1627,11 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
   if (plan.gemvRowMajor && N % P != 0) {
     columnOk = cmpLt(n0, N);
     n0 = arith::MinUIOp::create(b, loc, n0, c(N - v));
+  }
+  if (plan.int4Gemv) {
+    reduceAndStore(int4Loop(args, rowGroup, n0, columnOk), tid, rowGroup, column, panel, args,
+                   output);
+    return;
   }
   auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(RG * U), init);
   {
@@ -1632,11 +1675,115 @@ void GemvBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups)
     scf::YieldOp::create(b, loc, acc);
   }
 
+  reduceAndStore(loop.getResults(), tid, rowGroup, column, panel, args, output);
+}
+
+/// W4A16: row group rg takes the `unroll` consecutive code rows r0 = (k0 +
+/// rg) U .. of one quantization group g (U divides G / 2), whose bytes hold
+/// k = g G + j and g G + G / 2 + j in their low and high nibbles. With
+/// sum_k x_k (c_k - z) s = s (sum_k x_k c_k - z sum_k x_k) per group and
+/// column, each code costs a conversion and one multiply-add per row; the
+/// scales and zero points are read once per U rows.
+SmallVector<Value> GemvBuilder::int4Loop(ArrayRef<Value> args, Value rowGroup, Value n0,
+                                         Value columnOk) {
+  const int64_t M = plan.bounds[plan.mDim], K = plan.bounds[plan.kDim], rows = K / 2,
+                G = plan.int4->group, H = G / 2, v = shape.v, RG = shape.rowGroups,
+                U = shape.unroll;
+  Value aMem = reshapeMemref(b, loc, args[plan.a.arg.getArgNumber()], plan.a.reshapes);
+  Value codes = memrefOf(plan.int4->codes, args);
+  Value scales = memrefOf(plan.int4->scale, args), zeros = memrefOf(plan.int4->zero, args);
+  auto accVec = VectorType::get({v}, plan.accType);
+  Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
+  SmallVector<Value> init(M, zero);
+  // Rows past the last only where the row groups' steps do not divide
+  // them: the whole step of U rows is out (U divides the rows), its loads
+  // clamped to the last step and its sums zeroed.
+  bool ragged = rows % (RG * U) != 0;
+  auto loop = scf::ForOp::create(b, loc, c(0), c(rows), c(RG * U), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  Value r0 = apply(d0 + d1 * U, {loop.getInductionVar(), rowGroup});
+  Value ok = columnOk;
+  if (ragged) {
+    Value inRange = cmpLt(r0, rows);
+    ok = ok ? Value(arith::AndIOp::create(b, loc, ok, inRange)) : inRange;
+    r0 = arith::MinUIOp::create(b, loc, r0, c(rows - U));
+  }
+  Value g = apply(d0.floorDiv(H), {r0}), j0 = apply(d0 % H, {r0});
+  SmallVector<Value> bytes;
+  for (int64_t u = 0; u < U; ++u)
+    bytes.push_back(vector::LoadOp::create(b, loc, VectorType::get({v}, b.getI8Type()), codes,
+                                           ValueRange{g, apply(d0 + u, {j0}), n0}));
+  Type paramType = cast<MemRefType>(scales.getType()).getElementType();
+  auto paramVec = VectorType::get({v}, paramType);
+  Value scale = vector::LoadOp::create(b, loc, paramVec, scales, ValueRange{g, n0});
+  Value zeroPoint = vector::LoadOp::create(b, loc, paramVec, zeros, ValueRange{g, n0});
+  // xs[m][h]: row m's U activations at k = g G + h H + j0 .. (contiguous:
+  // one vector load each).
+  Type aType = cast<MemRefType>(aMem.getType()).getElementType();
+  SmallVector<SmallVector<Value>> xs(M);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value k = apply(d0 * G + d1 + h * H, {g, j0});
+      if (fault == Fault::ShiftLanes)
+        k = arith::MinUIOp::create(b, loc, apply(d0 + 1, {k}), c(K - U));
+      xs[m].push_back(vector::LoadOp::create(b, loc, VectorType::get({U}, aType), aMem,
+                                             indices(plan.a.map, loopValues(c(m), nullptr, k))));
+    }
+  // The loads stay ahead of the arithmetic that waits for them.
+  amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
+  // Per nibble (low ones, then high ones), its floats times each row's
+  // activation: dots[m] = sum_k x_k c_k, xsums[m] = sum_k x_k.
+  auto wide = VectorType::get({v}, b.getI32Type());
+  SmallVector<Value> dots(M), xsums(M);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t u = 0; u < U; ++u) {
+      Value w = arith::ExtUIOp::create(b, loc, wide, bytes[u]);
+      Value nibble =
+          h == 0 ? Value(arith::AndIOp::create(
+                       b, loc, w,
+                       arith::ConstantOp::create(b, loc, wide,
+                                                 DenseElementsAttr::get(wide, APInt(32, 15)))))
+                 : Value(arith::ShRUIOp::create(
+                       b, loc, w,
+                       arith::ConstantOp::create(b, loc, wide,
+                                                 DenseElementsAttr::get(wide, APInt(32, 4)))));
+      Value f = arith::UIToFPOp::create(b, loc, accVec, nibble);
+      for (int64_t m = 0; m < M; ++m) {
+        Value x = widen(vector::ExtractOp::create(b, loc, xs[m][h], u), false);
+        Value xv = vector::BroadcastOp::create(b, loc, accVec, x);
+        dots[m] = dots[m] ? Value(vector::FMAOp::create(b, loc, xv, f, dots[m]))
+                          : Value(arith::MulFOp::create(b, loc, xv, f));
+        xsums[m] = xsums[m] ? Value(arith::AddFOp::create(b, loc, xsums[m], x)) : x;
+      }
+    }
+  Value s = widen(scale, false), z = widen(zeroPoint, false);
+  SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+  for (int64_t m = 0; m < M; ++m) {
+    Value dot = dots[m], xsum = xsums[m];
+    // (dot - z xsum) s, added to the row's sums.
+    Value minusSum =
+        vector::BroadcastOp::create(b, loc, accVec, arith::NegFOp::create(b, loc, xsum));
+    Value t = vector::FMAOp::create(b, loc, minusSum, z, dot);
+    if (ok)
+      t = zeroUnless(ok, t);
+    acc[m] = vector::FMAOp::create(b, loc, t, s, acc[m]);
+  }
+  scf::YieldOp::create(b, loc, acc);
+  return SmallVector<Value>(loop.getResults());
+}
+
+void GemvBuilder::reduceAndStore(ValueRange rowSums, Value tid, Value rowGroup, Value column,
+                                 Value panel, ArrayRef<Value> args, Value output) {
+  const int64_t M = plan.bounds[plan.mDim], N = plan.bounds[plan.nDim], P = plan.gemvPanel,
+                RG = shape.rowGroups;
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
   // The row groups' sums: [RG][M][P], then [parts][M x P].
   Value sums = workgroupBuffer({RG, M, P});
   Value partial = workgroupBuffer({shape.parts, M * P});
   for (int64_t m = 0; m < M; ++m)
-    vector::StoreOp::create(b, loc, loop.getResult(m), sums, ValueRange{rowGroup, c(m), column});
+    vector::StoreOp::create(b, loc, rowSums[m], sums, ValueRange{rowGroup, c(m), column});
   gpu::BarrierOp::create(b, loc);
   const int64_t O = shape.outputs, perPart = RG / shape.parts;
   {

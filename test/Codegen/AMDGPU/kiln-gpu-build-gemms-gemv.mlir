@@ -157,3 +157,78 @@ func.func @gemm_silu(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x
   %2 = kiln.mul %0, %1 : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
   return %2 : tensor<64x64xf16>
 }
+
+// -----
+
+// W4A16 of at most 8 rows (kiln.matmul_int4: codes [K / G, G / 2, N], a
+// byte's low nibble row g G + j, its high one g G + G / 2 + j) is a GEMV on
+// the codes as they are, in f32 arithmetic with any float activations. 3
+// rows: 8 columns per lane (N = 200 is not a multiple of 16), 2 lanes per
+// row (under 128 panels of 8 lanes), 13 panels of 16 columns, the last
+// partial. 256 threads, 128 row groups of 2 consecutive code rows each (of
+// one group of 32: the scales and zero points loaded once), 192 code rows:
+// the row groups past them clamp to the last two rows (190) and select
+// zeros. Per nibble one conversion and a multiply-add per row; per row and
+// step, (sum x c - sum x z) s.
+// CHECK-LABEL: func @gemv_int4_f32
+// CHECK-SAME: (%[[X:.*]]: memref<3x384xf32>, %[[W:.*]]: memref<12x16x200xi8>, %[[S:.*]]: memref<12x200xf32>, %[[Z:.*]]: memref<12x200xf32>, %[[OUT:.*]]: memref<3x200xf32>)
+// CHECK-SAME: kiln.lds_bytes = 25344 : i64, kiln.workgroup_count = 13 : i64, kiln.workgroup_size = 256 : i64
+// CHECK-NOT: kiln.matrix_instruction
+// CHECK: %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %c200
+// CHECK: %[[N0:.*]] = arith.minui %{{.*}}, %c192
+// CHECK: %[[ROW:.*]] = arith.cmpi ult, %{{.*}}, %c192
+// CHECK: %[[OK:.*]] = arith.andi %[[COL]], %[[ROW]]
+// CHECK: arith.minui %{{.*}}, %c190
+// CHECK-COUNT-2: vector.load %[[W]][%{{.*}}, %{{.*}}, %[[N0]]] : memref<12x16x200xi8>, vector<8xi8>
+// CHECK: %[[SCALE:.*]] = vector.load %[[S]][%{{.*}}, %[[N0]]] : memref<12x200xf32>, vector<8xf32>
+// CHECK: %[[ZERO:.*]] = vector.load %[[Z]][%{{.*}}, %[[N0]]] : memref<12x200xf32>, vector<8xf32>
+// CHECK-COUNT-6: vector.load %[[X]]{{.*}} : memref<3x384xf32>, vector<2xf32>
+// CHECK-NEXT: amdgpu.sched_barrier allow = <none>
+// CHECK: arith.andi %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.uitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: arith.shrui %{{.*}} : vector<8xi32>
+// CHECK: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[NEG:.*]] = arith.negf %{{.*}} : f32
+// CHECK: %[[NEGV:.*]] = vector.broadcast %[[NEG]] : f32 to vector<8xf32>
+// CHECK: %[[T:.*]] = vector.fma %[[NEGV]], %[[ZERO]], %{{.*}} : vector<8xf32>
+// CHECK: %[[TOK:.*]] = arith.select %[[OK]], %[[T]], %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %[[TOK]], %[[SCALE]], %{{.*}} : vector<8xf32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<128x3x16xf32>
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+func.func @gemv_int4_f32(%x: tensor<3x384xf32>, %w: tensor<12x16x200xi8>, %s: tensor<12x200xf32>, %z: tensor<12x200xf32>) -> tensor<3x200xf32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<3x384xf32>, tensor<12x16x200xi8>, tensor<12x200xf32>, tensor<12x200xf32>) -> tensor<3x200xf32>
+  return %0 : tensor<3x200xf32>
+}
+
+// -----
+
+// One row of f16: 16 columns (16 code bytes) per lane, 2 lanes per row (64
+// panels of 32 columns), 4 code rows per row group and step, the
+// activations loaded 4 at a time and widened to f32, the f16 scales and
+// zero points too.
+// CHECK-LABEL: func @gemv_int4_f16
+// CHECK-SAME: kiln.lds_bytes = 17408 : i64, kiln.workgroup_count = 64 : i64, kiln.workgroup_size = 256 : i64
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<16x32x2048xi8>, vector<16xi8>
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x2048xf16>, vector<16xf16>
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<1x1024xf16>, vector<4xf16>
+// CHECK: amdgpu.sched_barrier
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// CHECK: memref.alloca() {kiln.workgroup_memory} : memref<128x1x32xf32>
+func.func @gemv_int4_f16(%x: tensor<1x1024xf16>, %w: tensor<16x32x2048xi8>, %s: tensor<16x2048xf16>, %z: tensor<16x2048xf16>) -> tensor<1x2048xf16> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<1x1024xf16>, tensor<16x32x2048xi8>, tensor<16x2048xf16>, tensor<16x2048xf16>) -> tensor<1x2048xf16>
+  return %0 : tensor<1x2048xf16>
+}
+
+// -----
+
+// Nine rows of f32 activations: neither a GEMV nor W4A16 (which needs
+// 16-bit ones): the generic path.
+// CHECK-LABEL: func @int4_nine_rows
+// CHECK-NOT: kiln.workgroup_count
+// CHECK: linalg.generic
+func.func @int4_nine_rows(%x: tensor<9x64xf32>, %w: tensor<2x16x16xi8>, %s: tensor<2x16xf32>, %z: tensor<2x16xf32>) -> tensor<9x16xf32> attributes {kiln.dispatch} {
+  %0 = kiln.matmul_int4 %x, %w, %s, %z : (tensor<9x64xf32>, tensor<2x16x16xi8>, tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<9x16xf32>
+  return %0 : tensor<9x16xf32>
+}
