@@ -173,6 +173,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   }
   // After quantization: the convolutions left are float ones.
   if (options.unstridePointwise) {
+    pm.addNestedPass<func::FuncOp>(createKilnSpaceToDepthConvs());
     pm.addNestedPass<func::FuncOp>(createKilnUnstridePointwiseConvs());
     pm.addNestedPass<func::FuncOp>(createKilnTransposePointwiseConvs());
   }

@@ -81,8 +81,8 @@ struct CompileOptions {
   /// Columns per panel of grouped 4-bit weights (kiln-pack-int4-weights;
   /// the cpu's layout), 0 to keep them row-major.
   int64_t int4Panel = 0;
-  /// kiln-unstride-pointwise-convs and kiln-transpose-pointwise-convs (set
-  /// when every target is the cpu).
+  /// kiln-space-to-depth-convs, kiln-unstride-pointwise-convs and
+  /// kiln-transpose-pointwise-convs (set when every target is the cpu).
   bool unstridePointwise = false;
   /// Columns per panel of the constant weights of float matmuls
   /// (kiln-pack-matmul-panels; the cpu's layout, which the gfx GEMV kernels

@@ -240,6 +240,36 @@ def KilnExpandQuantization : Pass<"kiln-expand-quantization", "mlir::func::FuncO
   }];
 }
 
+def KilnSpaceToDepthConvs : Pass<"kiln-space-to-depth-convs", "mlir::func::FuncOp"> {
+  let summary = "convolutions whose windows tile the image as space to depth and a 1x1 convolution";
+  let description = [{
+    A 2-d float `kiln.conv` with one group, strides equal to its kernel
+    (larger than 1 x 1), no padding, no dilation, and an image whose height
+    and width the kernel divides (ViT's patch embedding, ConvNeXt's stem and
+    downsampling layers) reads each input pixel once: its im2col is a
+    permutation of the input. The input becomes `kiln.reshape` to
+    `[N, C, OH, KH, OW, KW]`, `kiln.transpose` to `[N, C, KH, KW, OH, OW]`
+    and `kiln.reshape` to `[N, C KH KW, OH, OW]`; the filter is reshaped to
+    `[F, C KH KW, 1, 1]` (folded when it is a constant) and the strides
+    become 1. The convolution is then a 1x1 one, which the cpu code
+    generator runs as a GEMM tiled by rows and columns, after one transpose
+    dispatch, instead of an im2col GEMM that gathers strided pixels in
+    every workgroup. The sums are the same products in the same order.
+    kiln-compile runs it when every target is the cpu.
+
+    ```mlir
+    %y = kiln.conv %x, %w, %b {strides = array<i64: 16, 16>, pads = array<i64: 0, 0, 0, 0>, ...}
+        : (tensor<1x3x224x224xf32>, tensor<768x3x16x16xf32>, tensor<768xf32>) -> tensor<1x768x14x14xf32>
+    // becomes
+    %0 = kiln.reshape %x : tensor<1x3x224x224xf32> -> tensor<1x3x14x16x14x16xf32>
+    %1 = kiln.transpose %0 {permutation = array<i64: 0, 1, 3, 5, 2, 4>} : ... -> tensor<1x3x16x16x14x14xf32>
+    %2 = kiln.reshape %1 : tensor<1x3x16x16x14x14xf32> -> tensor<1x768x14x14xf32>
+    %y = kiln.conv %2, %w1, %b {strides = array<i64: 1, 1>, ...}
+        : (tensor<1x768x14x14xf32>, tensor<768x768x1x1xf32>, tensor<768xf32>) -> tensor<1x768x14x14xf32>
+    ```
+  }];
+}
+
 def KilnUnstridePointwiseConvs : Pass<"kiln-unstride-pointwise-convs", "mlir::func::FuncOp"> {
   let summary = "strided 1x1 convolutions as a strided slice and an unstrided 1x1 convolution";
   let description = [{
