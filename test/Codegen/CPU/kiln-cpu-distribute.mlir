@@ -208,11 +208,12 @@ func.func @depthwise_rows(%x: tensor<1x32x22x22xf32>, %w: tensor<32x7x7xf32>) ->
 // along which x is contiguous (the channels) is split in 16s, the tile
 // kiln-cpu-vectorize-gemm transposes in registers: 64 x 32 x 32 points, 4
 // workgroups of 16 channels (in 1s, outermost first, they had 1 channel).
+// H and W stay adjacent in both operands: collapsed into one loop of 1024.
 // CHECK-LABEL: func @transposed_input
 // CHECK-SAME: kiln.workgroup_count = 4 : i64
 // CHECK-NOT: linalg.transpose
 // CHECK: scf.forall (%{{.*}}) = (0) to (64) step (16)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x32x32x16xf32>, tensor<1x16x32x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1024x16xf32>, tensor<1x16x1024xf32>)
 // CHECK-NOT: linalg.generic
 // CHECK: scf.forall.in_parallel
 func.func @transposed_input(%x: tensor<1x32x32x64xf32>, %r: tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32> attributes {kiln.dispatch} {
@@ -437,4 +438,52 @@ func.func @grouped_channels(%in: tensor<1x6x8x58x58xf32>, %w: tensor<6x8x8x3x3xf
 func.func @strided_slice_copy(%arg0: tensor<1x256x56x56xf32>) -> tensor<1x256x28x28xf32> attributes {kiln.dispatch} {
   %0 = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 256, 28, 28] [1, 1, 2, 2] : tensor<1x256x56x56xf32> to tensor<1x256x28x28xf32>
   return %0 : tensor<1x256x28x28xf32>
+}
+
+// -----
+
+// An NHWC -> NCHW transpose with a residual add and a ReLU (ResNet-50's
+// layer4 after kiln-transpose-pointwise-convs): H and W stay adjacent and
+// in order in every operand, so they are collapsed into one loop of 49
+// points before tiling; the transposed read is then [49, C] -> [C, 49],
+// which kiln-cpu-vectorize-gemm moves in 16 x 16 tiles (a 7-point W was
+// too short for them). The result is expanded back after the workgroups.
+#nhwc = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @transposed_read_collapsed
+// CHECK-DAG: %[[RES:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1], [2, 3]] : tensor<1x2048x7x7xf32> into tensor<1x2048x49xf32>
+// CHECK-DAG: %[[IN:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2], [3]] : tensor<1x7x7x2048xf32> into tensor<1x49x2048xf32>
+// CHECK: scf.forall
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: tensor<1x49x512xf32>, tensor<1x512x49xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [1, 2048, 7, 7]
+func.func @transposed_read_collapsed(%arg0: tensor<1x7x7x2048xf32>, %arg1: tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7xf32> attributes {kiln.dispatch} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x2048x7x7xf32>
+  %1 = linalg.generic {indexing_maps = [#nhwc, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg1 : tensor<1x7x7x2048xf32>, tensor<1x2048x7x7xf32>) outs(%0 : tensor<1x2048x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %2 = arith.addf %a, %b : f32
+    %3 = arith.maximumf %2, %cst : f32
+    linalg.yield %3 : f32
+  } -> tensor<1x2048x7x7xf32>
+  return %1 : tensor<1x2048x7x7xf32>
+}
+
+// -----
+
+// A transpose whose dimensions all move (NCHW -> NHWC of a 3-d view: no two
+// loops stay adjacent) keeps its loops.
+#perm3 = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @transposed_read_kept
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @transposed_read_kept(%arg0: tensor<1x2048x49xf32>) -> tensor<1x49x2048xf32> attributes {kiln.dispatch} {
+  %0 = tensor.empty() : tensor<1x49x2048xf32>
+  %1 = linalg.generic {indexing_maps = [#perm3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x2048x49xf32>) outs(%0 : tensor<1x49x2048xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x49x2048xf32>
+  return %1 : tensor<1x49x2048xf32>
 }
