@@ -99,19 +99,16 @@ static void collapseTransposedReads(func::FuncOp func) {
   if (!llvm::all_of(maps, [](AffineMap m) { return m.isPermutation(); }))
     return;
   SmallVector<ReassociationIndices> runs;
-  for (unsigned d = 0; d + 1 < generic.getNumLoops(); ++d) {
-    bool adjacent = llvm::all_of(maps, [&](AffineMap m) {
-      return *m.getResultPosition(getAffineDimExpr(d + 1, m.getContext())) ==
-             *m.getResultPosition(getAffineDimExpr(d, m.getContext())) + 1;
-    });
-    if (!adjacent)
+  for (int64_t d = 0; d + 1 < int64_t(generic.getNumLoops()); ++d) {
+    ReassociationIndices pair = {d, d + 1};
+    if (!linalg::areDimSequencesPreserved(maps, pair))
       continue;
-    if (!runs.empty() && runs.back().back() == int64_t(d))
+    if (!runs.empty() && runs.back().back() == d)
       runs.back().push_back(d + 1);
     else
-      runs.push_back({int64_t(d), int64_t(d + 1)});
+      runs.push_back(pair);
   }
-  if (runs.empty() || !linalg::areDimSequencesPreserved(maps, runs))
+  if (runs.empty())
     return;
   IRRewriter rewriter(generic);
   FailureOr<linalg::CollapseResult> collapsed =
