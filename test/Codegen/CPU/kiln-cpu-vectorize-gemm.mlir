@@ -357,9 +357,27 @@ func.func @elementwise_mask_not_vectorized(%m: tensor<32xi1>) -> tensor<32xf32> 
 // f32 erf (GELU), exp and tanh become polynomial approximations: vectorized
 // in elementwise ops, inline (no libm call) in the scalar code that is left,
 // such as a softmax's exp-and-sum reduction. f64 keeps math.exp (libm).
+// erf is x P(x^2) / Q(x^2) on x clamped to [-3.925, 3.925] (Erf.cpp): five
+// FMAs for each polynomial, one division, the result clamped to [-1, 1];
+// none of the selects of MLIR's three intervals.
 // CHECK-LABEL: func @approximated_math
 // CHECK-NOT: math.erf
-// CHECK: math.fma {{.*}} : vector<16xf32>
+// CHECK: %[[X:.*]] = vector.transfer_read
+// CHECK: arith.cmpf ogt, %[[X]]
+// CHECK: arith.select
+// CHECK: arith.cmpf olt
+// CHECK: %[[XC:.*]] = arith.select
+// CHECK: %[[T:.*]] = arith.mulf %[[XC]], %[[XC]] : vector<16xf32>
+// CHECK-COUNT-5: math.fma {{.*}}, %[[T]], {{.*}} : vector<16xf32>
+// CHECK: %[[P:.*]] = arith.mulf %[[XC]], {{.*}} : vector<16xf32>
+// CHECK-COUNT-5: math.fma {{.*}}, %[[T]], {{.*}} : vector<16xf32>
+// CHECK: %[[R:.*]] = arith.divf %[[P]], {{.*}} : vector<16xf32>
+// CHECK: arith.cmpf ogt, %[[R]]
+// CHECK: arith.select
+// CHECK: arith.cmpf olt
+// CHECK: %[[E:.*]] = arith.select
+// CHECK-NOT: arith.select
+// CHECK: vector.transfer_write %[[E]]
 // CHECK-NOT: math.erf
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]
 // CHECK-NOT: math.exp {{.*}} : f32
