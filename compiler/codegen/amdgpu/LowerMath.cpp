@@ -99,6 +99,8 @@ struct KilnGPULowerMathPass : kiln::impl::KilnGPULowerMathBase<KilnGPULowerMathP
     static const llvm::StringSet<llvm::MallocAllocator> native = {
         "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "fma", "absf", "floor",
         "ceil", "round", "roundeven", "copysign", "sin", "cos"};
+    // (f32 erf: the rational function the cpu takes too, Erf.cpp.)
+    kiln::codegen::populateErfApproximationPatterns(patterns);
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) { return !native.contains(name); });
     math::populateExpansionPatterns(patterns, {"powf", "fpowi", "ipowi", "tan",

@@ -114,7 +114,10 @@ def KilnGPULowerMath : Pass<"kiln-gpu-lower-math"> {
     atan, ..., powf) into polynomials and `exp`/`log`, so that what remains
     (`exp`, `log`, `sqrt`, `fma`, ...) becomes LLVM intrinsics the AMDGPU
     backend expands itself, called as `llvm.call_intrinsic` (the matching
-    `llvm.intr.*` ops are also turned into device-library calls).
+    `llvm.intr.*` ops are also turned into device-library calls). f32 erf
+    becomes the rational function the cpu code generator uses too
+    (codegen/common/Erf.cpp: x P(x^2) / Q(x^2) on [-3.925, 3.925], ten FMAs
+    and a division), so that every target computes the same erf.
   }];
   let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
                            "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];

@@ -105,6 +105,11 @@ void defineEntry(llvm::Module &module, llvm::Function *inner, const std::string 
 /// from (otherwise, e.g., a loop marked not to unroll gets unrolled).
 void attachLoopAnnotations(mlir::Operation *root);
 
+/// f32 math.erf as one rational function x P(x^2) / Q(x^2) (Erf.cpp),
+/// preferred to MLIR's three-interval approximation in the same pattern
+/// set: what every target's code computes for ONNX's Erf and GELU.
+void populateErfApproximationPatterns(mlir::RewritePatternSet &patterns);
+
 /// Translates `module` (LLVM dialect) to LLVM IR for the x86-64 CPU `cpu`
 /// with `features` (resolved: not "host"), lets `addEntries` add the entry
 /// points of the code object's ABI, optimizes at O3, emits and links a

@@ -323,8 +323,8 @@ int64_t chooseCacheBlock(int64_t range, int64_t limit, int64_t step) {
 
 /// Math functions that kiln-cpu-vectorize-gemm replaces by polynomial
 /// approximations on f32 (MLIR's: exp within about 1 ulp, tanh within a few
-/// ulp; erf is Erf.cpp's rational function, within 3.5e-7), which vectorize
-/// and inline where libm's would be a call per element.
+/// ulp; erf is codegen/common/Erf.cpp's rational function, within 3.5e-7),
+/// which vectorize and inline where libm's would be a call per element.
 bool isApproximated(StringRef opName) {
   return opName == math::ExpOp::getOperationName() || opName == math::ErfOp::getOperationName() ||
          opName == math::TanhOp::getOperationName();
@@ -2003,7 +2003,7 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
-    cpu::populateErfApproximationPatterns(patterns);
+    kiln::codegen::populateErfApproximationPatterns(patterns);
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     // (16 x 16 float tiles of a transposed read: 64 shuffles on AVX-512,

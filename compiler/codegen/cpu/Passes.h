@@ -73,10 +73,6 @@ inline std::optional<unsigned> transposedReadLoop(mlir::linalg::LinalgOp op) {
   return std::nullopt;
 }
 
-/// f32 math.erf as one rational function of x^2 (Erf.cpp), preferred to
-/// MLIR's three-interval approximation in the same pattern set.
-void populateErfApproximationPatterns(mlir::RewritePatternSet &patterns);
-
 } // namespace cpu
 
 } // namespace kiln

@@ -146,7 +146,7 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     loop) is tiled `nr` x `nr` over both loops, the input read as `nr`
     contiguous rows and transposed in registers (shuffles). f32 `math.exp`
     and `math.tanh` become MLIR's polynomial approximations, f32 `math.erf`
-    one rational function x P(x^2) / Q(x^2) on [-3.925, 3.925] (Erf.cpp:
+    one rational function x P(x^2) / Q(x^2) on [-3.925, 3.925] (codegen/common/Erf.cpp:
     ten FMAs and a division, within 3.5e-7 of erf; GELU's epilogue), all
     vectorized or inline instead of libm calls.
     Integer contractions (i32 accumulators) are tiled the same way; with a

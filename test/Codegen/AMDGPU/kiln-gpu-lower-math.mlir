@@ -42,6 +42,29 @@ func.func @approximated(%x: f32, %y: f32) -> (f32, f32, f32) {
 
 // -----
 
+// f32 erf is the cpu's rational function (codegen/common/Erf.cpp): x clamped
+// to [-3.925, 3.925], five FMAs for each polynomial of x^2, one division,
+// the result clamped to [-1, 1]; not MLIR's three intervals of selects.
+// CHECK-LABEL: func @erf
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: arith.cmpf olt
+// CHECK: %[[X:.*]] = arith.select
+// CHECK: %[[T:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK-COUNT-5: llvm.call_intrinsic "llvm.fma.f32"({{.*}}, %[[T]], {{.*}})
+// CHECK: %[[P:.*]] = arith.mulf %[[X]], {{.*}} : f32
+// CHECK-COUNT-5: llvm.call_intrinsic "llvm.fma.f32"({{.*}}, %[[T]], {{.*}})
+// CHECK: arith.divf %[[P]], {{.*}} : f32
+// CHECK-COUNT-2: arith.select
+// CHECK-NOT: arith.select
+// CHECK: return
+func.func @erf(%x: f32) -> f32 {
+  %0 = math.erf %x : f32
+  return %0 : f32
+}
+
+// -----
+
 // Integer math has no device-library call: left alone.
 // CHECK-LABEL: func @integer
 // CHECK: math.absi %{{.*}} : i32

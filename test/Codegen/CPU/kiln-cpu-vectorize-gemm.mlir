@@ -357,7 +357,7 @@ func.func @elementwise_mask_not_vectorized(%m: tensor<32xi1>) -> tensor<32xf32> 
 // f32 erf (GELU), exp and tanh become polynomial approximations: vectorized
 // in elementwise ops, inline (no libm call) in the scalar code that is left,
 // such as a softmax's exp-and-sum reduction. f64 keeps math.exp (libm).
-// erf is x P(x^2) / Q(x^2) on x clamped to [-3.925, 3.925] (Erf.cpp): five
+// erf is x P(x^2) / Q(x^2) on x clamped to [-3.925, 3.925] (codegen/common/Erf.cpp): five
 // FMAs for each polynomial, one division, the result clamped to [-1, 1];
 // none of the selects of MLIR's three intervals.
 // CHECK-LABEL: func @approximated_math
