@@ -15,9 +15,9 @@
 // coefficients are a rational minimax fit of our own (Lawson-weighted
 // linearized least squares on Chebyshev nodes of [0, c], in double): 1.7e-8
 // in exact arithmetic, within 3.5e-7 of the C library's erf when evaluated
-// in f32 with FMAs (test/Driver/erf.test checks every float of a fine grid
-// of [-6, 6]). NaN stays NaN (the clamps compare unordered-false), the
-// infinities give +-1.
+// in f32 with FMAs (test/Driver/erf.test checks every point of a fine grid
+// of [-6, 6]). NaN stays NaN (the clamps' ordered compares are false for
+// it), the infinities give +-1.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,14 +3,15 @@
 (the C library's, in double precision), element by element.
 
   check_erf.py make-input X.npy
-      65536 points: every float in [-6, 6] on a fine grid, the ends of the
-      range, +-0, +-inf, NaN, tiny and huge values.
+      65536 points: a fine grid of [-6, 6] (steps of 1.8e-4), +-0,
+      +-inf, NaN, tiny and huge values.
   check_erf.py check X.npy ERF.npy GELU.npy [--shift=D]
       Prints the largest errors and exits 1 when one is over its bound:
       erf within 4e-7 absolute (a few float ulps near +-1), GELU within
-      4e-7 * max(1, |x|) absolute, NaN where the input is NaN, +-1 at the
-      infinities. --shift=D compares against erf(x + D)
-      instead: a negative control, the check must then fail.
+      4e-7 * max(1, |x|) absolute, NaN where the input is NaN (and for
+      GELU where the graph's IEEE arithmetic gives it), +-1 at the
+      infinities. --shift=D compares against erf(x + D) instead: a
+      negative control, the check must then fail.
 """
 import math
 import sys
