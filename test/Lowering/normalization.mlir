@@ -1,8 +1,8 @@
 // RUN: kiln-opt --kiln-lower-to-linalg -split-input-file %s | FileCheck %s
 
-// Softmax along axis 1: max, sum of exp(x - max), 1 / sum once per row,
-// exp(x - max) * (1 / sum); the statistics are [2, 5] tensors indexed by
-// (d0, d2).
+// Softmax along axis 1: max, e = exp(x - max) once per element, sum of e,
+// 1 / sum once per row, e * (1 / sum); the statistics are [2, 5] tensors
+// indexed by (d0, d2).
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func @softmax
@@ -10,16 +10,17 @@
 // CHECK: %[[MAXINIT:.*]] = linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<2x5xf32>)
 // CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0 : tensor<2x3x5xf32>) outs(%[[MAXINIT]] : tensor<2x5xf32>)
 // CHECK:   arith.maximumf
-// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0, %[[MAX]] : tensor<2x3x5xf32>, tensor<2x5xf32>)
+// CHECK: %[[EXP:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %[[MAX]] : tensor<2x3x5xf32>, tensor<2x5xf32>)
 // CHECK:   %[[D:.*]] = arith.subf
-// CHECK:   %[[E:.*]] = math.exp %[[D]]
-// CHECK:   arith.addf %{{.*}}, %[[E]]
+// CHECK:   math.exp %[[D]]
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[EXP]] : tensor<2x3x5xf32>)
+// CHECK-NOT: math.exp
+// CHECK:   arith.addf
 // CHECK: %[[INV:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<2x5xf32>)
 // CHECK:   arith.divf %{{.*}}, %{{.*}} : f32
-// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %[[MAX]], %[[INV]] :
-// CHECK:   %[[D2:.*]] = arith.subf
-// CHECK:   %[[E2:.*]] = math.exp %[[D2]]
-// CHECK:   arith.mulf %[[E2]], %{{.*}} : f32
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[EXP]], %[[INV]] :
+// CHECK-NOT: math.exp
+// CHECK:   arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: return %[[R]]
 func.func @softmax(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
   %0 = kiln.softmax %x {axis = 1 : i64} : tensor<2x3x5xf32>

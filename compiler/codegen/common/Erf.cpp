@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/common/Passes.h"
+#include "codegen/common/MathBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -50,31 +51,12 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
     if (!getElementTypeOrSelf(type).isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
     Location loc = op.getLoc();
-    auto constant = [&](double v) -> Value {
-      auto attr = rewriter.getF32FloatAttr(static_cast<float>(v));
-      if (auto vector = dyn_cast<VectorType>(type))
-        return arith::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(vector, attr.getValue()));
-      return arith::ConstantOp::create(rewriter, loc, attr);
-    };
-    // v > hi ? hi : v, then v < -hi ? -hi : v (ordered compares: NaN passes).
-    auto clamp = [&](Value v, double bound) {
-      Value hi = constant(bound), lo = constant(-bound);
-      Value above = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, v, hi);
-      v = arith::SelectOp::create(rewriter, loc, above, hi, v);
-      Value below = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, v, lo);
-      return arith::SelectOp::create(rewriter, loc, below, lo, v).getResult();
-    };
-    auto horner = [&](ArrayRef<double> coefficients, Value t) {
-      Value acc = constant(coefficients.back());
-      for (double c : llvm::reverse(coefficients.drop_back()))
-        acc = math::FmaOp::create(rewriter, loc, acc, t, constant(c));
-      return acc;
-    };
-    Value x = clamp(op.getOperand(), kErfClamp);
+    Value x = kiln::codegen::clampKeepingNaN(rewriter, loc, op.getOperand(), -kErfClamp, kErfClamp);
     Value t = arith::MulFOp::create(rewriter, loc, x, x);
-    Value p = arith::MulFOp::create(rewriter, loc, x, horner(kErfP, t));
-    Value ratio = arith::DivFOp::create(rewriter, loc, p, horner(kErfQ, t));
-    rewriter.replaceOp(op, clamp(ratio, 1.0));
+    Value p = arith::MulFOp::create(rewriter, loc, x, kiln::codegen::horner(rewriter, loc, kErfP, t));
+    Value ratio =
+        arith::DivFOp::create(rewriter, loc, p, kiln::codegen::horner(rewriter, loc, kErfQ, t));
+    rewriter.replaceOp(op, kiln::codegen::clampKeepingNaN(rewriter, loc, ratio, -1.0, 1.0));
     return success();
   }
 };

@@ -2004,6 +2004,7 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
     kiln::codegen::populateErfApproximationPatterns(patterns);
+    kiln::codegen::populateExpApproximationPatterns(patterns);
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     // (16 x 16 float tiles of a transposed read: 64 shuffles on AVX-512,

@@ -403,6 +403,43 @@ func.func @approximated_math(%x: tensor<32xf32>, %y: tensor<32xf32>, %acc: tenso
 
 // -----
 
+// f32 exp (codegen/common/Exp.cpp): the input clamped to [-87.68, 89]
+// (ordered compares, NaN passes), n = round(x log2 e) by adding 1.5 * 2^23,
+// r = x - n ln2 in two FMAs, a degree-6 polynomial (6 FMAs) for 2 e^r, and
+// 2^(n - 1) from the rounded value's bits: 15 vector ops, where MLIR's
+// approximation (floor, a second clamp, a conversion) took ~21.
+// CHECK-LABEL: func @exp_polynomial
+// CHECK: %[[X:.*]] = vector.transfer_read
+// CHECK: arith.cmpf ogt, %[[X]]
+// CHECK: arith.select
+// CHECK: arith.cmpf olt
+// CHECK: %[[XC:.*]] = arith.select
+// CHECK: %[[T:.*]] = math.fma %[[XC]], %{{.*}}, %[[SHIFT:.*]] : vector<16xf32>
+// CHECK: %[[N:.*]] = arith.subf %[[T]], %[[SHIFT]] : vector<16xf32>
+// CHECK: %[[R0:.*]] = math.fma %[[N]], %{{.*}}, %[[XC]] : vector<16xf32>
+// CHECK: %[[R:.*]] = math.fma %[[N]], %{{.*}}, %[[R0]] : vector<16xf32>
+// CHECK-COUNT-6: math.fma {{.*}}, %[[R]], {{.*}} : vector<16xf32>
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[T]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[SHL:.*]] = arith.shli %[[BITS]], %{{.*}} : vector<16xi32>
+// CHECK: %[[ADD:.*]] = arith.addi %[[SHL]], %{{.*}} : vector<16xi32>
+// CHECK: %[[SCALE:.*]] = arith.bitcast %[[ADD]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[E:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
+// CHECK-NOT: math.floor
+// CHECK-NOT: arith.fptosi
+// CHECK: vector.transfer_write %[[E]]
+#id1 = affine_map<(d0) -> (d0)>
+func.func @exp_polynomial(%x: tensor<32xf32>) -> tensor<32xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<32xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%x : tensor<32xf32>) outs(%e : tensor<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<32xf32>
+  return %r : tensor<32xf32>
+}
+
+// -----
+
 // A comparison of a row with a scalar (kiln.equal %x, %scalar) has a
 // depthwise tap's shape (two inputs, one loop, a rank-0 input) but an i1
 // result: left scalar too (a vector<3xi1> store wrote three bits into the
