@@ -115,6 +115,12 @@ void populateErfApproximationPatterns(mlir::RewritePatternSet &patterns);
 /// within 0.75 ulp. For the CPU (the gfx targets have exp in hardware).
 void populateExpApproximationPatterns(mlir::RewritePatternSet &patterns);
 
+/// f32 max / min against a constant that is not NaN (ReLU, Clip, the hard
+/// activations) as an ordered compare and a select (Clamps.cpp): the same
+/// function, NaN in the other operand passing through, one vmaxps / vminps
+/// on x86 where arith.maximumf / minimumf take three instructions.
+void populateConstantClampPatterns(mlir::RewritePatternSet &patterns);
+
 /// Translates `module` (LLVM dialect) to LLVM IR for the x86-64 CPU `cpu`
 /// with `features` (resolved: not "host"), lets `addEntries` add the entry
 /// points of the code object's ABI, optimizes at O3, emits and links a

@@ -2005,6 +2005,7 @@ static LogicalResult lowerVectorTiles(func::FuncOp func, IRRewriter &rewriter, M
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
     kiln::codegen::populateErfApproximationPatterns(patterns);
     kiln::codegen::populateExpApproximationPatterns(patterns);
+    kiln::codegen::populateConstantClampPatterns(patterns);
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     // (16 x 16 float tiles of a transposed read: 64 shuffles on AVX-512,

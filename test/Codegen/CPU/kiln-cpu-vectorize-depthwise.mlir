@@ -313,8 +313,10 @@ func.func @padded_wide_rows(%wide: tensor<1x4x2x130xf32>) -> (tensor<1x4x3x132xf
 // CHECK: %[[BIAS:.*]] = vector.broadcast %{{.*}} : vector<f32> to vector<4x16xf32>
 // CHECK: %[[TAPS:.*]]:3 = scf.for {{.*}} iter_args({{.*}}, %[[ACC:.*]] = %[[BIAS]]) -> ({{.*}}vector<4x16xf32>)
 // CHECK: arith.addf %{{.*}} fastmath<contract> : vector<4x16xf32>
-// CHECK: %[[LOW:.*]] = arith.maximumf %[[TAPS]]#2, %{{.*}} : vector<4x16xf32>
-// CHECK: %[[HIGH:.*]] = arith.minimumf %[[LOW]], %{{.*}} : vector<4x16xf32>
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[TAPS]]#2, %{{.*}} : vector<4x16xf32>
+// CHECK: %[[LOW:.*]] = arith.select %[[NEG]], %{{.*}}, %[[TAPS]]#2
+// CHECK: %[[OVER:.*]] = arith.cmpf ogt, %[[LOW]], %{{.*}} : vector<4x16xf32>
+// CHECK: %[[HIGH:.*]] = arith.select %[[OVER]], %{{.*}}, %[[LOW]]
 // CHECK: vector.transfer_write %[[HIGH]]
 // CHECK-NOT: vector.transfer_write
 // CHECK-NOT: linalg.generic

@@ -17,7 +17,8 @@
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
 // CHECK-COUNT-64: vector.fma
 // CHECK-NOT: vector.transfer_read {{.*}} : tensor<16x16xf32>, vector<16x16xf32>
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16x16xi1>, vector<16x16xf32>
 // CHECK-NEXT: vector.transfer_write %{{.*}} : vector<16x16xf32>, tensor<16x16xf32>
 // CHECK-NOT: vector<16xf32>
 // CHECK: scf.forall.in_parallel
@@ -25,14 +26,16 @@
 // the k loop reads and writes it, and the ReLU runs over it in rows of 16.
 // NOFUSE-LABEL: func @bias_relu
 // NOFUSE: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
-// NOFUSE: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
-// NOFUSE-NOT: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// NOFUSE: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16xf32>
+// NOFUSE-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// NOFUSE-NOT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16x16xi1>, vector<16x16xf32>
 // With a wide tile (8 x 32, as on AVX-512): the workgroup's 32 columns are
 // one tile wide, its 32 rows four tiles of 8.
 // WIDE-LABEL: func @bias_relu
 // WIDE: scf.for %{{.*}} = %c0 to %c32 step %c8
 // WIDE: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<8x32xf32>)
-// WIDE: arith.maximumf %{{.*}}, %{{.*}} : vector<8x32xf32>
+// WIDE: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<8x32xf32>
+// WIDE-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8x32xi1>, vector<8x32xf32>
 // WIDE-NEXT: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
 #bias = affine_map<(d0, d1) -> (d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -214,8 +217,9 @@ func.func @quantize(%x: tensor<8x64xf32>) -> tensor<8x64xi8> {
 // separate loop in rows of 16.
 // CHECK-LABEL: func @blocked
 // CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256
-// CHECK-NOT: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16x16xi1>, vector<16x16xf32>
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
 #bias = affine_map<(d0, d1) -> (d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -257,7 +261,8 @@ func.func @blocked(%w: tensor<64x512xf32>, %x: tensor<512x64xf32>, %b: tensor<64
 // One row (a matrix-vector product) keeps its wide one-row register tile.
 // CHECK-LABEL: func @onerow
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<1x32xf32>)
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
 #bias = affine_map<(d0, d1) -> (d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -386,13 +391,15 @@ func.func @partial_tiles(%arg0: tensor<4x240x14x14xf32>, %arg1: tensor<40x240x1x
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args({{.*}}) -> ({{.*}}vector<16x16xf32>)
 // CHECK-COUNT-64: vector.fma
 // CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16x16xf32>
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16x16xi1>, vector<16x16xf32>
 // CHECK-NEXT: vector.transfer_write
-// CHECK-NOT: arith.maximumf
+// CHECK-NOT: arith.select
 // CHECK: scf.forall.in_parallel
 // NOFUSE-LABEL: func @residual_chain
 // NOFUSE: scf.for %{{.*}} = %c0 to %c32 step %c1
-// NOFUSE: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// NOFUSE: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16xf32>
+// NOFUSE-NEXT: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>

@@ -299,7 +299,8 @@ func.func @integer_not_vectorized(%a: tensor<2x3x4x8xi32>, %b: tensor<2x3x8x5xi3
 // Elementwise ops (a bias broadcast along rows, then ReLU) are tiled to rows
 // of 16 along the innermost output dimension and vectorized: 40 = 2 x 16 + 8,
 // so the full tiles are vector<16xf32> and the peeled tail vector<8xf32>. The
-// bias is read once per row and broadcast.
+// bias is read once per row and broadcast; ReLU is a compare and a select
+// (one vmaxps).
 // CHECK-LABEL: func @elementwise_rows
 // CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16
@@ -308,8 +309,10 @@ func.func @integer_not_vectorized(%a: tensor<2x3x4x8xi32>, %b: tensor<2x3x8x5xi3
 // CHECK: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<16xf32>
 // CHECK: vector.broadcast %{{.*}} : vector<f32> to vector<8xf32>
 // CHECK: vector.transfer_write %{{.*}} : vector<8xf32>, tensor<8xf32>
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
 // CHECK-NOT: linalg.generic
 #row = affine_map<(d0, d1) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -434,6 +437,41 @@ func.func @exp_polynomial(%x: tensor<32xf32>) -> tensor<32xf32> attributes {kiln
   ^bb0(%in: f32, %out: f32):
     %v = math.exp %in : f32
     linalg.yield %v : f32
+  } -> tensor<32xf32>
+  return %r : tensor<32xf32>
+}
+
+// -----
+
+// max / min against a constant that is not NaN (ReLU6: Clip(0, 6)) become
+// an ordered compare and a select each (codegen/common/Clamps.cpp): NaN in
+// x passes through, and x86 takes each as one vmaxps / vminps. A max of two
+// variables, or against a NaN constant, stays arith.maximumf.
+// CHECK-LABEL: func @clamps_to_constants
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-DAG: %[[SIX:.*]] = arith.constant dense<6.000000e+00> : vector<16xf32>
+// CHECK-DAG: %[[NAN:.*]] = arith.constant dense<0x7FC00000> : vector<16xf32>
+// CHECK: %[[X:.*]] = vector.transfer_read %{{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK: %[[Y:.*]] = vector.transfer_read %{{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK: %[[LT:.*]] = arith.cmpf olt, %[[X]], %[[ZERO]] : vector<16xf32>
+// CHECK: %[[LO:.*]] = arith.select %[[LT]], %[[ZERO]], %[[X]]
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[LO]], %[[SIX]] : vector<16xf32>
+// CHECK: %[[HI:.*]] = arith.select %[[GT]], %[[SIX]], %[[LO]]
+// CHECK: %[[M:.*]] = arith.maximumf %[[HI]], %[[Y]] : vector<16xf32>
+// CHECK: arith.maximumf %[[M]], %[[NAN]] : vector<16xf32>
+#id1 = affine_map<(d0) -> (d0)>
+func.func @clamps_to_constants(%x: tensor<32xf32>, %y: tensor<32xf32>) -> tensor<32xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<32xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%x, %y : tensor<32xf32>, tensor<32xf32>) outs(%e : tensor<32xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %six = arith.constant 6.0 : f32
+    %nan = arith.constant 0x7FC00000 : f32
+    %lo = arith.maximumf %in, %zero : f32
+    %hi = arith.minimumf %six, %lo : f32
+    %m = arith.maximumf %hi, %in2 : f32
+    %n = arith.maximumf %m, %nan : f32
+    linalg.yield %n : f32
   } -> tensor<32xf32>
   return %r : tensor<32xf32>
 }
