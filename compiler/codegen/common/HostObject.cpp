@@ -28,6 +28,9 @@
 
 using namespace mlir;
 
+/// Alignment of every cpu kernel function: a cache line.
+constexpr unsigned kKernelAlignment = 64;
+
 namespace kiln::codegen {
 
 namespace {
@@ -206,6 +209,13 @@ LogicalResult emitHostObject(ModuleOp module, StringRef hostCPU, StringRef hostF
   // After optimization, which would drop it as unused: the backend's calls
   // appear only during instruction selection.
   defineBF16Truncation(*llvmModule, cpu, features);
+  // Every kernel starts on a cache line, so that its loops sit at the same
+  // offsets from line boundaries whatever precedes it in the object: at
+  // x86's default 16 bytes, a change to one kernel moved the next ones, and
+  // the LLaMA-style head's unchanged code ran 3% slower 16 bytes off.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration())
+      f.setAlignment(llvm::Align(kKernelAlignment));
 
   object.triple = triple.str();
   object.cpu = cpu;
