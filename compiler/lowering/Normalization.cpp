@@ -111,7 +111,7 @@ struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
     // Softmax computes exp(x - max) once, into a tensor of the input's
     // shape that the sum and the scaling both read: a code generator that
     // fuses the chain into one loop nest keeps it as a row block of its own
-    // (recomputing it in the scaling cost ViT-B/16's softmaxes a third of
+    // (recomputing it in the scaling cost ViT-B/16's softmaxes a seventh of
     // their time). Log-softmax needs no exponential in its result.
     Value exps;
     if (!log)

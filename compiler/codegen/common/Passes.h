@@ -112,7 +112,7 @@ void populateErfApproximationPatterns(mlir::RewritePatternSet &patterns);
 
 /// f32 math.exp as a degree-6 polynomial times 2^(n - 1) built from the
 /// rounded exponent's bits (Exp.cpp): 15 vector ops where MLIR's takes ~21,
-/// within 0.75 ulp. For the CPU (the gfx targets have exp in hardware).
+/// within 8e-8 relative. For the CPU (the gfx targets have exp in hardware).
 void populateExpApproximationPatterns(mlir::RewritePatternSet &patterns);
 
 /// f32 max / min against a constant that is not NaN (ReLU, Clip, the hard

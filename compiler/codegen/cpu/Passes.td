@@ -149,7 +149,7 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     function x P(x^2) / Q(x^2) on [-3.925, 3.925] (codegen/common/Erf.cpp:
     ten FMAs and a division, within 3.5e-7 of erf; GELU's epilogue), f32
     `math.exp` a degree-6 polynomial times 2^(n - 1) built from the rounded
-    exponent's bits (codegen/common/Exp.cpp: 15 vector ops, within 0.75 ulp;
+    exponent's bits (codegen/common/Exp.cpp: 15 vector ops, within 8e-8 relative;
     softmax, sigmoid, SiLU), all vectorized or inline instead of libm calls.
     f32 `arith.maximumf` / `arith.minimumf` against a constant that is not
     NaN (ReLU, Clip, the hard activations) become an ordered compare and a
