@@ -232,56 +232,125 @@ onnx_import::ImportOptions::Quantization quantize::activationQuantization(const 
 // Validation
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Whether `name` is one of a sensitivity build's extra outputs.
+bool isShadowOutput(llvm::StringRef name) {
+  return name.ends_with(kShadowFloatSuffix) || name.ends_with(kShadowQuantizedSuffix);
+}
+
+/// Adds one sample's comparison of `actual` with `expected` to `report`
+/// (started from the float outputs of `actual` other than shadow ones).
+bool compareSample(const std::vector<Tensor> &actual, const std::vector<Tensor> &expected,
+                   std::vector<OutputReport> &report, std::string &error) {
+  if (report.empty())
+    for (const Tensor &t : actual)
+      if (t.dtype == KILN_DTYPE_F32 && !isShadowOutput(t.name)) {
+        report.push_back(OutputReport());
+        report.back().name = t.name;
+      }
+  for (OutputReport &r : report) {
+    const Tensor *a = findOutput(actual, r.name), *e = findOutput(expected, r.name);
+    if (!a || !e || a->data.size() != e->data.size()) {
+      error = "output '" + r.name + "' differs in shape between the float and the "
+              "quantized model";
+      return false;
+    }
+    const float *x = floats(*a), *y = floats(*e);
+    uint64_t n = a->data.size() / 4;
+    double dot = 0, xx = 0, yy = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+      dot += double(x[k]) * y[k];
+      xx += double(x[k]) * x[k];
+      yy += double(y[k]) * y[k];
+      r.maxAbsError = std::max(r.maxAbsError, std::fabs(double(x[k]) - y[k]));
+    }
+    double cosine = xx == 0 && yy == 0 ? 1.0 : dot / std::sqrt(std::max(xx * yy, 1e-300));
+    r.cosine = std::isnan(cosine) || std::isnan(r.cosine) ? NAN : std::min(r.cosine, cosine);
+    // Top-1 agreement of a classifier's scores [N, C].
+    if (a->shape.size() == 2 && a->shape[1] > 1) {
+      int64_t rows = a->shape[0], classes = a->shape[1];
+      if (r.top1Agree < 0)
+        r.top1Agree = 0;
+      for (int64_t row = 0; row < rows; ++row) {
+        const float *xr = x + row * classes, *yr = y + row * classes;
+        r.top1Agree += std::max_element(xr, xr + classes) - xr ==
+                       std::max_element(yr, yr + classes) - yr;
+        r.top1Total += 1;
+      }
+    }
+  }
+  return true;
+}
+
+/// Runs `session` on `sample`, failing with an error that names the sample.
+bool runSample(Session &session, const Sample &sample, const std::vector<Tensor> &extra,
+               std::vector<Tensor> &outputs, std::string &error) {
+  Status status;
+  if (extra.empty()) {
+    status = session.run(sample.inputs, outputs);
+  } else {
+    std::vector<Tensor> inputs = sample.inputs;
+    inputs.insert(inputs.end(), extra.begin(), extra.end());
+    status = session.run(inputs, outputs);
+  }
+  if (!status.ok()) {
+    error = "sample '" + sample.name + "': " + status.message();
+    return false;
+  }
+  return true;
+}
+
+/// The gate inputs of a sensitivity build: one [1] float per node.
+std::vector<Tensor> gateInputs(const std::vector<std::string> &nodes,
+                               const std::vector<float> &gates) {
+  std::vector<Tensor> inputs(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    inputs[i].name = nodes[i] + kShadowGateSuffix.str();
+    inputs[i].dtype = KILN_DTYPE_F32;
+    inputs[i].shape = {1};
+    inputs[i].data.resize(sizeof(float));
+    std::memcpy(inputs[i].data.data(), &gates[i], sizeof(float));
+  }
+  return inputs;
+}
+
+} // namespace
+
 bool quantize::compareOutputs(Session &reference, Session &quantized,
                               const std::vector<Sample> &samples,
                               std::vector<OutputReport> &report, std::string &error) {
   report.clear();
   for (const Sample &sample : samples) {
     std::vector<Tensor> expected, actual;
-    Status status = reference.run(sample.inputs, expected);
-    if (status.ok())
-      status = quantized.run(sample.inputs, actual);
-    if (!status.ok()) {
-      error = "sample '" + sample.name + "': " + status.message();
+    if (!runSample(reference, sample, {}, expected, error) ||
+        !runSample(quantized, sample, {}, actual, error) ||
+        !compareSample(actual, expected, report, error))
       return false;
-    }
-    if (report.empty())
-      for (const Tensor &t : actual)
-        if (t.dtype == KILN_DTYPE_F32) {
-          report.push_back(OutputReport());
-          report.back().name = t.name;
-        }
-    for (OutputReport &r : report) {
-      const Tensor *a = findOutput(actual, r.name), *e = findOutput(expected, r.name);
-      if (!a || !e || a->data.size() != e->data.size()) {
-        error = "output '" + r.name + "' differs in shape between the float and the "
-                "quantized model";
-        return false;
-      }
-      const float *x = floats(*a), *y = floats(*e);
-      uint64_t n = a->data.size() / 4;
-      double dot = 0, xx = 0, yy = 0;
-      for (uint64_t k = 0; k < n; ++k) {
-        dot += double(x[k]) * y[k];
-        xx += double(x[k]) * x[k];
-        yy += double(y[k]) * y[k];
-        r.maxAbsError = std::max(r.maxAbsError, std::fabs(double(x[k]) - y[k]));
-      }
-      double cosine = xx == 0 && yy == 0 ? 1.0 : dot / std::sqrt(std::max(xx * yy, 1e-300));
-      r.cosine = std::isnan(cosine) || std::isnan(r.cosine) ? NAN : std::min(r.cosine, cosine);
-      // Top-1 agreement of a classifier's scores [N, C].
-      if (a->shape.size() == 2 && a->shape[1] > 1) {
-        int64_t rows = a->shape[0], classes = a->shape[1];
-        if (r.top1Agree < 0)
-          r.top1Agree = 0;
-        for (int64_t row = 0; row < rows; ++row) {
-          const float *xr = x + row * classes, *yr = y + row * classes;
-          r.top1Agree += std::max_element(xr, xr + classes) - xr ==
-                         std::max_element(yr, yr + classes) - yr;
-          r.top1Total += 1;
-        }
-      }
-    }
+  }
+  return true;
+}
+
+bool quantize::referenceOutputs(Session &reference, const std::vector<Sample> &samples,
+                                std::vector<std::vector<Tensor>> &outputs, std::string &error) {
+  outputs.assign(samples.size(), {});
+  for (size_t i = 0; i < samples.size(); ++i)
+    if (!runSample(reference, samples[i], {}, outputs[i], error))
+      return false;
+  return true;
+}
+
+bool quantize::compareGated(Session &sensitivity, const std::vector<std::string> &nodes,
+                            const std::vector<float> &gates, const std::vector<Sample> &samples,
+                            const std::vector<std::vector<Tensor>> &expected,
+                            std::vector<OutputReport> &report, std::string &error) {
+  report.clear();
+  std::vector<Tensor> extra = gateInputs(nodes, gates);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    std::vector<Tensor> actual;
+    if (!runSample(sensitivity, samples[i], extra, actual, error) ||
+        !compareSample(actual, expected[i], report, error))
+      return false;
   }
   return true;
 }
@@ -290,13 +359,12 @@ bool quantize::layerSqnr(Session &session, const std::vector<std::string> &nodes
                          const std::vector<Sample> &samples, std::vector<LayerReport> &layers,
                          std::string &error) {
   std::vector<double> signal(nodes.size(), 0), noise(nodes.size(), 0);
+  // Every gate 0: the graph goes on from the float copies.
+  std::vector<Tensor> gates = gateInputs(nodes, std::vector<float>(nodes.size(), 0.0f));
   for (const Sample &sample : samples) {
     std::vector<Tensor> outputs;
-    Status status = session.run(sample.inputs, outputs);
-    if (!status.ok()) {
-      error = "sample '" + sample.name + "': " + status.message();
+    if (!runSample(session, sample, gates, outputs, error))
       return false;
-    }
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Tensor *real = findOutput(outputs, nodes[i] + kiln::kShadowFloatSuffix.str());
       const Tensor *quantized = findOutput(outputs, nodes[i] + kiln::kShadowQuantizedSuffix.str());

@@ -18,6 +18,7 @@
 #include "quantize/CalibrationData.h"
 #include "kiln/runtime.hpp"
 
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <string>
@@ -62,18 +63,36 @@ struct OutputReport {
 bool compareOutputs(Session &reference, Session &quantized, const std::vector<Sample> &samples,
                     std::vector<OutputReport> &report, std::string &error);
 
-/// What quantizing one node costs on its own: its output from the float
+/// The outputs of `reference` on each of `samples`, in order.
+bool referenceOutputs(Session &reference, const std::vector<Sample> &samples,
+                      std::vector<std::vector<Tensor>> &outputs, std::string &error);
+
+/// Runs `sensitivity` (a shadowQuantized build whose module listed `nodes`
+/// as shadowed) with node i's gate at `gates[i]` (1: quantized, 0: float) on
+/// `samples` and compares its model outputs with `expected` (the float
+/// model's, per sample).
+bool compareGated(Session &sensitivity, const std::vector<std::string> &nodes,
+                  const std::vector<float> &gates, const std::vector<Sample> &samples,
+                  const std::vector<std::vector<Tensor>> &expected,
+                  std::vector<OutputReport> &report, std::string &error);
+
+/// What quantizing one node costs: on its own, its output from the float
 /// activation against its output from the quantized one, with the float
-/// model's input (ImportOptions::shadowQuantized).
+/// model's input (ImportOptions::shadowQuantized); and on the model's
+/// outputs, with only that node quantized.
 struct LayerReport {
   std::string node;
   /// Signal to quantization noise, 10 log10(sum y^2 / sum (y - y_q)^2) over
   /// every element of every sample, in dB; +infinity when y_q == y.
   double sqnr = 0;
+  /// The worst cosine of any model output against the float model's over
+  /// the samples with only this node quantized (NaN: not measured).
+  double cosineAlone = NAN;
 };
 
 /// Runs `session` (a shadowQuantized build whose module listed `nodes` as
-/// shadowed) on `samples` and fills `layers` in `nodes` order.
+/// shadowed) with every gate 0 on `samples` and fills `layers` in `nodes`
+/// order.
 bool layerSqnr(Session &session, const std::vector<std::string> &nodes,
                const std::vector<Sample> &samples, std::vector<LayerReport> &layers,
                std::string &error);

@@ -128,9 +128,135 @@ bool validateBuild(MLIRContext &context, const onnx_import::ImportOptions &impor
   return ok;
 }
 
+/// The accuracy search of --accuracy-target on the sensitivity build
+/// `sensitivity` (whose gates are `nodes`, in state.layers' order): ranks the
+/// layers by the worst output cosine with each quantized alone (lowest
+/// first), finds the fewest of them (doubling, then bisecting) that, kept in
+/// float, reach the target with every other layer quantized, and confirms
+/// that count with a real build (adding the next layers until one reaches
+/// it). Gated runs cost one run of the samples each, no compile.
+bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOptions,
+                    const driver::CompileOptions &base, const PostTrainingOptions &options,
+                    PostTrainingState &state, Session &sensitivity,
+                    const std::vector<std::string> &nodes, std::string &error) {
+  Session reference;
+  std::vector<std::vector<Tensor>> expected;
+  if (!openSession(state.floatArtifact, reference, error) ||
+      !referenceOutputs(reference, state.validation, expected, error))
+    return false;
+  const size_t count = nodes.size();
+  auto gatedCosine = [&](const std::vector<float> &gates, double &cosine) {
+    std::vector<OutputReport> outputs;
+    if (!compareGated(sensitivity, nodes, gates, state.validation, expected, outputs, error))
+      return false;
+    ++state.gatedRuns;
+    cosine = worstCosine(outputs);
+    return true;
+  };
+  // Each layer's effect on the outputs, quantized alone.
+  for (size_t i = 0; i < count; ++i) {
+    if (options.progress) {
+      llvm::errs() << "\raccuracy search: layer " << i + 1 << "/" << count << " quantized alone";
+      llvm::errs().flush();
+    }
+    std::vector<float> gates(count, 0.0f);
+    gates[i] = 1.0f;
+    if (!gatedCosine(gates, state.layers[i].cosineAlone))
+      return false;
+  }
+  if (options.progress && count)
+    llvm::errs() << "\n";
+  std::vector<size_t> ranked(count);
+  for (size_t i = 0; i < count; ++i)
+    ranked[i] = i;
+  auto effect = [&](size_t i) { // NaN (a broken output) ranks first
+    double c = state.layers[i].cosineAlone;
+    return std::isnan(c) ? -2.0 : c;
+  };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    if (effect(a) != effect(b))
+      return effect(a) < effect(b);
+    return state.layers[a].sqnr < state.layers[b].sqnr;
+  });
+  // The worst cosine with the first `kept` ranked layers in float.
+  std::map<size_t, double> cosines;
+  auto cosineWith = [&](size_t kept, double &cosine) {
+    if (auto it = cosines.find(kept); it != cosines.end()) {
+      cosine = it->second;
+      return true;
+    }
+    std::vector<float> gates(count, 1.0f);
+    for (size_t i = 0; i < kept; ++i)
+      gates[ranked[i]] = 0.0f;
+    if (!gatedCosine(gates, cosine))
+      return false;
+    cosines[kept] = cosine;
+    return true;
+  };
+  const double target = options.accuracyTarget;
+  double cosine;
+  if (!cosineWith(0, cosine))
+    return false;
+  state.cosineAllQuantized = cosine;
+  size_t good = 0, bad = 0; // cosineWith(good) >= target; bad < good fails
+  if (cosine < target) {
+    size_t kept = 1;
+    for (;;) {
+      kept = std::min(kept, count);
+      if (!cosineWith(kept, cosine))
+        return false;
+      if (cosine >= target || kept == count)
+        break;
+      bad = kept;
+      kept *= 2;
+    }
+    good = kept; // (all of them when even that misses: the real build says)
+    while (cosine >= target && good - bad > 1) {
+      size_t mid = bad + (good - bad) / 2;
+      double c;
+      if (!cosineWith(mid, c))
+        return false;
+      (c >= target ? good : bad) = mid;
+    }
+  }
+  // The real build, with as many more layers as it takes.
+  for (;;) {
+    onnx_import::ImportOptions trial = importOptions;
+    for (size_t i = 0; i < good; ++i)
+      trial.quantizeExclude.push_back(nodes[ranked[i]]);
+    std::vector<OutputReport> outputs;
+    if (!validateBuild(context, trial, base, options, state, outputs, error))
+      return false;
+    ++state.searchCompiles;
+    cosine = worstCosine(outputs);
+    if (options.progress)
+      llvm::errs() << "accuracy search: " << good << " of " << count
+                   << " layers in float: worst cosine " << llvm::format("%.6f", cosine)
+                   << " (predicted " << llvm::format("%.6f", cosines[good]) << ")\n";
+    if (cosine >= target)
+      break;
+    if (good == count) {
+      error = "--accuracy-target=" + std::to_string(target) + ": not reached with every " +
+              "quantized layer kept in float (worst cosine " + std::to_string(cosine) +
+              "): the float build itself differs that much";
+      return false;
+    }
+    ++good;
+    if (!cosineWith(good, cosine))
+      return false;
+  }
+  state.cosineAfterSearch = cosine;
+  for (size_t i = 0; i < good; ++i) {
+    state.keptForAccuracy.push_back(nodes[ranked[i]]);
+    importOptions.quantizeExclude.push_back(nodes[ranked[i]]);
+  }
+  return true;
+}
+
 /// Each quantized layer's own error: one build where every quantized node
-/// also runs from the float activation, run on the validation samples.
-bool measureLayers(MLIRContext &context, const onnx_import::ImportOptions &importOptions,
+/// also runs from the float activation, run on the validation samples; with
+/// an accuracy target, the search runs on the same build.
+bool measureLayers(MLIRContext &context, onnx_import::ImportOptions &importOptions,
                    const driver::CompileOptions &base, const PostTrainingOptions &options,
                    PostTrainingState &state, std::string &error) {
   onnx_import::ImportOptions shadow = importOptions;
@@ -148,7 +274,9 @@ bool measureLayers(MLIRContext &context, const onnx_import::ImportOptions &impor
   } else {
     Session session;
     ok = openSession(temporary, session, error) &&
-         layerSqnr(session, nodes, state.validation, state.layers, error);
+         layerSqnr(session, nodes, state.validation, state.layers, error) &&
+         (options.accuracyTarget <= 0 ||
+          searchAccuracy(context, importOptions, base, options, state, session, nodes, error));
   }
   llvm::sys::fs::remove(temporary);
   return ok;
@@ -163,72 +291,6 @@ std::vector<const LayerReport *> rankedLayers(const PostTrainingState &state) {
     return a->sqnr < b->sqnr;
   });
   return ranked;
-}
-
-/// --accuracy-target: keeps the k layers of lowest SQNR in float for the
-/// least k (doubling, then bisecting) whose build reaches the target.
-bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOptions,
-                    const driver::CompileOptions &base, const PostTrainingOptions &options,
-                    PostTrainingState &state, std::string &error) {
-  std::vector<const LayerReport *> ranked = rankedLayers(state);
-  std::map<size_t, double> cosines;
-  auto cosineWith = [&](size_t kept, double &cosine) {
-    if (auto it = cosines.find(kept); it != cosines.end()) {
-      cosine = it->second;
-      return true;
-    }
-    onnx_import::ImportOptions trial = importOptions;
-    for (size_t i = 0; i < kept; ++i)
-      trial.quantizeExclude.push_back(ranked[i]->node);
-    std::vector<OutputReport> outputs;
-    if (!validateBuild(context, trial, base, options, state, outputs, error))
-      return false;
-    ++state.searchCompiles;
-    cosine = cosines[kept] = worstCosine(outputs);
-    if (options.progress)
-      llvm::errs() << "accuracy search: " << kept << " of " << ranked.size()
-                   << " layers in float: worst cosine " << llvm::format("%.6f", cosine) << "\n";
-    return true;
-  };
-  const double target = options.accuracyTarget;
-  double cosine;
-  if (!cosineWith(0, cosine))
-    return false;
-  state.cosineAllQuantized = cosine;
-  size_t good = 0, bad = 0; // cosineWith(good) >= target; bad < good fails
-  if (cosine < target) {
-    // Doubling: the first count that reaches the target.
-    size_t kept = 1;
-    for (;;) {
-      kept = std::min(kept, ranked.size());
-      if (!cosineWith(kept, cosine))
-        return false;
-      if (cosine >= target || kept == ranked.size())
-        break;
-      bad = kept;
-      kept *= 2;
-    }
-    if (cosine < target) {
-      error = "--accuracy-target=" + std::to_string(target) + ": not reached with every " +
-              "quantized layer kept in float (worst cosine " + std::to_string(cosine) +
-              "): the float build itself differs that much";
-      return false;
-    }
-    good = kept;
-    // Bisecting between the last count that failed and the first that did not.
-    while (good - bad > 1) {
-      size_t mid = bad + (good - bad) / 2;
-      if (!cosineWith(mid, cosine))
-        return false;
-      (cosine >= target ? good : bad) = mid;
-    }
-  }
-  state.cosineAfterSearch = cosines[good];
-  for (size_t i = 0; i < good; ++i) {
-    state.keptForAccuracy.push_back(ranked[i]->node);
-    importOptions.quantizeExclude.push_back(ranked[i]->node);
-  }
-  return true;
 }
 
 std::string sqnrText(double sqnr) {
@@ -327,10 +389,7 @@ bool quantize::prepare(MLIRContext &context, onnx_import::ImportOptions &importO
     }
     return true;
   }
-  if (!measureLayers(context, importOptions, base, options, state, error))
-    return false;
-  return options.accuracyTarget <= 0 ||
-         searchAccuracy(context, importOptions, base, options, state, error);
+  return measureLayers(context, importOptions, base, options, state, error);
 }
 
 std::function<void(llvm::StringRef, Operation *)>
@@ -411,6 +470,23 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
       summary << (i ? ", " : " ") << "'" << ranked[i]->node << "' "
                    << sqnrText(ranked[i]->sqnr);
     summary << "\n";
+    std::vector<const LayerReport *> alone; // measured by the accuracy search
+    for (const LayerReport &layer : state.layers)
+      if (state.cosineAfterSearch > -2)
+        alone.push_back(&layer);
+    if (!alone.empty()) {
+      std::stable_sort(alone.begin(), alone.end(), [](const LayerReport *a, const LayerReport *b) {
+        auto key = [](const LayerReport *l) {
+          return std::isnan(l->cosineAlone) ? -2.0 : l->cosineAlone;
+        };
+        return key(a) < key(b);
+      });
+      summary << "effect on the outputs (worst cosine with only that layer quantized): lowest";
+      for (size_t i = 0; i < std::min<size_t>(5, alone.size()); ++i)
+        summary << (i ? ", " : " ") << "'" << alone[i]->node << "' "
+                << llvm::format("%.6f", alone[i]->cosineAlone);
+      summary << "\n";
+    }
   }
   if (state.cosineAfterSearch > -2) {
     summary << "accuracy target " << llvm::format("%g", options.accuracyTarget)
@@ -419,9 +495,11 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     if (state.keptForAccuracy.empty())
       summary << ", met without keeping any in float";
     else {
-      summary << "; " << state.keptForAccuracy.size() << " kept in float (lowest SQNR first,"
-                   << " " << state.searchCompiles << " trial builds) reach "
-                   << llvm::format("%.6f", state.cosineAfterSearch) << ":";
+      summary << "; " << state.keptForAccuracy.size()
+              << " kept in float (largest effect on the outputs first; " << state.gatedRuns
+              << " gated runs, " << state.searchCompiles << " trial build"
+              << (state.searchCompiles == 1 ? "" : "s") << ") reach "
+              << llvm::format("%.6f", state.cosineAfterSearch) << ":";
       for (size_t i = 0; i < state.keptForAccuracy.size(); ++i)
         summary << (i ? ", '" : " '") << state.keptForAccuracy[i] << "'";
     }
@@ -463,6 +541,8 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     // JSON has no infinity: null is an exact layer (no error at all).
     l["sqnr_db"] = std::isfinite(layer.sqnr) ? nlohmann::ordered_json(layer.sqnr)
                                              : nlohmann::ordered_json(nullptr);
+    if (!std::isnan(layer.cosineAlone))
+      l["cosine_alone"] = layer.cosineAlone;
     l["float"] = llvm::is_contained(state.keptForAccuracy, layer.node);
     layers.push_back(std::move(l));
   }
@@ -473,6 +553,7 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     search["cosine_all_quantized"] = state.cosineAllQuantized;
     search["cosine"] = state.cosineAfterSearch;
     search["kept_float"] = state.keptForAccuracy;
+    search["gated_runs"] = state.gatedRuns;
     search["trial_builds"] = state.searchCompiles;
     j["accuracy_search"] = std::move(search);
   }

@@ -27,7 +27,8 @@ struct PostTrainingOptions {
   std::vector<std::string> exclude; // --quantize-exclude
   /// --accuracy-target: the worst cosine similarity of any output against
   /// the float model, on the validation samples, to reach by keeping the
-  /// layers of lowest SQNR in float (0: no search).
+  /// layers whose quantization hurts the outputs most in float (0: no
+  /// search).
   double accuracyTarget = 0;
   bool progress = false;            // a progress line on stderr
   bool quiet = false;               // no report on stdout (kiln-compile --quiet)
@@ -45,11 +46,13 @@ struct PostTrainingState {
   /// Per quantized node, in graph order: its own quantization error (with
   /// validation samples only).
   std::vector<LayerReport> layers;
-  /// What the accuracy search kept in float (lowest SQNR first), the worst
-  /// cosine with every layer quantized and with those kept.
+  /// What the accuracy search kept in float (largest effect on the outputs
+  /// first), the worst cosine with every layer quantized (predicted by the
+  /// sensitivity build) and with those kept (a real build's).
   std::vector<std::string> keptForAccuracy;
   double cosineAllQuantized = -2, cosineAfterSearch = -2; // -2: not searched
-  int64_t searchCompiles = 0;
+  int64_t searchCompiles = 0; // real builds
+  int64_t gatedRuns = 0;      // runs of the validation samples on the sensitivity build
   ~PostTrainingState();
 };
 
@@ -57,8 +60,9 @@ struct PostTrainingState {
 /// quantized import; `base` gives the cpu options to compile the calibration
 /// model with. With validation samples it then measures each layer's SQNR
 /// (one build where every quantized node also runs in float on the same
-/// input) and, with an accuracy target, adds the layers it keeps in float to
-/// `importOptions.quantizeExclude`. False with `error` set (empty when the
+/// input, each behind a gate) and, with an accuracy target, each layer's
+/// effect on the outputs on the same build, and adds the layers it keeps in
+/// float to `importOptions.quantizeExclude`. False with `error` set (empty when the
 /// diagnostics already said it).
 bool prepare(mlir::MLIRContext &context, onnx_import::ImportOptions &importOptions,
              const driver::CompileOptions &base, const PostTrainingOptions &options,

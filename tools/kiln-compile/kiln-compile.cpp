@@ -229,7 +229,7 @@ static cl::opt<double> accuracyTarget(
     "accuracy-target",
     cl::desc("--quantize=int8: the worst cosine similarity of any output against the float "
              "model on the validation samples to reach (e.g. 0.999), by keeping the layers "
-             "whose quantization hurts most (lowest SQNR) in float"),
+             "whose quantization hurts the outputs most in float"),
     cl::value_desc("COSINE"), cl::cat(quantCategory));
 static cl::list<std::string> quantizeExclude(
     "quantize-exclude", cl::desc("Node names or op types kept in float (comma-separated)"),

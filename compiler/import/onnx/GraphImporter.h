@@ -194,6 +194,9 @@ private:
     mlir::Value real, quantized;
   };
   llvm::SmallVector<Shadow> shadows;
+  /// The entry block of the main function (where shadowed nodes' gates are
+  /// added as arguments).
+  mlir::Block *mainEntry = nullptr;
 };
 
 } // namespace kiln::onnx_import

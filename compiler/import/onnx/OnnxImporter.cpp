@@ -939,7 +939,16 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
       NodeContext floatContext(*this, node, opset, loc, builder);
       if (failed((*pattern)(floatContext)) || failedConversion)
         return failure();
-      shadows.push_back({nodeName(node), values.lookup(node.output(0)), quantizedOut});
+      // The graph goes on from float + gate * (quantized - float), the gate
+      // an input of shape [1] (0: the float node, 1: the quantized one).
+      Value floatOut = values.lookup(node.output(0));
+      auto outType = cast<RankedTensorType>(floatOut.getType());
+      Value gate = mainEntry->addArgument(
+          RankedTensorType::get({1}, outType.getElementType()), loc);
+      Value difference = SubOp::create(builder, loc, quantizedOut, floatOut);
+      Value gated = MulOp::create(builder, loc, difference, gate);
+      values[node.output(0)] = AddOp::create(builder, loc, floatOut, gated);
+      shadows.push_back({nodeName(node), floatOut, quantizedOut});
     }
     if (realActivation)
       values[activation] = realActivation;
@@ -1023,6 +1032,7 @@ GraphImporter::outlineSubgraph(const onnx::GraphProto &graph, TypeRange inputTyp
                               builder.getFunctionType(inputTypes, {}));
   func.setPrivate();
   Block *entry = func.addEntryBlock();
+  mainEntry = entry;
   // Everything the import maps, initializers of enclosing graphs
   // materialized inside the function included, is forgotten afterwards.
   llvm::StringMap<Value> saved = values;
@@ -1238,6 +1248,7 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   auto func = func::FuncOp::create(builder, fileLoc, "main",
                                    builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
+  mainEntry = entry;
   for (auto [i, name] : llvm::enumerate(argNames))
     func.setArgAttr(i, kOnnxNameAttr, builder.getStringAttr(name));
   builder.setInsertionPointToEnd(entry);
@@ -1290,6 +1301,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   if (options.shadowQuantized) {
     SmallVector<Attribute> shadowNames;
     for (const Shadow &shadow : shadows) {
+      argTypes.push_back(entry->getArgument(argTypes.size()).getType());
+      argNames.push_back(shadow.node + kShadowGateSuffix.str());
       results.push_back(shadow.real);
       resultNames.push_back(shadow.node + kShadowFloatSuffix.str());
       results.push_back(shadow.quantized);
@@ -1328,7 +1341,15 @@ OwningOpRef<ModuleOp> GraphImporter::run(const onnx::ModelProto &model) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
     if (isOpTriviallyDead(&op))
       op.erase();
+  // Shadowed nodes' gates are arguments the entry block gained on the way.
+  SmallVector<DictionaryAttr> argAttrs;
+  for (auto [i, name] : llvm::enumerate(argNames))
+    argAttrs.push_back(i < func.getNumArguments()
+                           ? func.getArgAttrDict(i)
+                           : builder.getDictionaryAttr(builder.getNamedAttr(
+                                 kOnnxNameAttr, builder.getStringAttr(name))));
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  func.setAllArgAttrs(argAttrs);
   for (auto [i, name] : llvm::enumerate(resultNames))
     func.setResultAttr(i, kOnnxNameAttr, builder.getStringAttr(name));
   for (auto &[result, attr] : extentAttrs)

@@ -72,9 +72,12 @@ struct ImportOptions {
   bool quantizeDynamic = false;
   /// Sensitivity analysis (with `quantize`): every quantized node is
   /// imported twice, from its quantized activation and from its float one.
-  /// The graph reads the float copy, so each quantized copy sees exactly the
-  /// float model's input and its output differs from the float copy's only
-  /// by that node's own quantization error. Both outputs 0 follow the
+  /// The graph goes on from float + g * (quantized - float), g the node's
+  /// gate: a program input of shape [1] named NODE#gate, after the model's
+  /// inputs. With every gate 0 each quantized copy sees exactly the float
+  /// model's input and differs from its float copy only by that node's own
+  /// quantization error; with some gates 1, the outputs are those of the
+  /// model with just those nodes quantized. Both copies' outputs 0 follow the
   /// model's outputs (and the observed ones), named NODE#float and
   /// NODE#int8; the module lists the nodes in `kiln.shadowed_nodes`
   /// (kShadowedNodesAttr).

@@ -36,3 +36,37 @@ for i in range(5):
 for i in range(3):
     (d / "valid" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
     np.save(d / "valid" / f"{i:02d}" / "x.npy", rng.randn(1, 64).astype(np.float32))
+
+# A second model, DIR/muted/model.onnx, where the layer of lowest SQNR barely
+# reaches the output: y = loud(x) + 0.001 * quiet(z), two MatMuls on two
+# inputs. z's calibration has an outlier of 200 (quiet's SQNR is a few dB),
+# x's one of 20 (loud's is ~30 dB, yet all of y's error). Ranked by their own
+# SQNR, keeping quiet in float gains nothing; by their effect on the outputs,
+# loud alone reaches 0.9999.
+m = d / "muted"
+wl = (rng.randn(64, 10) * 0.3).astype(np.float32)
+wq = (rng.randn(64, 10) * 0.3).astype(np.float32)
+nodes = [
+    helper.make_node("MatMul", ["x", "wl"], ["l"], name="loud"),
+    helper.make_node("MatMul", ["z", "wq"], ["q"], name="quiet"),
+    helper.make_node("Mul", ["q", "mute"], ["qm"], name="mute"),
+    helper.make_node("Add", ["l", "qm"], ["y"], name="sum"),
+]
+inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 64]) for n in ("x", "z")]
+g = helper.make_graph(nodes, "g", inputs,
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+                      [numpy_helper.from_array(wl, "wl"), numpy_helper.from_array(wq, "wq"),
+                       numpy_helper.from_array(np.array([1e-3], np.float32), "mute")])
+m.mkdir(parents=True, exist_ok=True)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), m / "model.onnx")
+for i in range(5):
+    (m / "calib" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
+    x, z = rng.randn(1, 64).astype(np.float32), rng.randn(1, 64).astype(np.float32)
+    if i == 0:
+        x[0, 0], z[0, 0] = 20, 200
+    np.save(m / "calib" / f"{i:02d}" / "x.npy", x)
+    np.save(m / "calib" / f"{i:02d}" / "z.npy", z)
+for i in range(3):
+    (m / "valid" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
+    np.save(m / "valid" / f"{i:02d}" / "x.npy", rng.randn(1, 64).astype(np.float32))
+    np.save(m / "valid" / f"{i:02d}" / "z.npy", rng.randn(1, 64).astype(np.float32))

@@ -63,6 +63,7 @@ inline constexpr llvm::StringLiteral kFloatNodesAttr = "kiln.float_nodes";
 inline constexpr llvm::StringLiteral kShadowedNodesAttr = "kiln.shadowed_nodes";
 inline constexpr llvm::StringLiteral kShadowFloatSuffix = "#float";
 inline constexpr llvm::StringLiteral kShadowQuantizedSuffix = "#int8";
+inline constexpr llvm::StringLiteral kShadowGateSuffix = "#gate";
 
 /// Largest number of elements a folder materializes. Folding exists for the
 /// shape computations exported models carry (Shape -> Gather -> Concat ->
