@@ -267,6 +267,8 @@ bool compareSample(const std::vector<Tensor> &actual, const std::vector<Tensor> 
     }
     double cosine = xx == 0 && yy == 0 ? 1.0 : dot / std::sqrt(std::max(xx * yy, 1e-300));
     r.cosine = std::isnan(cosine) || std::isnan(r.cosine) ? NAN : std::min(r.cosine, cosine);
+    r.meanCosine = (r.meanCosine * double(r.samples) + cosine) / double(r.samples + 1);
+    ++r.samples;
     // Top-1 agreement of a classifier's scores [N, C].
     if (a->shape.size() == 2 && a->shape[1] > 1) {
       int64_t rows = a->shape[0], classes = a->shape[1];
@@ -401,5 +403,12 @@ double quantize::worstCosine(const std::vector<OutputReport> &report) {
   double worst = 1;
   for (const OutputReport &r : report)
     worst = std::isnan(r.cosine) ? -1 : std::min(worst, r.cosine);
+  return worst;
+}
+
+double quantize::worstMeanCosine(const std::vector<OutputReport> &report) {
+  double worst = 1;
+  for (const OutputReport &r : report)
+    worst = std::isnan(r.meanCosine) ? -1 : std::min(worst, r.meanCosine);
   return worst;
 }

@@ -54,6 +54,8 @@ onnx_import::ImportOptions::Quantization activationQuantization(const TensorRang
 struct OutputReport {
   std::string name;
   double cosine = 1;      // worst over the samples
+  double meanCosine = 1;  // mean over the samples
+  int64_t samples = 0;
   double maxAbsError = 0; // over the samples
   int64_t top1Agree = -1, top1Total = 0; // rank-2 [N, C > 1] outputs only
 };
@@ -85,8 +87,10 @@ struct LayerReport {
   /// Signal to quantization noise, 10 log10(sum y^2 / sum (y - y_q)^2) over
   /// every element of every sample, in dB; +infinity when y_q == y.
   double sqnr = 0;
-  /// The worst cosine of any model output against the float model's over
-  /// the samples with only this node quantized (NaN: not measured).
+  /// The lowest mean cosine (over the samples) of any model output against
+  /// the float model's with only this node quantized (NaN: not measured).
+  /// The mean, not the worst sample: a layer's share of the error, steadier
+  /// than one sample's.
   double cosineAlone = NAN;
 };
 
@@ -99,6 +103,8 @@ bool layerSqnr(Session &session, const std::vector<std::string> &nodes,
 
 /// The worst cosine over `report` (1 when it is empty).
 double worstCosine(const std::vector<OutputReport> &report);
+/// The lowest mean cosine over `report` (1 when it is empty).
+double worstMeanCosine(const std::vector<OutputReport> &report);
 
 } // namespace kiln::quantize
 

@@ -130,7 +130,7 @@ bool validateBuild(MLIRContext &context, const onnx_import::ImportOptions &impor
 
 /// The accuracy search of --accuracy-target on the sensitivity build
 /// `sensitivity` (whose gates are `nodes`, in state.layers' order): ranks the
-/// layers by the worst output cosine with each quantized alone (lowest
+/// layers by the output cosine (mean over the samples) with each quantized alone (lowest
 /// first), finds the fewest of them (doubling, then bisecting) that, kept in
 /// float, reach the target with every other layer quantized, and confirms
 /// that count with a real build (adding the next layers until one reaches
@@ -145,12 +145,13 @@ bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOpti
       !referenceOutputs(reference, state.validation, expected, error))
     return false;
   const size_t count = nodes.size();
-  auto gatedCosine = [&](const std::vector<float> &gates, double &cosine) {
+  // The worst cosine, or with `mean` the lowest mean over the samples.
+  auto gatedCosine = [&](const std::vector<float> &gates, double &cosine, bool mean = false) {
     std::vector<OutputReport> outputs;
     if (!compareGated(sensitivity, nodes, gates, state.validation, expected, outputs, error))
       return false;
     ++state.gatedRuns;
-    cosine = worstCosine(outputs);
+    cosine = mean ? worstMeanCosine(outputs) : worstCosine(outputs);
     return true;
   };
   // Each layer's effect on the outputs, quantized alone.
@@ -161,7 +162,7 @@ bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOpti
     }
     std::vector<float> gates(count, 0.0f);
     gates[i] = 1.0f;
-    if (!gatedCosine(gates, state.layers[i].cosineAlone))
+    if (!gatedCosine(gates, state.layers[i].cosineAlone, /*mean=*/true))
       return false;
   }
   if (options.progress && count)
@@ -481,7 +482,7 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
         };
         return key(a) < key(b);
       });
-      summary << "effect on the outputs (worst cosine with only that layer quantized): lowest";
+      summary << "effect on the outputs (mean cosine with only that layer quantized): lowest";
       for (size_t i = 0; i < std::min<size_t>(5, alone.size()); ++i)
         summary << (i ? ", " : " ") << "'" << alone[i]->node << "' "
                 << llvm::format("%.6f", alone[i]->cosineAlone);

@@ -543,17 +543,48 @@ std::optional<int64_t> uniformZeroPoint(Value zeroPoint) {
   return static_cast<int64_t>(values->front());
 }
 
+/// Whether `zeroPoint` is one value known only at run time
+/// (DynamicQuantizeLinear's, as ONNX Runtime's dynamic quantizer emits it).
+bool isRunTimeZeroPoint(Value zeroPoint) {
+  return zeroPoint && !uniformZeroPoint(zeroPoint) &&
+         cast<RankedTensorType>(zeroPoint.getType()).getNumElements() == 1;
+}
+
+/// The run-time zero point `zeroPoint` as a scalar tensor of its own type.
+Value scalarZeroPoint(OpBuilder &b, Location loc, Value zeroPoint) {
+  return ReshapeOp::create(
+      b, loc, RankedTensorType::get({}, getElementTypeOrSelf(zeroPoint.getType())), zeroPoint);
+}
+
+/// `i32(z) * sums` of `shape` for a zero point z known only at run time: the
+/// sums are still a compile-time constant, the product one multiply per
+/// channel.
+Value runTimeZeroPointCorrection(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                                 Value zeroPoint, ArrayRef<int64_t> sums) {
+  Type i32 = b.getI32Type();
+  Value wide = CastOp::create(b, loc, RankedTensorType::get({}, i32),
+                              scalarZeroPoint(b, loc, zeroPoint));
+  return MulOp::create(b, loc, RankedTensorType::get(shape, i32), wide,
+                       zeroPointCorrection(b, loc, shape, 1, sums));
+}
+
 /// Constant int8 weights without a zero point: the activations' zero point z
 /// of a conv_integer is applied at compile time. The input is padded with z
 /// (what the convolution's zero padding means for x - z), convolved raw
 /// without zero points, and z * (the filter's sums) subtracted as an i32
-/// constant.
+/// constant. A zero point known only at run time (dynamic quantization) is
+/// applied the same way: the border is padded with 0 and z added to it
+/// through a constant 0/1 mask of the padded positions (x is 0 there, z
+/// nowhere else: no byte overflows), and i32(z) * (the filter's sums)
+/// subtracted.
 struct FoldConvIntegerZeroPoint : OpRewritePattern<ConvIntegerOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvIntegerOp op, PatternRewriter &rewriter) const override {
-    std::optional<int64_t> z = uniformZeroPoint(op.getInputZeroPoint());
+    Value zeroPoint = op.getInputZeroPoint();
+    std::optional<int64_t> z = uniformZeroPoint(zeroPoint);
     std::optional<int64_t> zw = uniformZeroPoint(op.getFilterZeroPoint());
-    if (!op.getInputZeroPoint() || !z || zw != 0 || op.getGroups() != 1 ||
+    bool runTime = isRunTimeZeroPoint(zeroPoint);
+    if (!zeroPoint || (!z && !runTime) || zw != 0 || op.getGroups() != 1 ||
         getElementTypeOrSelf(op.getFilter().getType()).isUnsignedInteger())
       return failure();
     std::optional<SmallVector<double>> weights = constantValues(op.getFilter());
@@ -571,18 +602,48 @@ struct FoldConvIntegerZeroPoint : OpRewritePattern<ConvIntegerOp> {
       shape[2 + i] += pads[i] + pads[spatial + i];
     }
     Value x = op.getInput();
-    if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-      x = PadOp::create(rewriter, loc, RankedTensorType::get(shape, inType.getElementType()), x,
-                        rewriter.getDenseI64ArrayAttr(full), rewriter.getStringAttr("constant"),
-                        rewriter.getF64FloatAttr(static_cast<double>(*z)));
+    Type element = inType.getElementType();
+    auto paddedType = RankedTensorType::get(shape, element);
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      x = PadOp::create(rewriter, loc, paddedType, x, rewriter.getDenseI64ArrayAttr(full),
+                        rewriter.getStringAttr("constant"),
+                        rewriter.getF64FloatAttr(runTime ? 0.0 : static_cast<double>(*z)));
+      if (runTime) {
+        // [1, 1, spatial...]: 1 on the border the padding added.
+        SmallVector<int64_t> maskShape(shape);
+        maskShape[0] = maskShape[1] = 1;
+        SmallVector<int64_t> mask;
+        int64_t size = 1;
+        for (int64_t d : maskShape)
+          size *= d;
+        for (int64_t flat = 0; flat < size; ++flat) {
+          bool border = false;
+          for (int64_t i = rank - 1, rest = flat; i >= 2; --i) {
+            int64_t at = rest % maskShape[i];
+            rest /= maskShape[i];
+            border |= at < full[i] || at >= maskShape[i] - full[rank + i];
+          }
+          mask.push_back(border);
+        }
+        Value border = MulOp::create(
+            rewriter, loc, RankedTensorType::get(maskShape, element),
+            int8Constant(rewriter, loc, maskShape, element, mask),
+            scalarZeroPoint(rewriter, loc, zeroPoint));
+        x = AddOp::create(rewriter, loc, paddedType, x, border);
+      }
+    }
     SmallVector<int64_t> noPads(2 * spatial, 0);
     Value acc = ConvIntegerOp::create(rewriter, loc, x, op.getFilter(), Value(), Value(),
                                       op.getStridesAttr(), op.getDilationsAttr(),
                                       rewriter.getDenseI64ArrayAttr(noPads), op.getGroupsAttr());
-    if (*z != 0) {
+    SmallVector<int64_t> perChannel(rank, 1);
+    perChannel[1] = channels;
+    if (runTime) {
       SmallVector<int64_t> sums = weightSums(*weights, channels, /*perColumn=*/false);
-      SmallVector<int64_t> perChannel(rank, 1);
-      perChannel[1] = channels;
+      acc = SubOp::create(rewriter, loc, acc.getType(), acc,
+                          runTimeZeroPointCorrection(rewriter, loc, perChannel, zeroPoint, sums));
+    } else if (*z != 0) {
+      SmallVector<int64_t> sums = weightSums(*weights, channels, /*perColumn=*/false);
       acc = SubOp::create(rewriter, loc, acc,
                           zeroPointCorrection(rewriter, loc, perChannel, *z, sums));
     }
@@ -603,8 +664,7 @@ struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
     std::optional<int64_t> z = uniformZeroPoint(zeroPoint);
     std::optional<int64_t> zw = uniformZeroPoint(op.getRhsZeroPoint());
     auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
-    bool runTime = zeroPoint && !z &&
-                   cast<RankedTensorType>(zeroPoint.getType()).getNumElements() == 1;
+    bool runTime = isRunTimeZeroPoint(zeroPoint);
     if (!zeroPoint || (!z && !runTime) || zw != 0 || rhsType.getRank() != 2 ||
         rhsType.getElementType().isUnsignedInteger())
       return failure();
@@ -616,14 +676,8 @@ struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
     SmallVector<int64_t> sums = weightSums(*weights, columns, /*perColumn=*/true);
     Value acc = MatmulIntegerOp::create(rewriter, loc, op.getLhs(), op.getRhs(), Value(), Value());
     if (runTime) {
-      Type i32 = rewriter.getI32Type();
-      Value scalar = ReshapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({}, getElementTypeOrSelf(zeroPoint.getType())), zeroPoint);
-      Value wide = CastOp::create(rewriter, loc, RankedTensorType::get({}, i32), scalar);
-      Value correction = MulOp::create(rewriter, loc, RankedTensorType::get({columns}, i32), wide,
-                                       zeroPointCorrection(rewriter, loc, {columns}, 1, sums));
-      acc = SubOp::create(rewriter, loc, acc.getType(), acc, correction);
+      acc = SubOp::create(rewriter, loc, acc.getType(), acc,
+                          runTimeZeroPointCorrection(rewriter, loc, {columns}, zeroPoint, sums));
     } else if (*z != 0) {
       acc = SubOp::create(rewriter, loc, acc,
                           zeroPointCorrection(rewriter, loc, {columns}, *z, sums));

@@ -134,6 +134,30 @@ func.func @matmul_run_time_zero_point(%a: tensor<3x2xui8>, %za: tensor<ui8>) -> 
 
 // -----
 
+// The same for a conv_integer (dynamic quantization of a convolution): the
+// border is padded with 0 and z added there through a constant 0/1 mask
+// ([1, 1, 4, 4]: 1 on the one-pixel border of a 2x2 image), then i32(z) *
+// (the filters' sums [3 - 1 + 2 + 0, -4 + 5 + 1 + 1]) comes off.
+// CHECK-LABEL: func.func @conv_run_time_zero_point
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x1x2x2xui8>, %[[Z:[a-z0-9]+]]: tensor<ui8>
+// CHECK-DAG: %[[MASK:.*]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[1, 1, 1, 1], [1, 0, 0, 1], [1, 0, 0, 1], [1, 1, 1, 1]]]]> : tensor<1x1x4x4xui8>
+// CHECK-DAG: %[[SUMS:.*]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[4]], {{\[}}[3]]]]> : tensor<1x2x1x1xi32>
+// CHECK: %[[P:.*]] = kiln.pad %[[X]] {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>} : tensor<1x1x2x2xui8> -> tensor<1x1x4x4xui8>
+// CHECK: %[[B:.*]] = kiln.mul %[[Z]], %[[MASK]] : (tensor<ui8>, tensor<1x1x4x4xui8>) -> tensor<1x1x4x4xui8>
+// CHECK: %[[PZ:.*]] = kiln.add %[[P]], %[[B]]
+// CHECK: %[[ACC:.*]] = kiln.conv_integer %[[PZ]], %{{.*}} {{{.*}}pads = array<i64: 0, 0, 0, 0>{{.*}}} : (tensor<1x1x4x4xui8>, tensor<2x1x2x2xi8>) -> tensor<1x2x3x3xi32>
+// CHECK: %[[ZW:.*]] = kiln.cast %[[Z]] : tensor<ui8> to tensor<i32>
+// CHECK: %[[C:.*]] = kiln.mul %[[ZW]], %[[SUMS]] : (tensor<i32>, tensor<1x2x1x1xi32>) -> tensor<1x2x1x1xi32>
+// CHECK: kiln.sub %[[ACC]], %[[C]] : (tensor<1x2x3x3xi32>, tensor<1x2x1x1xi32>) -> tensor<1x2x3x3xi32>
+// CHECK-NOT: input_zero_point
+func.func @conv_run_time_zero_point(%x: tensor<1x1x2x2xui8>, %zx: tensor<ui8>) -> tensor<1x2x3x3xi32> {
+  %w = kiln.constant dense<[[[[3, -1], [2, 0]]], [[[-4, 5], [1, 1]]]]> : tensor<2x1x2x2xi8>
+  %0 = kiln.conv_integer %x, %w input_zero_point(%zx) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x2x2xui8>, tensor<2x1x2x2xi8>, tensor<ui8>) -> tensor<1x2x3x3xi32>
+  return %0 : tensor<1x2x3x3xi32>
+}
+
+// -----
+
 // A matmul by a per-column uint4 weight (one block of K = 4 rows): codes as
 // they are, zero points 1 and 2 as floats; byte j holds rows j (low) and
 // 2 + j (high): column 0 rows (0, 1, 2, 3) -> 0 | 2 << 4 = 32, 1 | 3 << 4 =

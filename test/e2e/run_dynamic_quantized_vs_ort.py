@@ -11,7 +11,10 @@ quantizer makes of it, written here with onnx.helper: each activation goes
 through DynamicQuantizeLinear (uint8, range of the run), each weight is int8
 per output channel as Kiln quantizes it (max |w| / 127, rounded half to even
 into [-127, 127]), MatMulInteger with the activation's zero point, Cast,
-Mul by scale_x * scale_w. Kiln's artifact runs on cpu and emu:gfx942; every
+Mul by scale_x * scale_w. The same for a CNN (convolutions 3x3 with bias,
+3x3 depthwise with stride 2, 1x1, and 3x3 with asymmetric padding), whose
+reference is DynamicQuantizeLinear + ConvInteger: the zero point known only
+at run time pads the border. Kiln's artifact runs on cpu and emu:gfx942; every
 output element must equal ONNX Runtime's within 1e-6 of the output's largest
 magnitude (the integer accumulators are exact; only the float scaling may
 round differently), and the quantized outputs must stay close to the float
@@ -106,6 +109,90 @@ def numpy_reference(x):
     return quantized_matmul(g, W3).astype(np.float32)
 
 
+CW = [(rng.standard_normal((16, 3, 3, 3)) * 0.3).astype(np.float32),
+      (rng.standard_normal((16, 1, 3, 3)) * 0.3).astype(np.float32),
+      (rng.standard_normal((24, 16, 1, 1)) * 0.3).astype(np.float32),
+      (rng.standard_normal((8, 24, 3, 3)) * 0.2).astype(np.float32)]
+CB = rng.standard_normal(16).astype(np.float32)
+# (pads [top, left, bottom, right], stride, groups) per convolution
+CONVS = [([1, 1, 1, 1], 1, 1), ([1, 1, 1, 1], 2, 16), ([0, 0, 0, 0], 1, 1), ([0, 1, 2, 1], 1, 1)]
+
+
+def cnn_model(quantized):
+    """The float CNN, or with `quantized` its dynamically quantized form."""
+    nodes, inits, src = [], [], "x"
+    for i, (w, (pads, stride, groups)) in enumerate(zip(CW, CONVS)):
+        out = "y" if i == len(CW) - 1 else f"c{i}"
+        attrs = dict(pads=pads, strides=[stride, stride], group=groups)
+        if quantized:
+            q, scale = per_filter(w)
+            inits.extend([numpy_helper.from_array(q, f"w{i}_q"),
+                          numpy_helper.from_array(scale.reshape(1, -1, 1, 1), f"w{i}_s")])
+            nodes.extend([
+                helper.make_node("DynamicQuantizeLinear", [src], [f"q{i}", f"s{i}", f"z{i}"]),
+                helper.make_node("ConvInteger", [f"q{i}", f"w{i}_q", f"z{i}"], [f"i{i}"], **attrs),
+                helper.make_node("Cast", [f"i{i}"], [f"f{i}"], to=TensorProto.FLOAT),
+                helper.make_node("Mul", [f"s{i}", f"w{i}_s"], [f"k{i}"]),
+                helper.make_node("Mul", [f"f{i}", f"k{i}"], [f"m{i}" if i == 0 else out])])
+            if i == 0:
+                inits.append(numpy_helper.from_array(CB.reshape(1, -1, 1, 1), "b0"))
+                nodes.append(helper.make_node("Add", ["m0", "b0"], [out]))
+        else:
+            inits.append(numpy_helper.from_array(w, f"w{i}"))
+            if i == 0:
+                inits.append(numpy_helper.from_array(CB, "b0"))
+            nodes.append(helper.make_node("Conv", [src, f"w{i}"] + (["b0"] if i == 0 else []),
+                                          [out], **attrs))
+        if i == 0:
+            nodes.append(helper.make_node("Relu", [out], ["r0"]))
+            out = "r0"
+        src = out
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 20, 20])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 9])],
+                              initializer=inits)
+    return helper.make_model(graph, opset_imports=OPSET)
+
+
+def per_filter(w):
+    """int8 per output channel of a filter [O, ...], as kiln-quantize-weights does."""
+    scale = (np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127).astype(np.float32)
+    q = np.clip(np.rint(w / scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
+    return q, scale
+
+
+def dynamic_quantize(a):
+    """DynamicQuantizeLinear in numpy: codes (int64), zero point, scale."""
+    lo, hi = np.float32(min(a.min(), 0)), np.float32(max(a.max(), 0))
+    xs = np.float32((hi - lo) / np.float32(255))
+    xz = np.clip(np.rint(np.float32(0) - lo / xs), 0, 255)
+    return np.clip(np.rint(a / xs) + xz, 0, 255).astype(np.int64), int(xz), xs
+
+
+def numpy_cnn(x):
+    """The quantized CNN in numpy, integers exact (ConvInteger pads with the
+    zero point)."""
+    a = x
+    for i, (w, (pads, stride, groups)) in enumerate(zip(CW, CONVS)):
+        xq, xz, xs = dynamic_quantize(a)
+        q, scale = per_filter(w)
+        n, c, h, wd = xq.shape
+        xp = np.full((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), xz, np.int64)
+        xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = xq
+        o, cg, kh, kw = q.shape
+        ho, wo = (xp.shape[2] - kh) // stride + 1, (xp.shape[3] - kw) // stride + 1
+        acc = np.zeros((n, o, ho, wo), np.int64)
+        for f in range(o):
+            g = f // (o // groups)
+            for dy in range(kh):
+                for dx in range(kw):
+                    win = xp[:, g * cg:(g + 1) * cg, dy:dy + stride * ho:stride, dx:dx + stride * wo:stride]
+                    acc[:, f] += ((win - xz) * q[f, :, dy, dx].astype(np.int64)[None, :, None, None]).sum(1)
+        a = acc.astype(np.float32) * (xs * scale).reshape(1, -1, 1, 1)
+        if i == 0:
+            a = np.maximum(a + CB.reshape(1, -1, 1, 1), 0)
+    return a.astype(np.float32)
+
+
 def run(cmd):
     result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     if result.returncode != 0:
@@ -113,43 +200,48 @@ def run(cmd):
     return result.returncode == 0
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True, type=Path)
-    parser.add_argument("--keep", action="store_true")
-    args = parser.parse_args()
-    bin_dir = args.build.resolve() / "bin"
-    work = Path(tempfile.mkdtemp(prefix="kiln-dynamic-"))
-    onnx.save(float_model(), work / "float.onnx")
-    onnx.save(reference_model(), work / "dynamic.onnx")
+CASES = [  # name, float model, reference model, numpy reference, input shape
+    ("mlp", float_model, reference_model, numpy_reference, (16, 64)),
+    ("cnn", lambda: cnn_model(False), lambda: cnn_model(True), numpy_cnn, (1, 3, 20, 20)),
+]
+
+
+def check_case(name, make_float, make_reference, exact_reference, shape, bin_dir, work, vnni):
+    """Compiles and runs one case; returns its number of failures."""
+    onnx.save(make_float(), work / f"{name}.onnx")
+    onnx.save(make_reference(), work / f"{name}_dynamic.onnx")
+    if not run([bin_dir / "kiln-compile", work / f"{name}.onnx", "--target=cpu,gfx942", "--emulation",
+                "--quantize=int8-dynamic", "-o", work / f"{name}_q.kiln"]):
+        return 1
+    if not run([bin_dir / "kiln-compile", work / f"{name}.onnx", "--target=cpu", "-o", work / f"{name}_f.kiln"]):
+        return 1
     failures = 0
-    vnni = host_has_vnni()
-    if not run([bin_dir / "kiln-compile", work / "float.onnx", "--target=cpu,gfx942", "--emulation",
-                "--quantize=int8-dynamic", "-o", work / "q.kiln"]):
-        return 1
-    if not run([bin_dir / "kiln-compile", work / "float.onnx", "--target=cpu", "-o", work / "f.kiln"]):
-        return 1
     for sample in range(3):
-        x = (rng.standard_normal((16, 64)) * (1 + sample) + 0.5 * sample).astype(np.float32)
+        x = (rng.standard_normal(shape) * (1 + sample) + 0.5 * sample).astype(np.float32)
         np.save(work / "x.npy", x)
-        if not run(["node", ROOT / "bench/ort/ort_run.js", work / "dynamic.onnx", "--input",
+        if not run(["node", ROOT / "bench/ort/ort_run.js", work / f"{name}_dynamic.onnx", "--input",
                     f"x={work / 'x.npy'}", "--output-dir", work / "ort"]):
-            return 1
+            return failures + 1
         ref = np.load(work / "ort" / "y.npy")
-        # Without VNNI, ONNX Runtime's MatMulInteger (vpmaddubsw) saturates
+        exact = exact_reference(x)
+        # Without VNNI, ONNX Runtime's integer kernels (vpmaddubsw) saturate
         # u8 x s8 pair sums at 16 bits: the exact numpy arithmetic is the
-        # reference there, and ONNX Runtime's deviation is printed.
+        # reference there, and ONNX Runtime's deviation is printed. With it,
+        # numpy must agree with ONNX Runtime (a check of the numpy model).
         if not vnni:
-            exact = numpy_reference(x)
-            print(f"note sample {sample}: no VNNI on this host, reference numpy (ONNX Runtime's "
+            print(f"note {name} sample {sample}: no VNNI on this host, reference numpy (ONNX Runtime's "
                   f"saturating int8 kernel differs by up to {np.abs(ref - exact).max():.3g})")
             ref = exact
-        run([bin_dir / "kiln-run", work / "f.kiln", "--input=x=@" + str(work / "x.npy"),
+        elif not np.allclose(exact, ref, rtol=0, atol=1e-6 * float(np.abs(ref).max())):
+            print(f"FAIL {name} sample {sample}: the numpy model differs from ONNX Runtime by "
+                  f"{np.abs(ref - exact).max():.3g}")
+            failures += 1
+        run([bin_dir / "kiln-run", work / f"{name}_f.kiln", "--input=x=@" + str(work / "x.npy"),
              f"--output-dir={work / 'float'}"])
         real = np.load(work / "float" / "y.npy").ravel()
         for device in ["cpu", "emu:gfx942"]:
             out = work / device.replace(":", "_")
-            if not run([bin_dir / "kiln-run", work / "q.kiln", f"--device={device}",
+            if not run([bin_dir / "kiln-run", work / f"{name}_q.kiln", f"--device={device}",
                         "--input=x=@" + str(work / "x.npy"), f"--output-dir={out}"]):
                 failures += 1
                 continue
@@ -159,10 +251,22 @@ def main():
             flat = got.ravel()
             cosine = float(flat @ real / (np.linalg.norm(flat) * np.linalg.norm(real)))
             ok = got.shape == ref.shape and bool((err <= bound).all()) and cosine >= 0.999
-            exact = float((err == 0).mean())
-            print(f"{'ok  ' if ok else 'FAIL'} sample {sample} {device:11s} max |kiln - ref| = {err.max():.3g} "
-                  f"(bound {bound:.3g}), exact {100 * exact:.1f}%, cosine vs float {cosine:.6f}")
+            same = float((err == 0).mean())
+            print(f"{'ok  ' if ok else 'FAIL'} {name} sample {sample} {device:11s} max |kiln - ref| = "
+                  f"{err.max():.3g} (bound {bound:.3g}), exact {100 * same:.1f}%, cosine vs float {cosine:.6f}")
             failures += not ok
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True, type=Path)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    bin_dir = args.build.resolve() / "bin"
+    work = Path(tempfile.mkdtemp(prefix="kiln-dynamic-"))
+    vnni = host_has_vnni()
+    failures = sum(check_case(*case, bin_dir, work, vnni) for case in CASES)
     if args.keep:
         print(f"kept {work}")
     else:

@@ -772,9 +772,6 @@ std::string GraphImporter::quantizableActivation(const onnx::NodeProto &node) {
   if ((op != "Conv" && op != "MatMul" && op != "Gemm") || node.input_size() < 2 ||
       !node.domain().empty())
     return "";
-  // (Dynamic quantization takes the matmuls, as ONNX Runtime's does.)
-  if (options.quantizeDynamic && op == "Conv")
-    return "";
   Value activation = lookup(node.input(0)), weight = lookup(node.input(1));
   if (!activation || !weight || !matchPattern(weight, m_Constant()) ||
       !getElementTypeOrSelf(activation.getType()).isF32() ||
