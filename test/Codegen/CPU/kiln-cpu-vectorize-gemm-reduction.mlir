@@ -133,3 +133,39 @@ func.func @global_pool_sum(%x: tensor<1x8x14x14xf32>) -> tensor<1x8xf32> {
   }
   return %r : tensor<1x8xf32>
 }
+
+// -----
+
+// A reduction over every dimension in a dispatch of one workgroup (the
+// minimum of an activation that dynamic quantization takes at run time):
+// the input becomes one row of 3 x 100 = 300 elements, [1, 300], reduced
+// like any row into 16 partial minima (18 vector minimums, then the last 12
+// elements into the first 12 lanes) and one horizontal minimum. (Left alone
+// it was a scalar loop with a NaN check per element.) A dispatch of more
+// workgroups without a workgroup loop is left alone.
+// CHECK-LABEL: func @whole_minimum
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2]] : tensor<1x3x100xf32> into tensor<300xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [1, 300] : tensor<300xf32> into tensor<1x300xf32>
+// CHECK-NOT: linalg.reduce
+// CHECK: scf.for %{{.*}} = %c0 to %c288 step %c16 iter_args({{.*}}) -> ({{.*}}vector<16xf32>)
+// CHECK: arith.minimumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: arith.minimumf %{{.*}}, %{{.*}} : vector<12xf32>
+// CHECK: vector.reduction <minimumf>, %{{.*}}, %{{.*}} : vector<16xf32> into f32
+// CHECK: tensor.collapse_shape %{{.*}} [] : tensor<1xf32> into tensor<f32>
+// CHECK-LABEL: func @whole_minimum_many_workgroups
+// CHECK: linalg.reduce
+func.func @whole_minimum(%x: tensor<1x3x100xf32>) -> tensor<f32> attributes {kiln.workgroup_count = 1 : i64} {
+  %inf = arith.constant 0x7F800000 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%inf : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %m = linalg.reduce { arith.minimumf } ins(%x : tensor<1x3x100xf32>) outs(%init : tensor<f32>) dimensions = [0, 1, 2]
+  return %m : tensor<f32>
+}
+func.func @whole_minimum_many_workgroups(%x: tensor<1x3x100xf32>) -> tensor<f32> attributes {kiln.workgroup_count = 2 : i64} {
+  %inf = arith.constant 0x7F800000 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%inf : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %m = linalg.reduce { arith.minimumf } ins(%x : tensor<1x3x100xf32>) outs(%init : tensor<f32>) dimensions = [0, 1, 2]
+  return %m : tensor<f32>
+}
