@@ -246,14 +246,39 @@ std::pair<Value, Value> onnx_import::dynamicQuantization(NodeContext &node, Valu
   auto type = cast<RankedTensorType>(x.getType());
   Type element = type.getElementType();
   OpBuilder &b = node.builder();
-  auto all = b.getDenseI64ArrayAttr(
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
   BoolAttr noKeepdims = b.getBoolAttr(false);
+  auto allOf = [&](Value v) {
+    return b.getDenseI64ArrayAttr(llvm::to_vector(
+        llvm::seq<int64_t>(0, cast<RankedTensorType>(v.getType()).getRank())));
+  };
+  // A large tensor is reduced in two steps, rows of L contiguous elements
+  // (a multiple of 16 up to 4096 that divides it; preferably one that
+  // leaves a multiple of 16 rows, which the CPU splits into workgroups
+  // evenly) and then the rows' results: the rows spread over the
+  // workgroups, where one reduction of every element is one workgroup's.
+  // (Minimum and maximum are exact in any order.)
+  Value rows = x;
+  if (type.hasStaticShape() && type.getNumElements() >= 8192) {
+    int64_t n = type.getNumElements(), length = 0;
+    for (int64_t l = 4096; l >= 256 && !length; l -= 16)
+      if (n % l == 0 && (n / l) % 16 == 0)
+        length = l;
+    for (int64_t l = 4096; l >= 256 && !length; l -= 16)
+      if (n % l == 0)
+        length = l;
+    if (length)
+      rows = node.reshape(x, {n / length, length});
+  }
+  auto range = [&](auto tag) {
+    using Op = decltype(tag);
+    if (rows == x)
+      return node.create<Op>(x, allOf(x), noKeepdims);
+    Value partial = node.create<Op>(rows, b.getDenseI64ArrayAttr({1}), noKeepdims);
+    return node.create<Op>(partial, allOf(partial), noKeepdims);
+  };
   Value zero = node.scalar(element, 0);
-  Value lowest = node.create<MinOp>(
-      node.create<ReduceMinOp>(x, all, noKeepdims), zero);
-  Value highest = node.create<MaxOp>(
-      node.create<ReduceMaxOp>(x, all, noKeepdims), zero);
+  Value lowest = node.create<MinOp>(range(ReduceMinOp()), zero);
+  Value highest = node.create<MaxOp>(range(ReduceMaxOp()), zero);
   Value scale = node.create<DivOp>(node.create<SubOp>(highest, lowest),
                                    node.scalar(element, 255));
   Type u8 = IntegerType::get(node.context(), 8, IntegerType::Unsigned);
