@@ -240,6 +240,26 @@ bool onnx_import::isQuantizedOutputZeroPoint(NodeContext &node, unsigned index) 
   return false;
 }
 
+/// Whether every element of `x` is >= 0 (or NaN) by construction: the
+/// result of a ReLU, a Clip from 0 or above, a sigmoid, an exponential, an
+/// absolute value or a softmax, or of pooling, reshaping, transposing,
+/// broadcasting or concatenating such values.
+static bool isNonNegative(Value x, int depth = 0) {
+  Operation *def = x.getDefiningOp();
+  if (!def || depth > 16)
+    return false;
+  if (isa<ReluOp, SigmoidOp, ExpOp, AbsOp, SoftmaxOp>(def))
+    return true;
+  if (auto clip = dyn_cast<ClipOp>(def))
+    return clip.getMin().convertToDouble() >= 0;
+  if (isa<MaxPoolOp, AvgPoolOp, ReshapeOp, TransposeOp, ExpandOp>(def))
+    return isNonNegative(def->getOperand(0), depth + 1);
+  if (isa<ConcatOp>(def))
+    return llvm::all_of(def->getOperands(),
+                        [&](Value v) { return isNonNegative(v, depth + 1); });
+  return false;
+}
+
 std::pair<Value, Value> onnx_import::dynamicQuantization(NodeContext &node, Value x) {
   // uint8 over [min(x, 0), max(x, 0)]: scale = (max - min) / 255,
   // zero point = saturate(round(-min / scale)).
@@ -277,7 +297,10 @@ std::pair<Value, Value> onnx_import::dynamicQuantization(NodeContext &node, Valu
     return node.create<Op>(partial, allOf(partial), noKeepdims);
   };
   Value zero = node.scalar(element, 0);
-  Value lowest = node.create<MinOp>(range(ReduceMinOp()), zero);
+  // min(x, 0) of a tensor that is never negative is 0: no pass over it. (A
+  // NaN in x makes the maximum, and so the scale and zero point, NaN either
+  // way.)
+  Value lowest = isNonNegative(x) ? zero : node.create<MinOp>(range(ReduceMinOp()), zero);
   Value highest = node.create<MaxOp>(range(ReduceMaxOp()), zero);
   Value scale = node.create<DivOp>(node.create<SubOp>(highest, lowest),
                                    node.scalar(element, 255));
