@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from qdq_from_table import weight_axis, weight_params
+from qdq_from_table import rewritten_model, weight_axis, weight_params
 
 
 def dynamic_model(model):
@@ -42,8 +42,7 @@ def dynamic_model(model):
         q, s = weight_params(inits[w], axis)
         if node.op_type == "Conv":
             shape = [1, -1] + [1] * (q.ndim - 2)
-            conv_attrs = {k: v for k, v in attrs.items()}
-            nodes.append(helper.make_node("ConvInteger", [xq, tag + "_wq", xz], [tag + "_i"], **conv_attrs))
+            nodes.append(helper.make_node("ConvInteger", [xq, tag + "_wq", xz], [tag + "_i"], **attrs))
         else:
             if axis == 0:  # Gemm transB: [N, K] -> [K, N]
                 q = q.T.copy()
@@ -59,12 +58,7 @@ def dynamic_model(model):
         if bias:
             new_inits.append(numpy_helper.from_array(inits[bias].reshape(shape), tag + "_b"))
             nodes.append(helper.make_node("Add", [scaled, tag + "_b"], [tag]))
-    used = {i for n in nodes for i in n.input}
-    kept = [i for i in model.graph.initializer if i.name in used]
-    graph = helper.make_graph(nodes, model.graph.name + "_dynamic", list(model.graph.input),
-                              list(model.graph.output), kept + new_inits)
-    opset = max(13, max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return rewritten_model(model, nodes, new_inits, "_dynamic")
 
 
 def main():

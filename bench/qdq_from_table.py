@@ -53,6 +53,17 @@ def weight_axis(node):
     return None
 
 
+def rewritten_model(model, nodes, new_inits, suffix):
+    """`model` with `nodes` as its graph, its initializers that they still
+    read and `new_inits`, at opset 13 or its own if later."""
+    used = {i for n in nodes for i in n.input}
+    kept = [i for i in model.graph.initializer if i.name in used]
+    graph = helper.make_graph(nodes, model.graph.name + suffix, list(model.graph.input),
+                              list(model.graph.output), kept + new_inits)
+    opset = max(13, max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def qdq_model(model, table, only=None):
     """`model` with Q/DQ on each activation of `table` and int8 weights; with
     `only` (a set of node names), just those nodes quantized."""
@@ -81,12 +92,7 @@ def qdq_model(model, table, only=None):
                                 name=node.name)
         copy.attribute.extend(node.attribute)
         nodes.append(copy)
-    used = {i for n in nodes for i in n.input}
-    kept = [i for i in model.graph.initializer if i.name in used]
-    graph = helper.make_graph(nodes, model.graph.name + "_qdq", list(model.graph.input),
-                              list(model.graph.output), kept + new_inits)
-    opset = max(13, max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return rewritten_model(model, nodes, new_inits, "_qdq")
 
 
 def main():
