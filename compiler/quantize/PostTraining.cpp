@@ -314,6 +314,34 @@ bool quantize::prepare(MLIRContext &context, onnx_import::ImportOptions &importO
                        PostTrainingState &state, std::string &error) {
   importOptions.quantizeExclude.assign(options.exclude.begin(), options.exclude.end());
   std::vector<Sample> calibration;
+  if (options.dynamic) {
+    // Ranges at run time: the float model only to validate against.
+    importOptions.quantizeDynamic = true;
+    if (!options.validationDir.empty()) {
+      onnx_import::ImportOptions real = importOptions;
+      real.quantizeDynamic = false;
+      if (!temporaryArtifact("kiln-float", state.floatArtifact, error))
+        return false;
+      if (!compileForHost(context, options.modelPath, real, base, false, state.floatArtifact,
+                          nullptr)) {
+        error.clear();
+        return false;
+      }
+      state.floatArtifactBytes = fileBytes(state.floatArtifact);
+      Artifact open;
+      if (!readSamples(options.validationDir, artifactInputs(state.floatArtifact, open),
+                       state.validation, error))
+        return false;
+    }
+    if (state.validation.empty()) {
+      if (options.accuracyTarget > 0) {
+        error = "--accuracy-target needs samples to validate on: --validation=DIR";
+        return false;
+      }
+      return true;
+    }
+    return measureLayers(context, importOptions, base, options, state, error);
+  }
   if (!options.calibrationDir.empty()) {
     // The float model, with every activation to quantize as an output.
     onnx_import::ImportOptions observe = importOptions;
@@ -429,11 +457,14 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
   // The report on stdout (not with kiln-compile --quiet; --quant-report still
   // writes the JSON).
   llvm::raw_ostream &summary = options.quiet ? llvm::nulls() : llvm::outs();
-  summary << "quantization: " << state.activations
-               << " activations to uint8 (" << methodName(state.table.method) << " ranges over "
-               << state.table.samples << " calibration sample"
-               << (state.table.samples == 1 ? "" : "s") << "), weights int8 per output channel; "
-               << state.integerOps << " integer convolutions and matmuls\n";
+  summary << "quantization: " << state.activations << " activations to uint8 ";
+  if (options.dynamic)
+    summary << "at run time (per tensor, from each run's range)";
+  else
+    summary << "(" << methodName(state.table.method) << " ranges over " << state.table.samples
+            << " calibration sample" << (state.table.samples == 1 ? "" : "s") << ")";
+  summary << ", weights int8 per output channel; " << state.integerOps
+          << " integer convolutions and matmuls\n";
   if (!options.calibrationDir.empty())
     summary << "calibration table: " << options.tablePath << "\n";
   std::vector<OutputReport> outputs;
@@ -447,7 +478,8 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
               : validateBuild(context, importOptions, base, options, state, outputs, error)))
       return false;
     summary << "validation on " << state.validation.size() << " sample"
-                 << (state.validation.size() == 1 ? "" : "s") << " not used for calibration"
+                 << (state.validation.size() == 1 ? "" : "s")
+                 << (options.dynamic ? "" : " not used for calibration")
                  << " (float vs int8, on this CPU):\n";
     for (const OutputReport &r : outputs) {
       summary << "  output '" << r.name << "': cosine "
@@ -458,8 +490,9 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
       summary << "\n";
     }
   } else {
-    summary << "validation: no samples held back (give --validation=DIR, or two or more "
-                    "calibration samples)\n";
+    summary << (options.dynamic ? "validation: no samples (give --validation=DIR)\n"
+                                : "validation: no samples held back (give --validation=DIR, or "
+                                  "two or more calibration samples)\n");
   }
   if (!state.layers.empty()) {
     std::vector<const LayerReport *> ranked = rankedLayers(state);
@@ -516,10 +549,17 @@ bool quantize::report(MLIRContext &context, const onnx_import::ImportOptions &im
     return true;
   nlohmann::ordered_json j;
   j["model"] = llvm::sys::path::filename(options.modelPath).str();
-  j["scheme"] = "int8: uint8 asymmetric activations per tensor, int8 symmetric weights per "
-                "output channel";
-  j["method"] = methodName(state.table.method);
-  j["calibration_samples"] = state.table.samples;
+  if (options.dynamic) {
+    j["scheme"] = "int8-dynamic: uint8 asymmetric activations per tensor from each run's "
+                  "range, int8 symmetric weights per output channel";
+    j["method"] = "dynamic";
+    j["calibration_samples"] = 0;
+  } else {
+    j["scheme"] = "int8: uint8 asymmetric activations per tensor, int8 symmetric weights per "
+                  "output channel";
+    j["method"] = methodName(state.table.method);
+    j["calibration_samples"] = state.table.samples;
+  }
   j["validation_samples"] = state.validation.size();
   j["activations"] = state.activations;
   j["integer_ops"] = state.integerOps;

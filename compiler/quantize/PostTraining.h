@@ -30,6 +30,9 @@ struct PostTrainingOptions {
   /// layers whose quantization hurts the outputs most in float (0: no
   /// search).
   double accuracyTarget = 0;
+  /// --quantize=int8-dynamic: no calibration and no table (ranges at run
+  /// time); validation, the report and the accuracy search as for int8.
+  bool dynamic = false;
   bool progress = false;            // a progress line on stderr
   bool quiet = false;               // no report on stdout (kiln-compile --quiet)
 };

@@ -546,20 +546,22 @@ int main(int argc, char **argv) {
   bool dynamic = quantizeScheme == "int8-dynamic";
   if (dynamic) {
     // Activation ranges at run time: no calibration, no table.
-    if (calibrating())
+    if (calibrationDir.getNumOccurrences() || calibrationTable.getNumOccurrences() ||
+        calibrationMethod.getNumOccurrences() || calibrationPercentile.getNumOccurrences())
       return quantError("--quantize=int8-dynamic computes activation ranges at run time: "
-                        "--calibration, --calibration-table, --calibration-method, "
-                        "--calibration-percentile, --validation, --quant-report and "
-                        "--accuracy-target are for --quantize=int8");
+                        "--calibration, --calibration-table, --calibration-method and "
+                        "--calibration-percentile are for --quantize=int8");
     if (llvm::StringRef(inputFile).ends_with(".mlir"))
       return quantError("--quantize needs an ONNX model, not a .mlir file");
     options.quantizeDynamic = true;
     options.quantizeExclude.assign(quantizeExclude.begin(), quantizeExclude.end());
     compileOptions.quantizeWeights = true;
-    quantizing = false;
+    // Validation, the report and the accuracy search go the way of int8's.
+    quantizing = validationDir.getNumOccurrences() || quantReport.getNumOccurrences() ||
+                 accuracyTarget.getNumOccurrences();
   }
   if (quantizing) {
-    if (quantizeScheme != "int8")
+    if (quantizeScheme != "int8" && !dynamic)
       return quantError("--quantize=" + quantizeScheme +
                         ": expected int8, int8-dynamic or int4-weights");
     if (llvm::StringRef(inputFile).ends_with(".mlir"))
@@ -574,14 +576,15 @@ int main(int argc, char **argv) {
     if (accuracyTarget.getNumOccurrences() && !(accuracyTarget > 0 && accuracyTarget <= 1))
       return quantError("--accuracy-target=" + std::to_string(accuracyTarget) +
                         ": expected a cosine similarity in (0, 1], such as 0.999");
-    if (calibrationDir.empty() && calibrationTable.empty())
+    if (!dynamic && calibrationDir.empty() && calibrationTable.empty())
       return quantError("--quantize=int8 needs calibration data (--calibration=DIR) or a "
                         "calibration table (--calibration-table=FILE); Kiln never makes "
                         "ranges up");
     ptq.modelPath = inputFile;
+    ptq.dynamic = dynamic;
     ptq.calibrationDir = calibrationDir;
     ptq.tablePath = calibrationTable;
-    if (ptq.tablePath.empty())
+    if (ptq.tablePath.empty() && !dynamic)
       ptq.tablePath = (outputFile == "-" ? llvm::sys::path::stem(inputFile).str()
                                          : std::string(outputFile)) +
                       ".calibration.json";
@@ -617,7 +620,7 @@ int main(int argc, char **argv) {
   if (!module || failed(verify(*module)))
     return 1;
   importTiming.stop();
-  if (dynamic && outputFile != "-" && !quiet) {
+  if (dynamic && !quantizing && outputFile != "-" && !quiet) {
     int64_t activations = 0;
     module->walk([&](kiln::QuantizeOp) { ++activations; });
     llvm::outs() << "quantization: " << activations
