@@ -307,6 +307,27 @@ int64_t fileBytes(const std::string &path) {
   return static_cast<int64_t>(size);
 }
 
+/// The float model for this CPU (state.floatArtifact, from `importOptions`,
+/// which must not quantize) and the --validation samples read against its
+/// inputs.
+bool floatModelAndValidation(MLIRContext &context,
+                             const onnx_import::ImportOptions &importOptions,
+                             const driver::CompileOptions &base,
+                             const PostTrainingOptions &options, PostTrainingState &state,
+                             std::string &error) {
+  if (!temporaryArtifact("kiln-float", state.floatArtifact, error))
+    return false;
+  if (!compileForHost(context, options.modelPath, importOptions, base, false,
+                      state.floatArtifact, nullptr)) {
+    error.clear(); // the diagnostics said it
+    return false;
+  }
+  state.floatArtifactBytes = fileBytes(state.floatArtifact);
+  Artifact open;
+  return readSamples(options.validationDir, artifactInputs(state.floatArtifact, open),
+                     state.validation, error);
+}
+
 } // namespace
 
 bool quantize::prepare(MLIRContext &context, onnx_import::ImportOptions &importOptions,
@@ -317,22 +338,11 @@ bool quantize::prepare(MLIRContext &context, onnx_import::ImportOptions &importO
   if (options.dynamic) {
     // Ranges at run time: the float model only to validate against.
     importOptions.quantizeDynamic = true;
-    if (!options.validationDir.empty()) {
-      onnx_import::ImportOptions real = importOptions;
-      real.quantizeDynamic = false;
-      if (!temporaryArtifact("kiln-float", state.floatArtifact, error))
-        return false;
-      if (!compileForHost(context, options.modelPath, real, base, false, state.floatArtifact,
-                          nullptr)) {
-        error.clear();
-        return false;
-      }
-      state.floatArtifactBytes = fileBytes(state.floatArtifact);
-      Artifact open;
-      if (!readSamples(options.validationDir, artifactInputs(state.floatArtifact, open),
-                       state.validation, error))
-        return false;
-    }
+    onnx_import::ImportOptions real = importOptions;
+    real.quantizeDynamic = false;
+    if (!options.validationDir.empty() &&
+        !floatModelAndValidation(context, real, base, options, state, error))
+      return false;
     if (state.validation.empty()) {
       if (options.accuracyTarget > 0) {
         error = "--accuracy-target needs samples to validate on: --validation=DIR";
@@ -390,20 +400,9 @@ bool quantize::prepare(MLIRContext &context, onnx_import::ImportOptions &importO
   } else {
     if (!readTable(options.tablePath, state.table, error))
       return false;
-    if (!options.validationDir.empty()) {
-      if (!temporaryArtifact("kiln-float", state.floatArtifact, error))
-        return false;
-      if (!compileForHost(context, options.modelPath, importOptions, base, false,
-                          state.floatArtifact, nullptr)) {
-        error.clear();
-        return false;
-      }
-      state.floatArtifactBytes = fileBytes(state.floatArtifact);
-      Artifact open;
-      if (!readSamples(options.validationDir, artifactInputs(state.floatArtifact, open),
-                       state.validation, error))
-        return false;
-    }
+    if (!options.validationDir.empty() &&
+        !floatModelAndValidation(context, importOptions, base, options, state, error))
+      return false;
     state.quantizableNodes = static_cast<int64_t>(state.table.tensors.size());
   }
   importOptions.quantize = true;
