@@ -132,9 +132,10 @@ bool validateBuild(MLIRContext &context, const onnx_import::ImportOptions &impor
 /// `sensitivity` (whose gates are `nodes`, in state.layers' order): ranks the
 /// layers by the output cosine (mean over the samples) with each quantized alone (lowest
 /// first), finds the fewest of them (doubling, then bisecting) that, kept in
-/// float, reach the target with every other layer quantized, and confirms
-/// that count with a real build (adding the next layers until one reaches
-/// it). Gated runs cost one run of the samples each, no compile.
+/// float, reach the target with every other layer quantized, quantizes again
+/// each of those the target does not need after all, and confirms the set
+/// with a real build (adding the next layers until one reaches it). Gated
+/// runs cost one run of the samples each, no compile.
 bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOptions,
                     const driver::CompileOptions &base, const PostTrainingOptions &options,
                     PostTrainingState &state, Session &sensitivity,
@@ -220,37 +221,68 @@ bool searchAccuracy(MLIRContext &context, onnx_import::ImportOptions &importOpti
       (c >= target ? good : bad) = mid;
     }
   }
-  // The real build, with as many more layers as it takes.
+  // The layers kept: the prefix, then each of it (least harmful first)
+  // quantized again where the target still holds without it. (The ranking
+  // measures layers alone; together, some of the prefix is not needed.)
+  std::vector<bool> kept(count, false);
+  for (size_t i = 0; i < good; ++i)
+    kept[ranked[i]] = true;
+  auto keptGates = [&] {
+    std::vector<float> gates(count, 1.0f);
+    for (size_t i = 0; i < count; ++i)
+      if (kept[i])
+        gates[i] = 0.0f;
+    return gates;
+  };
+  double predicted = cosines[good];
+  if (predicted >= target)
+    for (size_t r = good; r-- > 0;) {
+      kept[ranked[r]] = false;
+      double c;
+      if (!gatedCosine(keptGates(), c))
+        return false;
+      if (c >= target)
+        predicted = c;
+      else
+        kept[ranked[r]] = true;
+    }
+  // The real build, with as many more layers (in rank order) as it takes.
   for (;;) {
     onnx_import::ImportOptions trial = importOptions;
-    for (size_t i = 0; i < good; ++i)
-      trial.quantizeExclude.push_back(nodes[ranked[i]]);
+    size_t keptCount = 0;
+    for (size_t r = 0; r < count; ++r)
+      if (kept[ranked[r]]) {
+        trial.quantizeExclude.push_back(nodes[ranked[r]]);
+        ++keptCount;
+      }
     std::vector<OutputReport> outputs;
     if (!validateBuild(context, trial, base, options, state, outputs, error))
       return false;
     ++state.searchCompiles;
     cosine = worstCosine(outputs);
     if (options.progress)
-      llvm::errs() << "accuracy search: " << good << " of " << count
+      llvm::errs() << "accuracy search: " << keptCount << " of " << count
                    << " layers in float: worst cosine " << llvm::format("%.6f", cosine)
-                   << " (predicted " << llvm::format("%.6f", cosines[good]) << ")\n";
+                   << " (predicted " << llvm::format("%.6f", predicted) << ")\n";
     if (cosine >= target)
       break;
-    if (good == count) {
+    auto next = llvm::find_if(ranked, [&](size_t i) { return !kept[i]; });
+    if (next == ranked.end()) {
       error = "--accuracy-target=" + std::to_string(target) + ": not reached with every " +
               "quantized layer kept in float (worst cosine " + std::to_string(cosine) +
               "): the float build itself differs that much";
       return false;
     }
-    ++good;
-    if (!cosineWith(good, cosine))
+    kept[*next] = true;
+    if (!gatedCosine(keptGates(), predicted))
       return false;
   }
   state.cosineAfterSearch = cosine;
-  for (size_t i = 0; i < good; ++i) {
-    state.keptForAccuracy.push_back(nodes[ranked[i]]);
-    importOptions.quantizeExclude.push_back(nodes[ranked[i]]);
-  }
+  for (size_t r = 0; r < count; ++r)
+    if (kept[ranked[r]]) {
+      state.keptForAccuracy.push_back(nodes[ranked[r]]);
+      importOptions.quantizeExclude.push_back(nodes[ranked[r]]);
+    }
   return true;
 }
 
