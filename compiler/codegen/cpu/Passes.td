@@ -139,7 +139,10 @@ def KilnCPUVectorizeGemm : Pass<"kiln-cpu-vectorize-gemm", "mlir::func::FuncOp">
     A float row reduction along the inputs' contiguous innermost dimension
     (softmax's maximum and sum of exponentials, a layer norm's mean) is
     reduced a row at a time into `nr` partial values (one vector op per
-    `nr` elements) and those into the row's value after its loop.
+    `nr` elements) and those into the row's value after its loop; a
+    reduction over trailing dimensions (a global pool) is collapsed to one
+    such row per output first, and one over every dimension in a dispatch
+    of one workgroup (a tensor's run-time range) to a single row.
     Elementwise ops are tiled to rows of `nr` along their innermost output
     dimension and vectorized (not those with i1 operands, stored a byte per
     element); one that reads an input transposed (contiguous along another

@@ -220,7 +220,10 @@ def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp">
     contracted raw, and `z * (the weight sums per output channel)` is
     subtracted as an i32 constant, since sum (x - z) * w = sum x * w -
     z * sum w. The integer kernels then read plain bytes and need no weight
-    sums at run time.
+    sums at run time. A zero point known only at run time (one value,
+    DynamicQuantizeLinear's) is taken off the same way, as `i32(z) * (the
+    sums)` with the sums still a constant; a convolution's input is then
+    padded with 0 and z added on the border through a constant 0/1 mask.
 
     A `kiln.matmul` of an f32 `lhs` by a `[K, N]` dequantization of a
     constant 4-bit weight (int4 or uint4: per tensor, per column, or blocked
