@@ -1029,7 +1029,6 @@ GraphImporter::outlineSubgraph(const onnx::GraphProto &graph, TypeRange inputTyp
                               builder.getFunctionType(inputTypes, {}));
   func.setPrivate();
   Block *entry = func.addEntryBlock();
-  mainEntry = entry;
   // Everything the import maps, initializers of enclosing graphs
   // materialized inside the function included, is forgotten afterwards.
   llvm::StringMap<Value> saved = values;

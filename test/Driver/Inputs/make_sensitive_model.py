@@ -70,3 +70,24 @@ for i in range(3):
     (m / "valid" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
     np.save(m / "valid" / f"{i:02d}" / "x.npy", rng.randn(1, 64).astype(np.float32))
     np.save(m / "valid" / f"{i:02d}" / "z.npy", rng.randn(1, 64).astype(np.float32))
+
+# A third, DIR/branch/model.onnx: an If (its branches outlined as functions
+# during the import) before the quantized MatMul 'fc'. The sensitivity
+# build's gate for 'fc' belongs to the main function, not the outlined one.
+b = d / "branch"
+then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [],
+                         [helper.make_tensor_value_info("t", TensorProto.FLOAT, [1, 16])])
+other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                          [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, 16])])
+nodes = [helper.make_node("If", ["c"], ["h"], then_branch=then, else_branch=other, name="branch"),
+         helper.make_node("MatMul", ["h", "wb"], ["y"], name="fc")]
+g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16]),
+                                   helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+                      [numpy_helper.from_array((rng.randn(16, 8) * 0.3).astype(np.float32), "wb")])
+b.mkdir(parents=True, exist_ok=True)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), b / "model.onnx")
+for i in range(4):
+    (b / "calib" / f"{i:02d}").mkdir(parents=True, exist_ok=True)
+    np.save(b / "calib" / f"{i:02d}" / "x.npy", rng.randn(1, 16).astype(np.float32))
+    np.save(b / "calib" / f"{i:02d}" / "c.npy", np.array(i % 2 == 0))
