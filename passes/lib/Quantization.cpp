@@ -638,14 +638,12 @@ struct FoldConvIntegerZeroPoint : OpRewritePattern<ConvIntegerOp> {
                                       rewriter.getDenseI64ArrayAttr(noPads), op.getGroupsAttr());
     SmallVector<int64_t> perChannel(rank, 1);
     perChannel[1] = channels;
-    if (runTime) {
+    if (runTime || *z != 0) {
       SmallVector<int64_t> sums = weightSums(*weights, channels, /*perColumn=*/false);
-      acc = SubOp::create(rewriter, loc, acc.getType(), acc,
-                          runTimeZeroPointCorrection(rewriter, loc, perChannel, zeroPoint, sums));
-    } else if (*z != 0) {
-      SmallVector<int64_t> sums = weightSums(*weights, channels, /*perColumn=*/false);
-      acc = SubOp::create(rewriter, loc, acc,
-                          zeroPointCorrection(rewriter, loc, perChannel, *z, sums));
+      Value correction =
+          runTime ? runTimeZeroPointCorrection(rewriter, loc, perChannel, zeroPoint, sums)
+                  : zeroPointCorrection(rewriter, loc, perChannel, *z, sums);
+      acc = SubOp::create(rewriter, loc, acc.getType(), acc, correction);
     }
     rewriter.replaceOp(op, acc);
     return success();
