@@ -170,6 +170,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     KilnPackInt4WeightsOptions pack;
     pack.panel = options.int4Panel;
     pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
+  } else if (options.int4Int8Activations) {
+    // W4A8's panels serve the cpu and the gfx kernels alike.
+    KilnPackInt4WeightsOptions pack;
+    pack.panel = 32;
+    pack.w4a8Only = true;
+    pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
   }
   // After quantization: the convolutions left are float ones.
   if (options.unstridePointwise) {

@@ -90,7 +90,7 @@ struct KilnPackInt4WeightsPass
       return signalPassFailure();
     SmallVector<MatmulInt4Op> ops;
     getOperation().walk([&](MatmulInt4Op op) {
-      if (!op.getPanelWidth())
+      if (!op.getPanelWidth() && (!w4a8Only || op.getInt8Activations()))
         ops.push_back(op);
     });
     unsigned counter = 0;

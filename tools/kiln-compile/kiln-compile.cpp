@@ -538,9 +538,6 @@ int main(int argc, char **argv) {
   if (int4Activations != "float" && int4Activations != "int8")
     return quantError("--int4-activations=" + int4Activations + ": expected float or int8");
   if (int4Activations == "int8") {
-    if (!cpuOnly)
-      return quantError("--int4-activations=int8 (W4A8) has kernels for the cpu only; gfx "
-                        "targets run 4-bit weights with 16-bit activations (--precision=f16)");
     compileOptions.int4Int8Activations = true;
   }
   bool dynamic = quantizeScheme == "int8-dynamic";

@@ -79,6 +79,10 @@ struct Source {
 struct Int4Weights {
   Value codes, scale, zero; // the generic's operands (arguments or constants)
   int64_t group = 0;
+  /// W4A8's column panels: codes [N / P, K / G, G / 8, P, 4] (byte [c, g,
+  /// t, l, i] holds rows g G + 4 t + i and g G + G / 2 + 4 t + i of column
+  /// c P + l), scales and zero points [N / P, K / G, P]; 0 otherwise.
+  int64_t panel = 0;
 };
 
 struct GemmPlan {
@@ -90,6 +94,11 @@ struct GemmPlan {
   Source a, b;
   /// Set for a W4A16 matmul: B comes from these instead of `b`.
   std::optional<Int4Weights> int4;
+  /// Set for a W4A8 matmul (kiln.matmul_int4 with int8_activations): A is
+  /// quantized to int8 per row and group while staged, B's codes minus
+  /// their zero points are staged as int8, each group's i32 sums are scaled
+  /// into f32 accumulators as the group ends (KernelBuilder::flushGroup).
+  std::optional<Int4Weights> w4a8;
   /// Set for a few-row product by a weight in column panels
   /// (kiln.matmul_panels' generic, B [N / P, K, P]): the columns per panel
   /// P of a GEMV kernel, which needs no matrix instruction.
@@ -238,6 +247,7 @@ constexpr int64_t kMaxGemvRows = 8;
 
 bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
+bool matchW4A8Gemm(linalg::LinalgOp op, GemmPlan &plan);
 bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan);
 void chooseRowMajorGemv(GemmPlan &plan);
 std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
@@ -268,7 +278,8 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   linalg::LinalgOp op = contractions.front();
   if (op->hasAttr(kInt4MatmulAttr)) {
     plan.contraction = op;
-    if (!matchInt4Gemm(op, precision, plan))
+    if (op.getNumDpsInputs() == 5 ? !matchW4A8Gemm(op, plan)
+                                  : !matchInt4Gemm(op, precision, plan))
       return std::nullopt;
     return finishPlan(func, target, precision, plan);
   }
@@ -442,6 +453,56 @@ bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan
   return true;
 }
 
+/// kiln.matmul_int4's W4A8 generic (inputs x [M, K / G, 2, G / 2] f32,
+/// codes in W4A8 panels [N / P, K / G, G / 8, P, 4], scales and zero points
+/// [N / P, K / G, P], amax [M, K / G] from a generic of the same dispatch)
+/// as a GEMM over virtual loops (m, n, k) on the int8 matrix cores. The
+/// kernel computes each row's group maxima itself (the amax generic is left
+/// out), so the value is the op's definition to the bit: the cpu kernel's.
+bool matchW4A8Gemm(linalg::LinalgOp op, GemmPlan &plan) {
+  if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
+    return false;
+  auto xType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto codesType = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  auto scaleType = cast<RankedTensorType>(op.getDpsInputs()[2].getType());
+  if (xType.getRank() != 4 || codesType.getRank() != 5 || !xType.hasStaticShape() ||
+      !codesType.hasStaticShape() || !xType.getElementType().isF32() ||
+      !scaleType.getElementType().isF32() || codesType.getDimSize(4) != 4)
+    return false;
+  if (!op.getDpsInputs()[4].getDefiningOp<linalg::GenericOp>())
+    return false;
+  int64_t M = xType.getDimSize(0), groups = codesType.getDimSize(1),
+          half = xType.getDimSize(3), panel = codesType.getDimSize(3),
+          N = codesType.getDimSize(0) * panel;
+  if (panel % 4 != 0 || half % 4 != 0 ||
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape() != ArrayRef<int64_t>{M, N})
+    return false;
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  if (!a || a->reshapes.empty() || !isa<tensor::ExpandShapeOp>(a->reshapes.back()))
+    return false;
+  auto split = cast<tensor::ExpandShapeOp>(a->reshapes.back());
+  if (split.getSrcType().getShape() != ArrayRef<int64_t>{M, groups * 2 * half})
+    return false;
+  a->reshapes.pop_back();
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  a->map = AffineMap::get(3, 0, {m, k}, ctx);
+  plan.a = *a;
+  plan.b.map = AffineMap::get(3, 0, {k, n}, ctx);
+  plan.w4a8 = Int4Weights{op.getDpsInputs()[1], op.getDpsInputs()[2], op.getDpsInputs()[3],
+                          2 * half, panel};
+  for (Value v : {plan.w4a8->codes, plan.w4a8->scale, plan.w4a8->zero})
+    if (!traceSource(v) && !v.getDefiningOp<arith::ConstantOp>())
+      return false;
+  plan.outMap = AffineMap::get(3, 0, {m, n}, ctx);
+  plan.bounds = {M, N, groups * 2 * half};
+  plan.mDim = 0;
+  plan.nDim = 1;
+  plan.kDim = 2;
+  return true;
+}
+
 /// kiln.matmul_panels' generic (out[m, n] += lhs[m, k] w[n / P, k, n mod
 /// P], lhs [M, K] seen through its reshape, M <= kMaxGemvRows), float or
 /// 8-bit: a GEMV kernel streams the panels.
@@ -578,13 +639,17 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
   }
 
   Type aType = getElementTypeOrSelf(plan.a.arg.getType());
-  // A W4A16 B is dequantized into A's type (then the compute type).
-  Type bType = plan.int4 ? aType : getElementTypeOrSelf(plan.b.arg.getType());
+  // A W4A16 B is dequantized into A's type (then the compute type); W4A8
+  // stages both as int8.
+  Type bType = plan.int4 ? aType : plan.w4a8 ? Type() : getElementTypeOrSelf(plan.b.arg.getType());
+  if (plan.w4a8)
+    aType = bType = IntegerType::get(op.getContext(), 8);
   if (!(plan.gemvPanel ? chooseGemvTypes(plan, aType, bType)
                        : chooseInstruction(plan, target, precision, aType, bType)))
     return std::nullopt;
   Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
-  if (isa<IntegerType>(plan.accType) != isa<IntegerType>(resultType))
+  // (W4A8's i32 group sums become f32 as each group ends.)
+  if (isa<IntegerType>(plan.accType) != isa<IntegerType>(resultType) && !plan.w4a8)
     return std::nullopt;
 
   // The epilogue: elementwise generics over the contraction's output space
@@ -872,9 +937,12 @@ private:
     return value;
   }
 
-  /// A loaded chunk of `elem` converted to the compute type.
+  /// A loaded chunk of `elem` converted to the compute type (W4A8's f32
+  /// activations stay f32 until storeW4A8Step quantizes them).
   Value toComputeType(const Source &src, Value value, Type elem, int64_t v) {
     Type ct = plan.computeType;
+    if (plan.w4a8)
+      return value;
     if (elem != ct) {
       auto ctType = VectorType::get({v}, ct);
       if (isa<FloatType>(elem))
@@ -1041,8 +1109,20 @@ private:
   void storeStep(ArrayRef<Value> values, int buffer);
   void prologue();
   scf::ForOp mainLoop();
-  void multiplyStep(int buffer, MutableArrayRef<Value> acc);
+  void multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0);
   void epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output);
+
+  // W4A8 (GemmPlan::w4a8).
+  int64_t quantGroup() const { return plan.w4a8->group; }
+  int64_t quantGroups() const { return K / plan.w4a8->group; }
+  /// Before the main loop: each of the tile's rows' largest magnitude per
+  /// group, as 127 / amax and amax / 127 in LDS.
+  void quantizationScales();
+  SmallVector<Value> loadW4A8Step(Value k0);
+  void storeW4A8Step(ArrayRef<Value> loaded, int buffer);
+  /// Adds each accumulator tile's group sums (i32, group `qg`) to its f32
+  /// sums, scaled, and zeroes them; `guarded`: only when qg < K / G.
+  void flushGroup(MutableArrayRef<Value> acc, Value qg, bool guarded);
 
   const MatrixInstruction &inst;
   const KernelShape &shape;
@@ -1054,8 +1134,12 @@ private:
   /// The operands as memrefs; two pairs of LDS panels, k fastest: A
   /// [tileM][KT], B [tileN][KT].
   Value aMem, bMem, aLds[2], bLds[2];
-  /// A W4A16 B's scales and zero points ([K / G, N]; bMem holds its codes).
+  /// A W4A16 B's scales and zero points ([K / G, N]; bMem holds its codes),
+  /// or W4A8's ([N / P, K / G, P]).
   Value scaleMem, zeroMem;
+  /// W4A8: per tile row and group, 127 / amax and amax / 127 (f32, [tileM][K
+  /// / G]).
+  Value invLds, ascaleLds;
   /// The origin of this workgroup's output tile; this thread's wave
   /// position and lane within the wave.
   Value tid, m0, n0, waveM, waveN, laneInGroup, group;
@@ -1092,6 +1176,8 @@ void KernelBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroup
   createPanels(args);
   createIds();
   planStaging();
+  if (plan.w4a8)
+    quantizationScales();
   scf::ForOp loop = mainLoop();
   epilogue(loop, args, output);
 }
@@ -1104,7 +1190,19 @@ void KernelBuilder::createPanels(ArrayRef<Value> args) {
     return mem;
   };
   aMem = operandMemref(plan.a);
-  if (plan.int4) {
+  if (plan.w4a8) {
+    bMem = memrefOf(plan.w4a8->codes, args);
+    scaleMem = memrefOf(plan.w4a8->scale, args);
+    zeroMem = memrefOf(plan.w4a8->zero, args);
+    auto quantLds = [&]() {
+      auto alloca = memref::AllocaOp::create(
+          b, loc, MemRefType::get({shape.tileM, quantGroups()}, b.getF32Type()));
+      alloca->setAttr(kWorkgroupMemoryAttr, b.getUnitAttr());
+      return alloca.getResult();
+    };
+    invLds = quantLds();
+    ascaleLds = quantLds();
+  } else if (plan.int4) {
     bMem = memrefOf(plan.int4->codes, args);
     scaleMem = memrefOf(plan.int4->scale, args);
     zeroMem = memrefOf(plan.int4->zero, args);
@@ -1156,7 +1254,13 @@ void KernelBuilder::planStaging() {
   va = vectorWidth(plan.a, plan.kDim, aElem, kt);
   int64_t vbN = vectorWidth(plan.b, plan.nDim, bElem, shape.tileN);
   int64_t vbK = vectorWidth(plan.b, plan.kDim, bElem, kt);
-  if (plan.int4) {
+  if (plan.w4a8) {
+    // A: 4 f32 along k (one int8 word once quantized). B: 16 code bytes,
+    // 4 rows of 4 columns, a word per column.
+    va = std::min<int64_t>(4, kt);
+    vbN = 1;
+    vbK = 4;
+  } else if (plan.int4) {
     // Codes along n: up to 16 bytes, dequantized to as many values.
     vbN = std::min<int64_t>(16, shape.tileN);
     while (vbN > 1 && plan.bounds[plan.nDim] % vbN != 0)
@@ -1174,6 +1278,8 @@ void KernelBuilder::planStaging() {
   }
   aChunks = shape.tileM * kt / va;
   bChunks = shape.tileN * kt / (vb * bRows);
+  if (plan.w4a8)
+    bChunks = shape.tileN * kt / 16;
   int64_t bits = plan.computeType.getIntOrFloatBitWidth();
   // The large tiling only for 16-bit operands: each swizzled fragment
   // address is a register of its own (the XOR does not fold into the LDS
@@ -1198,6 +1304,14 @@ void KernelBuilder::planStaging() {
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     Value chunk = apply(d0 + j * threads, {tid});
+    if (plan.w4a8) {
+      // Columns fastest: a wave's loads are consecutive 16-byte pieces of a
+      // panel's rows. (row, col) = (k, n) of the chunk's first element.
+      int64_t perRow = shape.tileN / 4;
+      bChunkAt.push_back(
+          {chunk, apply(d0.floorDiv(perRow) * 4, {chunk}), apply((d0 % perRow) * 4, {chunk})});
+      continue;
+    }
     int64_t perRow = (bAlongN ? shape.tileN : kt) / vb;
     bChunkAt.push_back({chunk, apply(d0.floorDiv(perRow) * bRows, {chunk}),
                         apply((d0 % perRow) * vb, {chunk})});
@@ -1205,6 +1319,8 @@ void KernelBuilder::planStaging() {
 }
 
 SmallVector<Value> KernelBuilder::loadStep(Value k0) {
+  if (plan.w4a8)
+    return loadW4A8Step(k0);
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
   // The chunks, then for each the condition storeStep zeroes it by (null:
   // none); the loads are issued here, before the step's multiplies, and
@@ -1240,6 +1356,8 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
 }
 
 void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
+  if (plan.w4a8)
+    return storeW4A8Step(loaded, buffer);
   AffineExpr d0 = b.getAffineDimExpr(0);
   // loadStep's chunks, zeroed where their masks say.
   size_t count = aPerThread + bPerThread * bRows;
@@ -1311,7 +1429,13 @@ void KernelBuilder::prologue() {
 scf::ForOp KernelBuilder::mainLoop() {
   auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
   Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
-  SmallVector<Value> init(shape.waveTilesM * shape.waveTilesN + corrections(), zero);
+  int64_t tiles = shape.waveTilesM * shape.waveTilesN;
+  SmallVector<Value> init(tiles + corrections(), zero);
+  if (plan.w4a8) {
+    // Then the f32 sums of the groups done.
+    auto sumVec = VectorType::get({inst.accPerLane}, b.getF32Type());
+    init.append(tiles, arith::ConstantOp::create(b, loc, sumVec, b.getZeroAttr(sumVec)));
+  }
   prologue();
   auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(2 * shape.kt), init);
   // Fully unrolling a short main loop hoists every step's LDS reads and
@@ -1332,15 +1456,36 @@ scf::ForOp KernelBuilder::mainLoop() {
     // otherwise sink them next to their stores (as branches around them
     // used to prevent).
     amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
-    multiplyStep(buffer, acc);
+    multiplyStep(buffer, acc, k0);
     storeStep(next, 1 - buffer);
     gpu::BarrierOp::create(b, loc);
+  }
+  // W4A8 groups of two or more iterations end after one, every G / (2 KT).
+  if (plan.w4a8 && shape.kt % quantGroup() != 0) {
+    int64_t G = quantGroup();
+    AffineExpr d0 = b.getAffineDimExpr(0);
+    Value qg = apply(d0.floorDiv(G), {k0});
+    if (G == 2 * shape.kt) {
+      flushGroup(acc, qg, /*guarded=*/false);
+    } else {
+      Value ends = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         apply((d0 + 2 * shape.kt) % G, {k0}), c(0));
+      auto ifOp = scf::IfOp::create(b, loc, ValueRange(acc).getTypes(), ends, true, true);
+      OpBuilder::InsertionGuard ig(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      SmallVector<Value> flushed(acc);
+      flushGroup(flushed, qg, /*guarded=*/false);
+      scf::YieldOp::create(b, loc, flushed);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, acc);
+      acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
   }
   scf::YieldOp::create(b, loc, acc);
   return loop;
 }
 
-void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc) {
+void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0) {
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
   for (int64_t kk = 0; kk < shape.kt; kk += inst.k) {
     SmallVector<Value> aFrag, bFrag;
@@ -1356,11 +1501,39 @@ void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc) {
       if (bRow)
         bFrag.push_back(fragment(bLds[buffer], bRow, c(kk)));
     }
-    for (int64_t tm = 0; tm < shape.waveTilesM; ++tm)
-      for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
-        Value &a = acc[tm * shape.waveTilesN + tn];
-        a = multiply(aFrag[tm], bFrag[tn], a);
-      }
+    // W4A8 groups within a step end after their last instruction (the
+    // steps past K, of a K that is not a multiple of 2 KT, add nothing); a
+    // group shorter than the instruction is one instruction of its own, on
+    // A's elements of that group (kOf of the lane layout), the others zero.
+    bool flushes = plan.w4a8 && shape.kt % quantGroup() == 0;
+    int64_t parts = flushes && quantGroup() < inst.k ? inst.k / quantGroup() : 1;
+    for (int64_t part = 0; part < parts; ++part) {
+      SmallVector<Value> aPart(aFrag);
+      if (parts > 1)
+        for (Value &frag : aPart) {
+          SmallVector<Value> inPart;
+          for (int64_t i = 0; i < inst.perLane; ++i) {
+            AffineExpr k = (i / inst.kChunk) * inst.kBlockStride + d0 * inst.kGroupStride +
+                           i % inst.kChunk;
+            inPart.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                                   apply(k.floorDiv(quantGroup()), {group}),
+                                                   c(part)));
+          }
+          Value mask = vector::FromElementsOp::create(
+              b, loc, VectorType::get({inst.perLane}, b.getI1Type()), inPart);
+          frag = zeroUnless(mask, frag);
+        }
+      for (int64_t tm = 0; tm < shape.waveTilesM; ++tm)
+        for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
+          Value &a = acc[tm * shape.waveTilesN + tn];
+          a = multiply(aPart[tm], bFrag[tn], a);
+        }
+      int64_t kEnd = kk + (part + 1) * (inst.k / parts);
+      if (flushes && kEnd % quantGroup() == 0)
+        flushGroup(acc,
+                   apply((d0 + buffer * shape.kt + kEnd - 1).floorDiv(quantGroup()), {k0}),
+                   /*guarded=*/K % (2 * shape.kt) != 0);
+    }
     if (corrections() == 0)
       continue;
     auto fragType = cast<VectorType>(aFrag.front().getType());
@@ -1371,6 +1544,204 @@ void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc) {
       Value &corr = acc[tiles + t];
       corr = plan.a.flipSign ? multiply(minus128, bFrag[t], corr)
                              : multiply(aFrag[t], minus128, corr);
+    }
+  }
+}
+
+// W4A8. The value is kiln.matmul_int4's definition to the bit (the cpu
+// kernel's): per row and group of G along K, amax = max |a| (as the f32's
+// bits, an unsigned maximum), x = round_half_even(a * (127 / amax)) in int8,
+// each group's sum of x (q - z) exact in i32 on the int8 matrix cores, then
+// in f32, group after group: sum += float(sum_g) * ((amax / 127) * s).
+void KernelBuilder::quantizationScales() {
+  AffineExpr d0 = b.getAffineDimExpr(0);
+  int64_t G = quantGroup(), groups = quantGroups();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto words = VectorType::get({4}, i32);
+  auto floats = VectorType::get({4}, f32);
+  // One (row, group) per thread at a time, the group's 4-float vectors in
+  // turn. Rows past M get amax 0: 127 / amax and amax / 127 are then 0.
+  auto pairs = scf::ForOp::create(b, loc, tid, c(shape.tileM * groups), c(shape.threads));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pairs.getBody());
+    Value p = pairs.getInductionVar();
+    Value row = apply(d0.floorDiv(groups), {p});
+    Value qg = apply(d0 % groups, {p});
+    Value m = apply(d0 + b.getAffineDimExpr(1), {m0, row});
+    Value mc = arith::MinUIOp::create(b, loc, m, c(M - 1));
+    Value zeros = arith::ConstantOp::create(b, loc, words, b.getZeroAttr(words));
+    auto scan = scf::ForOp::create(b, loc, c(0), c(G), c(4), ValueRange{zeros});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(scan.getBody());
+      Value k = apply(d0 * G + b.getAffineDimExpr(1), {qg, scan.getInductionVar()});
+      Value v = vector::LoadOp::create(b, loc, floats, aMem, ValueRange{mc, k});
+      Value bits = arith::BitcastOp::create(b, loc, words, math::AbsFOp::create(b, loc, v));
+      scf::YieldOp::create(
+          b, loc, ValueRange{arith::MaxUIOp::create(b, loc, scan.getRegionIterArgs()[0], bits)});
+    }
+    Value amaxBits =
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXUI, scan.getResult(0));
+    if (M % shape.tileM != 0)
+      amaxBits = arith::SelectOp::create(b, loc, cmpLt(m, M), amaxBits,
+                                         arith::ConstantIntOp::create(b, loc, i32, 0));
+    Value amax = arith::BitcastOp::create(b, loc, f32, amaxBits);
+    auto f = [&](double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)); };
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, f(0.0));
+    Value inv = arith::SelectOp::create(b, loc, positive,
+                                        arith::DivFOp::create(b, loc, f(127.0), amax), f(0.0));
+    memref::StoreOp::create(b, loc, inv, invLds, ValueRange{row, qg});
+    memref::StoreOp::create(b, loc, arith::DivFOp::create(b, loc, amax, f(127.0)), ascaleLds,
+                            ValueRange{row, qg});
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+// loadW4A8Step's values: A chunks (f32), B chunks (16 code bytes), then the
+// masks of each (null: always in bounds), A's 127 / amax, B's zero points
+// (4 f32) and nibble shifts (0 or 4).
+SmallVector<Value> KernelBuilder::loadW4A8Step(Value k0) {
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  int64_t G = quantGroup(), P = plan.w4a8->panel, groups = quantGroups();
+  SmallVector<Value> values, masks, invs, zeros, shifts;
+  for (int64_t j = 0; j < aPerThread; ++j) {
+    const Chunk &ch = aChunkAt[j];
+    Value m = apply(d0 + d1, {m0, ch.row});
+    Value k = apply(d0 + d1, {k0, ch.col});
+    Value ok = allOf({M % shape.tileM ? cmpLt(m, M) : Value(), cmpLt(k, K),
+                      aChunks % shape.threads ? cmpLt(ch.chunk, aChunks) : Value()});
+    masks.emplace_back();
+    values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va, &masks.back()));
+    // (Indices past the tile or K clamped: those chunks are zeroed.)
+    Value row = arith::MinUIOp::create(b, loc, ch.row, c(shape.tileM - 1));
+    Value qg = arith::MinUIOp::create(b, loc, apply(d0.floorDiv(G), {k}), c(groups - 1));
+    invs.push_back(memref::LoadOp::create(b, loc, invLds, ValueRange{row, qg}));
+  }
+  for (int64_t j = 0; j < bPerThread; ++j) {
+    const Chunk &ch = bChunkAt[j];
+    Value k = apply(d0 + d1, {k0, ch.row});
+    Value n = apply(d0 + d1, {n0, ch.col});
+    masks.push_back(allOf({N % shape.tileN ? cmpLt(n, N) : Value(), cmpLt(k, K),
+                           bChunks % shape.threads ? cmpLt(ch.chunk, bChunks) : Value()}));
+    Value kc = arith::MinUIOp::create(b, loc, k, c(K - 4));
+    Value nc = arith::MinUIOp::create(b, loc, n, c(N - 4));
+    // Row k = g G + h G / 2 + 4 t of column n = c P + l: bytes [c, g, t, l:
+    // l + 4, 0:4], nibble h.
+    Value panelIdx = apply(d0.floorDiv(P), {nc}), l = apply(d0 % P, {nc});
+    Value qg = apply(d0.floorDiv(G), {kc});
+    Value t = apply((d0 % (G / 2)).floorDiv(4), {kc});
+    Value h = apply((d0 % G).floorDiv(G / 2), {kc});
+    values.push_back(vector::LoadOp::create(b, loc, VectorType::get({16}, b.getI8Type()), bMem,
+                                            ValueRange{panelIdx, qg, t, l, c(0)}));
+    zeros.push_back(vector::LoadOp::create(b, loc, VectorType::get({4}, b.getF32Type()), zeroMem,
+                                           ValueRange{panelIdx, qg, l}));
+    shifts.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), apply(d0 * 4, {h})));
+  }
+  // (Reordered to: A values, B values, masks, invs, zeros, shifts.)
+  SmallVector<Value> out;
+  out.append(values.begin(), values.end());
+  out.append(masks.begin(), masks.end());
+  out.append(invs.begin(), invs.end());
+  out.append(zeros.begin(), zeros.end());
+  out.append(shifts.begin(), shifts.end());
+  return out;
+}
+
+void KernelBuilder::storeW4A8Step(ArrayRef<Value> loaded, int buffer) {
+  AffineExpr d0 = b.getAffineDimExpr(0);
+  size_t count = aPerThread + bPerThread;
+  ArrayRef<Value> masks = loaded.slice(count, count), invs = loaded.slice(2 * count, aPerThread),
+                  zeros = loaded.slice(2 * count + aPerThread, bPerThread),
+                  shifts = loaded.slice(2 * count + aPerThread + bPerThread, bPerThread);
+  Type i32 = b.getI32Type();
+  auto words = VectorType::get({4}, i32);
+  auto splat = [&](VectorType type, Value v) { return vector::BroadcastOp::create(b, loc, type, v); };
+  auto wordsOf = [&](uint32_t v) {
+    return arith::ConstantOp::create(b, loc, words, DenseElementsAttr::get(words, APInt(32, v)));
+  };
+  for (int64_t j = 0; j < aPerThread; ++j) {
+    const Chunk &ch = aChunkAt[j];
+    Value v = loaded[j];
+    if (masks[j])
+      v = zeroUnless(masks[j], v);
+    auto floats = cast<VectorType>(v.getType());
+    Value x = math::RoundEvenOp::create(
+        b, loc, arith::MulFOp::create(b, loc, v, splat(floats, invs[j])));
+    auto wide = VectorType::get({va}, i32);
+    Value q = arith::TruncIOp::create(b, loc, VectorType::get({va}, b.getI8Type()),
+                                      arith::FPToSIOp::create(b, loc, wide, x));
+    OpBuilder::InsertionGuard guard(b);
+    if ((j + 1) * shape.threads > aChunks) {
+      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, aChunks), false);
+      b.setInsertionPointToStart(store.thenBlock());
+    }
+    vector::StoreOp::create(b, loc, q, aLds[buffer], ValueRange{ch.row, swizzled(ch.row, ch.col)});
+  }
+  for (int64_t j = 0; j < bPerThread; ++j) {
+    const Chunk &ch = bChunkAt[j];
+    // Per 32-bit word (four rows of one column): the nibbles, then code -
+    // zero per byte without carries: (code + 0x80 - z) ^ 0x80, code and z
+    // in 0..15.
+    Value w = vector::BitCastOp::create(b, loc, words, loaded[aPerThread + j]);
+    w = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, w, splat(words, shifts[j])),
+                              wordsOf(0x0F0F0F0F));
+    Value z = arith::FPToSIOp::create(b, loc, words, zeros[j]);
+    Value bias = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, wordsOf(0x80), z),
+                                       wordsOf(0x01010101));
+    w = arith::XOrIOp::create(b, loc, arith::AddIOp::create(b, loc, w, bias), wordsOf(0x80808080));
+    if (Value mask = masks[aPerThread + j])
+      w = zeroUnless(mask, w);
+    OpBuilder::InsertionGuard guard(b);
+    if ((j + 1) * shape.threads > bChunks) {
+      auto store = scf::IfOp::create(b, loc, cmpLt(ch.chunk, bChunks), false);
+      b.setInsertionPointToStart(store.thenBlock());
+    }
+    auto bytes = VectorType::get({4}, b.getI8Type());
+    for (int64_t i = 0; i < 4; ++i) {
+      Value word = vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{i});
+      Value column = vector::BitCastOp::create(
+          b, loc, bytes, vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32), word));
+      Value n = apply(d0 + i, {ch.col});
+      vector::StoreOp::create(b, loc, column, bLds[buffer], ValueRange{n, swizzled(n, ch.row)});
+    }
+  }
+}
+
+void KernelBuilder::flushGroup(MutableArrayRef<Value> acc, Value qg, bool guarded) {
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
+             d2 = b.getAffineDimExpr(2);
+  int64_t P = plan.w4a8->panel, tiles = shape.waveTilesM * shape.waveTilesN;
+  Value qc = guarded ? arith::MinUIOp::create(b, loc, qg, c(quantGroups() - 1)) : qg;
+  auto sumVec = VectorType::get({inst.accPerLane}, b.getF32Type());
+  // amax / 127 of each accumulator element's row (rows past M have 0).
+  SmallVector<Value> rowScales;
+  for (int64_t tm = 0; tm < shape.waveTilesM; ++tm) {
+    SmallVector<Value> scales;
+    for (int64_t r = 0; r < inst.accPerLane; ++r) {
+      Value row = apply(d0 * shape.waveM + tm * inst.m + d1 * inst.dGroupStride +
+                            inst.dRowOffset(r),
+                        {waveM, group});
+      scales.push_back(memref::LoadOp::create(b, loc, ascaleLds, ValueRange{row, qc}));
+    }
+    rowScales.push_back(vector::FromElementsOp::create(b, loc, sumVec, scales));
+  }
+  Value inRange = guarded ? cmpLt(qg, quantGroups()) : Value();
+  for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
+    // The lane's column: one weight scale for all its elements.
+    Value n = apply(d0 + d1 * shape.waveN + tn * inst.n + d2, {n0, waveN, laneInGroup});
+    Value nc = arith::MinUIOp::create(b, loc, n, c(N - 1));
+    Value s = memref::LoadOp::create(
+        b, loc, scaleMem, ValueRange{apply(d0.floorDiv(P), {nc}), qc, apply(d0 % P, {nc})});
+    Value sv = vector::BroadcastOp::create(b, loc, sumVec, s);
+    for (int64_t tm = 0; tm < shape.waveTilesM; ++tm) {
+      Value &sums = acc[tm * shape.waveTilesN + tn];
+      Value &total = acc[tiles + tm * shape.waveTilesN + tn];
+      Value term = arith::MulFOp::create(b, loc, arith::SIToFPOp::create(b, loc, sumVec, sums),
+                                         arith::MulFOp::create(b, loc, rowScales[tm], sv));
+      Value next = arith::AddFOp::create(b, loc, total, term);
+      total = inRange ? Value(arith::SelectOp::create(b, loc, inRange, next, total)) : next;
+      sums = arith::ConstantOp::create(b, loc, sums.getType(), b.getZeroAttr(sums.getType()));
     }
   }
 }
@@ -1431,7 +1802,9 @@ void KernelBuilder::epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output
              d2 = b.getAffineDimExpr(2);
   for (int64_t tm = 0; tm < shape.waveTilesM; ++tm) {
     for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
-      Value acc = loop.getResult(tm * shape.waveTilesN + tn);
+      // (W4A8: the f32 sums after the i32 ones.)
+      int64_t tiles = shape.waveTilesM * shape.waveTilesN;
+      Value acc = loop.getResult((plan.w4a8 ? tiles : 0) + tm * shape.waveTilesN + tn);
       for (int64_t r = 0; r < inst.accPerLane; ++r) {
         Value m = apply(d0 + d1 * shape.waveM + tm * inst.m + d2 * inst.dGroupStride +
                             inst.dRowOffset(r),
@@ -1852,8 +2225,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       for (unsigned d : plan->batchDims)
         batch *= plan->bounds[d];
       bool w4a16 = plan->int4.has_value();
-      gfx::GemmTiling tiling = target->gemmTiling(*plan->inst, batch, plan->bounds[plan->mDim],
-                                                  plan->bounds[plan->nDim], w4a16);
+      // W4A8 keeps the small tiling: its f32 sums double the accumulators.
+      gfx::GemmTiling tiling = plan->w4a8 ? target->gemm
+                                          : target->gemmTiling(*plan->inst, batch,
+                                                               plan->bounds[plan->mDim],
+                                                               plan->bounds[plan->nDim], w4a16);
       if (testWaveTiles > 0)
         tiling.waveTilesM = tiling.waveTilesN = testWaveTiles;
       if (const gfx::GemmTiling *large = target->largeTiling(*plan->inst, w4a16);
@@ -1877,7 +2253,43 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
           plan->computeType.getIntOrFloatBitWidth() == 16 &&
           plan->inst->k * tiling.stepInstructions < 64)
         tiling.stepInstructions = 64 / plan->inst->k;
+      if (plan->w4a8) {
+        // A group ends within a step (G divides KT) or after whole
+        // iterations (2 KT divides G), on an instruction boundary; fewer
+        // instructions per step where that makes it so. Other groups stay on
+        // the generic path.
+        // Groups shorter than an instruction's k take an instruction per
+        // group, each with the other groups' activations zeroed.
+        int64_t G = plan->w4a8->group, k = plan->inst->k;
+        while (tiling.stepInstructions > 1 && k * tiling.stepInstructions % G != 0 &&
+               G % (2 * k * tiling.stepInstructions) != 0)
+          tiling.stepInstructions /= 2;
+        int64_t kt = k * tiling.stepInstructions;
+        if ((G % k != 0 && k % G != 0) || (kt % G != 0 && G % (2 * kt) != 0))
+          return;
+      }
       shape.emplace(*target, tiling, *plan->inst, plan->computeType);
+      if (plan->w4a8) {
+        // 127 / amax and amax / 127 per tile row and group in LDS: one row
+        // of instruction tiles for a decode step's few rows, and fewer rows
+        // per tile while a K of many groups does not fit (none fit: the
+        // generic path).
+        int64_t groups = plan->bounds[plan->kDim] / plan->w4a8->group;
+        if (plan->bounds[plan->mDim] <= plan->inst->m)
+          tiling.wavesM = tiling.waveTilesM = 1;
+        while (true) {
+          shape.emplace(*target, tiling, *plan->inst, plan->computeType);
+          shape->ldsBytes += 2 * shape->tileM * groups * 4;
+          if (shape->ldsBytes <= target->ldsPerWorkgroup)
+            break;
+          if (tiling.waveTilesM > 1)
+            tiling.waveTilesM /= 2;
+          else if (tiling.wavesM > 1)
+            tiling.wavesM /= 2;
+          else
+            return;
+        }
+      }
       if (shape->ldsBytes > target->ldsPerWorkgroup) {
         func.emitError() << "the " << shape->tileM << " x " << shape->tileN
                          << " GEMM tile needs " << shape->ldsBytes

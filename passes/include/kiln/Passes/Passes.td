@@ -86,7 +86,7 @@ def KilnPackInt4Weights : Pass<"kiln-pack-int4-weights", "mlir::func::FuncOp"> {
     codes as one contiguous run through all of K, where the row-major layout
     puts consecutive byte rows N bytes apart (a new page per row at N = 4096,
     which the hardware prefetchers do not follow). kiln-compile runs it when
-    every target is the cpu; the gfx GEMM builder reads the row-major form.
+    every target is the cpu; the gfx W4A16 kernels read the row-major form.
 
     An op with `int8_activations` (W4A8) gets the dot-product kernel's
     panels instead, `[N / P, K / B, B / 8, P, 4]`: each column's codes four
@@ -94,9 +94,17 @@ def KilnPackInt4Weights : Pass<"kiln-pack-int4-weights", "mlir::func::FuncOp"> {
     multiple of `panel`: the last panel's columns past N get codes, scales
     and zero points of 0 (which add exactly 0), and a `kiln.slice` takes the
     N columns of the result.
+
+    With `w4a8-only`, only the ops with `int8_activations` are packed: the
+    gfx GEMM builder reads the W4A8 panels too (four rows of a column are
+    one 32-bit word of its LDS panel), so an artifact for the cpu and gfx
+    targets stores them once, in this form, while its W4A16 ops keep the
+    row-major codes the gfx W4A16 kernels read.
   }];
   let options = [
     Option<"panel", "panel", "int64_t", "32", "columns per panel (a multiple of 16)">,
+    Option<"w4a8Only", "w4a8-only", "bool", "false",
+           "pack only the ops with int8_activations (W4A8)">,
   ];
 }
 
