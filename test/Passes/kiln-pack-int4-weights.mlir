@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-pack-int4-weights="panel=16" | FileCheck %s
 // RUN: not kiln-opt %s -split-input-file --kiln-pack-int4-weights="panel=24" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: kiln-opt %s -split-input-file --kiln-pack-int4-weights="panel=32 w4a8-only=1" | FileCheck %s --check-prefix=ONLY
 
 // Codes [K / B = 1, B / 2 = 2, N = 32] in panels of 16: [2, 1, 2, 16], the
 // first panel holding columns 0..15 of both byte rows, then columns 16..31.
@@ -71,6 +72,27 @@ func.func @pack_int8_activations(%x: tensor<1x16xf32>) -> tensor<1x20xf32> {
   %z = kiln.constant dense<8.0> : tensor<1x20xf32>
   %y = kiln.matmul_int4 %x, %w, %s, %z {int8_activations} : (tensor<1x16xf32>, tensor<1x8x20xi8>, tensor<1x20xf32>, tensor<1x20xf32>) -> tensor<1x20xf32>
   return %y : tensor<1x20xf32>
+}
+
+// -----
+
+// w4a8-only (kiln-compile with a gfx target: the gfx W4A8 kernel reads the
+// W4A8 panels, the gfx W4A16 kernels the row-major codes): the op with
+// int8_activations is packed, the other keeps its codes. Without the
+// option both are packed.
+// CHECK-LABEL: func.func @w4a8_only
+// CHECK-DAG: kiln.matmul_int4 %arg0, %{{.*}} : (tensor<1x16xf32>, tensor<2x1x8x16xi8>, tensor<2x1x16xf32>, tensor<2x1x16xf32>) -> tensor<1x32xf32>
+// CHECK-DAG: kiln.matmul_int4 %arg0, %{{.*}} {int8_activations} : (tensor<1x16xf32>, tensor<2x1x2x16x4xi8>, tensor<2x1x16xf32>, tensor<2x1x16xf32>) -> tensor<1x32xf32>
+// ONLY-LABEL: func.func @w4a8_only
+// ONLY-DAG: kiln.matmul_int4 %arg0, %{{.*}} : (tensor<1x16xf32>, tensor<1x8x32xi8>, tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32>
+// ONLY-DAG: kiln.matmul_int4 %arg0, %{{.*}} {int8_activations} : (tensor<1x16xf32>, tensor<1x1x2x32x4xi8>, tensor<1x1x32xf32>, tensor<1x1x32xf32>) -> tensor<1x32xf32>
+func.func @w4a8_only(%x: tensor<1x16xf32>) -> (tensor<1x32xf32>, tensor<1x32xf32>) {
+  %w = kiln.constant dense<17> : tensor<1x8x32xi8>
+  %s = kiln.constant dense<0.5> : tensor<1x32xf32>
+  %z = kiln.constant dense<8.0> : tensor<1x32xf32>
+  %a = kiln.matmul_int4 %x, %w, %s, %z : (tensor<1x16xf32>, tensor<1x8x32xi8>, tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32>
+  %b = kiln.matmul_int4 %x, %w, %s, %z {int8_activations} : (tensor<1x16xf32>, tensor<1x8x32xi8>, tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32>
+  return %a, %b : tensor<1x32xf32>, tensor<1x32xf32>
 }
 
 // -----

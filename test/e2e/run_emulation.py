@@ -21,6 +21,11 @@ Each case checks that the kernel used the matrix-core instruction the target
 table names (kiln-inspect does not show host kernels, so the gpu stage is
 checked with --emit=gpu).
 
+W4A8 (kiln.matmul_int4 with int8_activations: activations quantized to
+int8 per row and group while staged, codes minus zero points as int8, each
+group's i32 sums scaled into f32 as it ends) is defined to the bit: every
+target must equal a float32 numpy model of its definition exactly.
+
 W4A16 (kiln.matmul_int4 with --precision=f16/bf16: 4-bit weights
 dequantized while staged) is a float case against the rounded operands; its
 few-row products (f32 or f16 activations, with or without --precision) are
@@ -33,8 +38,8 @@ are arguments, contiguous along n (attention heads' scores x V, f32 with a
 partial column block, uint8 x int8); each checks that every target built the
 GEMV kernel (LDS, no matrix instruction).
 
-Negative controls: the same integer and f16 GEMMs (and the uint8 x int8 and
-W4A16 ones) compiled with
+Negative controls: the same integer and f16 GEMMs (and the uint8 x int8,
+W4A16 and W4A8 ones) compiled with
 --gfx-test-fault=swap-operands (A and B exchanged at the instruction) and
 --gfx-test-fault=shift-lanes (each lane reads the A row of the next lane; in a
 GEMV, the activation of the next row) must FAIL on every emulated target:
@@ -342,6 +347,43 @@ def cases(work):
                     x.astype(np.float64) @ w, 2e-3 if dtype == np.float16 else 1e-5, extra,
                     "GEMV"))
 
+    # W4A8: kiln.matmul_int4 with int8_activations, codes in the W4A8 panels
+    # [N / 32, K / G, G / 8, 32, 4] (the cpu's and the gfx kernels' layout):
+    # the value is defined to the bit (w4a8_reference), so every target must
+    # equal it exactly. Groups that end within a step (64), after two
+    # iterations (256, a conditional flush on the 16- and 32-deep
+    # instructions' targets), and shorter than the instruction (16: one
+    # instruction per group on CDNA's 32- and gfx950's / gfx1250's 64-deep
+    # ones); 40 rows (a partial tile), 5 rows (a decode-like tile of 16).
+    for m, k, n, group in ((96, 256, 96, 64), (40, 512, 64, 256), (5, 128, 32, 16)):
+        groups, panels = k // group, n // 32
+        x = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+        x[0, :group] = 0  # a group of zeros: amax 0
+        q = rng.randint(0, 16, (k, n))
+        zero = rng.randint(0, 16, (groups, n)).astype(np.float32)
+        scale = rng.uniform(0.01, 0.1, (groups, n)).astype(np.float32)
+        codes = np.zeros((panels, groups, group // 8, 32, 4), np.uint8)
+        for g in range(groups):
+            for h in range(2):
+                rows = q[g * group + h * group // 2:g * group + (h + 1) * group // 2]  # [G/2, N]
+                quads = rows.reshape(group // 8, 4, panels, 32).transpose(2, 0, 3, 1)
+                codes[:, g] |= (quads << (4 * h)).astype(np.uint8)
+        panel = lambda v: v.reshape(groups, panels, 32).transpose(1, 0, 2).copy()  # noqa: E731
+        p = work / f"w4a8_{m}x{k}x{n}_g{group}.mlir"
+        types = (f"tensor<{m}x{k}xf32>, tensor<{panels}x{groups}x{group // 8}x32x4xi8>, "
+                 f"tensor<{panels}x{groups}x32xf32>, tensor<{panels}x{groups}x32xf32>")
+        p.write_text(
+            f"func.func @main(%x: tensor<{m}x{k}xf32>, %w: tensor<{panels}x{groups}x{group // 8}x32x4xi8>,"
+            f" %s: tensor<{panels}x{groups}x32xf32>, %z: tensor<{panels}x{groups}x32xf32>)"
+            f" -> tensor<{m}x{n}xf32> {{\n"
+            f"  %0 = kiln.matmul_int4 %x, %w, %s, %z {{int8_activations}} : ({types})"
+            f" -> tensor<{m}x{n}xf32>\n"
+            f"  return %0 : tensor<{m}x{n}xf32>\n}}\n")
+        out.append((f"kiln.matmul_int4 W4A8 {m}x{k}x{n}, groups of {group}", p,
+                    {"input0": x, "input1": codes.view(np.int8), "input2": panel(scale),
+                     "input3": panel(zero)},
+                    w4a8_reference(x, q, zero, scale, group), "identical", [], r"_i8|_iu8"))
+
     a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
     p = work / "matmul_f32.onnx"
@@ -461,10 +503,31 @@ def run_device(bin_dir, artifact, device, inputs, folder):
     return np.load(outputs[0]), seconds, ""
 
 
+def w4a8_reference(x, q, zero, scale, group):
+    """kiln.matmul_int4's W4A8 value (its documentation), in float32 as it
+    defines it: x [M, K] f32, q [K, N] codes, zero / scale [K / G, N]."""
+    m, k = x.shape
+    acc = np.zeros((m, q.shape[1]), np.float32)
+    for g in range(k // group):
+        xs = x[:, g * group:(g + 1) * group]
+        amax = np.abs(xs).max(axis=1).astype(np.float32)
+        safe = np.where(amax > 0, amax, np.float32(1)).astype(np.float32)
+        inv = np.where(amax > 0, np.float32(127) / safe, np.float32(0)).astype(np.float32)
+        xq = np.rint(xs * inv[:, None]).astype(np.int64)
+        exact = (xq @ (q[g * group:(g + 1) * group] - zero[g].astype(np.int64))).astype(np.float32)
+        t = ((amax / np.float32(127)).astype(np.float32)[:, None] * scale[g][None, :]).astype(np.float32)
+        acc = (acc + (exact * t).astype(np.float32)).astype(np.float32)
+    return acc
+
+
 def check(got, ref, kind):
     """(ok, description)."""
     if got.shape != ref.shape:
         return False, f"shape {got.shape}, want {ref.shape}"
+    if kind == "identical":
+        bad = int(np.count_nonzero(got != ref))
+        worst = float(np.max(np.abs(got.astype(np.float64) - ref))) if ref.size else 0.0
+        return bad == 0, f"{bad} of {ref.size} elements differ (max {worst:.3g})"
     if kind == "exact":
         bad = int(np.count_nonzero(got.astype(np.int64) != ref.astype(np.int64)))
         return bad == 0, f"{bad} of {ref.size} elements differ"
@@ -523,7 +586,7 @@ def main():
                     continue
                 ok, text = check(got, ref, kind)
                 results[device] = got
-                if device == "cpu" and kind != "exact":
+                if device == "cpu" and kind not in ("exact", "identical"):
                     # The cpu target runs f32 models in f32 (--precision is
                     # for gfx) and f16 models with f16 accumulation: shown,
                     # not judged against the gfx rounding.
@@ -536,7 +599,7 @@ def main():
             # Integer results equal the cpu target's; f16 results round alike
             # on every emulated target.
             emulated = [d for d in results if d != "cpu"]
-            if kind == "exact" and "cpu" in results:
+            if kind in ("exact", "identical") and "cpu" in results:
                 for d in emulated:
                     if not np.array_equal(results[d], results["cpu"]):
                         failures.append(f"{name}: {d} is not bit-identical to cpu")
@@ -552,6 +615,7 @@ def main():
                    [c for c in all_cases if c[4] == 2e-3] + \
                    [c for c in all_cases if c[0].startswith(("MatMulInteger u8 x i8",
                                                              "kiln.matmul_int4 W4A16"))][:2] + \
+                   [c for c in all_cases if c[0].startswith("kiln.matmul_int4 W4A8")][:1] + \
                    [c for c in all_cases if c[6] == "GEMV"]
         controls = list({c[0]: c for c in controls}.values())
         for name, model, inputs, ref, kind, extra, mnemonic in controls:
