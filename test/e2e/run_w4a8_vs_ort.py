@@ -36,10 +36,19 @@ Each model is compiled for --target=cpu with the host's CPU (vpdpbusd with
 AVX-512 VNNI), --cpu=x86-64-v3 (AVX2: vpmaddubsw + vpmaddwd), --cpu=x86-64
 (no dot-product ISA: shifts and multiplies) and, on hosts with AVX-512BW,
 --cpu=x86-64-v4 (vpmaddubsw + vpmaddwd on zmm).
+
+The gfx targets: each model is also compiled once for
+--target=cpu,gfx942,gfx950,gfx1100,gfx1201,gfx1250 --emulation (one artifact,
+the W4A8 panels stored once for every target) and run on cpu and on every
+emulated target, whose int8 matrix-core kernels must give the same bits as
+the numpy model (part A) and as the cpu (part B); kiln-compile --emit=gpu
+must show the matrix instruction on each target.
 """
 
 import argparse
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -52,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_int4_vs_ort as int4  # noqa: E402
 
 REL_TOL, ABS_TOL = 1e-4, 1e-5
+GFX = ["gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250"]
 
 
 def cpu_variants():
@@ -91,7 +101,7 @@ def with_accuracy_level(model, level=4):
 
 
 class Checks(int4.Report):
-    def exact(self, label, got, ref):
+    def exact(self, label, got, ref, against="the numpy model"):
         self.checks += 1
         if got is None or got.shape != ref.shape:
             self.fail(label, "no output" if got is None else f"shape {list(got.shape)}, expected {list(ref.shape)}")
@@ -99,7 +109,7 @@ class Checks(int4.Report):
         diff = int((got != ref).sum())
         ok = diff == 0
         worst = float(np.abs(got.astype(np.float64) - ref).max())
-        print(f"{'PASS' if ok else 'FAIL'} {label:52s} bit-exact vs the numpy model"
+        print(f"{'PASS' if ok else 'FAIL'} {label:52s} bit-exact vs {against}"
               + ("" if ok else f": {diff}/{got.size} elements differ, max {worst:.3g}"))
         self.failures += not ok
 
@@ -124,8 +134,33 @@ def compile_variants(build, model, out_dir, extra):
     return artifacts
 
 
-def run_kiln(build, artifact, inputs, out_dir, output):
-    cmd = [build / "kiln-run", artifact, "--device=cpu", f"--output-dir={out_dir}"]
+def compile_gfx(build, model, out_dir, extra, report, label):
+    """One artifact for cpu and every gfx target (with their emulation); None
+    when it fails or a gfx target does not use its int8 matrix cores."""
+    artifact = out_dir / "gfx.kiln"
+    targets = ",".join(["cpu"] + GFX)
+    if not int4.run([build / "kiln-compile", model, f"--target={targets}", "--emulation",
+                     "--int4-activations=int8", *extra, "-o", artifact]):
+        report.fail(f"{label} gfx", "kiln-compile failed")
+        return None
+    for gfx in GFX:
+        gpu = subprocess.run([build / "kiln-compile", model, f"--target={gfx}", "--emit=gpu",
+                              "--int4-activations=int8", *extra],
+                             capture_output=True, text=True).stdout
+        kernels = re.findall(r"gpu\.func @dispatch_\d+_matmul_int4\(.*", gpu)
+        used = [re.search(r'kiln\.matrix_instruction = "([^"]+)"', k) for k in kernels]
+        report.checks += 1
+        names = [u.group(1) if u else "none" for u in used]
+        if not kernels or not all(re.search(r"_i8|_iu8", n) for n in names):
+            report.fail(f"{label} {gfx}", f"the W4A8 kernels do not use the int8 matrix cores "
+                        f"({names or 'no kernel'})")
+        else:
+            print(f"PASS {label + ' ' + gfx:52s} W4A8 kernel on {', '.join(names)}")
+    return artifact
+
+
+def run_kiln(build, artifact, inputs, out_dir, output, device="cpu"):
+    cmd = [build / "kiln-run", artifact, f"--device={device}", f"--output-dir={out_dir}"]
     cmd += [f"--input={name}=@{path}" for name, path in inputs.items()]
     return np.load(Path(out_dir) / f"{output}.npy") if int4.run(cmd) else None
 
@@ -167,6 +202,12 @@ def part_a(work, report, build):
             if got is not None and got.shape == ort.shape:
                 report.compare(f"{label} {variant} vs ORT", got, ort)
                 report.differs(f"{label} {variant}", got, w4a16)
+        artifact = compile_gfx(build, d / "m.onnx", d, [], report, label)
+        if artifact:
+            for device in ["cpu"] + [f"emu:{g}" for g in GFX]:
+                got = run_kiln(build, artifact, inputs, d / f"out_{device.replace(':', '-')}", "Y",
+                               device)
+                report.exact(f"{label} {device} (cpu+gfx artifact)", got, ref)
 
 
 def part_b(work, report, build):
@@ -188,9 +229,18 @@ def part_b(work, report, build):
             continue
         flags = ["--quantize=int4-weights", f"--int4-group-size={group}"] + \
             (["--int4-zero-points"] if zero_points else [])
+        cpu = None
         for variant, artifact in compile_variants(build, work / "float.onnx", d, flags).items():
             got = run_kiln(build, artifact, {"x": work / "x.npy"}, d / f"out_{variant}", "y")
             report.compare(f"{label} {variant} vs ORT", got, ort)
+            if variant == "host":
+                cpu = got
+        artifact = compile_gfx(build, work / "float.onnx", d, flags, report, label)
+        if artifact and cpu is not None:
+            for gfx in GFX:
+                got = run_kiln(build, artifact, {"x": work / "x.npy"}, d / f"out_{gfx}", "y",
+                               f"emu:{gfx}")
+                report.exact(f"{label} emu:{gfx}", got, cpu, "the cpu target")
 
 
 def main():
