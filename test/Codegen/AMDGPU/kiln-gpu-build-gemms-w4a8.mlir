@@ -85,13 +85,13 @@ func.func @w4a8(%x: tensor<40x512xf32>, %w: tensor<2x2x32x32x4xi8>, %s: tensor<2
 
 // -----
 
-// A decode step: one row of instruction tiles (a 16 x 64 tile, two waves),
-// groups of 128 = one iteration: the flush ends every iteration, and the
-// i32 sums start at zero in each.
+// A decode step: one instruction tile per wave (a 16 x 32 tile, two
+// waves, two workgroups for 64 columns), groups of 128 = one iteration: the
+// flush ends every iteration, and the i32 sums start at zero in each.
 // CHECK-LABEL: func @w4a8_decode
-// CHECK-SAME: kiln.lds_bytes = 11264 : i64, kiln.matrix_instruction = "v_mfma_i32_16x16x32_i8", kiln.workgroup_count = 1 : i64, kiln.workgroup_size = 128 : i64
+// CHECK-SAME: kiln.lds_bytes = 7168 : i64, kiln.matrix_instruction = "v_mfma_i32_16x16x32_i8", kiln.workgroup_count = 2 : i64, kiln.workgroup_size = 128 : i64
 // CHECK: memref.alloca() {kiln.workgroup_memory} : memref<16x8xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c128 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c128 iter_args({{.*}}) -> (vector<4xf32>)
 // CHECK-NOT: scf.if %{{.*}} -> (vector<4xf32>
 // CHECK: arith.sitofp
 // GFX1100-LABEL: func @w4a8_decode
