@@ -56,7 +56,21 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     a decode step, heads as the batch) takes the same GEMV kernel on B as it
     is, in column blocks of 8 lanes x 16 bytes; where there are fewer than
     256 workgroups they take up to 1024 threads, so that more loads are in
-    flight. The
+    flight.
+
+    `kiln.matmul_int4` with `int8_activations` (W4A8, codes in the W4A8
+    panels `[N / P, K / G, G / 8, P, 4]`) runs on the int8 instruction:
+    each workgroup first computes its rows' largest magnitude per group
+    into LDS (127 / amax, amax / 127), quantizes A while staging it, stages
+    B's codes minus zero points as int8 (four rows of a column per 32-bit
+    LDS word), and as each group ends adds its i32 sums, scaled, to f32 sums
+    in the group's order: the value the op defines to the bit. Groups
+    shorter than the instruction's k take one instruction each (the other
+    groups' activations zeroed); a decode step (up to 16 rows) a 16 x 32
+    tile; where the groups' scales do not fit in LDS, or a group is neither
+    a divisor nor a multiple of the instruction's k, the generic path.
+
+    The
     operands must be f16, bf16, i8 (signed on MFMA) or i4 (WMMA), or f32 with
     `precision` f16/bf16 (converted while staging; accumulation in f32).
     Anything else is left to the generic path. Sets `kiln.workgroup_count`,
