@@ -388,6 +388,38 @@ bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
   return true;
 }
 
+/// A kiln.matmul_int4 generic as a GEMM over virtual loops (m, n, k = g G +
+/// h G / 2 + j): A [M, K] (split into [M, K / G, 2, G / 2] in the generic)
+/// traced to its argument, the weights' operands (arguments or constants)
+/// stored in `slot`, the maps and bounds set.
+bool planInt4Product(linalg::LinalgOp op, int64_t M, int64_t N, int64_t K, GemmPlan &plan,
+                     std::optional<Int4Weights> &slot, const Int4Weights &weights) {
+  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
+  if (!a || a->reshapes.empty() || !isa<tensor::ExpandShapeOp>(a->reshapes.back()))
+    return false;
+  auto split = cast<tensor::ExpandShapeOp>(a->reshapes.back());
+  if (split.getSrcType().getShape() != ArrayRef<int64_t>{M, K})
+    return false;
+  a->reshapes.pop_back();
+  for (Value v : {weights.codes, weights.scale, weights.zero})
+    if (!traceSource(v) && !v.getDefiningOp<arith::ConstantOp>())
+      return false;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  a->map = AffineMap::get(3, 0, {m, k}, ctx);
+  plan.a = *a;
+  // B's map says which loops it follows (k, then n, contiguous along n).
+  plan.b.map = AffineMap::get(3, 0, {k, n}, ctx);
+  slot = weights;
+  plan.outMap = AffineMap::get(3, 0, {m, n}, ctx);
+  plan.bounds = {M, N, K};
+  plan.mDim = 0;
+  plan.nDim = 1;
+  plan.kDim = 2;
+  return true;
+}
+
 /// kiln.matmul_int4's generic (loops m, n, g, h, j; A [M, K] seen as [M,
 /// K / G, 2, G / 2]) as a GEMM over virtual loops (m, n, k = g G + h G / 2 +
 /// j) whose B is dequantized while staged. Only with 16-bit activations (an
@@ -411,31 +443,10 @@ bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan
   bool gemv = M <= kMaxGemvRows && N % 4 == 0;
   if (!sixteen && !gemv)
     return false;
-  // A: the argument before the split of K into [K / G, 2, G / 2].
-  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
-  if (!a || a->reshapes.empty() || !isa<tensor::ExpandShapeOp>(a->reshapes.back()))
+  if (!planInt4Product(op, M, N, groups * 2 * half, plan, plan.int4,
+                       Int4Weights{op.getDpsInputs()[1], op.getDpsInputs()[2],
+                                   op.getDpsInputs()[3], 2 * half}))
     return false;
-  auto split = cast<tensor::ExpandShapeOp>(a->reshapes.back());
-  if (split.getSrcType().getShape() != ArrayRef<int64_t>{M, groups * 2 * half})
-    return false;
-  a->reshapes.pop_back();
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             k = getAffineDimExpr(2, ctx);
-  a->map = AffineMap::get(3, 0, {m, k}, ctx);
-  plan.a = *a;
-  // B's map says which loops it follows (k, then n, contiguous along n).
-  plan.b.map = AffineMap::get(3, 0, {k, n}, ctx);
-  plan.int4 = Int4Weights{op.getDpsInputs()[1], op.getDpsInputs()[2], op.getDpsInputs()[3],
-                          2 * half};
-  for (Value v : {plan.int4->codes, plan.int4->scale, plan.int4->zero})
-    if (!traceSource(v) && !v.getDefiningOp<arith::ConstantOp>())
-      return false;
-  plan.outMap = AffineMap::get(3, 0, {m, n}, ctx);
-  plan.bounds = {M, N, groups * 2 * half};
-  plan.mDim = 0;
-  plan.nDim = 1;
-  plan.kDim = 2;
   if (gemv) {
     // v columns per lane (16, 8 or 4 code bytes: fewer for more rows, whose
     // accumulators take 2 v VGPRs each), 8 lanes per row; fewer lanes (down
@@ -477,30 +488,9 @@ bool matchW4A8Gemm(linalg::LinalgOp op, GemmPlan &plan) {
   if (panel % 4 != 0 || half % 4 != 0 ||
       cast<RankedTensorType>(op->getResult(0).getType()).getShape() != ArrayRef<int64_t>{M, N})
     return false;
-  std::optional<Source> a = traceSource(op.getDpsInputs()[0]);
-  if (!a || a->reshapes.empty() || !isa<tensor::ExpandShapeOp>(a->reshapes.back()))
-    return false;
-  auto split = cast<tensor::ExpandShapeOp>(a->reshapes.back());
-  if (split.getSrcType().getShape() != ArrayRef<int64_t>{M, groups * 2 * half})
-    return false;
-  a->reshapes.pop_back();
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             k = getAffineDimExpr(2, ctx);
-  a->map = AffineMap::get(3, 0, {m, k}, ctx);
-  plan.a = *a;
-  plan.b.map = AffineMap::get(3, 0, {k, n}, ctx);
-  plan.w4a8 = Int4Weights{op.getDpsInputs()[1], op.getDpsInputs()[2], op.getDpsInputs()[3],
-                          2 * half, panel};
-  for (Value v : {plan.w4a8->codes, plan.w4a8->scale, plan.w4a8->zero})
-    if (!traceSource(v) && !v.getDefiningOp<arith::ConstantOp>())
-      return false;
-  plan.outMap = AffineMap::get(3, 0, {m, n}, ctx);
-  plan.bounds = {M, N, groups * 2 * half};
-  plan.mDim = 0;
-  plan.nDim = 1;
-  plan.kDim = 2;
-  return true;
+  return planInt4Product(op, M, N, groups * 2 * half, plan, plan.w4a8,
+                         Int4Weights{op.getDpsInputs()[1], op.getDpsInputs()[2],
+                                     op.getDpsInputs()[3], 2 * half, panel});
 }
 
 /// kiln.matmul_panels' generic (out[m, n] += lhs[m, k] w[n / P, k, n mod
@@ -1105,6 +1095,9 @@ private:
   void createPanels(ArrayRef<Value> args);
   void createIds();
   void planStaging();
+  /// A's chunk j of the step at `k0`, its zeroing left to the caller
+  /// (*mask, as loadChunk); *kOut receives its k.
+  Value loadAChunk(int64_t j, Value k0, Value *mask, Value *kOut = nullptr);
   SmallVector<Value> loadStep(Value k0);
   void storeStep(ArrayRef<Value> values, int buffer);
   void prologue();
@@ -1318,6 +1311,20 @@ void KernelBuilder::planStaging() {
   }
 }
 
+Value KernelBuilder::loadAChunk(int64_t j, Value k0, Value *mask, Value *kOut) {
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  const Chunk &ch = aChunkAt[j];
+  Value m = apply(d0 + d1, {m0, ch.row});
+  Value k = apply(d0 + d1, {k0, ch.col});
+  if (kOut)
+    *kOut = k;
+  // Rows past M only where the tile does not divide it; k past K where
+  // the next step's prefetch runs past the end.
+  Value ok = allOf({M % shape.tileM ? cmpLt(m, M) : Value(), cmpLt(k, K),
+                    aChunks % shape.threads ? cmpLt(ch.chunk, aChunks) : Value()});
+  return loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va, mask);
+}
+
 SmallVector<Value> KernelBuilder::loadStep(Value k0) {
   if (plan.w4a8)
     return loadW4A8Step(k0);
@@ -1327,15 +1334,8 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
   // waited for only where the chunks are stored after them.
   SmallVector<Value> values, masks;
   for (int64_t j = 0; j < aPerThread; ++j) {
-    const Chunk &ch = aChunkAt[j];
-    Value m = apply(d0 + d1, {m0, ch.row});
-    Value k = apply(d0 + d1, {k0, ch.col});
-    // Rows past M only where the tile does not divide it; k past K where
-    // the next step's prefetch runs past the end.
-    Value ok = allOf({M % shape.tileM ? cmpLt(m, M) : Value(), cmpLt(k, K),
-                      aChunks % shape.threads ? cmpLt(ch.chunk, aChunks) : Value()});
     masks.emplace_back();
-    values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va, &masks.back()));
+    values.push_back(loadAChunk(j, k0, &masks.back()));
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     const Chunk &ch = bChunkAt[j];
@@ -1607,12 +1607,9 @@ SmallVector<Value> KernelBuilder::loadW4A8Step(Value k0) {
   SmallVector<Value> values, masks, invs, zeros, shifts;
   for (int64_t j = 0; j < aPerThread; ++j) {
     const Chunk &ch = aChunkAt[j];
-    Value m = apply(d0 + d1, {m0, ch.row});
-    Value k = apply(d0 + d1, {k0, ch.col});
-    Value ok = allOf({M % shape.tileM ? cmpLt(m, M) : Value(), cmpLt(k, K),
-                      aChunks % shape.threads ? cmpLt(ch.chunk, aChunks) : Value()});
+    Value k;
     masks.emplace_back();
-    values.push_back(loadChunk(aMem, plan.a, loopValues(m, nullptr, k), ok, va, &masks.back()));
+    values.push_back(loadAChunk(j, k0, &masks.back(), &k));
     // (Indices past the tile or K clamped: those chunks are zeroed.)
     Value row = arith::MinUIOp::create(b, loc, ch.row, c(shape.tileM - 1));
     Value qg = arith::MinUIOp::create(b, loc, apply(d0.floorDiv(G), {k}), c(groups - 1));
