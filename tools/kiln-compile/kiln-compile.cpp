@@ -653,9 +653,14 @@ int main(int argc, char **argv) {
   // --int4-activations=int8: the kiln.matmul_int4 ops, and those that take
   // int8 activations (zero points that are whole numbers 0..15), with the
   // name of the first that does not.
+  // On each gfx target, the W4A8 dispatches whose kernel is not on the
+  // matrix cores (no kiln.matrix_instruction at the gpu stage: the
+  // per-thread path), with the node of the first.
   struct W4A8Counts {
     int64_t ops = 0, int8 = 0;
     std::string firstFloat;
+    llvm::StringMap<std::string> dispatchNodes; // W4A8 dispatch -> node
+    std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> perThread;
   };
   auto w4a8Counts = std::make_shared<W4A8Counts>();
   auto int4Counts = std::make_shared<std::pair<int64_t, int64_t>>(0, 0);
@@ -668,14 +673,32 @@ int main(int argc, char **argv) {
           for (kiln::VariantOp variant : executable.getOps<kiln::VariantOp>()) {
             variant.walk([&](kiln::MatmulInt4Op op) {
               ++w4a8Counts->ops;
-              if (op.getInt8Activations())
+              if (op.getInt8Activations()) {
                 ++w4a8Counts->int8;
-              else if (w4a8Counts->firstFloat.empty())
+                w4a8Counts->dispatchNodes[executable.getSymName()] =
+                    kiln::nodeNameOf(op.getLoc()).str();
+              } else if (w4a8Counts->firstFloat.empty()) {
                 w4a8Counts->firstFloat = kiln::nodeNameOf(op.getLoc()).str();
+              }
             });
             break;
           }
         });
+      }
+      if (stage.starts_with("gpu-")) {
+        std::pair<int64_t, std::string> slow{0, ""};
+        ir->walk([&](Operation *op) {
+          auto name = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+          auto node = name ? w4a8Counts->dispatchNodes.find(name.getValue())
+                           : w4a8Counts->dispatchNodes.end();
+          if (node == w4a8Counts->dispatchNodes.end() || !op->hasAttr("kiln.workgroup_size") ||
+              op->hasAttr("kiln.matrix_instruction"))
+            return;
+          if (slow.first++ == 0)
+            slow.second = node->second;
+        });
+        if (slow.first)
+          w4a8Counts->perThread.push_back({stage.drop_front(4).str(), slow});
       }
       if (next)
         next(stage, ir);
@@ -746,6 +769,14 @@ int main(int argc, char **argv) {
                  << w4a8Counts->firstFloat
                  << "' first) keep float ones: their zero points are not whole numbers from 0 "
                     "to 15\n";
+  if (compileOptions.int4Int8Activations && outputFile != "-" && !quiet)
+    for (const auto &[chip, slow] : w4a8Counts->perThread)
+      llvm::outs() << "W4A8 on " << chip << ": " << slow.first << " of " << w4a8Counts->int8
+                   << " 4-bit matmuls run per thread in f32 arithmetic, not on the int8 matrix "
+                      "cores ('"
+                   << slow.second
+                   << "' first): their groups' scales do not fit in LDS, or a group is neither "
+                      "a divisor nor a multiple of the instruction's k\n";
   if (stage == Stage::Artifact) {
     if (quantizing) {
       std::string error;
