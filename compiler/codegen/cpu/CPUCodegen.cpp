@@ -5,6 +5,7 @@
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -130,6 +131,14 @@ void registerCPUPipelines() {
 void buildLLVMPipeline(OpPassManager &pm, const CPUOptions &options) {
   codegen::buildBufferizePipeline(pm);
   pm.addNestedPass<func::FuncOp>(createKilnCPUWorkgroupToArgs());
+  // Small buffers of static size out of their loops and onto the stack: a
+  // row reduction's 16 partial values were a malloc and a free per row
+  // (softmax, layer norm: 2 x 197 per ViT head and layer).
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  bufferization::PromoteBuffersToStackPassOptions stack;
+  stack.maxAllocSizeInBytes = 4096;
+  stack.maxRankOfAllocatedMemRef = 4;
+  pm.addNestedPass<func::FuncOp>(bufferization::createPromoteBuffersToStackPass(stack));
   bufferization::buildBufferDeallocationPipeline(pm);
   if (options.dot != DotISA::None) {
     KilnCPULowerDotProductsOptions dot;
