@@ -166,15 +166,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnExpandQuantization());
   if (options.int4Int8Activations)
     pm.addNestedPass<func::FuncOp>(createKilnQuantizeInt4Activations());
-  if (options.int4Panel > 0) {
+  if (options.int4Panel > 0 || options.int4Int8Activations) {
+    // Without cpu-only panels, W4A8's still: they serve the cpu and the gfx
+    // kernels alike.
     KilnPackInt4WeightsOptions pack;
-    pack.panel = options.int4Panel;
-    pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
-  } else if (options.int4Int8Activations) {
-    // W4A8's panels serve the cpu and the gfx kernels alike.
-    KilnPackInt4WeightsOptions pack;
-    pack.panel = 32;
-    pack.w4a8Only = true;
+    pack.panel = options.int4Panel > 0 ? options.int4Panel : 32;
+    pack.w4a8Only = options.int4Panel <= 0;
     pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
   }
   // After quantization: the convolutions left are float ones.

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/amdgpu/Passes.h"
 #include "driver/CommandLine.h"
 #include "driver/Driver.h"
 #include "import/onnx/OnnxImporter.h"
@@ -691,8 +692,8 @@ int main(int argc, char **argv) {
           auto name = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
           auto node = name ? w4a8Counts->dispatchNodes.find(name.getValue())
                            : w4a8Counts->dispatchNodes.end();
-          if (node == w4a8Counts->dispatchNodes.end() || !op->hasAttr("kiln.workgroup_size") ||
-              op->hasAttr("kiln.matrix_instruction"))
+          if (node == w4a8Counts->dispatchNodes.end() || !op->hasAttr(kiln::kWorkgroupSizeAttr) ||
+              op->hasAttr(kiln::kMatrixInstructionAttr))
             return;
           if (slow.first++ == 0)
             slow.second = node->second;

@@ -628,12 +628,11 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
     return std::nullopt;
   }
 
-  Type aType = getElementTypeOrSelf(plan.a.arg.getType());
   // A W4A16 B is dequantized into A's type (then the compute type); W4A8
   // stages both as int8.
-  Type bType = plan.int4 ? aType : plan.w4a8 ? Type() : getElementTypeOrSelf(plan.b.arg.getType());
-  if (plan.w4a8)
-    aType = bType = IntegerType::get(op.getContext(), 8);
+  Type aType = plan.w4a8 ? IntegerType::get(op.getContext(), 8)
+                         : getElementTypeOrSelf(plan.a.arg.getType());
+  Type bType = plan.int4 || plan.w4a8 ? aType : getElementTypeOrSelf(plan.b.arg.getType());
   if (!(plan.gemvPanel ? chooseGemvTypes(plan, aType, bType)
                        : chooseInstruction(plan, target, precision, aType, bType)))
     return std::nullopt;
@@ -1116,6 +1115,11 @@ private:
   /// Adds each accumulator tile's group sums (i32, group `qg`) to its f32
   /// sums, scaled, and zeroes them; `guarded`: only when qg < K / G.
   void flushGroup(MutableArrayRef<Value> acc, Value qg, bool guarded);
+  /// Groups shorter than the instruction's k: per group of an
+  /// instruction's k range, which of this lane's A elements lie in it
+  /// (kOf of the lane layout); computed once, before the main loop.
+  void createPartMasks();
+  SmallVector<Value> partMasks;
 
   const MatrixInstruction &inst;
   const KernelShape &shape;
@@ -1169,8 +1173,10 @@ void KernelBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroup
   createPanels(args);
   createIds();
   planStaging();
-  if (plan.w4a8)
+  if (plan.w4a8) {
     quantizationScales();
+    createPartMasks();
+  }
   scf::ForOp loop = mainLoop();
   epilogue(loop, args, output);
 }
@@ -1506,23 +1512,12 @@ void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k
     // group shorter than the instruction is one instruction of its own, on
     // A's elements of that group (kOf of the lane layout), the others zero.
     bool flushes = plan.w4a8 && shape.kt % quantGroup() == 0;
-    int64_t parts = flushes && quantGroup() < inst.k ? inst.k / quantGroup() : 1;
+    int64_t parts = std::max<size_t>(partMasks.size(), 1);
     for (int64_t part = 0; part < parts; ++part) {
       SmallVector<Value> aPart(aFrag);
       if (parts > 1)
-        for (Value &frag : aPart) {
-          SmallVector<Value> inPart;
-          for (int64_t i = 0; i < inst.perLane; ++i) {
-            AffineExpr k = (i / inst.kChunk) * inst.kBlockStride + d0 * inst.kGroupStride +
-                           i % inst.kChunk;
-            inPart.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                                   apply(k.floorDiv(quantGroup()), {group}),
-                                                   c(part)));
-          }
-          Value mask = vector::FromElementsOp::create(
-              b, loc, VectorType::get({inst.perLane}, b.getI1Type()), inPart);
-          frag = zeroUnless(mask, frag);
-        }
+        for (Value &frag : aPart)
+          frag = zeroUnless(partMasks[part], frag);
       for (int64_t tm = 0; tm < shape.waveTilesM; ++tm)
         for (int64_t tn = 0; tn < shape.waveTilesN; ++tn) {
           Value &a = acc[tm * shape.waveTilesN + tn];
@@ -1702,6 +1697,24 @@ void KernelBuilder::storeW4A8Step(ArrayRef<Value> loaded, int buffer) {
       Value n = apply(d0 + i, {ch.col});
       vector::StoreOp::create(b, loc, column, bLds[buffer], ValueRange{n, swizzled(n, ch.row)});
     }
+  }
+}
+
+void KernelBuilder::createPartMasks() {
+  int64_t G = quantGroup();
+  if (shape.kt % G != 0 || G >= inst.k)
+    return;
+  AffineExpr d0 = b.getAffineDimExpr(0);
+  for (int64_t part = 0; part < inst.k / G; ++part) {
+    SmallVector<Value> inPart;
+    for (int64_t i = 0; i < inst.perLane; ++i) {
+      AffineExpr k =
+          (i / inst.kChunk) * inst.kBlockStride + d0 * inst.kGroupStride + i % inst.kChunk;
+      inPart.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             apply(k.floorDiv(G), {group}), c(part)));
+    }
+    partMasks.push_back(vector::FromElementsOp::create(
+        b, loc, VectorType::get({inst.perLane}, b.getI1Type()), inPart));
   }
 }
 
@@ -2265,8 +2278,9 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
         if ((G % k != 0 && k % G != 0) || (kt % G != 0 && G % (2 * kt) != 0))
           return;
       }
-      shape.emplace(*target, tiling, *plan->inst, plan->computeType);
-      if (plan->w4a8) {
+      if (!plan->w4a8) {
+        shape.emplace(*target, tiling, *plan->inst, plan->computeType);
+      } else {
         // 127 / amax and amax / 127 per tile row and group in LDS: one
         // instruction tile per wave for a decode step's few rows (a 16 x 32
         // tile: twice the workgroups of 16 x 64, which kiln-inspect --perf
