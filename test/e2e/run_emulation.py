@@ -62,6 +62,8 @@ import onnx
 from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_w4a8_vs_ort import w4a8  # noqa: E402  (the W4A8 numpy model)
 GFX = ["gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250"]
 rng = np.random.RandomState(11)
 ONNX_TYPE = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
@@ -349,7 +351,8 @@ def cases(work):
 
     # W4A8: kiln.matmul_int4 with int8_activations, codes in the W4A8 panels
     # [N / 32, K / G, G / 8, 32, 4] (the cpu's and the gfx kernels' layout):
-    # the value is defined to the bit (w4a8_reference), so every target must
+    # the value is defined to the bit (run_w4a8_vs_ort.w4a8, the numpy model
+    # that test checks against ONNX Runtime), so every target must
     # equal it exactly. Groups that end within a step (64), after two
     # iterations (256, a conditional flush on the 16- and 32-deep
     # instructions' targets), and shorter than the instruction (16: one
@@ -382,7 +385,7 @@ def cases(work):
         out.append((f"kiln.matmul_int4 W4A8 {m}x{k}x{n}, groups of {group}", p,
                     {"input0": x, "input1": codes.view(np.int8), "input2": panel(scale),
                      "input3": panel(zero)},
-                    w4a8_reference(x, q, zero, scale, group), "identical", [], r"_i8|_iu8"))
+                    w4a8(x, q.T, scale.T, zero.T, k, group), "identical", [], r"_i8|_iu8"))
 
     a = rng.uniform(-1, 1, (96, 200)).astype(np.float32)
     b = rng.uniform(-1, 1, (200, 80)).astype(np.float32)
@@ -501,23 +504,6 @@ def run_device(bin_dir, artifact, device, inputs, folder):
     if len(outputs) != 1:
         return None, seconds, f"expected one output, got {[p.name for p in outputs]}"
     return np.load(outputs[0]), seconds, ""
-
-
-def w4a8_reference(x, q, zero, scale, group):
-    """kiln.matmul_int4's W4A8 value (its documentation), in float32 as it
-    defines it: x [M, K] f32, q [K, N] codes, zero / scale [K / G, N]."""
-    m, k = x.shape
-    acc = np.zeros((m, q.shape[1]), np.float32)
-    for g in range(k // group):
-        xs = x[:, g * group:(g + 1) * group]
-        amax = np.abs(xs).max(axis=1).astype(np.float32)
-        safe = np.where(amax > 0, amax, np.float32(1)).astype(np.float32)
-        inv = np.where(amax > 0, np.float32(127) / safe, np.float32(0)).astype(np.float32)
-        xq = np.rint(xs * inv[:, None]).astype(np.int64)
-        exact = (xq @ (q[g * group:(g + 1) * group] - zero[g].astype(np.int64))).astype(np.float32)
-        t = ((amax / np.float32(127)).astype(np.float32)[:, None] * scale[g][None, :]).astype(np.float32)
-        acc = (acc + (exact * t).astype(np.float32)).astype(np.float32)
-    return acc
 
 
 def check(got, ref, kind):
