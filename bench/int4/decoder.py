@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What weight-only INT4 costs and gains on the LLaMA-style decoder (issue 14).
 
-  /usr/bin/python3 bench/int4/decoder.py --build build [--small] [--group-size 128]
+  /usr/bin/python3 bench/int4/decoder.py --build build [--small | --trained] [--group-size 128]
       [--zero-points] [--threads 1,2] [--rounds 2] [--min-time 2] [--prompts 16]
       [--decode-steps 16] [--seed 0] [--tol 1e-4] [--min-agreement F] [--no-ort]
       [--work DIR] [--keep] [--json]
@@ -16,6 +16,11 @@ hidden 256, 4 layers, 8 heads (2 KV heads of 32), MLP 688, prompt S = 128,
 cache T = 256 (76.6 MB of f32 constants). --small: vocabulary 1000, hidden 64,
 2 layers, MLP 176, S = 16, T = 32. The weights are deterministic *random*
 (torch's default init, seed 0), not trained: see "next-token agreement".
+--trained: the same architecture with a byte vocabulary (256), trained by
+export.py (model llama_trained, ~10 minutes on two cores the first time,
+cached) on the first 90% of the Python standard library's sources; its
+agreement prompts are windows of the held-out last 10% (text it never
+saw), so its logits are those of a model that predicts something.
 
 Steps:
  1. Export (bench/models/export.py --models llama [--small]).
@@ -159,11 +164,13 @@ def save_npy(path: Path, array: np.ndarray) -> Path:
 # Export
 # ---------------------------------------------------------------------------
 
-def export_llama(models: Path, small: bool) -> dict:
-    """Exports (or reuses) llama_prefill[_small] and llama_decode[_small] in
-    `models`; returns {graph: sidecar} with "onnx" and "inputs_npz" paths."""
+def export_llama(models: Path, small: bool, trained: bool = False) -> dict:
+    """Exports (or reuses) llama[_trained]_prefill[_small] and
+    llama[_trained]_decode[_small] in `models`; returns {graph: sidecar} with
+    "onnx" and "inputs_npz" paths."""
     models.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, EXPORT, "--out", models, "--models", "llama"]
+    model = "llama_trained" if trained else "llama"
+    cmd = [sys.executable, EXPORT, "--out", models, "--models", model]
     if small:
         cmd.append("--small")
     # The same lock as test/e2e/run_e2e.py: concurrent exports of one model.
@@ -172,7 +179,7 @@ def export_llama(models: Path, small: bool) -> dict:
         run(cmd, "export.py")
     graphs = {}
     for graph in GRAPHS:
-        name = f"llama_{graph}" + ("_small" if small else "")
+        name = f"{model}_{graph}" + ("_small" if small else "")
         sidecar = json.loads((models / f"{name}.json").read_text())
         sidecar["onnx"] = models / f"{name}.onnx"
         sidecar["inputs_npz"] = models / f"{name}.inputs.npz"
@@ -444,9 +451,11 @@ class Agreement:
 
     def __init__(self):
         self.rows = []  # (agree, margin, in_top5, max_abs_dlogit, rms_dlogit, logit_std)
+        self.truth = []  # (float top-1 right, int4 top-1 right) where the next token is known
 
-    def add(self, f: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """f, q: logits [n, V]. Returns the float argmax per row."""
+    def add(self, f: np.ndarray, q: np.ndarray, truth: np.ndarray | None = None) -> np.ndarray:
+        """f, q: logits [n, V]; truth: the actual next tokens of the first
+        len(truth) rows, when known. Returns the float argmax per row."""
         f = f.astype(np.float32)
         q = q.astype(np.float32)
         f_top = np.argmax(f, axis=1)  # (ties: the first, as everywhere else)
@@ -459,6 +468,9 @@ class Agreement:
         for row in zip(f_top == q_top, margin, in5, np.abs(d).max(axis=1),
                        np.sqrt((d * d).mean(axis=1)), f.std(axis=1)):
             self.rows.append(tuple(float(x) for x in row))
+        if truth is not None:
+            n = len(truth)
+            self.truth.extend(zip((f_top[:n] == truth).tolist(), (q_top[:n] == truth).tolist()))
         return f_top
 
     def summary(self) -> dict:
@@ -470,9 +482,14 @@ class Agreement:
         bins = np.digitize(margin, quartiles)
         by_quartile = [float(agree[bins == i].mean()) if (bins == i).any() else None
                        for i in range(4)]
+        t = np.array(self.truth, dtype=np.float64).reshape(-1, 2)
         return {
             "count": int(len(a)),
             "agreement": float(agree.mean()),
+            # Top-1 accuracy against the text itself (held-out prompts only).
+            "truth_count": int(len(t)),
+            "float_top1_accuracy": float(t[:, 0].mean()) if len(t) else None,
+            "int4_top1_accuracy": float(t[:, 1].mean()) if len(t) else None,
             "float_top1_in_int4_top5": float(a[:, 2].mean()),
             "margin_quantiles": {f"p{p}": float(np.quantile(margin, p / 100))
                                  for p in (10, 25, 50, 75, 90)},
@@ -498,7 +515,11 @@ def next_token_agreement(kiln: Kiln, art: dict, graphs: dict, args, work: Path) 
         raise CheckFailed(f"decode outputs {out_names} lack the presents of {past}")
 
     rng = np.random.default_rng(args.seed)
-    prompts = rng.integers(0, cfg["vocab_size"], size=(args.prompts, 1, seq), dtype=np.int64)
+    if args.trained:
+        prompts = held_out_prompts(rng, args.prompts, seq)
+    else:
+        prompts = rng.integers(0, cfg["vocab_size"], size=(args.prompts, 1, seq),
+                               dtype=np.int64)
     prefill_stats, tf_stats = Agreement(), Agreement()
     free = []  # per prompt: (matched prefix, positionwise matches, tokens)
     start = time.perf_counter()
@@ -521,7 +542,7 @@ def next_token_agreement(kiln: Kiln, art: dict, graphs: dict, args, work: Path) 
         f_logits = np.load(pre["fp32"] / "logits.npy")[0]
         q_logits = np.load(pre["int4"] / "logits.npy")[0]
         # Position t predicts token t + 1 (the last one the first new token).
-        prefill_stats.add(f_logits, q_logits)
+        prefill_stats.add(f_logits, q_logits, prompts[p][0][1:] if args.trained else None)
         g = [int(np.argmax(f_logits[-1]))]           # float greedy tokens
         h = [int(np.argmax(q_logits[-1]))]           # int4 free-running tokens
         del f_logits, q_logits
@@ -579,6 +600,19 @@ def next_token_agreement(kiln: Kiln, art: dict, graphs: dict, args, work: Path) 
         },
         "seconds": time.perf_counter() - start,
     }
+
+
+def held_out_prompts(rng: np.random.Generator, count: int, seq: int) -> np.ndarray:
+    """`count` windows of `seq` bytes of the trained decoder's held-out text
+    (export.py's corpus split), as [count, 1, seq] token ids."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("kiln_export", EXPORT)
+    export = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(export)
+    tokens, _ = export.training_corpus()
+    _, held_out = export.corpus_split(tokens)
+    starts = rng.integers(0, len(held_out) - seq, count)
+    return np.stack([held_out[s:s + seq] for s in starts]).astype(np.int64)[:, None, :]
 
 
 # ---------------------------------------------------------------------------
@@ -653,6 +687,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--build", type=Path, default=Path("build"))
     parser.add_argument("--small", action="store_true",
                         help="the reduced decoder (vocabulary 1000, hidden 64, 2 layers)")
+    parser.add_argument("--trained", action="store_true",
+                        help="the decoder trained on text (export.py's llama_trained); "
+                             "agreement prompts from its held-out text")
     parser.add_argument("--group-size", type=int, choices=GROUP_SIZES, default=None,
                         help="--int4-group-size (default 128; 32 with --small)")
     parser.add_argument("--zero-points", action="store_true", help="--int4-zero-points")
@@ -669,7 +706,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--min-agreement", type=float, default=None,
                         help="fail when the prefill or decode teacher-forced agreement is lower "
                              f"(issue 14's target: {AGREEMENT_TARGET}; not enforced by default: "
-                             "the weights are random)")
+                             "the weights are random unless --trained)")
     parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime timings")
     parser.add_argument("--skip-agreement", action="store_true")
     parser.add_argument("--skip-bench", action="store_true")
@@ -686,6 +723,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--threads: every count must be at least 1")
     if args.rounds < 1 or args.prompts < 0 or args.decode_steps < 0:
         parser.error("--rounds must be >= 1, --prompts and --decode-steps >= 0")
+    if args.small and args.trained:
+        parser.error("--trained has no --small variant")
     if args.group_size is None:
         args.group_size = 32 if args.small else 128
     return args
@@ -721,8 +760,9 @@ def measure(args, build: Path, work: Path, started: float) -> int:
     failures, notes = [], []
     G = args.group_size
     scheme = "zero points" if args.zero_points else "symmetric"
-    log(f"exporting the {'small ' if args.small else ''}decoder into {build / 'models'}")
-    graphs = export_llama(build / "models", args.small)
+    log(f"exporting the {'small ' if args.small else 'trained ' if args.trained else ''}"
+        f"decoder into {build / 'models'}")
+    graphs = export_llama(build / "models", args.small, args.trained)
     cfg = graphs["decode"]["config"]
 
     # 2. Compile, 3. reference models.
@@ -863,7 +903,8 @@ def report(r: dict, args) -> None:
     c = r["config"]
     print(f"{r['model']}: vocabulary {c['vocab_size']}, hidden {c['hidden']}, {c['layers']} layers, "
           f"MLP {c['intermediate']}, prompt {c['prompt_len']}, cache {c['max_seq_len']}; "
-          f"random weights (export.py seed 0)")
+          + ("weights trained on text (export.py llama_trained)" if args.trained
+             else "random weights (export.py seed 0)"))
     print(f"int4: --int4-group-size={r['group_size']}, "
           f"{'zero points' if r['zero_points'] else 'symmetric'}; quantized weights: "
           + ", ".join(f"{g} {n}" for g, n in r["quantized_weights"].items())
@@ -895,7 +936,8 @@ def report(r: dict, args) -> None:
     a = r["agreement"]
     if a:
         print()
-        print(f"Next-token agreement, float vs int4 artifact ({a['prompts']} random prompts "
+        kind = "held-out text" if args.trained else "random"
+        print(f"Next-token agreement, float vs int4 artifact ({a['prompts']} {kind} prompts "
               f"of {a['prompt_len']} tokens, seed {args.seed}; target {AGREEMENT_TARGET:.0%}):")
         print()
         print("| predictions | count | top-1 agreement | float top-1 in int4 top-5 "
@@ -915,10 +957,16 @@ def report(r: dict, args) -> None:
                   f"| {mq['p10']:.3f} / {mq['p50']:.3f} / {mq['p90']:.3f} "
                   f"| {s['dlogit_rms_median']:.4f} | {s['logit_std_median']:.3f} | {quart} |")
         s = a["prefill_teacher_forced"]
+        if s.get("truth_count"):
+            print()
+            print(f"Against the held-out text itself ({s['truth_count']} next bytes): the float "
+                  f"model predicts {s['float_top1_accuracy']:.2%} of them, the int4 model "
+                  f"{s['int4_top1_accuracy']:.2%}.")
         if s.get("count"):
             print()
-            print(f"Random weights make the logits flat: the float model's median top-1 margin "
-                  f"is {s['margin_quantiles']['p50']:.3f} against an int4 logit error of "
+            print(("Trained weights: " if args.trained else
+                   "Random weights make the logits flat: ") +
+                  f"the float model's median top-1 margin is {s['margin_quantiles']['p50']:.3f} against an int4 logit error of "
                   f"{s['dlogit_rms_median']:.3f} rms; {s['margin_below_2x_dlogit_rms']:.1%} of "
                   "the prefill predictions have a margin below twice that error.")
         fr = a["free_running"]

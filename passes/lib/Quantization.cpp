@@ -110,19 +110,30 @@ Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ArrayRef<
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
 }
 
-/// An 8-bit integer constant of `element` (i8 or ui8) and `shape`.
+/// An integer constant of `element` (i8, ui8, i4 or ui4) and `shape`.
 Value int8Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
                    ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get(shape, element);
+  unsigned width = element.getIntOrFloatBitWidth();
   SmallVector<APInt> bits;
   for (int64_t v : values)
-    bits.push_back(APInt(8, static_cast<uint64_t>(v), /*isSigned=*/true));
+    bits.push_back(APInt(width, static_cast<uint64_t>(v), /*isSigned=*/true,
+                         /*implicitTrunc=*/true));
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, bits));
 }
 
 bool isInt8(Type type) {
   Type element = getElementTypeOrSelf(type);
   return element.isInteger(8); // i8 and ui8 (kiln has no si8)
+}
+
+/// The width of a quantized integer operand kiln-fold-quantized-ops folds:
+/// 8 (i8, ui8) or 4 (i4, ui4); 0 for anything else.
+unsigned quantizedWidth(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isInteger(8) || element.isInteger(4))
+    return element.getIntOrFloatBitWidth();
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,8 +352,8 @@ struct KilnQuantizeInt4WeightsPass
 // kiln-fold-quantized-ops
 //===----------------------------------------------------------------------===//
 
-/// A dequantized 8-bit operand: its integers, its scales and zero points
-/// (one per tensor, or one per channel).
+/// A dequantized 8-bit (or 4-bit) operand: its integers, its scales and
+/// zero points (one per tensor, or one per channel).
 struct Dequantized {
   Value integers;
   SmallVector<double> scales;
@@ -352,12 +363,15 @@ struct Dequantized {
   Value runTimeScale, runTimeZeroPoint;
 };
 
-/// `value` as a kiln.dequantize of 8-bit integers with constant scale and
-/// zero point of one value or `channels` values along `axis` (every other
-/// dimension of the parameter 1; axis -1 allows one value only).
-std::optional<Dequantized> matchDequantized(Value value, int64_t axis, int64_t channels) {
+/// `value` as a kiln.dequantize of `width`-bit integers (8 or 4) with
+/// constant scale and zero point of one value or `channels` values along
+/// `axis` (every other dimension of the parameter 1; axis -1 allows one
+/// value only).
+std::optional<Dequantized> matchDequantized(Value value, int64_t axis, int64_t channels,
+                                            unsigned width = 8) {
   auto dq = value.getDefiningOp<DequantizeOp>();
-  if (!dq || !isInt8(dq.getInput().getType()) || !dq.getType().getElementType().isF32())
+  if (!dq || quantizedWidth(dq.getInput().getType()) != width ||
+      !dq.getType().getElementType().isF32())
     return std::nullopt;
   auto perChannel = [&](Value param) {
     auto type = cast<RankedTensorType>(param.getType());
@@ -492,17 +506,25 @@ struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
 };
 
 /// matmul(dequantize(a), dequantize(b)) with a per tensor and b [K, N] per
-/// tensor or per column -> float(matmul_integer(a, b)) * sa * sb.
+/// tensor or per column -> float(matmul_integer(a, b)) * sa * sb; a and b
+/// both 8-bit, or both 4-bit (QDQ int4 activations and weights: RDNA's iu4
+/// WMMA takes them as they are). Before kiln.matmul_int4's fold of a 4-bit
+/// weight alone (benefit 2), which would leave the activations in float.
 struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldQuantizedMatmul(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
     auto resultType = op.getType();
     auto rhsType = op.getRhs().getType();
     if (!resultType.getElementType().isF32() || rhsType.getRank() != 2)
       return failure();
     int64_t columns = rhsType.getDimSize(1);
-    std::optional<Dequantized> lhs = matchDequantized(op.getLhs(), -1, 1);
-    std::optional<Dequantized> rhs = matchDequantized(op.getRhs(), 1, columns);
+    std::optional<Dequantized> lhs, rhs;
+    for (unsigned width : {8u, 4u}) {
+      lhs = matchDequantized(op.getLhs(), -1, 1, width);
+      rhs = matchDequantized(op.getRhs(), 1, columns, width);
+      if (lhs && rhs)
+        break;
+    }
     if (!lhs || !rhs)
       return failure();
     Location loc = op.getLoc();

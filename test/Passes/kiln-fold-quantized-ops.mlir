@@ -196,3 +196,49 @@ func.func @int4_blocked(%x: tensor<1x4xf32>) -> tensor<1x1xf32> {
   %y = kiln.matmul %x, %w : (tensor<1x4xf32>, tensor<4x1xf32>) -> tensor<1x1xf32>
   return %y : tensor<1x1xf32>
 }
+
+// -----
+
+// 4-bit activations by 4-bit weights (a QDQ model quantized to int4 on
+// both sides): an integer contraction like the 8-bit ones, before
+// kiln.matmul_int4's fold of the weight alone could take it; the uint4
+// zero point 8 comes off the constant weights as 8 * (the column sums
+// [-8 + 7, 1 + 2]).
+// CHECK-LABEL: func.func @int4_by_int4
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<3x2xui4>
+// CHECK-DAG: %[[C:.*]] = kiln.constant dense<[-8, 24]> : tensor<2xi32>
+// CHECK-DAG: %[[S:.*]] = kiln.constant dense<[{{0.200000003|2.000000e-01}}, {{0.400000006|4.000000e-01}}]> : tensor<2xf32>
+// CHECK: %[[ACC:.*]] = kiln.matmul_integer %[[A]], %{{.*}} : (tensor<3x2xui4>, tensor<2x2xi4>) -> tensor<3x2xi32>
+// CHECK: %[[D:.*]] = kiln.sub %[[ACC]], %[[C]]
+// CHECK: %[[F:.*]] = kiln.cast %[[D]]
+// CHECK: kiln.mul %[[F]], %[[S]]
+// CHECK-NOT: kiln.matmul_int4
+func.func @int4_by_int4(%a: tensor<3x2xui4>) -> tensor<3x2xf32> {
+  %sa = kiln.constant dense<0.1> : tensor<f32>
+  %za = kiln.constant dense<8> : tensor<ui4>
+  %da = kiln.dequantize %a, %sa zero_point(%za) : (tensor<3x2xui4>, tensor<f32>, tensor<ui4>) -> tensor<3x2xf32>
+  %b = kiln.constant dense<[[-8, 1], [7, 2]]> : tensor<2x2xi4>
+  %sb = kiln.constant dense<[[2.0, 4.0]]> : tensor<1x2xf32>
+  %db = kiln.dequantize %b, %sb : (tensor<2x2xi4>, tensor<1x2xf32>) -> tensor<2x2xf32>
+  %y = kiln.matmul %da, %db : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// 8-bit activations by 4-bit weights are no integer contraction (one width
+// per product): the weight alone becomes kiln.matmul_int4's, the
+// activations stay a float dequantization.
+// CHECK-LABEL: func.func @int8_by_int4
+// CHECK: kiln.dequantize %arg0
+// CHECK-NOT: kiln.matmul_integer
+// CHECK: kiln.matmul_int4
+func.func @int8_by_int4(%a: tensor<3x2xi8>) -> tensor<3x2xf32> {
+  %sa = kiln.constant dense<0.1> : tensor<f32>
+  %da = kiln.dequantize %a, %sa : (tensor<3x2xi8>, tensor<f32>) -> tensor<3x2xf32>
+  %b = kiln.constant dense<[[-8, 1], [7, 2]]> : tensor<2x2xi4>
+  %sb = kiln.constant dense<[[2.0, 4.0]]> : tensor<1x2xf32>
+  %db = kiln.dequantize %b, %sb : (tensor<2x2xi4>, tensor<1x2xf32>) -> tensor<2x2xf32>
+  %y = kiln.matmul %da, %db : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}

@@ -199,8 +199,11 @@ def cases(work):
         "  %b = kiln.cast %b8 : tensor<256x128xi8> to tensor<256x128xi4>\n"
         "  %0 = kiln.matmul_integer %a, %b : (tensor<128x256xi4>, tensor<256x128xi4>) -> tensor<128x128xi32>\n"
         "  return %0 : tensor<128x128xi32>\n}\n")
+    # RDNA's iu4 WMMA; the 8-bit instruction elsewhere, the values widened
+    # as they are staged.
     out.append(("kiln.matmul_integer i4 x i4 128x256x128", p, {"input0": a, "input1": b},
-                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [], None))
+                (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact", [],
+                r"_iu4|_i8|_iu8"))
     # ... and with RDNA's large tilings (4-bit fragments packed per 4 bytes).
     out.append(("kiln.matmul_integer i4 x i4 128x256x128 --gfx-test-large-tiling", p,
                 {"input0": a, "input1": b},

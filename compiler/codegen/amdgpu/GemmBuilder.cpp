@@ -69,6 +69,9 @@ struct Source {
   /// which multiplies signed bytes only; the kernel adds back 128 times the
   /// other operand's sums along k (see `corrections`).
   bool flipSign = false;
+  /// 4-bit values (one per byte in memory) staged for an 8-bit instruction:
+  /// each byte extended from its low four bits by the operand's signedness.
+  bool fourBit = false;
 };
 
 /// B of a 4-bit weight-only matmul (kiln.matmul_int4's generic): codes
@@ -539,13 +542,23 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
   if (!input)
     return false;
   plan.inst = target.gemmInstruction(*input);
+  // 4-bit values are 8-bit values too: a chip without a 4-bit instruction
+  // (CDNA, gfx1250) takes its 8-bit one, the operands extended to bytes as
+  // they are staged (the staged type is i8 either way). Unsigned 4-bit
+  // values (0..15) are non-negative int8 values: no sign flip on MFMA.
+  bool widenedFourBit = false;
+  if (!plan.inst && *input == MatrixInput::I4) {
+    plan.inst = target.gemmInstruction(MatrixInput::I8);
+    widenedFourBit = true;
+    plan.a.fourBit = plan.b.fourBit = true;
+  }
   if (!plan.inst)
     return false;
   // MFMA multiplies signed bytes only. One unsigned 8-bit operand (uint8
   // activations against int8 weights, as quantized models have them) is
   // staged as x - 128 and corrected in the kernel; its padding (an implicit
   // GEMM's) would have to be flipped too, which is not built.
-  if (!plan.inst->wmma && (plan.a.isUnsigned || plan.b.isUnsigned)) {
+  if (!plan.inst->wmma && !widenedFourBit && (plan.a.isUnsigned || plan.b.isUnsigned)) {
     if (*input != MatrixInput::I8 || (plan.a.isUnsigned && plan.b.isUnsigned))
       return false;
     Source &flipped = plan.a.isUnsigned ? plan.a : plan.b;
@@ -932,6 +945,34 @@ private:
     Type ct = plan.computeType;
     if (plan.w4a8)
       return value;
+    if (src.fourBit && elem.getIntOrFloatBitWidth() == 8) {
+      // Each byte's low four bits, zero- or sign-extended; four bytes per
+      // 32-bit word where the chunk has whole words: x = w & 0x0F0F0F0F,
+      // then the sign bit (8) times 0x1E sets the high nibble (8 * 30 =
+      // 0xF0, no carry between bytes). Bytes shifted one at a time cost
+      // LLVM two 16-bit shifts each.
+      auto vecType = cast<VectorType>(value.getType());
+      Type lane = b.getI8Type();
+      Value x = value;
+      if (v % 4 == 0) {
+        lane = b.getI32Type();
+        x = vector::BitCastOp::create(b, loc, VectorType::get({v / 4}, lane), value);
+      }
+      auto laneType = cast<VectorType>(x.getType());
+      auto splat = [&](uint32_t bytePattern) {
+        APInt bits = APInt::getSplat(lane.getIntOrFloatBitWidth(), APInt(8, bytePattern));
+        return arith::ConstantOp::create(b, loc, laneType, DenseElementsAttr::get(laneType, bits));
+      };
+      x = arith::AndIOp::create(b, loc, x, splat(0x0F));
+      if (!src.isUnsigned) {
+        Value sign = arith::AndIOp::create(b, loc, x, splat(0x08));
+        Value times30 = arith::ConstantOp::create(
+            b, loc, laneType,
+            DenseElementsAttr::get(laneType, APInt(lane.getIntOrFloatBitWidth(), 0x1E)));
+        x = arith::OrIOp::create(b, loc, x, arith::MulIOp::create(b, loc, sign, times30));
+      }
+      return x.getType() == vecType ? x : Value(vector::BitCastOp::create(b, loc, vecType, x));
+    }
     if (elem != ct) {
       auto ctType = VectorType::get({v}, ct);
       if (isa<FloatType>(elem))
