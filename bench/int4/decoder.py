@@ -100,6 +100,7 @@ import argparse
 import fcntl
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -141,10 +142,10 @@ def sanitize(name: str) -> str:
     return _UNSAFE.sub("_", name)
 
 
-def run(cmd, what: str) -> subprocess.CompletedProcess:
+def run(cmd, what: str, env: dict | None = None) -> subprocess.CompletedProcess:
     cmd = [str(c) for c in cmd]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     except OSError as err:
         raise ToolError(f"{what}: cannot run {cmd[0]}: {err}") from err
     if proc.returncode != 0:
@@ -164,6 +165,32 @@ def save_npy(path: Path, array: np.ndarray) -> Path:
 # Export
 # ---------------------------------------------------------------------------
 
+def openblas_env(build: Path) -> dict | None:
+    """An environment in which torch uses OpenBLAS. Debian's python3-torch
+    calls the BLAS of the libblas.so.3 alternative, by default the
+    reference BLAS (~4 GFLOP/s here: training would take hours). Debian's
+    libopenblas0-pthread is downloaded and unpacked into BUILD/openblas
+    (`apt-get download`, no system change: installing it would switch
+    every program's BLAS, numpy's in the tests included) and put first on
+    LD_LIBRARY_PATH for the export only. None (and a note) when that fails:
+    the default BLAS then trains, slowly."""
+    lib = build / "openblas" / "usr" / "lib" / "x86_64-linux-gnu" / "openblas-pthread"
+    if not (lib / "libblas.so.3").exists():
+        log("fetching Debian's libopenblas0-pthread into " + str(build / "openblas"))
+        with tempfile.TemporaryDirectory() as tmp:
+            got = subprocess.run(["apt-get", "download", "libopenblas0-pthread"], cwd=tmp,
+                                 capture_output=True, text=True)
+            debs = sorted(Path(tmp).glob("libopenblas0-pthread_*.deb"))
+            if got.returncode != 0 or not debs or subprocess.run(
+                    ["dpkg-deb", "-x", debs[0], build / "openblas"]).returncode != 0:
+                log("note: could not fetch OpenBLAS; training with the default BLAS (slow)")
+                return None
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = f"{lib}:{env['LD_LIBRARY_PATH']}" if env.get("LD_LIBRARY_PATH") \
+        else str(lib)
+    return env
+
+
 def export_llama(models: Path, small: bool, trained: bool = False) -> dict:
     """Exports (or reuses) llama[_trained]_prefill[_small] and
     llama[_trained]_decode[_small] in `models`; returns {graph: sidecar} with
@@ -173,10 +200,11 @@ def export_llama(models: Path, small: bool, trained: bool = False) -> dict:
     cmd = [sys.executable, EXPORT, "--out", models, "--models", model]
     if small:
         cmd.append("--small")
+    env = openblas_env(models.parent) if trained else None
     # The same lock as test/e2e/run_e2e.py: concurrent exports of one model.
     with open(models / ".export.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        run(cmd, "export.py")
+        run(cmd, "export.py", env=env)
     graphs = {}
     for graph in GRAPHS:
         name = f"{model}_{graph}" + ("_small" if small else "")

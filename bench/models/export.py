@@ -77,8 +77,9 @@ SUPPORTED_OPS = frozenset("""
 IMAGE_MODELS = ("resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0",
                 "regnet_y_400mf", "convnext_tiny", "vit_b_16")
 ALL_MODELS = (*IMAGE_MODELS, "bert", "llama")
-# Exported only when named: llama_trained trains the decoder first (~10
-# minutes on two cores; the export is cached like every other).
+# Exported only when named: llama_trained trains the decoder first (~17
+# minutes on two cores with OpenBLAS, see bench/int4/decoder.py --trained;
+# the export is cached like every other).
 EXTRA_MODELS = ("llama_trained",)
 
 
@@ -509,7 +510,7 @@ def build_llama(cfg: LlamaConfig) -> LlamaModel:
 # first 90% of its bytes train, the last 10% are held out (prompts for the
 # agreement measurements never seen in training).
 
-TRAIN_STEPS = 1500
+TRAIN_STEPS = 1000
 TRAIN_BATCH = 16
 TRAIN_LR = 3e-3
 TRAIN_WARMUP = 100
@@ -549,6 +550,7 @@ def build_trained_llama(cfg: LlamaConfig) -> LlamaModel:
         return _TRAINED["model"]
     tokens, _ = training_corpus()
     train, held_out = corpus_split(tokens)
+    torch.set_num_threads(os.cpu_count() or 1)
     torch.manual_seed(WEIGHT_SEED)
     model = LlamaModel(cfg)
     optimizer = torch.optim.AdamW(model.parameters(), lr=TRAIN_LR, weight_decay=0.01)

@@ -8,7 +8,7 @@
 //
 // kiln.matmul_integer is the same contraction accumulating in i32. The
 // quantized form, 8-bit activations with one zero point z times int8
-// weights without one, reads both as bytes (a linalg.generic zero-extends
+// weights without one (or 4-bit ones times int4), reads both as they are (a linalg.generic zero-extends
 // uint8 activations: linalg.matmul's `cast_unsigned` would apply to both
 // operands) and subtracts z * (column sums of the weights) afterwards.
 // Otherwise unsigned operands and operands with a zero point are first
@@ -165,7 +165,11 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
     Type lhsElem = getElementTypeOrSelf(op.getLhs().getType());
     Type rhsElem = getElementTypeOrSelf(op.getRhs().getType());
     auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
-    if (lhsZero && rhsZero == 0 && lhsElem.isInteger(8) && rhsElem.isSignlessInteger(8) &&
+    // (The same for 4-bit operands, whose products the gfx kernels take to
+    // RDNA's iu4 WMMA as they are.)
+    bool sameWidth = (lhsElem.isInteger(8) && rhsElem.isSignlessInteger(8)) ||
+                     (lhsElem.isInteger(4) && rhsElem.isSignlessInteger(4));
+    if (lhsZero && rhsZero == 0 && sameWidth &&
         rhsType.getRank() >= 2 && cast<RankedTensorType>(op.getLhs().getType()).getRank() >= 2) {
       Value lhs = reinterpret(rewriter, loc, op.getLhs(), signlessType(op.getLhs().getType()));
       Value acc = lowerMatmul(rewriter, loc, lhs, op.getRhs(), op.getType(),

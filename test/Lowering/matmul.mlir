@@ -157,6 +157,24 @@ func.func @matmul_integer_quantized(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>) -
 
 // -----
 
+// The same for uint4 activations by int4 weights (a QDQ int4 model): both
+// read as 4-bit values, the lhs zero-extended in the body, so that the gfx
+// kernels see 4-bit operands (RDNA's iu4 WMMA).
+// CHECK-LABEL: func @matmul_integer_quantized_int4
+// CHECK-NOT: linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<6x4xi4>, tensor<4x5xi4>) outs(%{{.*}} : tensor<6x5xi32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: i4, %[[Y:.*]]: i4, %{{.*}}: i32):
+// CHECK-NEXT: arith.extui %[[X]] : i4 to i32
+// CHECK-NEXT: arith.extsi %[[Y]] : i4 to i32
+// CHECK: arith.constant 8 : i32
+func.func @matmul_integer_quantized_int4(%a: tensor<2x3x4xui4>, %b: tensor<4x5xi4>) -> tensor<2x3x5xi32> {
+  %za = kiln.constant dense<8> : tensor<ui4>
+  %0 = kiln.matmul_integer %a, %b lhs_zero_point(%za) : (tensor<2x3x4xui4>, tensor<4x5xi4>, tensor<ui4>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}
+
+// -----
+
 // kiln.matmul_int4: the leading dimensions fold into M and K splits into
 // (group, half, j) so that every map is a projection: lhs[m, g, p, j] is
 // k = g * B + p * B / 2 + j, the byte weights[g, j, n] holds that row's

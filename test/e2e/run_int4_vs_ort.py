@@ -2,7 +2,7 @@
 """4-bit weights against ONNX Runtime, per element: com.microsoft MatMulNBits
 imported by Kiln (part A), kiln-compile --quantize=int4-weights (part B) and
 pre-quantized QDQ int4 models, DequantizeLinear of an int4/uint4 weight into a
-MatMul (part C).
+MatMul (part C), and 4-bit activations by 4-bit weights (part D).
 
   /usr/bin/python3 test/e2e/run_int4_vs_ort.py --build BUILD [--keep]
   /usr/bin/python3 test/e2e/run_int4_vs_ort.py --ort-only [--keep]
@@ -89,12 +89,30 @@ vectorized, split across lanes, or in float64 for numpy), so results differ by
 a few ulps of the accumulated magnitude, which is bounded by the output's
 largest magnitude; 1e-5 absolute covers outputs that are all near zero.
 
+Part D: 4-bit activations by 4-bit weights, the QDQ form of a model
+quantized to int4 on both sides (opset "" 21, ir_version 10): QuantizeLinear
+of the float32 input A to int4 (zero point 0) or uint4 (zero point 8) with
+one scale, DequantizeLinear back, MatMul by DequantizeLinear of a constant
+int4 weight [K, N] (per column, axis=1, or per tensor). Kiln folds it into
+an integer contraction of the 4-bit values (kiln.matmul_integer on i4/ui4)
+with the scales in its epilogue; RDNA's iu4 WMMA multiplies them as they
+are (v_wmma_i32_16x16x16_iu4 on gfx1100, v_wmma_i32_16x16x32_iu4 on
+gfx1201), CDNA and gfx1250 their 8-bit instruction (checked in each
+target's --emit=gpu, so that a float fallback cannot pass). A numpy model
+(q = clip(rint(A / s) + z, lo, hi), (q - z) * s, float64 product) must
+agree with ONNX Runtime, which runs the Q/DQ ops and a float MatMul; Kiln's
+artifact (--target=cpu,gfx942,gfx950,gfx1100,gfx1201,gfx1250 --emulation)
+must agree with ONNX Runtime per element on the cpu and on every emulated
+target, and every emulated result must be bit-identical to the cpu's (the
+integer sums are exact; the epilogue is the same float operations).
+
 --ort-only runs only what needs no Kiln build: the numpy-vs-ONNX Runtime
-checks of parts A, B and C (and part B's cosine of ONNX Runtime's int4
+checks of parts A, B, C and D (and part B's cosine of ONNX Runtime's int4
 reference against the float model). Exit status 1 on any failure.
 """
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -558,6 +576,91 @@ def part_c(work, report, kiln):
             report.compare(f"{label} {device}", got, ort)
 
 
+# ------------------------------------------------------------------ part D: int4 x int4 QDQ
+
+GFX_D = ["gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250"]
+# The matrix instruction each target must use for the 4-bit product.
+INSTRUCTION_D = {"gfx942": "v_mfma_i32_16x16x32_i8", "gfx950": "v_mfma_i32_16x16x64_i8",
+                 "gfx1100": "v_wmma_i32_16x16x16_iu4", "gfx1201": "v_wmma_i32_16x16x32_iu4",
+                 "gfx1250": "v_wmma_i32_16x16x64_iu8"}
+# name, K, N, A's shape, activations signed (int4, zero point 0) or uint4
+# (zero point 8), weight scale per column or per tensor, A's scale, seed
+CASES_D = [
+    ("int4_act_k128_n48_m16_col", 128, 48, [16, 128], True, "column", 0.4, 401),
+    ("uint4_act_k256_n64_batch_tensor", 256, 64, [2, 5, 256], False, "tensor", 0.3, 402),
+    ("int4_act_k64_n32_decode_col", 64, 32, [1, 64], True, "column", 0.5, 403),
+]
+
+
+def qdq_int4_model(name, k, n, a_shape, signed, codes, w_scale, a_scale):
+    a_zp = int4_tensor("a_zero_point", np.array(0 if signed else 8), signed)
+    inits = [int4_tensor("w_q", codes, True), numpy_helper.from_array(w_scale, "w_scale"),
+             numpy_helper.from_array(np.array(a_scale, np.float32), "a_scale"), a_zp]
+    w_attrs = {"axis": 1} if w_scale.ndim == 1 else {}
+    nodes = [helper.make_node("QuantizeLinear", ["A", "a_scale", "a_zero_point"], ["a_q"], name="qa"),
+             helper.make_node("DequantizeLinear", ["a_q", "a_scale", "a_zero_point"], ["a_dq"],
+                              name="dqa"),
+             helper.make_node("DequantizeLinear", ["w_q", "w_scale"], ["w"], name="dqw", **w_attrs),
+             helper.make_node("MatMul", ["a_dq", "w"], ["Y"], name="matmul")]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, a_shape[:-1] + [n])],
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=OPSET[:1])
+    model.ir_version = 10
+    return model
+
+
+def part_d(work, report, kiln):
+    print("part D: QDQ int4 activations x int4 weights (integer contractions of 4-bit values)")
+    for name, k, n, a_shape, signed, granularity, a_scale, seed in CASES_D:
+        rng = np.random.default_rng(seed)
+        codes = rng.integers(-8, 8, (k, n))
+        w_scale = rng.uniform(0.01, 0.1, [n] if granularity == "column" else []).astype(np.float32)
+        # A spread over the 4-bit range and past it (saturation).
+        a = (rng.standard_normal(a_shape) * 2.5 * a_scale).astype(np.float32)
+        d = work / f"D_{name}"
+        d.mkdir()
+        onnx.save(qdq_int4_model(name, k, n, a_shape, signed, codes, w_scale, a_scale), d / "m.onnx")
+        np.save(d / "A.npy", a)
+        inputs = {"A": d / "A.npy"}
+        label = f"D {name}"
+        ort = run_ort(d / "m.onnx", inputs, d / "ort", "Y")
+        if ort is None:
+            report.fail(label, "ONNX Runtime failed")
+            continue
+        lo, hi, z = (-8, 7, 0) if signed else (0, 15, 8)
+        s32 = np.float32(a_scale)
+        q = np.clip(np.rint(a / s32) + z, lo, hi)
+        a_dq = ((q - z).astype(np.float32) * s32).astype(np.float32)
+        w = (codes.astype(np.float32) * w_scale).astype(np.float32)
+        report.compare(f"{label} numpy", np.matmul(a_dq.astype(np.float64), w.astype(np.float64)), ort)
+        if kiln is None:
+            continue
+        artifact = d / "m.kiln"
+        if not run([kiln.bin_dir / "kiln-compile", d / "m.onnx",
+                    "--target=cpu," + ",".join(GFX_D), "--emulation", "-o", artifact]):
+            report.fail(label, "kiln-compile failed")
+            continue
+        for gfx in GFX_D:
+            gpu = subprocess.run([str(kiln.bin_dir / "kiln-compile"), str(d / "m.onnx"),
+                                  f"--target={gfx}", "--emit=gpu"], capture_output=True, text=True)
+            used = sorted(set(re.findall(r'kiln\.matrix_instruction = "([^"]+)"', gpu.stdout)))
+            report.checks += 1
+            if used != [INSTRUCTION_D[gfx]]:
+                report.fail(f"{label} {gfx}", f"matrix instructions {used or 'none'}, expected "
+                            f"{INSTRUCTION_D[gfx]}")
+        results = {}
+        for device in ["cpu"] + [f"emu:{g}" for g in GFX_D]:
+            got = kiln.run(artifact, device, inputs, d / device.replace(":", "_"), "Y")
+            if report.compare(f"{label} {device}", got, ort):
+                results[device] = got
+        for device, got in results.items():
+            if device != "cpu" and "cpu" in results:
+                report.checks += 1
+                if not np.array_equal(got.view(np.uint32), results["cpu"].view(np.uint32)):
+                    report.fail(f"{label} {device}", "not bit-identical to the cpu's result")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", type=Path)
@@ -573,6 +676,7 @@ def main():
     part_a(work, report, kiln)
     part_b(work, report, kiln)
     part_c(work, report, kiln)
+    part_d(work, report, kiln)
     print(f"{report.checks} comparisons, {report.failures} failures")
     if args.keep:
         print(f"kept {work}")
