@@ -208,14 +208,16 @@ def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp">
 }
 
 def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp"> {
-  let summary = "conv and matmul of dequantized 8-bit operands become integer contractions";
+  let summary = "conv and matmul of dequantized 8-bit (matmul: or 4-bit) operands become integer contractions";
   let description = [{
     `kiln.conv(kiln.dequantize(x), kiln.dequantize(w), bias)` with f32
     results, 8-bit `x` and `w`, constant scales and zero points (`x` per
     tensor; `w` per tensor or per output channel) becomes
     `float(kiln.conv_integer(x, w, zx, zw)) * (sx * sw) + bias`; likewise
     `kiln.matmul` of a per-tensor `lhs` and a `[K, N]` `rhs` per tensor or per
-    column becomes `kiln.matmul_integer`. The float scaling and bias are
+    column becomes `kiln.matmul_integer`, with both operands 8-bit or both
+    4-bit (a QDQ model quantized to int4 on both sides: the 4-bit values
+    stay 4-bit, RDNA's iu4 WMMA multiplies them). The float scaling and bias are
     elementwise consumers of the integer op, which dispatch formation fuses
     into its epilogue (together with the next layer's `kiln.quantize`). This
     is how pre-quantized QDQ models and Kiln's own quantization reach the
