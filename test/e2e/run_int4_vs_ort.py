@@ -101,7 +101,8 @@ gfx1201), CDNA and gfx1250 their 8-bit instruction (checked in each
 target's --emit=gpu, so that a float fallback cannot pass). A numpy model
 (q = clip(rint(A / s) + z, lo, hi), (q - z) * s, float64 product) must
 agree with ONNX Runtime, which runs the Q/DQ ops and a float MatMul; Kiln's
-artifact (--target=cpu,gfx942,gfx950,gfx1100,gfx1201,gfx1250 --emulation)
+artifact (--target=cpu,gfx942,gfx950,gfx1100,gfx1201,gfx1250 --emulation;
+its --dump-ir gives each target's instruction)
 must agree with ONNX Runtime per element on the cpu and on every emulated
 target, and every emulated result must be bit-identical to the cpu's (the
 integer sums are exact; the epilogue is the same float operations).
@@ -638,13 +639,14 @@ def part_d(work, report, kiln):
             continue
         artifact = d / "m.kiln"
         if not run([kiln.bin_dir / "kiln-compile", d / "m.onnx",
-                    "--target=cpu," + ",".join(GFX_D), "--emulation", "-o", artifact]):
+                    "--target=cpu," + ",".join(GFX_D), "--emulation", f"--dump-ir={d / 'ir'}",
+                    "-o", artifact]):
             report.fail(label, "kiln-compile failed")
             continue
         for gfx in GFX_D:
-            gpu = subprocess.run([str(kiln.bin_dir / "kiln-compile"), str(d / "m.onnx"),
-                                  f"--target={gfx}", "--emit=gpu"], capture_output=True, text=True)
-            used = sorted(set(re.findall(r'kiln\.matrix_instruction = "([^"]+)"', gpu.stdout)))
+            stages = sorted((d / "ir").glob(f"*-gpu-{gfx}.mlir"))
+            gpu = stages[0].read_text() if len(stages) == 1 else ""
+            used = sorted(set(re.findall(r'kiln\.matrix_instruction = "([^"]+)"', gpu)))
             report.checks += 1
             if used != [INSTRUCTION_D[gfx]]:
                 report.fail(f"{label} {gfx}", f"matrix instructions {used or 'none'}, expected "

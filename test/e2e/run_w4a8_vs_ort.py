@@ -41,14 +41,13 @@ The gfx targets: each model is also compiled once for
 --target=cpu,gfx942,gfx950,gfx1100,gfx1201,gfx1250 --emulation (one artifact,
 the W4A8 panels stored once for every target) and run on cpu and on every
 emulated target, whose int8 matrix-core kernels must give the same bits as
-the numpy model (part A) and as the cpu (part B); kiln-compile --emit=gpu
-must show the matrix instruction on each target.
+the numpy model (part A) and as the cpu (part B); the same compile's
+--dump-ir must show the matrix instruction in each target's gpu stage.
 """
 
 import argparse
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -136,17 +135,18 @@ def compile_variants(build, model, out_dir, extra):
 
 def compile_gfx(build, model, out_dir, extra, report, label):
     """One artifact for cpu and every gfx target (with their emulation); None
-    when it fails or a gfx target does not use its int8 matrix cores."""
+    when it fails or a gfx target does not use its int8 matrix cores (read
+    from the same compile's --dump-ir: each target's gpu stage)."""
     artifact = out_dir / "gfx.kiln"
+    dump = out_dir / "ir"
     targets = ",".join(["cpu"] + GFX)
     if not int4.run([build / "kiln-compile", model, f"--target={targets}", "--emulation",
-                     "--int4-activations=int8", *extra, "-o", artifact]):
+                     "--int4-activations=int8", *extra, f"--dump-ir={dump}", "-o", artifact]):
         report.fail(f"{label} gfx", "kiln-compile failed")
         return None
     for gfx in GFX:
-        gpu = subprocess.run([build / "kiln-compile", model, f"--target={gfx}", "--emit=gpu",
-                              "--int4-activations=int8", *extra],
-                             capture_output=True, text=True).stdout
+        stages = sorted(dump.glob(f"*-gpu-{gfx}.mlir"))
+        gpu = stages[0].read_text() if len(stages) == 1 else ""
         kernels = re.findall(r"gpu\.func @dispatch_\d+_matmul_int4\(.*", gpu)
         used = [re.search(r'kiln\.matrix_instruction = "([^"]+)"', k) for k in kernels]
         report.checks += 1
@@ -156,6 +156,7 @@ def compile_gfx(build, model, out_dir, extra, report, label):
                         f"({names or 'no kernel'})")
         else:
             print(f"PASS {label + ' ' + gfx:52s} W4A8 kernel on {', '.join(names)}")
+    shutil.rmtree(dump, ignore_errors=True)
     return artifact
 
 
