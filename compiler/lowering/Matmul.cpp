@@ -144,6 +144,21 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// Marks the linalg contraction that produced `result` (seen through
+/// reshapes) with kFourBitAttr.
+void markFourBit(Value result) {
+  Value v = result;
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    if (isa<linalg::LinalgOp>(def))
+      def->setAttr(kFourBitAttr, UnitAttr::get(def->getContext()));
+    return;
+  }
+}
+
 /// kiln.matmul_integer: each operand that is unsigned or has a zero point
 /// becomes `i32` with the zero point subtracted (widenInteger); a signed
 /// operand without one stays `i8`, which the contraction sign-extends.
@@ -174,6 +189,8 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
       Value lhs = reinterpret(rewriter, loc, op.getLhs(), signlessType(op.getLhs().getType()));
       Value acc = lowerMatmul(rewriter, loc, lhs, op.getRhs(), op.getType(),
                               hasUnsignedElements(lhsElem));
+      if (op->hasAttr(kFourBitAttr))
+        markFourBit(acc);
       SmallVector<int64_t> sumShape(rhsType.getShape());
       sumShape[sumShape.size() - 2] = 1;
       rewriter.replaceOp(op, subtractZeroPointSums(rewriter, loc, acc, op.getRhs(),
@@ -188,7 +205,10 @@ struct MatmulIntegerLowering : OpRewritePattern<MatmulIntegerOp> {
     };
     Value lhs = operand(op.getLhs(), op.getLhsZeroPoint());
     Value rhs = operand(op.getRhs(), op.getRhsZeroPoint());
-    rewriter.replaceOp(op, lowerMatmul(rewriter, loc, lhs, rhs, op.getType()));
+    Value acc = lowerMatmul(rewriter, loc, lhs, rhs, op.getType());
+    if (op->hasAttr(kFourBitAttr) && lhs == op.getLhs() && rhs == op.getRhs())
+      markFourBit(acc);
+    rewriter.replaceOp(op, acc);
     return success();
   }
 };

@@ -505,6 +505,53 @@ struct FoldQuantizedConv : OpRewritePattern<ConvOp> {
   }
 };
 
+/// The 4-bit operands of a product as 8-bit ones holding the same values
+/// (kFourBitAttr): bytes are what the buffers hold either way, the cpu's
+/// 8-bit kernels read them, and a signed activation moves to unsigned,
+/// a + 8 with its zero point + 8 (0..15 as uint8: vpdpbusd multiplies uint8
+/// by int8; the zero point comes off as a constant, kiln-fold-quantized-ops'
+/// next pattern). Constant weights are cast at compile time. False when the
+/// activation's zero point is known only at run time (not a 4-bit form).
+bool widenFourBit(PatternRewriter &rewriter, Location loc, Dequantized &lhs, Dequantized &rhs) {
+  if (lhs.runTimeZeroPoint || rhs.runTimeZeroPoint)
+    return false;
+  auto to8 = [&](Value v, bool isUnsigned) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto eight = IntegerType::get(rewriter.getContext(), 8,
+                                  isUnsigned ? IntegerType::Unsigned : IntegerType::Signless);
+    return rewriter.createOrFold<CastOp>(loc, type.clone(eight), v);
+  };
+  Type lhsElem = getElementTypeOrSelf(lhs.integers.getType());
+  if (lhsElem.isUnsignedInteger()) {
+    lhs.integers = to8(lhs.integers, true);
+  } else {
+    auto type = cast<RankedTensorType>(lhs.integers.getType());
+    Value wide = to8(lhs.integers, false);
+    Value eight = int8Constant(rewriter, loc, {}, rewriter.getIntegerType(8), {8});
+    Value shifted = AddOp::create(rewriter, loc, type.clone(rewriter.getIntegerType(8)), wide, eight);
+    lhs.integers = rewriter.createOrFold<CastOp>(
+        loc, type.clone(IntegerType::get(rewriter.getContext(), 8, IntegerType::Unsigned)),
+        shifted);
+    if (lhs.zeroPoints.empty())
+      lhs.zeroPoints = {0.0};
+    for (double &z : lhs.zeroPoints)
+      z += 8;
+  }
+  // A constant weight becomes an 8-bit constant here (kiln.cast folds
+  // small constants only).
+  auto rhsType = cast<RankedTensorType>(rhs.integers.getType());
+  bool rhsUnsigned = rhsType.getElementType().isUnsignedInteger();
+  if (std::optional<SmallVector<double>> values = constantValues(rhs.integers)) {
+    auto eight = IntegerType::get(rewriter.getContext(), 8,
+                                  rhsUnsigned ? IntegerType::Unsigned : IntegerType::Signless);
+    rhs.integers = int8Constant(rewriter, loc, rhsType.getShape(), eight,
+                                llvm::map_to_vector(*values, [](double v) { return int64_t(v); }));
+  } else {
+    rhs.integers = to8(rhs.integers, rhsUnsigned);
+  }
+  return true;
+}
+
 /// matmul(dequantize(a), dequantize(b)) with a per tensor and b [K, N] per
 /// tensor or per column -> float(matmul_integer(a, b)) * sa * sb; a and b
 /// both 8-bit, or both 4-bit (QDQ int4 activations and weights: RDNA's iu4
@@ -519,19 +566,26 @@ struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
       return failure();
     int64_t columns = rhsType.getDimSize(1);
     std::optional<Dequantized> lhs, rhs;
+    bool fourBit = false;
     for (unsigned width : {8u, 4u}) {
       lhs = matchDequantized(op.getLhs(), -1, 1, width);
       rhs = matchDequantized(op.getRhs(), 1, columns, width);
+      fourBit = width == 4;
       if (lhs && rhs)
         break;
     }
     if (!lhs || !rhs)
       return failure();
     Location loc = op.getLoc();
+    if (fourBit && !widenFourBit(rewriter, loc, *lhs, *rhs))
+      return failure();
     Value lhsZero = zeroPointOperand(rewriter, loc, *lhs, 1);
     Value rhsZero = zeroPointOperand(rewriter, loc, *rhs, columns);
-    Value acc = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
-                                        rhsZero);
+    auto integer = MatmulIntegerOp::create(rewriter, loc, lhs->integers, rhs->integers, lhsZero,
+                                           rhsZero);
+    if (fourBit)
+      integer->setAttr(kFourBitAttr, rewriter.getUnitAttr());
+    Value acc = integer;
     Value real = CastOp::create(rewriter, loc, resultType, acc);
     SmallVector<float> scales = productScales(*lhs, *rhs, columns);
     SmallVector<int64_t> shape;
@@ -694,7 +748,9 @@ struct FoldMatmulIntegerZeroPoint : OpRewritePattern<MatmulIntegerOp> {
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
     SmallVector<int64_t> sums = weightSums(*weights, columns, /*perColumn=*/true);
-    Value acc = MatmulIntegerOp::create(rewriter, loc, op.getLhs(), op.getRhs(), Value(), Value());
+    auto integer = MatmulIntegerOp::create(rewriter, loc, op.getLhs(), op.getRhs(), Value(), Value());
+    integer->setDiscardableAttrs(op->getDiscardableAttrDictionary()); // kFourBitAttr
+    Value acc = integer;
     if (runTime) {
       acc = SubOp::create(rewriter, loc, acc.getType(), acc,
                           runTimeZeroPointCorrection(rewriter, loc, {columns}, zeroPoint, sums));

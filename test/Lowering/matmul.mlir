@@ -294,3 +294,23 @@ func.func @matmul_panels_integer(%x: tensor<1x8xui8>, %w: tensor<2x8x16xi8>) -> 
   %0 = kiln.matmul_panels %x, %w {columns = 32 : i64} : (tensor<1x8xui8>, tensor<2x8x16xi8>) -> tensor<1x32xi32>
   return %0 : tensor<1x32xi32>
 }
+
+// -----
+
+// kiln.four_bit carries over to the contraction (the gfx GEMM builder's
+// cue for a 4-bit instruction), also where the result is reshaped back.
+// CHECK-LABEL: func @matmul_integer_four_bit
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<6x4xi8>, tensor<4x5xi8>) {{.*}} attrs = {kiln.four_bit}
+func.func @matmul_integer_four_bit(%a: tensor<2x3x4xui8>, %b: tensor<4x5xi8>) -> tensor<2x3x5xi32> {
+  %0 = kiln.matmul_integer %a, %b {kiln.four_bit} : (tensor<2x3x4xui8>, tensor<4x5xi8>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @matmul_integer_four_bit_signed
+// CHECK: linalg.matmul {kiln.four_bit} ins(%arg0, %arg1 : tensor<3x4xi8>, tensor<4x5xi8>)
+func.func @matmul_integer_four_bit_signed(%a: tensor<3x4xi8>, %b: tensor<4x5xi8>) -> tensor<3x5xi32> {
+  %0 = kiln.matmul_integer %a, %b {kiln.four_bit} : (tensor<3x4xi8>, tensor<4x5xi8>) -> tensor<3x5xi32>
+  return %0 : tensor<3x5xi32>
+}

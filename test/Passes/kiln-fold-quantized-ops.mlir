@@ -201,14 +201,18 @@ func.func @int4_blocked(%x: tensor<1x4xf32>) -> tensor<1x1xf32> {
 
 // 4-bit activations by 4-bit weights (a QDQ model quantized to int4 on
 // both sides): an integer contraction like the 8-bit ones, before
-// kiln.matmul_int4's fold of the weight alone could take it; the uint4
-// zero point 8 comes off the constant weights as 8 * (the column sums
+// kiln.matmul_int4's fold of the weight alone could take it. The values
+// become bytes (kiln.four_bit says they fit in 4 bits): the uint4
+// activations cast to uint8, the int4 weights an int8 constant; the zero
+// point 8 comes off the constant weights as 8 * (the column sums
 // [-8 + 7, 1 + 2]).
 // CHECK-LABEL: func.func @int4_by_int4
 // CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<3x2xui4>
 // CHECK-DAG: %[[C:.*]] = kiln.constant dense<[-8, 24]> : tensor<2xi32>
 // CHECK-DAG: %[[S:.*]] = kiln.constant dense<[{{0.200000003|2.000000e-01}}, {{0.400000006|4.000000e-01}}]> : tensor<2xf32>
-// CHECK: %[[ACC:.*]] = kiln.matmul_integer %[[A]], %{{.*}} : (tensor<3x2xui4>, tensor<2x2xi4>) -> tensor<3x2xi32>
+// CHECK-DAG: %[[W:.*]] = kiln.constant dense<{{\[}}[-8, 1], [7, 2]]> : tensor<2x2xi8>
+// CHECK: %[[A8:.*]] = kiln.cast %[[A]] : tensor<3x2xui4> to tensor<3x2xui8>
+// CHECK: %[[ACC:.*]] = kiln.matmul_integer %[[A8]], %[[W]] {kiln.four_bit} : (tensor<3x2xui8>, tensor<2x2xi8>) -> tensor<3x2xi32>
 // CHECK: %[[D:.*]] = kiln.sub %[[ACC]], %[[C]]
 // CHECK: %[[F:.*]] = kiln.cast %[[D]]
 // CHECK: kiln.mul %[[F]], %[[S]]
@@ -220,6 +224,31 @@ func.func @int4_by_int4(%a: tensor<3x2xui4>) -> tensor<3x2xf32> {
   %b = kiln.constant dense<[[-8, 1], [7, 2]]> : tensor<2x2xi4>
   %sb = kiln.constant dense<[[2.0, 4.0]]> : tensor<1x2xf32>
   %db = kiln.dequantize %b, %sb : (tensor<2x2xi4>, tensor<1x2xf32>) -> tensor<2x2xf32>
+  %y = kiln.matmul %da, %db : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// Signed int4 activations move to unsigned bytes, a + 8 (uint8 by int8 is
+// what vpdpbusd multiplies), with their zero point -1 + 8 = 7 taken off as
+// 7 * (the column sums [3, -1]) = [21, -7].
+// CHECK-LABEL: func.func @signed_int4_activations
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<3x2xi4>
+// CHECK-DAG: %[[C:.*]] = kiln.constant dense<[21, -7]> : tensor<2xi32>
+// CHECK-DAG: %[[EIGHT:.*]] = kiln.constant dense<8> : tensor<i8>
+// CHECK: %[[A8:.*]] = kiln.cast %[[A]] : tensor<3x2xi4> to tensor<3x2xi8>
+// CHECK: %[[U:.*]] = kiln.add %[[A8]], %[[EIGHT]]
+// CHECK: %[[UA:.*]] = kiln.cast %[[U]] : tensor<3x2xi8> to tensor<3x2xui8>
+// CHECK: %[[ACC:.*]] = kiln.matmul_integer %[[UA]], %{{.*}} {kiln.four_bit} : (tensor<3x2xui8>, tensor<2x2xi8>) -> tensor<3x2xi32>
+// CHECK: kiln.sub %[[ACC]], %[[C]]
+func.func @signed_int4_activations(%a: tensor<3x2xi4>) -> tensor<3x2xf32> {
+  %sa = kiln.constant dense<0.1> : tensor<f32>
+  %za = kiln.constant dense<-1> : tensor<i4>
+  %da = kiln.dequantize %a, %sa zero_point(%za) : (tensor<3x2xi4>, tensor<f32>, tensor<i4>) -> tensor<3x2xf32>
+  %b = kiln.constant dense<[[1, -3], [2, 2]]> : tensor<2x2xi4>
+  %sb = kiln.constant dense<2.0> : tensor<f32>
+  %db = kiln.dequantize %b, %sb : (tensor<2x2xi4>, tensor<f32>) -> tensor<2x2xf32>
   %y = kiln.matmul %da, %db : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
   return %y : tensor<3x2xf32>
 }

@@ -30,6 +30,7 @@
 
 #include "codegen/amdgpu/GPUCodegen.h"
 #include "codegen/amdgpu/Passes.h"
+#include "kiln/Dialect/KilnDialect.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -537,10 +538,16 @@ bool chooseGemvTypes(GemmPlan &plan, Type aType, Type bType) {
 /// The matrix instruction for A and B of these types, and the types staged
 /// in LDS and accumulated; false when the target has none.
 bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision precision,
-                       Type aType, Type bType) {
+                       Type aType, Type bType, bool fourBitValues) {
   std::optional<MatrixInput> input = matrixInputFor(aType, bType, precision);
   if (!input)
     return false;
+  // 8-bit operands whose values fit in 4 bits (kFourBitAttr: a QDQ int4
+  // product): the 4-bit instruction where the chip has one, the staged
+  // bytes packed into nibbles per fragment. Such values also fit signed
+  // bytes: no sign flip on MFMA for an unsigned one.
+  if (fourBitValues && *input == MatrixInput::I8 && target.gemmInstruction(MatrixInput::I4))
+    input = MatrixInput::I4;
   plan.inst = target.gemmInstruction(*input);
   // 4-bit values are 8-bit values too: a chip without a 4-bit instruction
   // (CDNA, gfx1250) takes its 8-bit one, the operands extended to bytes as
@@ -558,7 +565,8 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
   // activations against int8 weights, as quantized models have them) is
   // staged as x - 128 and corrected in the kernel; its padding (an implicit
   // GEMM's) would have to be flipped too, which is not built.
-  if (!plan.inst->wmma && !widenedFourBit && (plan.a.isUnsigned || plan.b.isUnsigned)) {
+  if (!plan.inst->wmma && !widenedFourBit && !fourBitValues &&
+      (plan.a.isUnsigned || plan.b.isUnsigned)) {
     if (*input != MatrixInput::I8 || (plan.a.isUnsigned && plan.b.isUnsigned))
       return false;
     Source &flipped = plan.a.isUnsigned ? plan.a : plan.b;
@@ -647,7 +655,8 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
                          : getElementTypeOrSelf(plan.a.arg.getType());
   Type bType = plan.int4 || plan.w4a8 ? aType : getElementTypeOrSelf(plan.b.arg.getType());
   if (!(plan.gemvPanel ? chooseGemvTypes(plan, aType, bType)
-                       : chooseInstruction(plan, target, precision, aType, bType)))
+                       : chooseInstruction(plan, target, precision, aType, bType,
+                                           op->hasAttr(kFourBitAttr))))
     return std::nullopt;
   Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
   // (W4A8's i32 group sums become f32 as each group ends.)

@@ -52,6 +52,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CPUOptions &options) {
   KilnCPUWinogradKernelsOptions winograd;
   winograd.vectorLanes = options.vectorLanes;
   pm.addNestedPass<func::FuncOp>(createKilnCPUWinogradKernels(winograd));
+  pm.addNestedPass<func::FuncOp>(createKilnCPUWidenFourBit());
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
   pm.addNestedPass<func::FuncOp>(createKilnCountFlops());
   pm.addPass(createCanonicalizerPass());

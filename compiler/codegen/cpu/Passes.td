@@ -52,6 +52,20 @@ def KilnCPUDistribute : Pass<"kiln-cpu-distribute", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnCPUWidenFourBit : Pass<"kiln-cpu-widen-four-bit", "mlir::func::FuncOp"> {
+  let summary = "4-bit integer contractions read their operands as 8-bit values";
+  let description = [{
+    A `kiln.matmul_integer` of 4-bit operands (`i4`, `ui4`: a QDQ model
+    quantized to 4 bits on both sides) gets each 4-bit operand and zero
+    point through a `kiln.cast` to 8 bits of the same signedness (a
+    constant's folds at compile time), so that the cpu's 8-bit integer
+    kernels take the product: x86 has no 4-bit dot product, and a
+    contraction of `i4` values would be a scalar loop. Runs on the cpu's
+    dispatch functions only; the gfx targets keep the 4-bit operands, which
+    RDNA's iu4 WMMA multiplies as they are.
+  }];
+}
+
 def KilnCPUWinogradKernels : Pass<"kiln-cpu-winograd-kernels", "mlir::func::FuncOp"> {
   let summary = "vector kernels for kiln.winograd_input and kiln.winograd_output dispatches";
   let description = [{

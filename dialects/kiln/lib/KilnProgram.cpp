@@ -487,6 +487,23 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();
   }
+  if (name == kFourBitAttr) {
+    // On kiln.matmul_integer of 8-bit operands (or the kiln.matmul_panels
+    // kiln-pack-matmul-panels makes of it), or the linalg contraction it
+    // lowers to.
+    bool bytes = false;
+    if (auto matmul = dyn_cast<MatmulIntegerOp>(op))
+      bytes = getElementTypeOrSelf(matmul.getLhs().getType()).isInteger(8) &&
+              getElementTypeOrSelf(matmul.getRhs().getType()).isInteger(8);
+    if (auto panels = dyn_cast<MatmulPanelsOp>(op))
+      bytes = getElementTypeOrSelf(panels.getLhs().getType()).isInteger(8) &&
+              getElementTypeOrSelf(panels.getWeights().getType()).isInteger(8);
+    if (!isa<UnitAttr>(value) || (!bytes && op->getDialect() == op->getContext()->getLoadedDialect<KilnDialect>()))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a kiln.matmul_integer of 8-bit "
+                                "operands (or a linalg contraction)";
+    return success();
+  }
   if (name == "kiln.im2col") {
     auto window = dyn_cast<DenseI64ArrayAttr>(value);
     if (!window || window.size() != 7)

@@ -944,3 +944,27 @@ func.func @winograd_output_residual(%m: tensor<36x4x16xf32>, %r: tensor<1x4x16x1
   %0 = kiln.winograd_output %m residual(%r) {tile = 4 : i64} : (tensor<36x4x16xf32>, tensor<1x4x16x16xf32>) -> tensor<1x4x14x14xf32>
   return
 }
+
+// -----
+
+func.func @four_bit_on_four_bit_operands(%a: tensor<3x4xi4>, %b: tensor<4x2xi4>) {
+  // expected-error @+1 {{'kiln.four_bit' must be a unit attribute on a kiln.matmul_integer of 8-bit operands (or a linalg contraction)}}
+  %0 = kiln.matmul_integer %a, %b {kiln.four_bit} : (tensor<3x4xi4>, tensor<4x2xi4>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+func.func @four_bit_not_unit(%a: tensor<3x4xui8>, %b: tensor<4x2xi8>) {
+  // expected-error @+1 {{'kiln.four_bit' must be a unit attribute on a kiln.matmul_integer of 8-bit operands (or a linalg contraction)}}
+  %0 = kiln.matmul_integer %a, %b {kiln.four_bit = 1 : i64} : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+func.func @four_bit_on_add(%a: tensor<3xi8>) {
+  // expected-error @+1 {{'kiln.four_bit' must be a unit attribute on a kiln.matmul_integer of 8-bit operands (or a linalg contraction)}}
+  %0 = kiln.add %a, %a {kiln.four_bit} : (tensor<3xi8>, tensor<3xi8>) -> tensor<3xi8>
+  return
+}

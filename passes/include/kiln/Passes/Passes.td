@@ -216,8 +216,12 @@ def KilnFoldQuantizedOps : Pass<"kiln-fold-quantized-ops", "mlir::func::FuncOp">
     `float(kiln.conv_integer(x, w, zx, zw)) * (sx * sw) + bias`; likewise
     `kiln.matmul` of a per-tensor `lhs` and a `[K, N]` `rhs` per tensor or per
     column becomes `kiln.matmul_integer`, with both operands 8-bit or both
-    4-bit (a QDQ model quantized to int4 on both sides: the 4-bit values
-    stay 4-bit, RDNA's iu4 WMMA multiplies them). The float scaling and bias are
+    4-bit. 4-bit ones (a QDQ model quantized to int4 on both sides) become
+    bytes holding the same values, marked `kiln.four_bit`: the weight an
+    int8 constant, the activation cast to 8 bits (a signed one moved to
+    unsigned, `a + 8` with its zero point + 8, for the cpu's uint8 x int8
+    kernels); the gfx targets with a 4-bit matrix instruction (RDNA's iu4
+    WMMA) take it for such products. The float scaling and bias are
     elementwise consumers of the integer op, which dispatch formation fuses
     into its epilogue (together with the next layer's `kiln.quantize`). This
     is how pre-quantized QDQ models and Kiln's own quantization reach the

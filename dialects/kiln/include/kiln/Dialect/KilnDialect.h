@@ -57,6 +57,13 @@ inline constexpr llvm::StringLiteral kObservedTensorsAttr = "kiln.observed_tenso
 /// On the module: the ONNX node names --quantize-exclude keeps in float
 /// (kiln-quantize-int4-weights leaves their matmuls alone).
 inline constexpr llvm::StringLiteral kFloatNodesAttr = "kiln.float_nodes";
+/// On a kiln.matmul_integer of 8-bit operands, and on the linalg
+/// contraction it lowers to: every value of both operands fits in 4 bits
+/// (-8..7 signed, 0..15 unsigned), as a QDQ product quantized to int4 on
+/// both sides stores them (kiln-fold-quantized-ops). The values are bytes
+/// everywhere (the cpu's 8-bit kernels read them as they are); the gfx
+/// targets with a 4-bit matrix instruction (RDNA's iu4 WMMA) take it.
+inline constexpr llvm::StringLiteral kFourBitAttr = "kiln.four_bit";
 /// On the module: the ONNX node names the importer imported twice for the
 /// sensitivity analysis (ImportOptions::shadowQuantized), an array of
 /// strings; their outputs are named with these suffixes.
