@@ -636,6 +636,7 @@ def held_out_prompts(rng: np.random.Generator, count: int, seq: int) -> np.ndarr
     import importlib.util
     spec = importlib.util.spec_from_file_location("kiln_export", EXPORT)
     export = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = export  # (its dataclasses look their module up)
     spec.loader.exec_module(export)
     tokens, _ = export.training_corpus()
     _, held_out = export.corpus_split(tokens)
