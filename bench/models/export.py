@@ -20,13 +20,16 @@ and one of each family issue 16 measures: mobilenet_v3_large,
 efficientnet_b0, regnet_y_400mf, convnext_tiny, vit_b_16; no pretrained
 weights), bert (BERT-style encoder) and llama (LLaMA-style decoder, exported
 as two graphs sharing one set of weights: llama_prefill and llama_decode
-with a fixed-size KV cache). --small writes reduced variants with a "_small"
+with a fixed-size KV cache). Named only, never by default: llama_trained,
+the same decoder with a byte vocabulary trained on text (the Python
+standard library's sources; see trained_llama_specs; bench/int4/decoder.py
+--trained runs it with OpenBLAS). --small writes reduced variants with a "_small"
 suffix (64x64 images; vit_b_16 keeps 224x224, its position embedding is
 sized for it).
 
 Usage (run with the Debian interpreter that has torch/torchvision/onnx):
   /usr/bin/python3 bench/models/export.py --out DIR
-      [--models resnet50,mobilenet_v2,...,bert,llama] [--small] [--selfcheck]
+      [--models resnet50,mobilenet_v2,...,bert,llama,llama_trained] [--small] [--selfcheck]
 """
 
 from __future__ import annotations
