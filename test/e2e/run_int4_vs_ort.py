@@ -249,6 +249,20 @@ class Report:
         return ok
 
 
+def ort_case(work, dirname, model, a, label, report):
+    """Writes the case's folder (m.onnx, A.npy) and runs ONNX Runtime on it:
+    (folder, inputs, ONNX Runtime's Y or None, reported as a failure)."""
+    d = work / dirname
+    d.mkdir()
+    onnx.save(model, d / "m.onnx")
+    np.save(d / "A.npy", a)
+    inputs = {"A": d / "A.npy"}
+    ort = run_ort(d / "m.onnx", inputs, d / "ort", "Y")
+    if ort is None:
+        report.fail(label, "ONNX Runtime failed")
+    return d, inputs, ort
+
+
 def cosine(a, b):
     a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
@@ -299,15 +313,9 @@ def part_a(work, report, kiln):
     for name, k, n, block, with_zp, a_shape, seed in CASES_A:
         model, codes, scales, zp, a = nbits_case(name, k, n, block, with_zp, a_shape, seed)
         nb = codes.shape[1] // block
-        d = work / f"A_{name}"
-        d.mkdir()
-        onnx.save(model, d / "m.onnx")
-        np.save(d / "A.npy", a)
-        inputs = {"A": d / "A.npy"}
         label = f"A {name} A{a_shape}"
-        ort = run_ort(d / "m.onnx", inputs, d / "ort", "Y")
+        d, inputs, ort = ort_case(work, f"A_{name}", model, a, label, report)
         if ort is None:
-            report.fail(label, "ONNX Runtime failed")
             continue
         w = dequantize(codes, scales, zp if with_zp else np.full((n, nb), 8, np.uint8), k, block)
         ref = np.matmul(a.astype(np.float64), w.astype(np.float64))
@@ -621,15 +629,10 @@ def part_d(work, report, kiln):
         w_scale = rng.uniform(0.01, 0.1, [n] if granularity == "column" else []).astype(np.float32)
         # A spread over the 4-bit range and past it (saturation).
         a = (rng.standard_normal(a_shape) * 2.5 * a_scale).astype(np.float32)
-        d = work / f"D_{name}"
-        d.mkdir()
-        onnx.save(qdq_int4_model(name, k, n, a_shape, signed, codes, w_scale, a_scale), d / "m.onnx")
-        np.save(d / "A.npy", a)
-        inputs = {"A": d / "A.npy"}
         label = f"D {name}"
-        ort = run_ort(d / "m.onnx", inputs, d / "ort", "Y")
+        model = qdq_int4_model(name, k, n, a_shape, signed, codes, w_scale, a_scale)
+        d, inputs, ort = ort_case(work, f"D_{name}", model, a, label, report)
         if ort is None:
-            report.fail(label, "ONNX Runtime failed")
             continue
         lo, hi, z = (-8, 7, 0) if signed else (0, 15, 8)
         s32 = np.float32(a_scale)
