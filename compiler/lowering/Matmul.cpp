@@ -8,9 +8,10 @@
 //
 // kiln.matmul_integer is the same contraction accumulating in i32. The
 // quantized form, 8-bit activations with one zero point z times int8
-// weights without one (or 4-bit ones times int4), reads both as they are (a linalg.generic zero-extends
-// uint8 activations: linalg.matmul's `cast_unsigned` would apply to both
-// operands) and subtracts z * (column sums of the weights) afterwards.
+// weights without one (or 4-bit ones times int4), reads both as they are
+// (a linalg.generic zero-extends uint8 activations: linalg.matmul's
+// `cast_unsigned` would apply to both operands) and subtracts z * (column
+// sums of the weights) afterwards. kFourBitAttr goes on the contraction.
 // Otherwise unsigned operands and operands with a zero point are first
 // widened to i32 with the zero point subtracted (an elementwise generic that
 // the CPU backend fuses into the GEMM's workgroups); signed operands without

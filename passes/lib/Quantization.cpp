@@ -554,9 +554,10 @@ bool widenFourBit(PatternRewriter &rewriter, Location loc, Dequantized &lhs, Deq
 
 /// matmul(dequantize(a), dequantize(b)) with a per tensor and b [K, N] per
 /// tensor or per column -> float(matmul_integer(a, b)) * sa * sb; a and b
-/// both 8-bit, or both 4-bit (QDQ int4 activations and weights: RDNA's iu4
-/// WMMA takes them as they are). Before kiln.matmul_int4's fold of a 4-bit
-/// weight alone (benefit 2), which would leave the activations in float.
+/// both 8-bit, or both 4-bit (QDQ int4 activations and weights, as bytes
+/// marked kFourBitAttr: widenFourBit). Before kiln.matmul_int4's fold of a
+/// 4-bit weight alone (benefit 2), which would leave the activations in
+/// float.
 struct FoldQuantizedMatmul : OpRewritePattern<MatmulOp> {
   FoldQuantizedMatmul(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {

@@ -3,10 +3,10 @@
 // x86 has no 4-bit dot-product instruction, and a contraction of i4 values
 // would be a scalar loop (LLVM's vectors of i4 are packed, the buffers hold
 // one value per byte). 4-bit values are 8-bit values too: on the cpu a
-// kiln.matmul_integer of 4-bit operands (a QDQ model quantized to int4 on
-// both sides) reads them extended to 8 bits, a constant weight extended at
-// compile time (the cast folds), so that the 8-bit kernels (vpdpbusd)
-// take it. The gfx targets keep the 4-bit operands (RDNA's iu4 WMMA).
+// kiln.matmul_integer of `i4`/`ui4` operands (written in kiln IR; QDQ
+// models fold to bytes marked kiln.four_bit instead) reads them extended
+// to 8 bits, a small constant extended at compile time (the cast folds),
+// so that the 8-bit kernels (vpdpbusd) take it.
 //
 //===----------------------------------------------------------------------===//
 
