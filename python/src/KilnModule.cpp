@@ -751,7 +751,8 @@ PYBIND11_MODULE(_kiln, m) {
       {KILN_STATUS_UNSUPPORTED, "UNSUPPORTED"},
       {KILN_STATUS_OUT_OF_MEMORY, "OUT_OF_MEMORY"},
       {KILN_STATUS_INTERNAL, "INTERNAL"},
-      {KILN_STATUS_UNAVAILABLE, "UNAVAILABLE"}};
+      {KILN_STATUS_UNAVAILABLE, "UNAVAILABLE"},
+      {KILN_STATUS_DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"}};
   py::dict codes;
   for (const auto &[code, name] : kCodes)
     codes[name] = int(code);

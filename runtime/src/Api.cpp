@@ -285,8 +285,13 @@ kiln_status_t kiln_device_create(const char *spec,
   if (!options)
     options = &defaults;
   uint32_t threads = options->thread_count;
+  cpu_set_t affinity;
+  bool pinned = options->cpu_list && options->cpu_list[0];
+  if (pinned)
+    KILN_RETURN_IF_ERROR(ThreadPool::parseCpuList(options->cpu_list, affinity));
   if (threads == 0)
-    threads = ThreadPool::availableCpus();
+    threads = pinned ? unsigned(CPU_COUNT(&affinity))
+                     : ThreadPool::availableCpus();
   if (threads > kMaxThreads)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       strFormat("thread count %u is too large (at most %u)",
@@ -298,7 +303,8 @@ kiln_status_t kiln_device_create(const char *spec,
   // An emu device runs the code object stored under its own name.
   device->target = emuChip ? spec : "cpu";
   device->emuChip = emuChip;
-  KILN_RETURN_IF_ERROR(ThreadPool::create(threads, device->pool));
+  KILN_RETURN_IF_ERROR(
+      ThreadPool::create(threads, device->pool, pinned ? &affinity : nullptr));
   *out_device = device.release();
   return nullptr;
 }

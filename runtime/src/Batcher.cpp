@@ -403,6 +403,7 @@ kiln_status_t kiln_batcher_create(kiln_device_t *device, kiln_artifact_t *artifa
       kiln_session_options_init(&sessionOptions);
       sessionOptions.trace_callback = o.trace_callback;
       sessionOptions.trace_user_data = o.trace_user_data;
+      sessionOptions.run_timeout_us = o.run_timeout_us;
       sessionOptions.program = a.str(a.manifest().programs()->Get(
           flatbuffers::uoffset_t(program))->name());
       kiln_session_t *session = nullptr;
@@ -415,7 +416,13 @@ kiln_status_t kiln_batcher_create(kiln_device_t *device, kiln_artifact_t *artifa
     }
   kiln_batcher_s *raw = batcher.get();
   for (size_t i = 0; i < raw->sessions.size(); ++i)
-    raw->workers.emplace_back([raw, i] { raw->work(i); });
+    raw->workers.emplace_back([raw, i] {
+      // A device pinned to some CPUs (kiln_device_options_t.cpu_list) gets
+      // the threads that drive its jobs too.
+      if (raw->device->pool)
+        raw->device->pool->pinCurrentThread();
+      raw->work(i);
+    });
   *out_batcher = batcher.release();
   return nullptr;
 }

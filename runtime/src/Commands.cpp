@@ -4,14 +4,49 @@
 
 #include "Status.h"
 
+#include <algorithm>
 #include <vector>
 
 using namespace kiln::rt;
 namespace fb = kiln::artifact;
 
+namespace {
+/// "300 ms", "1500 us".
+std::string formatMicroseconds(uint64_t us) {
+  if (us % 1000 == 0)
+    return strFormat("%llu ms", (unsigned long long)(us / 1000));
+  return strFormat("%llu us", (unsigned long long)us);
+}
+} // namespace
+
+RunDeadline kiln::rt::RunDeadline::after(uint64_t timeoutUs) {
+  RunDeadline d;
+  if (timeoutUs == 0)
+    return d;
+  d.enabled = true;
+  d.timeoutUs = timeoutUs;
+  d.deadline = std::chrono::steady_clock::now() +
+               std::chrono::microseconds(
+                   std::min<uint64_t>(timeoutUs, uint64_t(1) << 50));
+  return d;
+}
+
+kiln_status_t kiln::rt::RunDeadline::check(const std::string &where, const char *what,
+                                 size_t index, size_t count) const {
+  if (!enabled || std::chrono::steady_clock::now() < deadline)
+    return nullptr;
+  return makeStatus(
+      KILN_STATUS_DEADLINE_EXCEEDED,
+      strFormat("%s: the run passed its time limit of %s and was stopped "
+                "before %s %zu of %zu",
+                where.c_str(), formatMicroseconds(timeoutUs).c_str(), what,
+                index, count));
+}
+
 kiln_status_t kiln::rt::runCommands(const fb::Program &program,
                                     CommandTarget &target,
-                                    const std::string &where) {
+                                    const std::string &where,
+                                    const RunDeadline &deadline) {
   auto *commands = program.commands();
   if (!commands)
     return nullptr;
@@ -20,6 +55,20 @@ kiln_status_t kiln::rt::runCommands(const fb::Program &program,
   for (size_t pc = 0; pc < count;) {
     const fb::Command &c = *commands->Get(flatbuffers::uoffset_t(pc));
     size_t next = pc + 1;
+    // Every loop iteration passes a jump, so a program that runs on (a Loop
+    // whose trip count the data sets) meets a check however few dispatches
+    // it has.
+    switch (c.op()) {
+    case fb::CommandOp::Dispatch:
+    case fb::CommandOp::Copy:
+    case fb::CommandOp::JumpIfFalse:
+    case fb::CommandOp::Jump:
+    case fb::CommandOp::JumpIfCounterAtLeast:
+      KILN_RETURN_IF_ERROR(deadline.check(where, "command", pc, count));
+      break;
+    default:
+      break;
+    }
     switch (c.op()) {
     case fb::CommandOp::Dispatch:
       KILN_RETURN_IF_ERROR(target.dispatch(c.index()));

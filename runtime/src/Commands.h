@@ -16,6 +16,7 @@
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -45,10 +46,26 @@ public:
                                    int64_t value, size_t slot) = 0;
 };
 
+/// When a run must stop: `deadline` on the steady clock, if `enabled`.
+struct RunDeadline {
+  bool enabled = false;
+  std::chrono::steady_clock::time_point deadline;
+  uint64_t timeoutUs = 0; // for the message
+
+  /// A deadline `timeoutUs` from now (none for 0).
+  static RunDeadline after(uint64_t timeoutUs);
+  /// KILN_STATUS_DEADLINE_EXCEEDED naming `where` and `what` (the command
+  /// or dispatch about to run) once the deadline has passed, else null.
+  kiln_status_t check(const std::string &where, const char *what,
+                      size_t index, size_t count) const;
+};
+
 /// Runs the commands of `program` (validated) on `target`. `where` names
-/// the program in errors ("model.kiln").
+/// the program in errors ("model.kiln"). Before every dispatch, copy and
+/// jump the run checks `deadline`.
 kiln_status_t runCommands(const kiln::artifact::Program &program,
-                          CommandTarget &target, const std::string &where);
+                          CommandTarget &target, const std::string &where,
+                          const RunDeadline &deadline = {});
 
 } // namespace kiln::rt
 

@@ -374,7 +374,8 @@ private:
 
 kiln_status_t HipProgram::run(const std::vector<const kiln_tensor_t *> &inputs,
                               kiln_tensor_t *outputs, int64_t *extents,
-                              uint64_t *dispatchNs) {
+                              uint64_t *dispatchNs,
+                              const RunDeadline &deadline) {
   const HipApi &api = *api_;
   KILN_HIP_RETURN_IF_ERROR(api, artifactName_, hipSetDevice, (device_));
   // Once work is queued, an error must not return before the stream is idle:
@@ -397,7 +398,8 @@ kiln_status_t HipProgram::run(const std::vector<const kiln_tensor_t *> &inputs,
                                (events_[0], stream_));
     if (program_->commands()) {
       Commands target(*this);
-      KILN_RETURN_IF_ERROR(runCommands(*program_, target, artifactName_));
+      KILN_RETURN_IF_ERROR(
+          runCommands(*program_, target, artifactName_, deadline));
     } else {
       for (size_t i = 0; i < launches_.size(); ++i) {
         KILN_RETURN_IF_ERROR(launch(i));

@@ -14,6 +14,7 @@
 #define KILN_RUNTIME_SRC_HIPDEVICE_H
 
 #include "kiln/artifact.hpp"
+#include "Commands.h"
 #include "HipApi.h"
 
 #include <memory>
@@ -78,9 +79,10 @@ public:
   /// `dispatchNs[i]`.
   /// Also copies each output extent (Program.extents, in order) to
   /// `extents`.
+  /// A program with commands stops at `deadline` (checked per command).
   kiln_status_t run(const std::vector<const kiln_tensor_t *> &inputs,
                     kiln_tensor_t *outputs, int64_t *extents,
-                    uint64_t *dispatchNs);
+                    uint64_t *dispatchNs, const RunDeadline &deadline);
 
   /// Device base addresses, for tests.
   const void *arena() const { return arena_; }

@@ -65,6 +65,7 @@ kiln_status_t Session::create(kiln_device_s *device, kiln_artifact_s *artifact,
   session->trace_ = options.trace_callback;
   session->traceUser_ = options.trace_user_data;
   session->wantEmuStats_ = options.enable_emu_stats != 0;
+  session->runTimeoutUs_ = options.run_timeout_us;
   if (session->wantEmuStats_ && !device->emuChip)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "emu statistics need an emu:<gfx> device (the session's "
@@ -379,11 +380,13 @@ kiln_status_t Session::run(const kiln_tensor_t *inputs, size_t inputCount,
   KILN_RETURN_IF_ERROR(checkInputs(inputs, inputCount, byModelIndex));
   KILN_RETURN_IF_ERROR(checkOutputs(outputs, outputCount));
 
+  RunDeadline deadline = RunDeadline::after(runTimeoutUs_);
   if (hip_)
     KILN_RETURN_IF_ERROR(hip_->run(byModelIndex, outputs, extents_.data(),
-                                   profiling_ ? dispatchNs_.data() : nullptr));
+                                   profiling_ ? dispatchNs_.data() : nullptr,
+                                   deadline));
   else
-    KILN_RETURN_IF_ERROR(runHost(byModelIndex, outputs));
+    KILN_RETURN_IF_ERROR(runHost(byModelIndex, outputs, deadline));
 
   const std::vector<TensorInfo> &expected = interface_->outputs;
   for (size_t i = 0; i < outputCount; ++i) {
@@ -548,7 +551,8 @@ private:
 };
 
 kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
-                               kiln_tensor_t *outputs) {
+                               kiln_tensor_t *outputs,
+                               const RunDeadline &deadline) {
   bindInPlaceOutputs(outputs);
   // memmove: an input placed in an output's bytes now lives in the caller's
   // output buffer, which the caller may have passed as that input too.
@@ -558,10 +562,14 @@ kiln_status_t Session::runHost(const std::vector<const kiln_tensor_t *> &inputs,
 
   if (program_->commands()) {
     HostCommands target(*this);
-    KILN_RETURN_IF_ERROR(runCommands(*program_, target, artifact_->name()));
+    KILN_RETURN_IF_ERROR(
+        runCommands(*program_, target, artifact_->name(), deadline));
   } else {
-    for (size_t i = 0; i < dispatches_.size(); ++i)
+    for (size_t i = 0; i < dispatches_.size(); ++i) {
+      KILN_RETURN_IF_ERROR(
+          deadline.check(artifact_->name(), "dispatch", i, dispatches_.size()));
       KILN_RETURN_IF_ERROR(runDispatch(i));
+    }
   }
 
   const std::vector<TensorInfo> &expected = interface_->outputs;

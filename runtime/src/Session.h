@@ -81,7 +81,7 @@ private:
   /// (when that buffer is 64-byte aligned) or back at the arena.
   void bindInPlaceOutputs(const kiln_tensor_t *outputs);
   kiln_status_t runHost(const std::vector<const kiln_tensor_t *> &inputs,
-                        kiln_tensor_t *outputs);
+                        kiln_tensor_t *outputs, const RunDeadline &deadline);
   /// Runs dispatch `i` on the cpu or emu device (and times it).
   kiln_status_t runDispatch(size_t i);
   class HostCommands;
@@ -138,6 +138,7 @@ private:
 
   std::mutex mutex_; // serializes run and the profile
   bool profiling_ = false;
+  uint64_t runTimeoutUs_ = 0; // 0: runs have no time limit
   kiln_trace_callback_t trace_ = nullptr;
   void *traceUser_ = nullptr;
   uint64_t runs_ = 0;

@@ -102,6 +102,8 @@ const char *kiln_status_code_name(kiln_status_code_t code) {
     return "internal error";
   case KILN_STATUS_UNAVAILABLE:
     return "unavailable";
+  case KILN_STATUS_DEADLINE_EXCEEDED:
+    return "deadline exceeded";
   }
   return "unknown status";
 }

@@ -5,6 +5,7 @@
 #include "Status.h"
 
 #include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <sched.h>
 #include <thread>
@@ -33,16 +34,108 @@ unsigned ThreadPool::availableCpus() {
   return n ? n : 1;
 }
 
+std::string ThreadPool::formatCpuList(const cpu_set_t &set) {
+  std::string text;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set))
+      continue;
+    int last = cpu;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+      ++last;
+    text += (text.empty() ? "" : ",") + std::to_string(cpu);
+    if (last > cpu)
+      text += "-" + std::to_string(last);
+    cpu = last;
+  }
+  return text;
+}
+
+kiln_status_t ThreadPool::parseCpuList(const char *text, cpu_set_t &out) {
+  CPU_ZERO(&out);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+    return makeStatus(KILN_STATUS_INTERNAL,
+                      strFormat("cannot read this process's CPUs: %s",
+                                std::strerror(errno)));
+  auto bad = [&](const std::string &why) {
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      strFormat("cpu list '%s': %s", text, why.c_str()));
+  };
+  // One number below CPU_SETSIZE at `p`, which moves past it.
+  auto number = [&](const char *&p, int &value) {
+    if (*p < '0' || *p > '9')
+      return false;
+    long v = 0;
+    while (*p >= '0' && *p <= '9') {
+      v = v * 10 + (*p++ - '0');
+      if (v >= CPU_SETSIZE)
+        return false;
+    }
+    value = int(v);
+    return true;
+  };
+  const char *p = text;
+  if (!*p)
+    return bad("is empty");
+  while (true) {
+    int first = 0, last = 0;
+    if (!number(p, first))
+      return bad(strFormat("expected a CPU number below %d at offset %zu "
+                           "(write CPUs as 0-3,8)",
+                           CPU_SETSIZE, size_t(p - text)));
+    last = first;
+    if (*p == '-') {
+      const char *end = ++p;
+      if (!number(p, last) || last < first)
+        return bad(strFormat("expected the end of a range (at least %d) at "
+                             "offset %zu",
+                             first, size_t(end - text)));
+    }
+    for (int cpu = first; cpu <= last; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed))
+        return bad(strFormat("CPU %d is not one this process may run on "
+                             "(it may run on %s)",
+                             cpu, formatCpuList(allowed).c_str()));
+      CPU_SET(cpu, &out);
+    }
+    if (!*p)
+      return nullptr;
+    if (*p != ',')
+      return bad(strFormat("unexpected '%c' at offset %zu", *p,
+                           size_t(p - text)));
+    ++p;
+  }
+}
+
+void ThreadPool::pinCurrentThread() const {
+  if (pinned_)
+    pthread_setaffinity_np(pthread_self(), sizeof(affinity_), &affinity_);
+}
+
 kiln_status_t ThreadPool::create(unsigned threadCount,
-                                 std::unique_ptr<ThreadPool> &out) {
+                                 std::unique_ptr<ThreadPool> &out,
+                                 const cpu_set_t *affinity) {
   if (threadCount == 0)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "thread count must be at least 1");
   std::unique_ptr<ThreadPool> pool(new ThreadPool());
+  CPU_ZERO(&pool->affinity_);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  if (affinity) {
+    pool->pinned_ = true;
+    pool->affinity_ = *affinity;
+    pthread_attr_setaffinity_np(&attributes, sizeof(*affinity), affinity);
+  }
+  struct AttributesGuard {
+    pthread_attr_t &a;
+    ~AttributesGuard() { pthread_attr_destroy(&a); }
+  } guard{attributes};
   pool->workers_.reserve(threadCount - 1);
   for (unsigned i = 1; i < threadCount; ++i) {
     pthread_t thread;
-    int error = pthread_create(&thread, nullptr, &workerEntry, pool.get());
+    int error = pthread_create(&thread, &attributes, &workerEntry, pool.get());
     if (error != 0)
       return makeStatus(KILN_STATUS_INTERNAL,
                         strFormat("cannot start worker thread %u of %u: %s",

@@ -20,6 +20,8 @@
 #include <memory>
 #include <mutex>
 #include <pthread.h>
+#include <sched.h>
+#include <string>
 #include <vector>
 
 namespace kiln::rt {
@@ -31,8 +33,10 @@ public:
 
   /// A pool of `threadCount` threads in total: the caller of parallelFor and
   /// `threadCount - 1` workers started here.
+  /// With `affinity`, every worker is pinned to those CPUs.
   static kiln_status_t create(unsigned threadCount,
-                              std::unique_ptr<ThreadPool> &out);
+                              std::unique_ptr<ThreadPool> &out,
+                              const cpu_set_t *affinity = nullptr);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
@@ -47,6 +51,16 @@ public:
   /// The number of threads this process may run on (at least 1).
   static unsigned availableCpus();
 
+  /// Parses a CPU list in Linux's cpuset format ("0-3,8") into `out`;
+  /// every CPU must be one this process may run on.
+  static kiln_status_t parseCpuList(const char *text, cpu_set_t &out);
+  /// "0-3,8".
+  static std::string formatCpuList(const cpu_set_t &set);
+
+  /// Pins the calling thread to the pool's CPUs, when it was created with
+  /// an affinity (for the threads that drive this pool's jobs).
+  void pinCurrentThread() const;
+
 private:
   ThreadPool() = default;
   static void *workerEntry(void *pool);
@@ -56,6 +70,8 @@ private:
   void work(bool fromBack);
 
   std::vector<pthread_t> workers_;
+  bool pinned_ = false;
+  cpu_set_t affinity_;
   std::mutex submitMutex_; // one job at a time
 
   // Waking workers: jobSequence_ changes (under sleepMutex_) with every job.

@@ -49,6 +49,10 @@ const char *const kUsage =
     "                           compiled with --batch-sizes; default: the\n"
     "                           first program)\n"
     "  --seed=N                 seed for random inputs (default: 0)\n"
+    "  --cpus=LIST              pin the device's worker threads to these\n"
+    "                           CPUs (0-3,8; default: unpinned)\n"
+    "  --run-timeout-ms=N       stop the run if it takes longer than N ms\n"
+    "                           (exit 1; a Loop that runs on)\n"
     "  --threads=N              worker threads including the caller\n"
     "                           (default: 0 = one per available CPU)\n"
     "  --output-dir=DIR         write OUTPUT.npy files into DIR (created if\n"
@@ -87,6 +91,8 @@ struct Options {
   std::vector<InputSpec> inputs;
   uint64_t seed = 0;
   uint64_t threads = 0;
+  std::string cpus;
+  uint64_t runTimeoutMs = 0;
   uint64_t batch = 0;
   std::string outputDir;
   bool bf16AsBits = false;
@@ -137,6 +143,14 @@ Options parseArguments(int argc, char **argv) {
       if (!support::parseUint64(text, options.threads) ||
           options.threads > 1024)
         fatal("--threads: '" + text + "' is not a thread count (0-1024)");
+    } else if (support::flagValue(arg, "--cpus=", options.cpus)) {
+      if (options.cpus.empty())
+        fatal("--cpus: expected a CPU list such as 0-3,8");
+    } else if (support::flagValue(arg, "--run-timeout-ms=", text)) {
+      if (!support::parseUint64(text, options.runTimeoutMs) ||
+          options.runTimeoutMs < 1 || options.runTimeoutMs > 86400000)
+        fatal("--run-timeout-ms: '" + text +
+              "' is not a time limit in milliseconds (1-86400000)");
     } else if (support::flagValue(arg, "--input=", text)) {
       InputSpec spec;
       size_t at = text.find("=@");
@@ -432,13 +446,15 @@ int main(int argc, char **argv) {
   }
 
   Device device;
-  status = Device::create(options.device, uint32_t(options.threads), device);
+  status = Device::create(options.device, uint32_t(options.threads), device,
+                          options.cpus);
   if (!status.ok())
     fatal(status.message());
   Session session;
   kiln_session_options_t sessionOptions;
   kiln_session_options_init(&sessionOptions);
   sessionOptions.batch_size = uint32_t(options.batch);
+  sessionOptions.run_timeout_us = options.runTimeoutMs * 1000;
   if (options.emuStats) {
     if (options.device.rfind("emu:", 0) != 0)
       fatal("--emu-stats needs an emulated device (--device=emu:GFX), not '" +

@@ -159,6 +159,51 @@ void parseConfig(const std::string &text, const std::string &path, Config &out) 
     loadFailure(errors.first().empty() ? out.path + ": not a model configuration" : errors.first());
 }
 
+std::string Config::atParameter(const std::string &key) const {
+  // The parser recorded each entry's place by its index among the entries
+  // it read, which is the order reflection lists them in.
+  const google::protobuf::FieldDescriptor *field =
+      serve::ModelConfig::descriptor()->FindFieldByName("parameters");
+  const google::protobuf::Reflection *reflection = config.GetReflection();
+  int count = reflection->FieldSize(config, field);
+  int index = 0;
+  for (int i = 0; i < count; ++i) {
+    const google::protobuf::Message &entry = reflection->GetRepeatedMessage(config, field, i);
+    const google::protobuf::FieldDescriptor *keyField = entry.GetDescriptor()->map_key();
+    if (entry.GetReflection()->GetString(entry, keyField) == key) {
+      index = i;
+      break;
+    }
+  }
+  return at("parameters", index) + " '" + key + "'";
+}
+
+ModelPolicy readModelPolicy(const Config &config, const ModelPolicy &defaults) {
+  ModelPolicy policy = defaults;
+  // Sorted, so that the first bad key reported does not depend on the map.
+  std::map<std::string, std::string> parameters;
+  for (const auto &[key, value] : config.config.parameters())
+    parameters[key] = value.string_value();
+  for (const auto &[key, value] : parameters) {
+    if (key == "kiln.run_timeout_ms") {
+      uint64_t ms = 0;
+      if (!support::parseUint64(value, ms) || ms > 86400000)
+        loadFailure(config.atParameter(key) + ": '" + value +
+                    "' is not a time limit in milliseconds (0-86400000; 0: none)");
+      policy.runTimeoutUs = ms * 1000;
+    } else if (key == "kiln.unload_on_fault") {
+      if (value != "true" && value != "false")
+        loadFailure(config.atParameter(key) + ": '" + value + "' is not true or false");
+      policy.unloadOnFault = value == "true";
+    } else {
+      loadFailure(config.atParameter(key) +
+                  ": unknown parameter (kiln-serve reads kiln.run_timeout_ms and "
+                  "kiln.unload_on_fault)");
+    }
+  }
+  return policy;
+}
+
 /// The protocol's and the configuration's type names of the model's dtypes.
 serve::DataType configType(kiln_dtype_t dtype) {
   switch (dtype) {

@@ -99,6 +99,9 @@ struct Config {
       where += ":" + std::to_string(loc.line + 1) + ":" + std::to_string(loc.column + 1);
     return where + ": " + field;
   }
+
+  /// "PATH:LINE:COLUMN: parameters 'KEY'" of the `parameters` entry `key`.
+  std::string atParameter(const std::string &key) const;
 };
 
 /// Why a model did not load (reported, or fatal at start with
@@ -112,6 +115,15 @@ struct LoadError {
 void readConfig(const std::filesystem::path &file, Config &out);
 /// The same from text; `path` names it in errors.
 void parseConfig(const std::string &text, const std::string &path, Config &out);
+
+/// What a model's config sets for kiln-serve itself (its `parameters`).
+struct ModelPolicy {
+  uint64_t runTimeoutUs = 0; // 0: runs have no time limit
+  bool unloadOnFault = true; // a run that faults unloads the model
+};
+/// Reads `config.parameters` over `defaults`; throws LoadError naming the
+/// file, line and key of an unknown key or a bad value.
+ModelPolicy readModelPolicy(const Config &config, const ModelPolicy &defaults);
 
 /// What a model version takes and returns, as requests see it: the model's
 /// tensors, or with 1 to maxBatchSize rows on dimension 0 when batched.

@@ -47,8 +47,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -79,6 +81,11 @@ const char *const kUsage =
     "  --exit-on-error=B    true (default): a model that does not load stops the\n"
     "                       server; false: it is reported and the rest served\n"
     "  --threads=N          the device's worker threads (default: one per CPU)\n"
+    "  --host-policy=NAME,cpu-cores=LIST  a host policy models may name in\n"
+    "                       instance_group { host_policy: \"NAME\" }: they get\n"
+    "                       their own device, its threads pinned to LIST (0-3,8)\n"
+    "  --run-timeout-ms=N   a run longer than N ms stops and counts as a fault\n"
+    "                       (default: none; per model: kiln.run_timeout_ms)\n"
     "  --http-threads=N     threads answering HTTP requests (default 64)\n"
     "  --trace=FILE         at exit, write a Chrome trace of the requests, their\n"
     "                       queueing, the batches and every dispatch\n"
@@ -105,6 +112,8 @@ struct Options {
   std::string device = "cpu";
   std::string trace; // --trace=FILE
   uint64_t threads = 0;
+  std::map<std::string, std::string> hostPolicies; // name -> cpu-cores
+  uint64_t runTimeoutMs = 0;
 };
 
 Options parseArguments(int argc, char **argv) {
@@ -154,6 +163,22 @@ Options parseArguments(int argc, char **argv) {
     } else if (support::flagValue(arg, "--threads=", text)) {
       if (!support::parseUint64(text, options.threads) || options.threads > 1024)
         fatal("--threads: '" + text + "' is not a thread count (0-1024)");
+    } else if (support::flagValue(arg, "--host-policy=", text)) {
+      // Triton's form: NAME,SETTING=VALUE (the value may hold commas).
+      size_t comma = text.find(',');
+      size_t equals = comma == std::string::npos ? comma : text.find('=', comma);
+      if (comma == 0 || equals == std::string::npos)
+        fatal("--host-policy: expected NAME,cpu-cores=LIST, got '" + text + "'");
+      std::string setting = text.substr(comma + 1, equals - comma - 1);
+      std::string value = text.substr(equals + 1);
+      if (setting != "cpu-cores")
+        fatal("--host-policy: '" + setting + "' is not a setting kiln-serve has (it has cpu-cores)");
+      if (value.empty())
+        fatal("--host-policy: cpu-cores needs a CPU list such as 0-3,8");
+      options.hostPolicies[text.substr(0, comma)] = value;
+    } else if (support::flagValue(arg, "--run-timeout-ms=", text)) {
+      if (!support::parseUint64(text, options.runTimeoutMs) || options.runTimeoutMs > 86400000)
+        fatal("--run-timeout-ms: '" + text + "' is not a time in milliseconds (0-86400000)");
     } else {
       fatal("unknown argument '" + arg + "' (see kiln-serve --help)");
     }
@@ -188,6 +213,10 @@ struct ModelVersion : ModelInterface {
   kiln_batcher_t *batcher = nullptr;
   VersionStats stats;
   uint64_t memoryBytes = 0; // constants and the arenas of its sessions
+  ModelPolicy policy;
+  // Called with the error when a run of this version faults (set by the
+  // repository, which unloads the model per `policy`).
+  std::function<void(const std::string &)> onFault;
 
   ModelVersion() = default;
   ModelVersion(const ModelVersion &) = delete;
@@ -270,7 +299,7 @@ public:
   bool ready() const {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto &[name, reason] : unavailable_)
-      if (reason != kUnloaded)
+      if (reason != kUnloaded && !faulted_.count(name))
         return false;
     return true;
   }
@@ -297,6 +326,7 @@ public:
         models_.erase(it);
       }
       unavailable_[name] = e.message;
+      faulted_.erase(name);
       throw RequestError{400, "failed to load '" + name + "': " + e.message};
     }
     std::shared_ptr<const Model> old; // drained and freed after the lock
@@ -304,6 +334,7 @@ public:
     std::swap(models_[name], old);
     models_[name] = std::move(model);
     unavailable_.erase(name);
+    faulted_.erase(name);
   }
 
   /// Unloads model `name`: new requests get 404; those in flight finish.
@@ -317,6 +348,7 @@ public:
     old = std::move(it->second);
     models_.erase(it);
     unavailable_[name] = kUnloaded;
+    faulted_.erase(name);
   }
 
   /// The repository index: every model directory, each loaded version READY,
@@ -389,6 +421,9 @@ private:
       v->path = file.string();
       v->name = name + "/" + version;
       loadVersion(name, model->config, *v);
+      v->onFault = [this, name, number, raw = v.get()](const std::string &message) {
+        fault(name, number, raw, message);
+      };
       model->versions[number] = std::move(v);
     }
     if (model->versions.empty())
@@ -396,25 +431,67 @@ private:
     return model;
   }
 
-  /// The device for `spec`, created once.
-  Device &device(const std::string &spec) {
-    auto it = devices_.find(spec);
+  /// The device for `spec`, created once; with `cpus` (a host policy's
+  /// cpu-cores) one of its own, one thread per listed CPU, pinned to them.
+  Device &device(const std::string &spec, const std::string &cpus, const std::string &where) {
+    std::string key = cpus.empty() ? spec : spec + "@" + cpus;
+    auto it = devices_.find(key);
     if (it != devices_.end())
       return it->second;
     Device d;
-    Status status = Device::create(spec, uint32_t(options_.threads), d);
+    Status status = Device::create(spec, cpus.empty() ? uint32_t(options_.threads) : 0, d, cpus);
     if (!status.ok())
-      loadFailure(status.message());
-    return devices_.emplace(spec, std::move(d)).first->second;
+      loadFailure((cpus.empty() ? "" : where + ": ") + status.message());
+    return devices_.emplace(key, std::move(d)).first->second;
   }
+
+  /// A run of `v`, version `number` of model `name`, faulted with `message`:
+  /// counted, and unless its policy says otherwise the model is unloaded
+  /// (reported on stderr and in the index) while the others go on serving.
+  /// POST .../load brings it back.
+  void fault(const std::string &name, uint64_t number, const ModelVersion *v,
+             const std::string &message) {
+    std::shared_ptr<const Model> old; // drained and freed after the lock
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++faults_[name];
+      if (!v->policy.unloadOnFault)
+        return;
+      auto it = models_.find(name);
+      if (it == models_.end())
+        return;
+      auto version = it->second->versions.find(number);
+      if (version == it->second->versions.end() || version->second.get() != v)
+        return; // a reload replaced it already
+      old = std::move(it->second);
+      models_.erase(it);
+      unavailable_[name] =
+          "unloaded after a fault of version " + std::to_string(number) + ": " + message;
+      faulted_.insert(name);
+    }
+    std::fprintf(stderr, "kiln-serve: warning: model '%s' version %llu faulted and was unloaded "
+                         "(the other models go on): %s\n",
+                 name.c_str(), (unsigned long long)number, message.c_str());
+  }
+
+public:
+  /// Requests whose run faulted, per model name.
+  std::map<std::string, uint64_t> faults() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return faults_;
+  }
+
+private:
 
   void loadVersion(const std::string &name, const Config &config, ModelVersion &v) {
     Status status = Artifact::open(v.path, v.artifact);
     if (!status.ok())
       loadFailure(status.message());
     const serve::ModelConfig &c = config.config;
+    v.policy = readModelPolicy(config, ModelPolicy{options_.runTimeoutMs * 1000, true});
     // The device: the instance group's kind, else --device.
     std::string spec = options_.device;
+    std::string cpus; // the instance group's host policy's cpu-cores
     uint32_t instances = 1;
     if (c.instance_group_size() > 1)
       loadFailure(config.at("instance_group", 1) + ": one instance group per model is supported");
@@ -428,8 +505,22 @@ private:
         spec = "cpu";
       else if (g.kind() == serve::ModelInstanceGroup::KIND_GPU)
         spec = "hip:" + std::to_string(g.gpus_size() ? g.gpus(0) : 0);
+      if (!g.host_policy().empty()) {
+        auto policy = options_.hostPolicies.find(g.host_policy());
+        if (policy == options_.hostPolicies.end())
+          loadFailure(config.at("instance_group", 0) + ": host_policy '" + g.host_policy() +
+                      "' is not one the server was given (kiln-serve --host-policy=" +
+                      g.host_policy() + ",cpu-cores=LIST)");
+        if (spec.rfind("hip", 0) == 0)
+          loadFailure(config.at("instance_group", 0) + ": host_policy '" + g.host_policy() +
+                      "' pins CPU threads, and device " + spec + " runs on a GPU");
+        cpus = policy->second;
+      }
     }
-    Device &dev = device(spec);
+    Device &dev = device(spec, cpus,
+                         config.at("instance_group", 0) + ": host_policy '" +
+                             (c.instance_group_size() ? c.instance_group(0).host_policy() : "") +
+                             "'");
     const std::vector<uint32_t> programBatch = v.artifact.batchSizes(); // per program
     std::vector<uint32_t> buckets;
     for (uint32_t b : programBatch)
@@ -458,6 +549,7 @@ private:
         o.trace_user_data = traceRecorder;
       }
       o.instance_count = instances;
+      o.run_timeout_us = v.policy.runTimeoutUs;
       std::vector<uint32_t> preferred;
       if (c.has_dynamic_batching()) {
         const serve::ModelDynamicBatching &d = c.dynamic_batching();
@@ -505,6 +597,7 @@ private:
     } else {
       kiln_session_options_t sessionOptions;
       kiln_session_options_init(&sessionOptions);
+      sessionOptions.run_timeout_us = v.policy.runTimeoutUs;
       if (traceRecorder) {
         sessionOptions.trace_callback = support::TraceRecorder::callback;
         sessionOptions.trace_user_data = traceRecorder;
@@ -554,6 +647,8 @@ private:
   std::mutex loadMutex_;                  // one load or unload at a time
   std::map<std::string, std::shared_ptr<const Model>> models_;
   std::map<std::string, std::string> unavailable_; // name -> why
+  std::set<std::string> faulted_;                  // unloaded by a fault
+  std::map<std::string, uint64_t> faults_;         // name -> faulted requests
 };
 
 //===----------------------------------------------------------------------===//
@@ -634,6 +729,7 @@ int httpStatus(const Status &status) {
   switch (status.code()) {
   case KILN_STATUS_INVALID_ARGUMENT: return 400;
   case KILN_STATUS_UNAVAILABLE: return 429; // the queue is full, or a queue timeout
+  case KILN_STATUS_DEADLINE_EXCEEDED: return 504; // the run passed its time limit
   default: return 500;
   }
 }
@@ -665,8 +761,13 @@ std::vector<Tensor> execute(ModelVersion &v, const std::vector<Tensor> &inputs,
     v.stats.computeNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                       std::chrono::steady_clock::now() - start)
                                       .count());
-  if (!status.ok())
+  if (!status.ok()) {
+    // Errors of the run itself, not of the request or the queue, are faults.
+    kiln_status_code_t code = status.code();
+    if (code != KILN_STATUS_INVALID_ARGUMENT && code != KILN_STATUS_UNAVAILABLE && v.onFault)
+      v.onFault(status.message());
     throw RequestError{httpStatus(status), status.message()};
+  }
   return outputs;
 }
 
@@ -753,6 +854,7 @@ std::string metrics(const Repository &repository) {
       {"kiln_inference_pending_request_count", "gauge", "Requests queued now", {}},
       {"kiln_model_memory_bytes", "gauge", "Constants and arenas of the model version", {}},
       {"kiln_inference_batch_size", "histogram", "Rows per batch run (before padding to a bucket)", {}},
+      {"kiln_model_fault_count", "counter", "Requests whose run faulted (an error of the run, not of the request), per model", {}},
   };
   auto sample = [](Family &f, const std::string &labels, uint64_t value,
                    const std::string &suffix = "") {
@@ -789,6 +891,8 @@ std::string metrics(const Repository &repository) {
         sample(families[9], labels, cumulative, "_count");
       }
     }
+  for (const auto &[name, count] : repository.faults())
+    sample(families[10], "model=\"" + name + "\"", count);
   std::string out;
   for (const Family &f : families)
     out += std::string("# HELP ") + f.name + " " + f.help + "\n# TYPE " + f.name + " " + f.type +
@@ -805,6 +909,7 @@ grpc::Status grpcStatus(const RequestError &e) {
   grpc::StatusCode code = e.status == 404   ? grpc::StatusCode::NOT_FOUND
                           : e.status == 400 ? grpc::StatusCode::INVALID_ARGUMENT
                           : e.status == 429 ? grpc::StatusCode::UNAVAILABLE
+                          : e.status == 504 ? grpc::StatusCode::DEADLINE_EXCEEDED
                                             : grpc::StatusCode::INTERNAL;
   return grpc::Status(code, e.message);
 }

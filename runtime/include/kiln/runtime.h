@@ -67,6 +67,9 @@ typedef enum kiln_status_code_e {
   /* The request was not run: the batcher's queue was full, the request
      timed out in it, or the batcher is shutting down. Retry later. */
   KILN_STATUS_UNAVAILABLE = 7,
+  /* The run was stopped at its time limit (run_timeout_us of the session or
+     batcher options) before it finished. */
+  KILN_STATUS_DEADLINE_EXCEEDED = 8,
 } kiln_status_code_t;
 
 /* NULL is success. */
@@ -209,6 +212,15 @@ typedef struct kiln_device_options_s {
      calls kiln_session_run. 0: one per CPU this process may run on. Ignored
      by hip devices. */
   uint32_t thread_count;
+  /* cpu and emu: the CPUs the device's threads may run on, in Linux's
+     cpuset list format ("0-3,8"); NULL or "" leaves them unpinned. Every
+     thread the runtime starts for the device (its workers and the batcher
+     threads of its sessions) is pinned to the set; the threads that call
+     kiln_session_run themselves are not touched. With thread_count 0 the
+     device gets one thread per listed CPU. A malformed list, or a CPU this
+     process may not run on, is KILN_STATUS_INVALID_ARGUMENT. Ignored by hip
+     devices. */
+  const char *cpu_list;
 } kiln_device_options_t;
 
 /* Fills the defaults. */
@@ -281,6 +293,13 @@ typedef struct kiln_session_options_s {
      and global access site (see kiln_session_emu_site_stats). The runs are
      several times slower; their results are the same. */
   int enable_emu_stats;
+  /* Nonzero: a run that has not finished after this many microseconds
+     stops before its next dispatch, copy or jump and fails with
+     KILN_STATUS_DEADLINE_EXCEEDED (a model whose Loop runs longer than it
+     should). A dispatch already running finishes first; on a hip device
+     the limit is checked where the program waits for the GPU (its control
+     flow), so a program without control flow is queued whole. */
+  uint64_t run_timeout_us;
 } kiln_session_options_t;
 
 void kiln_session_options_init(kiln_session_options_t *options);
@@ -472,6 +491,10 @@ typedef struct kiln_batcher_options_s {
      queue, and (through the sessions) every dispatch. */
   kiln_trace_callback_t trace_callback;
   void *trace_user_data;
+  /* Nonzero: every run of a batch stops after this many microseconds (see
+     kiln_session_options_t.run_timeout_us); its requests fail with
+     KILN_STATUS_DEADLINE_EXCEEDED. */
+  uint64_t run_timeout_us;
 } kiln_batcher_options_t;
 
 void kiln_batcher_options_init(kiln_batcher_options_t *options);

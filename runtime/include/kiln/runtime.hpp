@@ -214,12 +214,15 @@ private:
 class Device : public detail::Handle<kiln_device_t, kiln_device_retain,
                                      kiln_device_release> {
 public:
-  /// `threads` 0: one per available CPU.
+  /// `threads` 0: one per available CPU (or per CPU of `cpuList`).
+  /// `cpuList` non-empty pins the device's threads ("0-3,8"; see
+  /// kiln_device_options_t.cpu_list).
   static Status create(const std::string &spec, uint32_t threads,
-                       Device &out) {
+                       Device &out, const std::string &cpuList = {}) {
     kiln_device_options_t options;
     kiln_device_options_init(&options);
     options.thread_count = threads;
+    options.cpu_list = cpuList.empty() ? nullptr : cpuList.c_str();
     kiln_device_t *handle = nullptr;
     Status status(kiln_device_create(spec.c_str(), &options, &handle));
     if (status.ok())
