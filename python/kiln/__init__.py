@@ -16,9 +16,9 @@ the kiln-compile driver and raises kiln.CompileError. See docs/python.md.
 
 from . import _kiln
 from ._compile import compile, compile_flags, find_kiln_compile
-from ._errors import (CompileError, Error, FileError, InternalError, InvalidArgumentError,
-                      InvalidArtifactError, OutOfMemoryError, StatusCode, UnavailableError,
-                      UnsupportedError)
+from ._errors import (CompileError, DeadlineExceededError, Error, FileError, InternalError,
+                      InvalidArgumentError, InvalidArtifactError, OutOfMemoryError, StatusCode,
+                      UnavailableError, UnsupportedError)
 from ._kiln import Artifact, Device, Dispatch, Program, Session, TensorInfo
 
 __version__ = _kiln.version()
@@ -28,13 +28,14 @@ __all__ = [
     "Artifact", "Device", "Session", "TensorInfo", "Program", "Dispatch", "compile",
     "compile_flags", "find_kiln_compile", "Error", "StatusCode", "InvalidArgumentError",
     "FileError", "InvalidArtifactError", "UnsupportedError", "OutOfMemoryError",
-    "InternalError", "UnavailableError", "CompileError",
+    "InternalError", "UnavailableError", "DeadlineExceededError", "CompileError",
 ]
 
 # The classes report the package, not its submodules, as their home
 # (tracebacks say kiln.FileError).
 for _cls in (Artifact, Device, Session, TensorInfo, Program, Dispatch, Error, StatusCode,
              InvalidArgumentError, FileError, InvalidArtifactError, UnsupportedError,
-             OutOfMemoryError, InternalError, UnavailableError, CompileError):
+             OutOfMemoryError, InternalError, UnavailableError, DeadlineExceededError,
+             CompileError):
     _cls.__module__ = __name__
 del _cls

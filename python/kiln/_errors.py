@@ -81,10 +81,17 @@ class UnavailableError(Error):
     default_code = StatusCode.UNAVAILABLE
 
 
+class DeadlineExceededError(Error, TimeoutError):
+    """The run passed its time limit (Session's run_timeout_ms) and was
+    stopped."""
+
+    default_code = StatusCode.DEADLINE_EXCEEDED
+
+
 ERROR_CLASSES = {
     cls.default_code: cls
     for cls in (InvalidArgumentError, FileError, InvalidArtifactError, UnsupportedError,
-                OutOfMemoryError, InternalError, UnavailableError)
+                OutOfMemoryError, InternalError, UnavailableError, DeadlineExceededError)
 }
 _kiln._set_error_classes(Error, {int(code): cls for code, cls in ERROR_CLASSES.items()})
 

@@ -415,12 +415,15 @@ private:
 
 class PyDevice {
 public:
-  PyDevice(py::handle spec, py::handle threads) {
+  PyDevice(py::handle spec, py::handle threads, py::handle cpus) {
     std::string name = requireStr(spec, "the device spec");
     uint32_t threadCount =
         uint32_t(requireCount(threads, "threads", UINT32_MAX));
+    std::string cpuList = cpus.is_none() ? std::string() : requireStr(cpus, "cpus");
+    if (!cpus.is_none() && cpuList.empty())
+      invalidArgument("cpus: expected a CPU list such as \"0-3,8\"");
     py::gil_scoped_release nogil;
-    check(kiln::Device::create(name, threadCount, handle_));
+    check(kiln::Device::create(name, threadCount, handle_, cpuList));
   }
 
   const kiln::Device &handle() const { return handle_; }
@@ -445,7 +448,7 @@ private:
 class PySession {
 public:
   PySession(py::handle artifact, py::handle device, py::handle program,
-            py::handle batchSize, bool profile) {
+            py::handle batchSize, bool profile, py::handle runTimeoutMs) {
     // An artifact or its path; a device or its spec.
     if (py::isinstance<PyArtifact>(artifact))
       artifact_ = py::reinterpret_borrow<py::object>(artifact);
@@ -454,7 +457,7 @@ public:
     if (py::isinstance<PyDevice>(device))
       device_ = py::reinterpret_borrow<py::object>(device);
     else if (PyUnicode_Check(device.ptr()))
-      device_ = py::cast(std::make_unique<PyDevice>(device, py::int_(0)));
+      device_ = py::cast(std::make_unique<PyDevice>(device, py::int_(0), py::none()));
     else
       throw py::type_error("the device must be a kiln.Device or a device spec "
                            "str such as \"cpu\", got " +
@@ -481,6 +484,8 @@ public:
     options.batch_size =
         uint32_t(requireCount(batchSize, "batch_size", UINT32_MAX));
     options.enable_profiling = profile ? 1 : 0;
+    options.run_timeout_us =
+        requireCount(runTimeoutMs, "run_timeout_ms", 86400000) * 1000;
     {
       py::gil_scoped_release nogil;
       check(kiln::Session::create(d.handle(), a.handle(), &options, handle_));
@@ -903,10 +908,11 @@ PYBIND11_MODULE(_kiln, m) {
 
   py::class_<PyDevice>(m, "Device",
                        "Where sessions run: \"cpu\", \"hip:N\" or \"emu:GFX\".")
-      .def(py::init<py::handle, py::handle>(), "spec"_a = "cpu",
-           "threads"_a = 0,
+      .def(py::init<py::handle, py::handle, py::handle>(), "spec"_a = "cpu",
+           "threads"_a = 0, py::kw_only(), "cpus"_a = py::none(),
            "`threads`: workers of a cpu or emu device including the caller "
-           "(0: one per available CPU).")
+           "(0: one per available CPU, or per CPU of `cpus`); `cpus`: pin "
+           "the workers to these CPUs (\"0-3,8\").")
       .def_property_readonly(
           "name",
           [](const PyDevice &d) { return text(kiln_device_name(d.get())); })
@@ -924,12 +930,16 @@ PYBIND11_MODULE(_kiln, m) {
   py::class_<PySession>(m, "Session",
                         "An artifact's program loaded on a device, ready to "
                         "run.")
-      .def(py::init<py::handle, py::handle, py::handle, py::handle, bool>(),
+      .def(py::init<py::handle, py::handle, py::handle, py::handle, bool,
+                    py::handle>(),
            "artifact"_a, "device"_a = "cpu", py::kw_only(),
            "program"_a = py::none(), "batch_size"_a = 0, "profile"_a = false,
+           "run_timeout_ms"_a = 0,
            "`artifact`: a kiln.Artifact or a path; `device`: a kiln.Device or "
            "a spec; `program`: a name or index (default: the first, or the "
-           "one of `batch_size`); `profile`: time every dispatch.")
+           "one of `batch_size`); `profile`: time every dispatch; "
+           "`run_timeout_ms`: a run longer than this stops with "
+           "kiln.Error code DEADLINE_EXCEEDED (0: no limit).")
       .def("run", &PySession::run, "inputs"_a,
            "Runs once: {input name: array} -> {output name: array}, in the "
            "program's output order.")

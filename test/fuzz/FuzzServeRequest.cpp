@@ -52,6 +52,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                               "dynamic_batching", "no_such_field"})
       if (config.at(field, -1).find(field) == std::string::npos)
         fail(std::string("config.at does not name the field ") + field);
+    // The parameters kiln-serve reads: a bad one is a LoadError naming the
+    // file, never a crash.
+    try {
+      readModelPolicy(config, ModelPolicy{});
+    } catch (const LoadError &e) {
+      if (e.message.rfind("fuzz/config.pbtxt", 0) != 0)
+        fail("a parameters error that does not name the file: " + e.message);
+    } catch (const std::exception &e) {
+      fail(std::string("an exception escaped readModelPolicy: ") + e.what());
+    }
     return 0;
   }
 

@@ -301,6 +301,29 @@ class InfoTest(unittest.TestCase):
         self.assertEqual((d.name, d.target, d.thread_count), ("cpu", "cpu", 2))
         self.assertEqual(repr(d), "kiln.Device('cpu', threads=2)")
         self.assertGreaterEqual(kiln.Device().thread_count, 1)
+        # Pinned to one CPU: one thread per listed CPU.
+        cpu = min(os.sched_getaffinity(0))
+        self.assertEqual(kiln.Device("cpu", cpus=str(cpu)).thread_count, 1)
+        with self.assertRaisesRegex(kiln.InvalidArgumentError,
+                                    "cpu list '1023': CPU 1023 is not one this process"):
+            kiln.Device("cpu", cpus="1023")
+
+    def test_run_timeout(self):
+        sys.path.insert(0, str(ROOT / "test" / "Runtime" / "Inputs"))
+        import make_loop_model
+        with tempfile.TemporaryDirectory() as tmp:
+            make_loop_model.write(Path(tmp))
+            path = Path(tmp) / "loop.kiln"
+            kiln.compile(str(Path(tmp) / "loop.onnx"), "cpu", str(path))
+            s = kiln.Session(path, cpu_device(), run_timeout_ms=100)
+            x = np.load(Path(tmp) / "x.npy")
+            self.assertEqual(s.run({"n": np.array(5), "x": x})["y"].tolist(),
+                             [5.5, 4.0, 7.0, 5.0])
+            with self.assertRaises(kiln.DeadlineExceededError) as caught:
+                s.run({"n": np.array(10**12), "x": x})
+            self.assertEqual(caught.exception.code, kiln.StatusCode.DEADLINE_EXCEEDED)
+            self.assertIn("the run passed its time limit of 100 ms", str(caught.exception))
+            self.assertTrue(issubclass(kiln.DeadlineExceededError, TimeoutError))
 
     def test_session(self):
         s = kiln.Session(self.artifact, cpu_device())

@@ -29,7 +29,9 @@ namespace {
 
 constexpr int64_t kRow = 16; // floats per row
 
-std::string bucketArtifact(std::vector<uint32_t> buckets = {1, 2, 4}) {
+/// With `endless`, every program repeats its dispatch forever (a command
+/// list whose last command jumps back to the first).
+std::string bucketArtifact(std::vector<uint32_t> buckets = {1, 2, 4}, bool endless = false) {
   ArtifactWriter writer;
   writer.setProducer("kiln unit tests");
   writer.setModel("add.onnx");
@@ -64,6 +66,8 @@ std::string bucketArtifact(std::vector<uint32_t> buckets = {1, 2, 4}) {
     add.kernel = uint32_t(k);
     add.bindings = {p.inputs[0], p.inputs[1], p.outputs[0]};
     p.dispatches.push_back(add);
+    if (endless)
+      p.commands = {command(CommandOp::Dispatch, 0), command(CommandOp::Jump, 0)};
     writer.addProgram(p);
   }
   return writeBytes(writer);
@@ -328,4 +332,31 @@ TEST_F(Batcher, RefusesWhatDoesNotFit) {
   EXPECT_EQ(std::string(kiln_status_message(status)),
             "preferred batch size 8 is not between 1 and the largest bucket, 4");
   kiln_status_free(status);
+}
+
+TEST_F(Batcher, RunsStopAtTheirTimeLimit) {
+  // A program that never ends: each batch stops at run_timeout_us and its
+  // requests fail with DEADLINE_EXCEEDED; the batcher goes on.
+  std::string bytes = bucketArtifact({1, 2}, /*endless=*/true);
+  kiln_artifact_t *endless = nullptr;
+  ASSERT_EQ(kiln_status_code(kiln_artifact_open_memory(bytes.data(), bytes.size(),
+                                                       "endless.kiln", &endless)),
+            KILN_STATUS_OK);
+  options.run_timeout_us = 50000;
+  kiln_batcher_t *b = nullptr;
+  kiln_status_t created = kiln_batcher_create(device, endless, &options, &b);
+  ASSERT_EQ(created, nullptr) << kiln_status_message(created);
+  Request first(1, 0), second(2, 10);
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(submit(b, first), KILN_STATUS_OK);
+  ASSERT_EQ(submit(b, second), KILN_STATUS_OK);
+  kiln_batcher_destroy(b);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (Request *r : {&first, &second}) {
+    EXPECT_TRUE(r->done);
+    EXPECT_EQ(r->code, KILN_STATUS_DEADLINE_EXCEEDED);
+    EXPECT_THAT(r->message, HasSubstr("endless.kiln: the run passed its time limit of 50 ms"));
+  }
+  EXPECT_LT(seconds, 10.0); // two runs of about 50 ms (generous: a shared machine)
+  kiln_artifact_release(endless);
 }

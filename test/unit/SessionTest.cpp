@@ -214,6 +214,47 @@ TEST(Session, CommandsLoopWithACounter) {
   }
 }
 
+TEST(Session, RunsStopAtTheirTimeLimit) {
+  // A loop that never ends (dispatch, jump back) stops at run_timeout_us
+  // with DEADLINE_EXCEEDED, and the session runs again; without a limit a
+  // finite program is unchanged by one.
+  Device device = cpuDevice(2);
+  Tensor x = floatTensor("x", 1, 0.5f), y = floatTensor("y", -3, 2);
+  Artifact endless = commandModel(
+      {command(CommandOp::Dispatch, 0), command(CommandOp::Jump, 0)}, std::string(8, '\0'));
+  kiln_session_options_t options;
+  kiln_session_options_init(&options);
+  options.run_timeout_us = 20000;
+  Session session;
+  Status created = Session::create(device, endless, &options, session);
+  ASSERT_TRUE(created.ok()) << created.message();
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Tensor> outputs;
+    auto start = std::chrono::steady_clock::now();
+    Status status = session.run({x, y}, outputs);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(status.code(), KILN_STATUS_DEADLINE_EXCEEDED);
+    EXPECT_THAT(status.message(), ::testing::MatchesRegex(
+                                      ".*: the run passed its time limit of 20 ms and was "
+                                      "stopped before command [01] of 2"));
+    EXPECT_GE(seconds, 0.02);
+    EXPECT_LT(seconds, 5.0); // generous: a shared machine
+  }
+  EXPECT_STREQ(kiln_status_code_name(KILN_STATUS_DEADLINE_EXCEEDED), "deadline exceeded");
+
+  // A straight-line program under a generous limit: the usual sums.
+  Artifact plain = openArtifact(addModel());
+  options.run_timeout_us = 60000000;
+  Session limited;
+  ASSERT_TRUE(Session::create(device, plain, &options, limited).ok());
+  std::vector<Tensor> outputs;
+  ASSERT_TRUE(limited.run({x, y}, outputs).ok());
+  std::vector<float> xv = floats(x), yv = floats(y), z = floats(outputs[0]);
+  for (size_t i = 0; i < z.size(); ++i)
+    EXPECT_EQ(z[i], xv[i] + yv[i]) << i;
+}
+
 TEST(Session, CommandsStoreTheCounterAndFillRows) {
   // For r in 0..3: x's first 8 bytes = r (int64), then row r of z (32 bytes)
   // = x's first row. A fifth iteration would have no row: the run fails.

@@ -163,3 +163,79 @@ TEST(ThreadPool, ZeroThreadsIsAnError) {
   kiln_status_free(status);
   EXPECT_FALSE(pool);
 }
+
+TEST(ThreadPool, CpuLists) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &allowed))
+    ++first;
+  cpu_set_t set;
+  std::string one = std::to_string(first);
+  kiln_status_t status = ThreadPool::parseCpuList(one.c_str(), set);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(CPU_COUNT(&set), 1);
+  EXPECT_TRUE(CPU_ISSET(first, &set));
+  EXPECT_EQ(ThreadPool::formatCpuList(set), one);
+
+  CPU_ZERO(&set);
+  for (int cpu : {0, 1, 2, 3, 8, 10, 11})
+    CPU_SET(cpu, &set);
+  EXPECT_EQ(ThreadPool::formatCpuList(set), "0-3,8,10-11");
+
+  for (const char *bad : {"", ",", "1-", "-1", "3-1", "a", "0,,1", "1024", "0 1", "1023"}) {
+    kiln_status_t s = ThreadPool::parseCpuList(bad, set);
+    EXPECT_EQ(kiln_status_code(s), KILN_STATUS_INVALID_ARGUMENT) << "'" << bad << "'";
+    if (s)
+      EXPECT_EQ(std::string(kiln_status_message(s)).rfind(std::string("cpu list '") + bad + "'", 0), 0u)
+          << kiln_status_message(s);
+    kiln_status_free(s);
+  }
+}
+
+TEST(ThreadPool, PinnedWorkersRunOnTheirCpus) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int last = CPU_SETSIZE - 1;
+  while (!CPU_ISSET(last, &allowed))
+    --last;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(last, &one);
+  std::unique_ptr<ThreadPool> pool;
+  ASSERT_EQ(ThreadPool::create(3, pool, &one), nullptr);
+  // Every worker's affinity is the one CPU; the caller's is untouched.
+  struct Seen {
+    std::thread::id caller;
+    std::atomic<int> workerChunks{0}, wrongAffinity{0};
+  } seen;
+  seen.caller = std::this_thread::get_id();
+  // Slow items give the workers time to join.
+  for (int attempt = 0; attempt < 20 && seen.workerChunks == 0; ++attempt)
+    pool->parallelFor(
+        64,
+        [](void *context, uint64_t, uint64_t) {
+          auto *s = static_cast<Seen *>(context);
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          if (std::this_thread::get_id() == s->caller)
+            return;
+          ++s->workerChunks;
+          cpu_set_t mine;
+          pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine);
+          if (CPU_COUNT(&mine) != 1 || !CPU_ISSET(sched_getcpu(), &mine))
+            ++s->wrongAffinity;
+        },
+        &seen);
+  EXPECT_GT(seen.workerChunks, 0);
+  EXPECT_EQ(seen.wrongAffinity, 0);
+  cpu_set_t callerSet;
+  pthread_getaffinity_np(pthread_self(), sizeof(callerSet), &callerSet);
+  EXPECT_EQ(CPU_COUNT(&callerSet), CPU_COUNT(&allowed));
+  // And pinCurrentThread gives a thread the pool's CPUs.
+  std::thread([&] {
+    pool->pinCurrentThread();
+    cpu_set_t mine;
+    pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine);
+    EXPECT_TRUE(CPU_EQUAL(&mine, &one));
+  }).join();
+}

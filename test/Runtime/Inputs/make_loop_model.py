@@ -40,8 +40,8 @@ def loop_model() -> onnx.ModelProto:
     return model
 
 
-def main() -> None:
-    out = Path(sys.argv[1])
+def write(out: Path) -> None:
+    """loop.onnx and its inputs into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     model = loop_model()
     onnx.save(model, out / "loop.onnx")
@@ -52,4 +52,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    write(Path(sys.argv[1]))
