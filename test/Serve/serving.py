@@ -24,6 +24,14 @@ def finish() -> int:
     return 1 if failures else 0
 
 
+def build_dir() -> Path:
+    """The build tree a test was given (--build DIR), resolved."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True, type=Path)
+    return parser.parse_args().build.resolve()
+
+
 def start_server(build: Path, repo: Path, *extra: str):
     """kiln-serve on free ports; returns (process, {"http", "metrics", "grpc"})."""
     server = subprocess.Popen([build / "bin" / "kiln-serve", f"--model-repository={repo}",

@@ -14,7 +14,6 @@ Usage: /usr/bin/python3 test/Serve/test_kiln_serve.py --build build
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import subprocess
@@ -82,10 +81,7 @@ def compile_model(build: Path, text: str, out: Path, work: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True, type=Path)
-    args = parser.parse_args()
-    build = args.build.resolve()
+    build = serving.build_dir()
     with tempfile.TemporaryDirectory(prefix="kiln-serve-") as tmp:
         work = Path(tmp)
         repo = work / "repo"

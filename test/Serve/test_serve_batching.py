@@ -23,7 +23,6 @@ Usage: /usr/bin/python3 test/Serve/test_serve_batching.py --build build
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import re
@@ -251,10 +250,7 @@ def grpc_checks(work: Path, port: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True, type=Path)
-    args = parser.parse_args()
-    build = args.build.resolve()
+    build = serving.build_dir()
     with tempfile.TemporaryDirectory(prefix="kiln-serve-batching-") as tmp:
         work = Path(tmp)
         source = work / "mlp.onnxtxt"

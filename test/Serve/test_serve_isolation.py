@@ -26,7 +26,6 @@ Usage: /usr/bin/python3 test/Serve/test_serve_isolation.py --build build
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
@@ -122,10 +121,7 @@ def grpc_deadline(work: Path, port: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True, type=Path)
-    args = parser.parse_args()
-    build = args.build.resolve()
+    build = serving.build_dir()
     allowed = sorted(os.sched_getaffinity(0))
     pinned = str(allowed[-1])
     with tempfile.TemporaryDirectory(prefix="kiln-serve-isolation-") as tmp:

@@ -19,7 +19,6 @@ Usage: /usr/bin/python3 test/Serve/test_serve_repository.py --build build
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
@@ -105,10 +104,7 @@ def compile_model(build: Path, text: str, out: Path, extra=()):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", required=True, type=Path)
-    args = parser.parse_args()
-    build = args.build.resolve()
+    build = serving.build_dir()
     with tempfile.TemporaryDirectory(prefix="kiln-serve-repo-") as tmp:
         work = Path(tmp)
         compile_model(build, ADD % "Add", work / "add.kiln")
