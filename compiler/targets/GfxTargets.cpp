@@ -217,13 +217,43 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 // 228 VGPRs (i8 244), no spills; W4A16 keeps kTiling there (223 VGPRs
 // spilled). gfx1250 keeps kTiling until a product's size is known.
 constexpr GemmTiling kLargeTiling = {2, 2, 4, 4, 2};
+// The step schedules (StepSchedule) below, one wave of the 4096^3 GEMM
+// against the matrix-pipe bound (LLVM MCA on CDNA, Kiln's cost table on
+// RDNA and gfx1250), LLVM's own / matrix groups / interleaved:
+//   gfx942  f16 1.65x / 1.61x / 1.22x   i8 1.76x / 1.75x / 1.80x
+//   gfx950  f16 1.74x / 1.82x / 1.85x   i8 2.14x / 2.16x / 2.16x
+//   gfx1100 f16 1.26x / 1.52x / 2.87x   i8 1.39x / 1.26x / 1.40x
+//   gfx1201 f16 2.21x / 1.98x / 1.65x   i8 3.87x / 3.44x / 3.87x
+//   gfx1250 f16 6.80x / 6.82x / 6.62x   i8 4.46x / 4.24x / 4.90x
+// gfx950 keeps LLVM's: MCA counts its global loads on lgkmcnt too, so the
+// LDS waits placed after them wait for the loads. gfx1100's interleaved
+// f16 kernel reaches 256 VGPRs. 8-bit B panels are stored a byte at a time
+// (64 LDS stores per iteration), more than the interleaved second half
+// has room for.
+constexpr GemmTiling kCdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
+                                          StepSchedule::Matrix};
+constexpr GemmTiling kRdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Llvm,
+                                          StepSchedule::Matrix};
+constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,
+                                       StepSchedule::Matrix};
 // RDNA4's large tiling: 2 x 4 waves (256 threads of wave32) of 4 x 2
 // instruction tiles, also a 128 x 128 output tile. With kLargeTiling its f16
 // and bf16 kernels spilled 4 VGPRs; this one needs 195 (i8 120), no spills:
 // 4096^3 f16 one wave 3.93x -> 2.25x the bound, R9700 867 -> 807 us; i8
 // 6.80x -> 3.95x, 466 -> 414 us.
-constexpr GemmTiling kRdna4LargeTiling = {2, 4, 4, 2, 2};
+constexpr GemmTiling kRdna4LargeTiling = {2, 4, 4, 2, 2, StepSchedule::Interleaved,
+                                          StepSchedule::Matrix};
 } // namespace
+
+std::optional<StepSchedule> parseStepSchedule(std::string_view name) {
+  if (name == "llvm")
+    return StepSchedule::Llvm;
+  if (name == "matrix")
+    return StepSchedule::Matrix;
+  if (name == "interleaved")
+    return StepSchedule::Interleaved;
+  return std::nullopt;
+}
 
 const std::vector<Target> &allTargets() {
   // Occupancy columns: max waves per SIMD, VGPR file, VGPR granule, wave64
@@ -248,7 +278,7 @@ const std::vector<Target> &allTargets() {
        {{"MI300X", 304, 2100, 1307.4, 1307.4, 2614.9, 192, 5300, 750, 163.4, 1150},
         {"MI325X", 304, 2100, 1307.4, 1307.4, 2614.9, 256, 6000, 1000, 163.4, unknown}},
        {4, 128, 4},
-       kLargeTiling, 2},
+       kCdna3LargeTiling, 2},
       // CDNA4: as gfx942 with 160 KiB LDS [td] allocated in 1280 B blocks
       // [Usage].
       {"gfx950", "CDNA4", "MI350X, MI355X (CDNA4)",
@@ -277,7 +307,7 @@ const std::vector<Target> &allTargets() {
        {{F16,  true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_f16",  8,  8,  16, 8, 8, 16},
         {BF16, true, 16, 16, 32, 16, 8, "v_wmma_f32_16x16x32_bf16", 8,  8,  16, 8, 8, 16},
         {I8,   true, 16, 16, 64, 32, 8, "v_wmma_i32_16x16x64_iu8",  16, 16, 32, 8, 8, 16}},
-       kTiling,
+       kGfx1250Tiling,
        {{"MI455X", unknown, unknown, unknown, unknown, unknown, 432, 19600, unknown, unknown,
          unknown}},
        {4, 0, 0}},
@@ -295,7 +325,7 @@ const std::vector<Target> &allTargets() {
        kTiling,
        {{"W7900", 96, 2495, 122.6, 122.6, 122.6, 48, 864, 295, 61.3, unknown}},
        {2, 128, 0},
-       kLargeTiling, 2, false},
+       kRdna3LargeTiling, 2, false},
       // RDNA4: the same occupancy figures as gfx1100.
       {"gfx1201", "RDNA4", "RDNA4: Radeon AI PRO R9700, RX 9070 XT",
        {"r9700", "rx9070xt", "9070xt", "rdna4"},

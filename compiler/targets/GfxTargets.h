@@ -70,10 +70,24 @@ struct MatrixInstruction {
 /// How the GEMM builder tiles a workgroup's output: wavesM x wavesN waves,
 /// each computing waveTilesM x waveTilesN instruction tiles, and K steps of
 /// `stepInstructions` instructions (the LDS panels hold one step).
+/// How the GEMM builder asks LLVM to schedule a K step's instructions
+/// (GemmBuilder.cpp, scheduleStep); each tiling picks per operand width what
+/// measured fastest (kiln-inspect --perf on the 4096^3 GEMMs).
+enum class StepSchedule {
+  Llvm,        // LLVM's own schedule
+  Matrix,      // the first fragments, then one matrix instruction per group
+  Interleaved, // each matrix instruction with LDS reads, then ALU and stores
+};
+
+/// "llvm", "matrix", "interleaved"; nullopt for anything else.
+std::optional<StepSchedule> parseStepSchedule(std::string_view name);
+
 struct GemmTiling {
   int64_t wavesM, wavesN;
   int64_t waveTilesM, waveTilesN;
   int64_t stepInstructions;
+  StepSchedule schedule16 = StepSchedule::Llvm; // 16-bit operands
+  StepSchedule schedule8 = StepSchedule::Llvm;  // 8- and 4-bit operands
 };
 
 /// A product built on a target, with the figures of a roofline model. Each

@@ -120,6 +120,12 @@ static cl::opt<int64_t> testWaveTiles(
     cl::desc("Testing only: N x N matrix instruction tiles per wave in the gfx GEMM kernels "
              "instead of the target table's, to build deliberately different kernels"),
     cl::init(0), cl::Hidden, cl::cat(kilnCategory));
+static cl::opt<std::string> testStepSchedule(
+    "gfx-test-step-schedule",
+    cl::desc("Testing only: schedule each K step of the gfx GEMM kernels as llvm (LLVM's own "
+             "order), matrix or interleaved instead of the target table's choice, to compare "
+             "them"),
+    cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<bool> testLargeTiling(
     "gfx-test-large-tiling",
     cl::desc("Testing only: the target table's large-GEMM tiling in every gfx GEMM kernel, "
@@ -490,6 +496,13 @@ int main(int argc, char **argv) {
   }
   compileOptions.gfx.testWaveTiles = testWaveTiles;
   compileOptions.gfx.testLargeTiling = testLargeTiling;
+  if (!testStepSchedule.empty() && !kiln::gfx::parseStepSchedule(testStepSchedule)) {
+    llvm::errs() << "kiln-compile: error: --gfx-test-step-schedule must be llvm, matrix or "
+                    "interleaved, not '"
+                 << testStepSchedule << "'\n";
+    return 1;
+  }
+  compileOptions.gfx.testStepSchedule = testStepSchedule;
   compileOptions.testInternalError = testInternalError;
   compileOptions.progress = progress.get();
   compileOptions.timing = &rootTiming;

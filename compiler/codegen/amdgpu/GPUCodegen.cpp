@@ -45,6 +45,7 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   gemms.testFault = options.testFault;
   gemms.testWaveTiles = options.testWaveTiles;
   gemms.testLargeTiling = options.testLargeTiling;
+  gemms.testStepSchedule = options.testStepSchedule;
   pm.addNestedPass<func::FuncOp>(createKilnGPUBuildGemms(gemms));
   KilnGPUDistributeOptions distribute;
   distribute.workgroupSize = options.workgroupSize;

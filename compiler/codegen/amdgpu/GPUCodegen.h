@@ -40,6 +40,9 @@ struct GfxOptions {
   /// Testing only: the target table's large-GEMM tiling for every GEMM
   /// (kiln-gpu-build-gemms' test-large-tiling).
   bool testLargeTiling = false;
+  /// Testing only: the K step schedule (llvm, matrix, interleaved) instead
+  /// of the target table's (kiln-gpu-build-gemms' test-step-schedule).
+  std::string testStepSchedule;
 };
 
 /// Dispatch functions in kiln -> linalg on tensors, matrix-core GEMMs built,

@@ -35,6 +35,7 @@
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -729,6 +730,7 @@ struct KernelShape {
   int64_t tileM, tileN; // output rows / columns per workgroup
   int64_t kt;           // K per step: the instructions of a step
   int64_t ldsBytes;     // two pairs of A and B panels
+  gfx::StepSchedule schedule; // how a step's instructions are ordered
 
   KernelShape(const gfx::Target &target, const gfx::GemmTiling &tiling,
               const MatrixInstruction &inst, Type computeType)
@@ -736,7 +738,9 @@ struct KernelShape {
         waveTilesN(tiling.waveTilesN), threads(wavesM * wavesN * target.waveSize),
         waveM(waveTilesM * inst.m), waveN(waveTilesN * inst.n), tileM(wavesM * waveM),
         tileN(wavesN * waveN), kt(tiling.stepInstructions * inst.k),
-        ldsBytes(2 * (tileM + tileN) * kt * (computeType.getIntOrFloatBitWidth() / 8)) {}
+        ldsBytes(2 * (tileM + tileN) * kt * (computeType.getIntOrFloatBitWidth() / 8)),
+        schedule(computeType.getIntOrFloatBitWidth() == 16 ? tiling.schedule16
+                                                           : tiling.schedule8) {}
 };
 
 /// What the GEMM and GEMV kernels share: index arithmetic over the plan's
@@ -1152,6 +1156,7 @@ private:
   void prologue();
   scf::ForOp mainLoop();
   void multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0);
+  void scheduleStep();
   void epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output);
 
   // W4A8 (GemmPlan::w4a8).
@@ -1389,9 +1394,18 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
   // none); the loads are issued here, before the step's multiplies, and
   // waited for only where the chunks are stored after them.
   SmallVector<Value> values, masks;
+  // What a chunk past the operand holds matters only where it is
+  // multiplied into an output that is stored: k past K when the last
+  // iteration multiplies a step past K (2 KT does not divide K). Rows past
+  // M and columns past N reach only outputs that are never stored, and the
+  // prefetch past K of the last iteration is never multiplied; their loads
+  // are only clamped into the operand.
+  bool zeroPastK = K % (2 * shape.kt) != 0;
   for (int64_t j = 0; j < aPerThread; ++j) {
     masks.emplace_back();
     values.push_back(loadAChunk(j, k0, &masks.back()));
+    if (!zeroPastK)
+      masks.back() = Value();
   }
   for (int64_t j = 0; j < bPerThread; ++j) {
     const Chunk &ch = bChunkAt[j];
@@ -1405,6 +1419,8 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
       values.push_back(plan.int4 ? loadInt4Chunk(n, k, ok, vb)
                                  : loadChunk(bMem, plan.b, loopValues(nullptr, n, k), ok, vb,
                                              &masks.back()));
+      if (!zeroPastK)
+        masks.back() = Value();
     }
   }
   values.append(masks.begin(), masks.end());
@@ -1514,6 +1530,7 @@ scf::ForOp KernelBuilder::mainLoop() {
     amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
     multiplyStep(buffer, acc, k0);
     storeStep(next, 1 - buffer);
+    scheduleStep();
     gpu::BarrierOp::create(b, loc);
   }
   // W4A8 groups of two or more iterations end after one, every G / (2 KT).
@@ -1539,6 +1556,45 @@ scf::ForOp KernelBuilder::mainLoop() {
   }
   scf::YieldOp::create(b, loc, acc);
   return loop;
+}
+
+// How LLVM's scheduler is asked to order one K step's multiplies and stores
+// (the tiling's StepSchedule for the operands' width; amdgpu
+// sched_group_barrier groups, filled in order). A matrix instruction keeps
+// its pipe busy for several clocks in which the wave can issue others.
+// LLVM's own schedule (StepSchedule::Llvm) ran up to 24 matrix instructions
+// back to back on gfx942 and put the stores, which wait for the step's
+// global loads, near the top: the wave stalled on the loads, then on the
+// matrix pipe.
+// - Matrix: the fragments of the first instruction depth, then one matrix
+//   instruction per group, the rest left to LLVM between them.
+// - Interleaved: the same, each matrix instruction followed by an LDS read
+//   in the step's first half and by two vector ALU instructions and an LDS
+//   store in its second half, by which time the global loads issued before
+//   the multiplies are back.
+// The figures per target are in GfxTargets.cpp.
+void KernelBuilder::scheduleStep() {
+  if (shape.schedule == gfx::StepSchedule::Llvm)
+    return;
+  // The groups' instruction classes (LLVM's AMDGPU SchedGroupMask).
+  enum : int32_t { kValu = 0x2, kMatrix = 0x8, kDsRead = 0x100, kDsWrite = 0x200 };
+  auto group = [&](int32_t mask, int64_t size) {
+    ROCDL::SchedGroupBarrier::create(b, loc, mask, int32_t(size), 0);
+  };
+  bool interleaved = shape.schedule == gfx::StepSchedule::Interleaved;
+  int64_t n = shape.waveTilesM * shape.waveTilesN * (shape.kt / inst.k);
+  group(kDsRead, shape.waveTilesM + shape.waveTilesN);
+  for (int64_t i = 0; i < n; ++i) {
+    group(kMatrix, 1);
+    if (!interleaved)
+      continue;
+    if (i < n / 2) {
+      group(kDsRead, 1);
+    } else {
+      group(kValu, 2);
+      group(kDsWrite, 1);
+    }
+  }
 }
 
 void KernelBuilder::multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0) {
@@ -2273,6 +2329,12 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
                                               << "' (known: swap-operands, shift-lanes)";
       return signalPassFailure();
     }
+    std::optional<gfx::StepSchedule> schedule;
+    if (!testStepSchedule.empty() && !(schedule = gfx::parseStepSchedule(testStepSchedule))) {
+      func.emitError("unknown test step schedule '")
+          << testStepSchedule << "' (known: llvm, matrix, interleaved)";
+      return signalPassFailure();
+    }
     // A GEMV, or a GEMM of the target table's tiling.
     std::optional<GemvShape> gemv;
     std::optional<KernelShape> shape;
@@ -2295,6 +2357,8 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       if (const gfx::GemmTiling *large = target->largeTiling(*plan->inst, w4a16);
           large && testLargeTiling)
         tiling = *large;
+      if (schedule)
+        tiling.schedule16 = tiling.schedule8 = *schedule;
       // 16-bit operands on 16-deep instructions step K by 64 in the small
       // tiling: a 64 x 64 tile's B panel then has a 16-byte chunk for every
       // thread (by 32 it had 128 chunks for 256 threads: idle threads and a

@@ -90,12 +90,17 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
            "table's (0), to exercise the LDS limit">,
     Option<"testLargeTiling", "test-large-tiling", "bool", "false",
            "testing only: the target table's large-GEMM tiling whatever the GEMM's "
-           "size, to run it on small GEMMs">
+           "size, to run it on small GEMMs">,
+    Option<"testStepSchedule", "test-step-schedule", "std::string", "\"\"",
+           "testing only: how a K step's instructions are scheduled (llvm, "
+           "matrix or interleaved) instead of the target table's choice, to "
+           "compare them">
   ];
   let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
                            "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect", "mlir::scf::SCFDialect",
-                           "mlir::bufferization::BufferizationDialect"];
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::ROCDL::ROCDLDialect"];
 }
 
 def KilnGPUDistribute : Pass<"kiln-gpu-distribute", "mlir::func::FuncOp"> {

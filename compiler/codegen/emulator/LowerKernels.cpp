@@ -495,7 +495,7 @@ LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
           failed(lowerMatrix(op, wmma.getSourceA(), wmma.getSourceB(), wmma.getDestC(),
                              mnemonic, flags)))
         return failure();
-    } else if (isa<amdgpu::SchedBarrierOp>(op)) {
+    } else if (isa<amdgpu::SchedBarrierOp, ROCDL::SchedGroupBarrier>(op)) {
       op->erase(); // a scheduling hint for the gfx backend: nothing to do on the host
     } else if (isa<gpu::ReturnOp>(op)) {
       func::ReturnOp::create(b, opLoc);

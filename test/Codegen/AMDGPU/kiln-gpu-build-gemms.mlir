@@ -6,6 +6,8 @@
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-wave-tiles=4 --canonicalize | FileCheck %s --check-prefix=TILES4
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx999 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-fault=nonsense 2>&1 | FileCheck %s --check-prefix=BADFAULT
+// RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-step-schedule=fast 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-step-schedule=matrix --canonicalize | FileCheck %s --check-prefix=MATRIX
 //
 // A dispatch that is one contraction (plus elementwise ops) becomes a
 // matrix-core kernel on memrefs whose shape comes from the gfx target
@@ -21,9 +23,11 @@
 // takes two K steps per iteration (step 128 over K = 256): it multiplies
 // from panels 0 while the next step goes to panels 1, then the other way, a
 // barrier after each. The loads take no branches: M and N divide the tile,
-// and a k past K (the last prefetch) reads a clamped address and is zeroed
-// by a select where the chunk is stored; a scheduling barrier keeps the
-// loads ahead of the step's multiplies. A is 512 chunks of 16 bytes, two
+// and a k past K (the last iteration's prefetch) reads a clamped address;
+// that step is never multiplied (2 KT divides K), so no select zeroes it
+// (@matmul_f16_odd_steps keeps one). A scheduling barrier keeps the loads
+// ahead of the step's multiplies; gfx942's small tiling leaves the order of
+// the rest to LLVM (no sched_group_barrier). A is 512 chunks of 16 bytes, two
 // per thread; B is read along n, two k rows per chunk (256 chunks: one per
 // thread, no guard), and stored transposed two k at a time (a
 // vector<2xf16>, one 32-bit LDS store).
@@ -54,8 +58,9 @@
 // CHECK: amdgpu.sched_barrier allow = <none>
 // CHECK: vector.load %[[A0]]
 // CHECK: vector.load %[[B0]]
+// CHECK-NOT: rocdl.sched.group.barrier
 // CHECK-COUNT-16: amdgpu.mfma 16x16x16
-// CHECK: arith.select
+// CHECK-NOT: arith.select
 // CHECK: vector.store %{{.*}}, %[[A1]]
 // CHECK: vector.store %{{.*}}, %[[B1]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
@@ -94,6 +99,14 @@
 // TILES4: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // BADCHIP: error: unknown gfx target 'gfx999'
 // BADFAULT: error: unknown test fault 'nonsense' (known: swap-operands, shift-lanes)
+// BADSCHEDULE: error: unknown test step schedule 'fast' (known: llvm, matrix, interleaved)
+// With test-step-schedule=matrix: the first fragments (2 + 2 LDS reads) in
+// a group, then each of the step's 16 MFMAs in a group of its own.
+// MATRIX-LABEL: func @matmul_f16
+// MATRIX: amdgpu.sched_barrier allow = <none>
+// MATRIX: rocdl.sched.group.barrier 256, 4, 0
+// MATRIX-COUNT-16: rocdl.sched.group.barrier 8, 1, 0
+// MATRIX-NOT: rocdl.sched.group.barrier 2,
 func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tensor<128x128xf16> attributes {kiln.dispatch} {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<128x128xf16>
@@ -176,14 +189,46 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // -----
 
 // 3200 x 3200 is 25 x 25 = 625 tiles of 128 x 128: the large tiling on gfx942
-// too (32 KiB of LDS for the four 128 x 32 f16 panels).
+// too (32 KiB of LDS for the four 128 x 32 f16 panels). Its K steps are
+// interleaved (the target table's StepSchedule for 16-bit operands): after
+// the stores, the groups ask for the first fragments (4 + 4 LDS reads), then
+// each of the 32 MFMAs of a step followed by an LDS read (the first 16) or
+// by two vector ALU instructions and an LDS store (the last 16). Not on
+// gfx950 (LLVM's order).
 // CHECK-LABEL: func @larger_f16
 // CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 625 : i64
 // CHECK-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
+// CHECK-COUNT-32: amdgpu.mfma 16x16x16
+// CHECK: vector.store
+// CHECK: rocdl.sched.group.barrier 256, 8, 0
+// CHECK-COUNT-16: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 256, 1, 0
+// CHECK-COUNT-16: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 2, 2, 0{{[[:space:]]*}}rocdl.sched.group.barrier 512, 1, 0
+// CHECK-NEXT: gpu.barrier
+// GFX950-LABEL: func @larger_f16
+// GFX950-NOT: rocdl.sched.group.barrier
+// GFX950: return
 func.func @larger_f16(%a: tensor<3200x64xf16>, %b: tensor<64x3200xf16>) -> tensor<3200x3200xf16> attributes {kiln.dispatch} {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<3200x3200xf16>
   %f = linalg.fill ins(%z : f16) outs(%e : tensor<3200x3200xf16>) -> tensor<3200x3200xf16>
   %0 = linalg.matmul ins(%a, %b : tensor<3200x64xf16>, tensor<64x3200xf16>) outs(%f : tensor<3200x3200xf16>) -> tensor<3200x3200xf16>
   return %0 : tensor<3200x3200xf16>
+}
+
+// -----
+
+// K = 160 is five steps of 32 (the small tiling steps 16-bit K by 64 from
+// K = 256 on): the last iteration multiplies the step past K it
+// prefetched, so chunks past K are zeroed by a select.
+// CHECK-LABEL: func @matmul_f16_odd_steps
+// CHECK: scf.for
+// CHECK-COUNT-16: amdgpu.mfma 16x16x16
+// CHECK: arith.select
+// CHECK: vector.store
+func.func @matmul_f16_odd_steps(%a: tensor<128x160xf16>, %b: tensor<160x128xf16>) -> tensor<128x128xf16> attributes {kiln.dispatch} {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<128x128xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<128x128xf16>) -> tensor<128x128xf16>
+  %0 = linalg.matmul ins(%a, %b : tensor<128x160xf16>, tensor<160x128xf16>) outs(%f : tensor<128x128xf16>) -> tensor<128x128xf16>
+  return %0 : tensor<128x128xf16>
 }
