@@ -215,29 +215,30 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 // 4096^3 f16 one wave 2.47x -> 1.43x the matrix-pipe bound (Kiln's cost
 // table), the WMMA share of the loop 10% -> 18%, W7900 1.27 -> 1.19 ms;
 // 228 VGPRs (i8 244), no spills; W4A16 keeps kTiling there (223 VGPRs
-// spilled). gfx1250 keeps kTiling until a product's size is known.
-constexpr GemmTiling kLargeTiling = {2, 2, 4, 4, 2};
-// The step schedules (StepSchedule) below, one wave of the 4096^3 GEMM
+// spilled). gfx1250 keeps kTiling until a product's size is known. Each
+// target's copy of it (below) picks its step schedules.
+// The step schedules (StepSchedule) below: one wave of the 4096^3 GEMM
 // against the matrix-pipe bound (LLVM MCA on CDNA, Kiln's cost table on
-// RDNA and gfx1250), LLVM's own / matrix groups / interleaved:
-//   gfx942  f16 1.65x / 1.61x / 1.22x   i8 1.76x / 1.75x / 1.80x
-//   gfx950  f16 1.74x / 1.82x / 1.85x   i8 2.14x / 2.16x / 2.16x
-//   gfx1100 f16 1.26x / 1.52x / 2.87x   i8 1.39x / 1.26x / 1.40x
-//   gfx1201 f16 2.21x / 1.98x / 1.65x   i8 3.87x / 3.44x / 3.87x
-//   gfx1250 f16 6.80x / 6.82x / 6.62x   i8 4.46x / 4.24x / 4.90x
-// gfx950 keeps LLVM's: MCA counts its global loads on lgkmcnt too, so the
-// LDS waits placed after them wait for the loads. gfx1100's interleaved
-// f16 kernel reaches 256 VGPRs. 8-bit B panels are stored a byte at a time
-// (64 LDS stores per iteration), more than the interleaved second half
-// has room for.
+// RDNA and gfx1250), operands read by buffer loads; LLVM's own order /
+// matrix groups / interleaved:
+//   gfx942  f16 1.69x / 1.54x / 1.20x   i8 1.66x / 1.63x / 1.77x
+//   gfx950  f16 1.60x / 1.73x / 1.37x   i8 2.00x / 2.12x / 2.02x
+//   gfx1100 f16 1.25x / 1.43x / 2.10x   i8 1.40x / 1.25x / 1.41x
+//   gfx1201 f16 2.31x / 1.98x / 1.63x   i8 3.86x / 3.36x / 3.82x
+//   gfx1250 f16 6.86x / 6.84x / 6.75x   i8 4.41x / 4.61x / 4.95x
+// gfx1100's interleaved f16 kernel reaches 256 VGPRs. 8-bit B panels are
+// stored a byte at a time (64 LDS stores per iteration on gfx942), more
+// than the interleaved second half has room for.
 constexpr GemmTiling kCdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
                                           StepSchedule::Matrix};
+constexpr GemmTiling kCdna4LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
+                                          StepSchedule::Llvm};
 constexpr GemmTiling kRdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Llvm,
                                           StepSchedule::Matrix};
 constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,
-                                       StepSchedule::Matrix};
+                                       StepSchedule::Llvm};
 // RDNA4's large tiling: 2 x 4 waves (256 threads of wave32) of 4 x 2
-// instruction tiles, also a 128 x 128 output tile. With kLargeTiling its f16
+// instruction tiles, also a 128 x 128 output tile. With CDNA's its f16
 // and bf16 kernels spilled 4 VGPRs; this one needs 195 (i8 120), no spills:
 // 4096^3 f16 one wave 3.93x -> 2.25x the bound, R9700 867 -> 807 us; i8
 // 6.80x -> 3.95x, 466 -> 414 us.
@@ -296,7 +297,7 @@ const std::vector<Target> &allTargets() {
        {{"MI350X", 256, unknown, unknown, unknown, unknown, 288, 8000, 1000, unknown, unknown},
         {"MI355X", 256, 2400, 2500, 2500, unknown, 288, 8000, 1400, 157.3, unknown}},
        {4, 256, 4},
-       kLargeTiling, 2},
+       kCdna4LargeTiling, 2},
       // MI400 series: 1024 VGPRs, granule 16, 16 waves per SIMD, 320 KiB
       // LDS per CU in 2048 B blocks, 4 SIMDs and 16 workgroups per CU
       // (LLVM 22's model [probe], [td], [Usage]; provisional).

@@ -879,6 +879,23 @@ private:
     // kept LLVM from scheduling the main loop across them.
     if (src.lowPad.empty() && plainIndices(src.map)) {
       SmallVector<Value> idx = indices(src.map, loops);
+      if (bufferLoads(memrefType)) {
+        // A buffer load: past the end of the operand it reads zeros (no
+        // clamp needed), and only vmcnt counts it.
+        SmallVector<Value> i32;
+        for (Value i : idx)
+          i32.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), i));
+        Value value = amdgpu::RawBufferLoadOp::create(b, loc, v == 1 ? elem : Type(vecType),
+                                                      memref, i32, true, nullptr, nullptr);
+        if (v == 1)
+          value = vector::BroadcastOp::create(b, loc, vecType, value);
+        value = toComputeType(src, flipSignBits(src, value, vecType), elem, v);
+        if (mask)
+          *mask = inBounds;
+        else if (inBounds)
+          value = zeroUnless(inBounds, value);
+        return value;
+      }
       if (inBounds)
         for (size_t d = 0; d < idx.size(); ++d) {
           int64_t last = memrefType.getDimSize(d) - (d + 1 == idx.size() ? v : 1);
@@ -927,6 +944,19 @@ private:
       scf::YieldOp::create(b, loc, zero);
     }
     return toComputeType(src, ifOp.getResult(0), elem, v);
+  }
+
+  /// Whether operand loads from `type` are buffer loads (MUBUF): when the
+  /// operand's bytes fit a buffer's 32-bit offsets. A load past the end then
+  /// reads zeros instead of faulting, so no index is clamped, and the wave
+  /// counts it on vmcnt only: LLVM's machine model (llvm-mca) counts a
+  /// global_load on lgkmcnt too, as a FLAT access that might reach LDS, so
+  /// an LDS wait after it waited for it (63 cycles per step on gfx950).
+  bool bufferLoads(MemRefType type) const {
+    if (!type.hasStaticShape())
+      return false;
+    int64_t bytes = type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+    return bytes < (int64_t(1) << 31);
   }
 
   /// uint8 x as the int8 x - 128 (a loaded chunk of `src`).

@@ -59,6 +59,9 @@ std::optional<gfx::MatrixInput> matrixInput(Type operand) {
   return std::nullopt;
 }
 
+/// On the load a buffer load became: how the access site names it.
+constexpr llvm::StringLiteral kSiteTextAttr = "kiln_emu_site_text";
+
 /// A load or store of LDS or global memory the emulated kernel reports to the
 /// access hook when statistics are on (emu_abi.h).
 struct AccessSite {
@@ -256,9 +259,13 @@ void KernelLowering::instrumentAccess(const AccessSite &site, uint32_t id, Value
   std::string opText, locText;
   {
     llvm::raw_string_ostream os(opText);
-    os << site.op->getName() << " " << site.accessed << " "
-       << ((site.kind & KILN_EMU_ACCESS_STORE) ? "to " : "from ")
-       << withoutAddressSpace(site.memref.getType());
+    // A lowered buffer load is named as the kernel wrote it.
+    if (auto text = site.op->getAttrOfType<StringAttr>(kSiteTextAttr))
+      os << text.getValue();
+    else
+      os << site.op->getName() << " " << site.accessed << " "
+         << ((site.kind & KILN_EMU_ACCESS_STORE) ? "to " : "from ")
+         << withoutAddressSpace(site.memref.getType());
     llvm::raw_string_ostream locOs(locText);
     printLocation(loc, locOs);
   }
@@ -366,8 +373,73 @@ LogicalResult KernelLowering::lowerMatrix(Operation *op, Value a, Value bOperand
   return success();
 }
 
+/// amdgpu.raw_buffer_load as the chip runs it: the indices linearized over
+/// the buffer (the memref, contiguous), zeros for a load that reaches past
+/// its last element (the GEMM builder's loads are whole chunks: never partly
+/// past it). Then an ordinary load, reported as a global access site.
+static LogicalResult lowerBufferLoads(gpu::GPUFuncOp kernel, OpBuilder &b) {
+  SmallVector<amdgpu::RawBufferLoadOp> loads;
+  kernel.walk([&](amdgpu::RawBufferLoadOp op) { loads.push_back(op); });
+  for (amdgpu::RawBufferLoadOp op : loads) {
+    auto type = cast<MemRefType>(op.getMemref().getType());
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    if (op.getIndexOffset() || op.getSgprOffset() || !type.hasStaticShape() ||
+        failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
+        !type.areTrailingDimsContiguous(type.getRank()))
+      return op.emitError("only buffer loads from a static contiguous memref without "
+                          "offsets are emulated");
+    Location loc = op.getLoc();
+    b.setInsertionPoint(op);
+    Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+    for (auto [index, stride] : llvm::zip(op.getIndices(), strides)) {
+      Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+      Value scaled = arith::MulIOp::create(b, loc, i, arith::ConstantIndexOp::create(b, loc, stride));
+      linear = arith::AddIOp::create(b, loc, linear, scaled);
+    }
+    auto vectorType = dyn_cast<VectorType>(op.getType());
+    int64_t count = vectorType ? vectorType.getNumElements() : 1;
+    int64_t elements = type.getNumElements();
+    Value end = arith::AddIOp::create(b, loc, linear, arith::ConstantIndexOp::create(b, loc, count));
+    Value fromStart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, linear,
+                                            arith::ConstantIndexOp::create(b, loc, 0));
+    Value toEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end,
+                                        arith::ConstantIndexOp::create(b, loc, elements));
+    Value inside = arith::AndIOp::create(b, loc, fromStart, toEnd);
+    auto flatType = MemRefType::get(
+        {elements}, type.getElementType(),
+        offset == 0 ? MemRefLayoutAttrInterface()
+                    : StridedLayoutAttr::get(b.getContext(), offset, {1}),
+        type.getMemorySpace());
+    Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, op.getMemref(), offset,
+                                                   ArrayRef<int64_t>{elements},
+                                                   ArrayRef<int64_t>{1});
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{op.getType()}, inside, true, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value value = vectorType
+                        ? Value(vector::LoadOp::create(b, loc, vectorType, flat, ValueRange{linear}))
+                        : Value(memref::LoadOp::create(b, loc, flat, ValueRange{linear}));
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << op->getName() << " " << op.getType() << " from " << withoutAddressSpace(type);
+      value.getDefiningOp()->setAttr(kSiteTextAttr, b.getStringAttr(text));
+      scf::YieldOp::create(b, loc, value);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc,
+                           arith::ConstantOp::create(b, loc, b.getZeroAttr(op.getType())).getResult());
+    }
+    op.replaceAllUsesWith(ifOp.getResult(0));
+    op.erase();
+  }
+  return success();
+}
+
 LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
   MLIRContext *ctx = b.getContext();
+  if (failed(lowerBufferLoads(kernel, b)))
+    return failure();
   Location loc = kernel.getLoc();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
 

@@ -11,6 +11,8 @@ import re
 import sys
 
 text = open(sys.argv[1]).read()
+# A load and the memref it reads (global operands are read by buffer loads).
+LOAD = r"(?:vector\.load|memref\.load|amdgpu\.raw_buffer_load) (%\w+)\["
 a_arg, b_arg = "%arg" + sys.argv[2], "%arg" + sys.argv[3]
 
 kernel = re.search(r"gpu\.func @\w+\((.*?)\) workgroup\((.*?)\) kernel", text)
@@ -47,7 +49,7 @@ for i, line in enumerate(lines):
                     v = pending.pop()
                     if v not in local:
                         continue
-                    d = re.match(r"(?:vector|memref)\.load (%\w+)\[", local[v])
+                    d = re.match(LOAD, local[v])
                     if d:
                         loaded.append(d.group(1))
                     else:
@@ -71,7 +73,7 @@ def sources(value, line, seen=None):
     if (value, def_line) in seen:
         return set()
     seen.add((value, def_line))
-    m = re.match(r"vector\.load (%\w+)\[", op) or re.match(r"memref\.load (%\w+)\[", op)
+    m = re.match(LOAD, op)
     if m:
         return {m.group(1)}
     if op.startswith("loads"):

@@ -34,8 +34,9 @@
 // CHECK: arith.divf
 // CHECK: memref.store %{{.*}}, %[[ASCALE]]
 // CHECK: gpu.barrier
-// The prologue: A's 4 floats times 127 / amax, rounded, stored as a word.
-// CHECK: vector.load %[[X]]
+// The prologue: A's 4 floats (a buffer load) times 127 / amax, rounded,
+// stored as a word.
+// CHECK: amdgpu.raw_buffer_load %[[X]]
 // CHECK: memref.load %[[INV]]
 // CHECK: vector.load %[[W]]{{.*}} : memref<2x2x32x32x4xi8>, vector<16xi8>
 // CHECK: vector.load %[[Z]]{{.*}} : memref<2x2x32xf32>, vector<4xf32>

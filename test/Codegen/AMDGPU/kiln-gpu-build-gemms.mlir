@@ -22,9 +22,10 @@
 // instructions), four panels of 64 x 64 f16 = 32 KiB of LDS. The main loop
 // takes two K steps per iteration (step 128 over K = 256): it multiplies
 // from panels 0 while the next step goes to panels 1, then the other way, a
-// barrier after each. The loads take no branches: M and N divide the tile,
-// and a k past K (the last iteration's prefetch) reads a clamped address;
-// that step is never multiplied (2 KT divides K), so no select zeroes it
+// barrier after each. The global loads are buffer loads (past the end of
+// an operand they read zeros: no clamped indices) and take no branches: M
+// and N divide the tile, and the step past K that the last iteration
+// prefetches is never multiplied (2 KT divides K), so no select zeroes it
 // (@matmul_f16_odd_steps keeps one). A scheduling barrier keeps the loads
 // ahead of the step's multiplies; gfx942's small tiling leaves the order of
 // the rest to LLVM (no sched_group_barrier). A is 512 chunks of 16 bytes, two
@@ -42,19 +43,19 @@
 // CHECK: gpu.thread_id x
 // CHECK: affine.delinearize_index %{{.*}} into (2, 2)
 // The prologue stages step 0 into panels 0.
-// CHECK: vector.load %[[A]]
-// CHECK: vector.load %[[A]]
-// CHECK: vector.load %[[B]]
-// CHECK: vector.load %[[B]]
+// CHECK: amdgpu.raw_buffer_load %[[A]]
+// CHECK: amdgpu.raw_buffer_load %[[A]]
+// CHECK: amdgpu.raw_buffer_load %[[B]]
+// CHECK: amdgpu.raw_buffer_load %[[B]]
 // CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c128 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK-NOT: scf.if
-// CHECK: arith.minui
-// CHECK: vector.load %[[A]]
-// CHECK: vector.load %[[B]]
+// CHECK-NOT: arith.minui
+// CHECK: amdgpu.raw_buffer_load %[[A]]
+// CHECK: amdgpu.raw_buffer_load %[[B]]
 // CHECK: amdgpu.sched_barrier allow = <none>
 // CHECK: vector.load %[[A0]]
 // CHECK: vector.load %[[B0]]
@@ -128,7 +129,7 @@ func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tenso
 // F16-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
 // F16-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64
 // F16-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x32xf16>
-// F16: %[[V:.*]] = vector.load %[[A]]{{.*}} vector<4xf32>
+// F16: %[[V:.*]] = amdgpu.raw_buffer_load %[[A]]{{.*}} vector<4xf32>
 // F16: arith.truncf %[[V]] : vector<4xf32> to vector<4xf16>
 // F16: amdgpu.mfma 16x16x16
 // F16: memref.store %{{.*}}, %[[C]]{{.*}} : memref<64x64xf32>
@@ -193,8 +194,9 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // interleaved (the target table's StepSchedule for 16-bit operands): after
 // the stores, the groups ask for the first fragments (4 + 4 LDS reads), then
 // each of the 32 MFMAs of a step followed by an LDS read (the first 16) or
-// by two vector ALU instructions and an LDS store (the last 16). Not on
-// gfx950 (LLVM's order).
+// by two vector ALU instructions and an LDS store (the last 16). gfx950
+// too (16 MFMAs a step: 16x16x32); gfx1100's large tiling keeps LLVM's
+// order for 16-bit operands.
 // CHECK-LABEL: func @larger_f16
 // CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 625 : i64
 // CHECK-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
@@ -205,8 +207,12 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // CHECK-COUNT-16: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 2, 2, 0{{[[:space:]]*}}rocdl.sched.group.barrier 512, 1, 0
 // CHECK-NEXT: gpu.barrier
 // GFX950-LABEL: func @larger_f16
-// GFX950-NOT: rocdl.sched.group.barrier
-// GFX950: return
+// GFX950: rocdl.sched.group.barrier 256, 8, 0
+// GFX950-COUNT-8: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 256, 1, 0
+// GFX950-COUNT-8: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 2, 2, 0{{[[:space:]]*}}rocdl.sched.group.barrier 512, 1, 0
+// GFX1100-LABEL: func @larger_f16
+// GFX1100-NOT: rocdl.sched.group.barrier
+// GFX1100: return
 func.func @larger_f16(%a: tensor<3200x64xf16>, %b: tensor<64x3200xf16>) -> tensor<3200x3200xf16> attributes {kiln.dispatch} {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<3200x3200xf16>

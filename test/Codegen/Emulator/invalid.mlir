@@ -32,3 +32,18 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A buffer load with an SGPR offset (the GEMM builder makes none).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%arg0: memref<64xf32, #gpu.address_space<global>>, %i: i32) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @below {{only buffer loads from a static contiguous memref without offsets are emulated}}
+      %x = amdgpu.raw_buffer_load %arg0[%i] sgprOffset %i : memref<64xf32, #gpu.address_space<global>>, i32 -> f32
+      memref.store %x, %arg0[%c0] : memref<64xf32, #gpu.address_space<global>>
+      gpu.return
+    }
+  }
+}
