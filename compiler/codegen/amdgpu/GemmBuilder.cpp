@@ -10,11 +10,12 @@
 //   (the target table's tiling and instruction shape give these numbers);
 // - each K step (two instructions deep) the workgroup stages its A panel
 //   (64 x KT) and B panel (stored as 64 x KT, k fastest) in LDS, loading
-//   from global memory in 16-byte vectors along the contiguous dimension
-//   where the shapes allow, converting f32 to f16/bf16 on the way when
-//   --precision asks for it; the panels are double-buffered (the next
-//   step's global loads are issued before the current step's multiplies,
-//   one barrier per step);
+//   from global memory in 16-byte vectors (buffer loads) along the
+//   contiguous dimension where the shapes allow, converting f32 to f16/bf16
+//   on the way when --precision asks for it; the panels are double-buffered
+//   (the next step's global loads are issued before the current step's
+//   multiplies, one barrier per step; the target table says how LLVM
+//   should order a step's instructions: scheduleStep);
 // - each lane then reads its operand fragments from LDS following the
 //   instruction's lane layout (the target table, checked against AMD's
 //   tables) and issues the instruction;
