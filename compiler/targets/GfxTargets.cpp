@@ -219,31 +219,30 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 // target's copy of it (below) picks its step schedules.
 // The step schedules (StepSchedule) below: one wave of the 4096^3 GEMM
 // against the matrix-pipe bound (LLVM MCA on CDNA, Kiln's cost table on
-// RDNA and gfx1250), operands read by buffer loads; LLVM's own order /
-// matrix groups / interleaved:
-//   gfx942  f16 1.69x / 1.54x / 1.20x   i8 1.66x / 1.63x / 1.77x
-//   gfx950  f16 1.60x / 1.73x / 1.37x   i8 2.00x / 2.12x / 2.02x
-//   gfx1100 f16 1.25x / 1.43x / 2.10x   i8 1.40x / 1.25x / 1.41x
-//   gfx1201 f16 2.31x / 1.98x / 1.63x   i8 3.86x / 3.36x / 3.82x
-//   gfx1250 f16 6.86x / 6.84x / 6.75x   i8 4.41x / 4.61x / 4.95x
-// gfx1100's interleaved f16 kernel reaches 256 VGPRs. 8-bit B panels are
-// stored a byte at a time (64 LDS stores per iteration on gfx942), more
-// than the interleaved second half has room for.
+// RDNA and gfx1250), operands read by buffer loads, 8-bit B panels staged
+// as transposed 4 x 4 byte blocks; LLVM's own order / matrix groups /
+// interleaved:
+//   gfx942  f16 1.69x / 1.54x / 1.20x   i8 1.76x / 1.67x / 1.58x
+//   gfx950  f16 1.60x / 1.73x / 1.37x   i8 1.75x / 1.87x / 1.62x
+//   gfx1100 f16 1.25x / 1.43x / 2.10x   i8 1.41x / 1.27x / 1.14x
+//   gfx1201 f16 2.31x / 1.98x / 1.63x   i8 3.84x / 3.40x / 3.25x
+//   gfx1250 f16 6.86x / 6.84x / 6.75x   i8 4.07x / 4.43x / 3.86x
+// gfx1100's interleaved f16 kernel reaches 256 VGPRs.
 constexpr GemmTiling kCdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Matrix};
+                                          StepSchedule::Interleaved};
 constexpr GemmTiling kCdna4LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Llvm};
+                                          StepSchedule::Interleaved};
 constexpr GemmTiling kRdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Llvm,
-                                          StepSchedule::Matrix};
+                                          StepSchedule::Interleaved};
 constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,
-                                       StepSchedule::Llvm};
+                                       StepSchedule::Interleaved};
 // RDNA4's large tiling: 2 x 4 waves (256 threads of wave32) of 4 x 2
 // instruction tiles, also a 128 x 128 output tile. With CDNA's its f16
 // and bf16 kernels spilled 4 VGPRs; this one needs 195 (i8 120), no spills:
 // 4096^3 f16 one wave 3.93x -> 2.25x the bound, R9700 867 -> 807 us; i8
 // 6.80x -> 3.95x, 466 -> 414 us.
 constexpr GemmTiling kRdna4LargeTiling = {2, 4, 4, 2, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Matrix};
+                                          StepSchedule::Interleaved};
 } // namespace
 
 std::optional<StepSchedule> parseStepSchedule(std::string_view name) {

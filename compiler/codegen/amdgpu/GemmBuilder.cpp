@@ -1188,6 +1188,7 @@ private:
   scf::ForOp mainLoop();
   void multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0);
   void scheduleStep();
+  SmallVector<Value> transposeBytes(ArrayRef<Value> rows);
   void epilogue(scf::ForOp loop, ArrayRef<Value> args, Value output);
 
   // W4A8 (GemmPlan::w4a8).
@@ -1353,13 +1354,25 @@ void KernelBuilder::planStaging() {
   }
   bAlongN = vbN > 1 || vbK == 1;
   vb = bAlongN ? vbN : vbK;
-  // 16-bit types only: two halves pack into a dword with one v_perm, four
-  // bytes took LLVM a dozen shifts and ors each (693 instead of 264
-  // instructions in the i8 main loop on gfx942).
-  if (bAlongN && vb > 1 && !plan.int4 && plan.computeType.getIntOrFloatBitWidth() == 16) {
-    bRows = 2;
+  // Two 16-bit halves pack into a dword with one v_perm; four bytes as a
+  // 4 x 4 byte transpose of whole words (storeStep: transposeBytes), which
+  // is what made packing them pay (from_elements of four bytes took LLVM a
+  // dozen shifts and ors each: 693 instead of 264 instructions in the i8
+  // main loop on gfx942).
+  int64_t computeBits = plan.computeType.getIntOrFloatBitWidth();
+  if (bAlongN && vb > 1 && !plan.int4 && (computeBits == 16 || (computeBits == 8 && vb % 4 == 0))) {
+    bRows = 32 / computeBits;
     while (bRows > 1 && kt % bRows != 0)
       bRows /= 2;
+    // Bytes: 4 x vb blocks, vb narrowed so that every thread has one (a
+    // thread without one would branch around its stores in the loop).
+    if (computeBits == 8) {
+      int64_t narrowed = shape.tileN * kt / (4 * threads);
+      if (bRows == 4 && narrowed >= 4 && narrowed % 4 == 0 && vb % narrowed == 0)
+        vb = narrowed;
+      else
+        bRows = 1;
+    }
   }
   aChunks = shape.tileM * kt / va;
   bChunks = shape.tileN * kt / (vb * bRows);
@@ -1458,6 +1471,43 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
   return values;
 }
 
+/// Rows r0..r3 of bytes (vector<Vxi8>, V a multiple of 4) as the columns
+/// of their 4 x 4 blocks, vectors of V / 4 words: result j holds, in its
+/// word q, bytes (r0[4q + j],
+/// r1[4q + j], r2[4q + j], r3[4q + j]). Two rounds of masks, shifts and ors
+/// on whole words, each output word made from two inputs (what the AMDGPU
+/// backend turns into one v_perm_b32 or v_and_or_b32 each):
+///   p = (r0 & 0x00FF00FF) | (r1 & 0x00FF00FF) << 8     bytes r0[0] r1[0] r0[2] r1[2]
+///   q = (r0 >> 8 & 0x00FF00FF) | (r1 & 0xFF00FF00)     bytes r0[1] r1[1] r0[3] r1[3]
+/// (and s, t from r2, r3), then columns 0 and 2 from p and s, 1 and 3 from q
+/// and t: (p & 0xFFFF) | s << 16 and p >> 16 | (s & 0xFFFF0000).
+SmallVector<Value> KernelBuilder::transposeBytes(ArrayRef<Value> rows) {
+  auto byteType = cast<VectorType>(rows.front().getType());
+  int64_t words = byteType.getNumElements() / 4;
+  auto wordType = VectorType::get({words}, b.getI32Type());
+  auto splat = [&](uint32_t value) {
+    return arith::ConstantOp::create(
+        b, loc, wordType, DenseElementsAttr::get(wordType, APInt(32, value))).getResult();
+  };
+  auto band = [&](Value x, uint32_t m) { return arith::AndIOp::create(b, loc, x, splat(m)).getResult(); };
+  auto shl = [&](Value x, uint32_t n) { return arith::ShLIOp::create(b, loc, x, splat(n)).getResult(); };
+  auto shr = [&](Value x, uint32_t n) { return arith::ShRUIOp::create(b, loc, x, splat(n)).getResult(); };
+  auto bor = [&](Value x, Value y) { return arith::OrIOp::create(b, loc, x, y).getResult(); };
+  SmallVector<Value> w;
+  for (Value row : rows)
+    w.push_back(vector::BitCastOp::create(b, loc, wordType, row));
+  auto pairs = [&](Value x, Value y, Value &even, Value &odd) {
+    even = bor(band(x, 0x00FF00FF), shl(band(y, 0x00FF00FF), 8));
+    odd = bor(band(shr(x, 8), 0x00FF00FF), band(y, 0xFF00FF00));
+  };
+  Value p, q, s, t;
+  pairs(w[0], w[1], p, q);
+  pairs(w[2], w[3], s, t);
+  auto low = [&](Value x, Value y) { return bor(band(x, 0x0000FFFF), shl(y, 16)); };
+  auto high = [&](Value x, Value y) { return bor(shr(x, 16), band(y, 0xFFFF0000)); };
+  return {low(p, s), low(q, t), high(p, s), high(q, t)};
+}
+
 void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
   if (plan.w4a8)
     return storeW4A8Step(loaded, buffer);
@@ -1497,6 +1547,20 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
         Value e = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{i});
         Value n = apply(d0 + i, {nLocal});
         memref::StoreOp::create(b, loc, e, bLds[buffer], ValueRange{n, swizzled(n, kLocal)});
+      }
+    } else if (bRows == 4) {
+      // Four rows of bytes: column i of them is 4 consecutive k of panel
+      // row n + i, one 32-bit store; the 4 x 4 byte blocks are transposed a
+      // word at a time.
+      SmallVector<Value> columns = transposeBytes(rows);
+      auto oneWord = VectorType::get({1}, b.getI32Type());
+      auto fourBytes = VectorType::get({4}, plan.computeType);
+      for (int64_t i = 0; i < vb; ++i) {
+        Value word = vector::ExtractOp::create(b, loc, columns[i % 4], ArrayRef<int64_t>{i / 4});
+        Value column = vector::BitCastOp::create(
+            b, loc, fourBytes, vector::BroadcastOp::create(b, loc, oneWord, word));
+        Value n = apply(d0 + i, {nLocal});
+        vector::StoreOp::create(b, loc, column, bLds[buffer], ValueRange{n, swizzled(n, kLocal)});
       }
     } else {
       // Transposed in registers: column i of the bRows rows is bRows
