@@ -245,6 +245,15 @@ def cases(work):
     out.append(("MatMulInteger u8 x i8 160x192x144 --gfx-test-large-tiling", p, {"a": a, "b": b},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact",
                 ["--gfx-test-large-tiling"], r"_i8|_iu8"))
+    # int8 x int8 in the large tiling: XOR-swizzled panels, B staged as
+    # transposed 4 x 4 byte blocks, partial tiles in m and n.
+    a8 = rng.randint(-128, 128, (160, 192)).astype(np.int8)
+    b8 = rng.randint(-128, 128, (192, 144)).astype(np.int8)
+    p8 = work / "matmul_i8_large_tile.onnx"
+    onnx_model(p8, "MatMulInteger", {"a": a8, "b": b8}, np.int32, [160, 144])
+    out.append(("MatMulInteger i8 x i8 160x192x144 --gfx-test-large-tiling", p8,
+                {"a": a8, "b": b8}, (a8.astype(np.int64) @ b8.astype(np.int64)).astype(np.int32),
+                "exact", ["--gfx-test-large-tiling"], r"_i8|_iu8"))
 
     # A 1x1 convolution with a bias: the accumulator starts at the bias.
     x = rng.uniform(-1, 1, (1, 64, 12, 12)).astype(np.float16)

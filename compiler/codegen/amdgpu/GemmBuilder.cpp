@@ -1379,13 +1379,20 @@ void KernelBuilder::planStaging() {
   if (plan.w4a8)
     bChunks = shape.tileN * kt / 16;
   int64_t bits = plan.computeType.getIntOrFloatBitWidth();
-  // The large tiling only for 16-bit operands: each swizzled fragment
-  // address is a register of its own (the XOR does not fold into the LDS
-  // offset), and 4 x 4 tiles of int8 reached 264 VGPRs on gfx950 (one wave
-  // per SIMD); f16 stays at 158 (gfx942) and 226 (gfx950), two waves.
+  // Each swizzled fragment address is a register of its own (the XOR does
+  // not fold into the LDS offset). 4 x 4 tiles of int8 reached 264 VGPRs on
+  // gfx950 with byte-wise B stores; with the byte transposes and buffer
+  // loads they need 216 (gfx942 158), two waves per SIMD, and the swizzle
+  // makes their fragment reads 2-way instead of 8-way and their B stores
+  // 4-way instead of 16-way (the emulator's statistics). LLVM MCA times
+  // gfx950's int8 loop at 1.79x the bound with it, 1.62x without: MCA does
+  // not see bank conflicts. Not for uint8 x int8 in 4 x 4 tiles, whose
+  // correction accumulators took gfx950 to 268 VGPRs with it (one wave per
+  // SIMD; 232 without).
   bool largeTiles = shape.waveTilesM * shape.waveTilesN > 4;
+  bool corrected = plan.a.flipSign || plan.b.flipSign;
   if (bits >= 8 && inst.kChunk * bits <= 128 && kt * bits >= 256 && va * bits <= 128 &&
-      (bAlongN || vb * bits <= 128) && (!largeTiles || bits == 16) &&
+      (bAlongN || vb * bits <= 128) && !(largeTiles && corrected) &&
       inst.input != MatrixInput::I4) { // int4 fragments spilled on gfx1201 with it
     swizzleGranule = 128 / bits;
     swizzleGroups = kt / swizzleGranule;
