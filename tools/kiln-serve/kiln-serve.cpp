@@ -491,7 +491,8 @@ private:
     v.policy = readModelPolicy(config, ModelPolicy{options_.runTimeoutMs * 1000, true});
     // The device: the instance group's kind, else --device.
     std::string spec = options_.device;
-    std::string cpus; // the instance group's host policy's cpu-cores
+    std::string cpus;      // the instance group's host policy's cpu-cores
+    std::string cpusWhere; // and where the config names it, for errors
     uint32_t instances = 1;
     if (c.instance_group_size() > 1)
       loadFailure(config.at("instance_group", 1) + ": one instance group per model is supported");
@@ -515,12 +516,10 @@ private:
           loadFailure(config.at("instance_group", 0) + ": host_policy '" + g.host_policy() +
                       "' pins CPU threads, and device " + spec + " runs on a GPU");
         cpus = policy->second;
+        cpusWhere = config.at("instance_group", 0) + ": host_policy '" + g.host_policy() + "'";
       }
     }
-    Device &dev = device(spec, cpus,
-                         config.at("instance_group", 0) + ": host_policy '" +
-                             (c.instance_group_size() ? c.instance_group(0).host_policy() : "") +
-                             "'");
+    Device &dev = device(spec, cpus, cpusWhere);
     const std::vector<uint32_t> programBatch = v.artifact.batchSizes(); // per program
     std::vector<uint32_t> buckets;
     for (uint32_t b : programBatch)

@@ -880,31 +880,27 @@ private:
     // kept LLVM from scheduling the main loop across them.
     if (src.lowPad.empty() && plainIndices(src.map)) {
       SmallVector<Value> idx = indices(src.map, loops);
+      Value value;
       if (bufferLoads(memrefType)) {
         // A buffer load: past the end of the operand it reads zeros (no
         // clamp needed), and only vmcnt counts it.
         SmallVector<Value> i32;
         for (Value i : idx)
           i32.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), i));
-        Value value = amdgpu::RawBufferLoadOp::create(b, loc, v == 1 ? elem : Type(vecType),
-                                                      memref, i32, true, nullptr, nullptr);
+        value = amdgpu::RawBufferLoadOp::create(b, loc, v == 1 ? elem : Type(vecType), memref,
+                                                i32, true, nullptr, nullptr);
         if (v == 1)
           value = vector::BroadcastOp::create(b, loc, vecType, value);
-        value = toComputeType(src, flipSignBits(src, value, vecType), elem, v);
-        if (mask)
-          *mask = inBounds;
-        else if (inBounds)
-          value = zeroUnless(inBounds, value);
-        return value;
+      } else {
+        if (inBounds)
+          for (size_t d = 0; d < idx.size(); ++d) {
+            int64_t last = memrefType.getDimSize(d) - (d + 1 == idx.size() ? v : 1);
+            idx[d] = arith::MinUIOp::create(b, loc, idx[d], c(std::max<int64_t>(0, last)));
+          }
+        value = v == 1 ? Value(vector::BroadcastOp::create(
+                             b, loc, vecType, memref::LoadOp::create(b, loc, memref, idx)))
+                       : Value(vector::LoadOp::create(b, loc, vecType, memref, idx));
       }
-      if (inBounds)
-        for (size_t d = 0; d < idx.size(); ++d) {
-          int64_t last = memrefType.getDimSize(d) - (d + 1 == idx.size() ? v : 1);
-          idx[d] = arith::MinUIOp::create(b, loc, idx[d], c(std::max<int64_t>(0, last)));
-        }
-      Value value = v == 1 ? Value(vector::BroadcastOp::create(
-                                 b, loc, vecType, memref::LoadOp::create(b, loc, memref, idx)))
-                           : Value(vector::LoadOp::create(b, loc, vecType, memref, idx));
       value = toComputeType(src, flipSignBits(src, value, vecType), elem, v);
       if (mask)
         *mask = inBounds;
