@@ -165,8 +165,13 @@ const GemmTiling &Target::gemmTiling(const MatrixInstruction &inst, int64_t batc
   int64_t computeUnits = 0;
   for (const Product &product : products)
     computeUnits = std::max<int64_t>(computeUnits, product.computeUnits.value_or(0));
+  // A target none of whose products has a published size (gfx1250) is
+  // taken to be as large as the largest chip in the table: its large
+  // tiling needs the grid that fills that chip twice over.
   if (computeUnits == 0)
-    return gemm; // no product says how large the chip is
+    for (const Target &other : allTargets())
+      for (const Product &product : other.products)
+        computeUnits = std::max<int64_t>(computeUnits, product.computeUnits.value_or(0));
   int64_t tileM = largeGemm.wavesM * largeGemm.waveTilesM * inst.m;
   int64_t tileN = largeGemm.wavesN * largeGemm.waveTilesN * inst.n;
   int64_t tiles = std::max<int64_t>(1, batch) * ((m + tileM - 1) / tileM) * ((n + tileN - 1) / tileN);
@@ -215,8 +220,9 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 // 4096^3 f16 one wave 2.47x -> 1.43x the matrix-pipe bound (Kiln's cost
 // table), the WMMA share of the loop 10% -> 18%, W7900 1.27 -> 1.19 ms;
 // 228 VGPRs (i8 244), no spills; W4A16 keeps kTiling there (223 VGPRs
-// spilled). gfx1250 keeps kTiling until a product's size is known. Each
-// target's copy of it (below) picks its step schedules.
+// spilled). gfx1250, whose products have no published size, is sized as the
+// largest chip in the table (gemmTiling()). Each target's copy of it
+// (below) picks its step schedules.
 // The step schedules (StepSchedule) below: one wave of the 4096^3 GEMM
 // against the matrix-pipe bound (LLVM MCA on CDNA, Kiln's cost table on
 // RDNA and gfx1250), operands read by buffer loads, 8-bit B panels staged
@@ -229,7 +235,9 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 //   gfx1250 f16 6.86x / 6.84x / 6.75x   i8 4.07x / 4.43x / 3.86x
 // gfx1100's interleaved f16 kernel reaches 256 VGPRs. (The i8 figures are
 // before the large tiling's int8 panels were swizzled; interleaved and
-// swizzled: gfx942 1.48x, gfx950 1.79x, gfx1100 1.13x.)
+// swizzled: gfx942 1.48x, gfx950 1.79x, gfx1100 1.13x. gfx1250's are with
+// kTiling; its large tiling below: f16 2.95x / 3.06x / 2.41x, i8 2.35x /
+// 2.27x / 2.09x.)
 constexpr GemmTiling kCdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
                                           StepSchedule::Interleaved};
 constexpr GemmTiling kCdna4LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
@@ -238,6 +246,15 @@ constexpr GemmTiling kRdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Llvm,
                                           StepSchedule::Interleaved};
 constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,
                                        StepSchedule::Interleaved};
+// gfx1250's large tiling: CDNA's shape in wave32 (128 threads), a 128 x 128
+// tile. Its 1024 VGPRs hold it at 422 (f16), 401 (i8), 426 (W4A16), no
+// spills, two waves per SIMD; past 256 VGPRs LLVM switches register banks
+// with s_set_vgpr_msb (141 of the f16 loop's 559 instructions). One wave of
+// the 4096^3 GEMM: f16 6.75x -> 2.41x the bound, i8 3.86x -> 2.09x. One
+// instruction per K step instead of two: f16 3.52x (a barrier per 16
+// WMMAs).
+constexpr GemmTiling kGfx1250LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
+                                            StepSchedule::Interleaved};
 // RDNA4's large tiling: 2 x 4 waves (256 threads of wave32) of 4 x 2
 // instruction tiles, also a 128 x 128 output tile. With CDNA's its f16
 // and bf16 kernels spilled 4 VGPRs; this one needs 195 (i8 120), no spills:
@@ -312,7 +329,8 @@ const std::vector<Target> &allTargets() {
        kGfx1250Tiling,
        {{"MI455X", unknown, unknown, unknown, unknown, unknown, 432, 19600, unknown, unknown,
          unknown}},
-       {4, 0, 0}},
+       {4, 0, 0},
+       kGfx1250LargeTiling, 2},
       // RDNA3: 1536 VGPRs per lane in wave32, granule 24 [BaseInfo]; 64 KiB
       // per workgroup [td], 128 KiB per WGP (4 SIMDs, 32 workgroups) in the
       // default WGP mode [BaseInfo].

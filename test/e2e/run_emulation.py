@@ -236,9 +236,9 @@ def cases(work):
     out.append(("MatMulInteger u8 x i8 160x192x144 --gfx-test-wave-tiles=4", p, {"a": a, "b": b},
                 (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), "exact",
                 ["--gfx-test-wave-tiles=4"], r"_i8|_iu8"))
-    # Each target table's own large tiling forced on the same GEMMs (CDNA and
-    # RDNA3: 2 x 2 waves of 4 x 4 tiles; RDNA4: 2 x 4 waves of 4 x 2 tiles;
-    # gfx1250 has none and keeps its tiling).
+    # Each target table's own large tiling forced on the same GEMMs (CDNA,
+    # RDNA3 and gfx1250: 2 x 2 waves of 4 x 4 tiles; RDNA4: 2 x 4 waves of
+    # 4 x 2 tiles).
     out.append(("MatMul f16 200x256x176 --gfx-test-large-tiling", work / "matmul_f16_large_tile.onnx",
                 {"a": a16, "b": b16}, a16.astype(np.float64) @ b16.astype(np.float64), 2e-3,
                 ["--gfx-test-large-tiling"], r"_f16"))

@@ -1361,12 +1361,15 @@ void KernelBuilder::planStaging() {
     while (bRows > 1 && kt % bRows != 0)
       bRows /= 2;
     // Bytes: 4 x vb blocks, vb narrowed so that every thread has one (a
-    // thread without one would branch around its stores in the loop).
+    // thread without one would branch around its stores in the loop), or
+    // kept where every thread has several (gfx1250's 128 x 128 tile of
+    // 64-deep instructions: 2 each; stored byte by byte, its int8 loop was
+    // 1001 instructions for 64 WMMAs).
     if (computeBits == 8) {
       int64_t narrowed = shape.tileN * kt / (4 * threads);
       if (bRows == 4 && narrowed >= 4 && narrowed % 4 == 0 && vb % narrowed == 0)
         vb = narrowed;
-      else
+      else if (bRows != 4 || narrowed % vb != 0)
         bRows = 1;
     }
   }

@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=mi355x --canonicalize | FileCheck %s --check-prefix=GFX950
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx1100 --canonicalize | FileCheck %s --check-prefix=GFX1100
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx1201 --canonicalize | FileCheck %s --check-prefix=GFX1201
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx1250 --canonicalize | FileCheck %s --check-prefix=GFX1250
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=precision=f16 --canonicalize | FileCheck %s --check-prefix=F16
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-wave-tiles=4 --canonicalize | FileCheck %s --check-prefix=TILES4
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx999 2>&1 | FileCheck %s --check-prefix=BADCHIP
@@ -179,6 +180,11 @@ func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.di
 // GFX1201-LABEL: func @large_f16
 // GFX1201-SAME: kiln.workgroup_count = 576 : i64, kiln.workgroup_size = 256 : i64
 // GFX1201-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
+// gfx1250 (no product with a published size: sized as the largest chip in
+// the table, MI300X's 304 CUs) keeps its 64 x 64 tile under 608 tiles.
+// GFX1250-LABEL: func @large_f16
+// GFX1250-SAME: kiln.workgroup_count = 2304 : i64, kiln.workgroup_size = 128 : i64
+// GFX1250-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x64xf16>
 func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor<3072x3072xf16> attributes {kiln.dispatch} {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<3072x3072xf16>
@@ -213,6 +219,11 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // GFX1100-LABEL: func @larger_f16
 // GFX1100-NOT: rocdl.sched.group.barrier
 // GFX1100: return
+// gfx1250's large tiling: 2 x 2 waves of 4 x 4 tiles of the 32-deep WMMA
+// (128 threads), K steps of 64.
+// GFX1250-LABEL: func @larger_f16
+// GFX1250-SAME: kiln.lds_bytes = 65536 : i64, kiln.matrix_instruction = "v_wmma_f32_16x16x32_f16", kiln.workgroup_count = 625 : i64, kiln.workgroup_size = 128 : i64
+// GFX1250-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x64xf16>
 func.func @larger_f16(%a: tensor<3200x64xf16>, %b: tensor<64x3200xf16>) -> tensor<3200x3200xf16> attributes {kiln.dispatch} {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<3200x3200xf16>
@@ -237,4 +248,25 @@ func.func @matmul_f16_odd_steps(%a: tensor<128x160xf16>, %b: tensor<160x128xf16>
   %f = linalg.fill ins(%z : f16) outs(%e : tensor<128x128xf16>) -> tensor<128x128xf16>
   %0 = linalg.matmul ins(%a, %b : tensor<128x160xf16>, tensor<160x128xf16>) outs(%f : tensor<128x128xf16>) -> tensor<128x128xf16>
   return %0 : tensor<128x128xf16>
+}
+
+// -----
+
+// int8 in gfx1250's large tiling: K steps of 128 (two 64-deep WMMAs), a B
+// panel of 128 x 128 bytes staged as transposed 4 x 4 byte blocks, two
+// blocks of 4 x 16 per thread of the 128 (32-bit stores of 4 k, 16 per
+// block); never byte by byte.
+// GFX1250-LABEL: func @larger_i8
+// GFX1250-SAME: kiln.matrix_instruction = "v_wmma_i32_16x16x64_iu8", kiln.workgroup_count = 625 : i64, kiln.workgroup_size = 128 : i64
+// GFX1250-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x128xi8>
+// GFX1250-COUNT-8: vector.store {{.*}} : memref<128x128xi8>, vector<16xi8>
+// GFX1250-COUNT-32: vector.store {{.*}} : memref<128x128xi8>, vector<4xi8>
+// GFX1250-NOT: memref.store {{.*}} : memref<128x128xi8>
+// GFX1250: return
+func.func @larger_i8(%a: tensor<3200x256xi8>, %b: tensor<256x3200xi8>) -> tensor<3200x3200xi32> attributes {kiln.dispatch} {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<3200x3200xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<3200x3200xi32>) -> tensor<3200x3200xi32>
+  %0 = linalg.matmul ins(%a, %b : tensor<3200x256xi8>, tensor<256x3200xi8>) outs(%f : tensor<3200x3200xi32>) -> tensor<3200x3200xi32>
+  return %0 : tensor<3200x3200xi32>
 }
