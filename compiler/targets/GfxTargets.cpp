@@ -238,12 +238,31 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 // swizzled: gfx942 1.48x, gfx950 1.79x, gfx1100 1.13x. gfx1250's are with
 // kTiling; its large tiling below: f16 2.95x / 3.06x / 2.41x, i8 2.35x /
 // 2.27x / 2.09x.)
+// Global loads two K steps ahead (GemmTiling::loadAhead16/8; GemmBuilder's
+// mainLoop): on by default, off where a large tiling does not gain by it.
+// One wave against the bound, loads one step ahead -> two (VGPRs, waves per
+// SIMD after):
+//   1024^3 (small tiling)  f16                  i8
+//   gfx942                 2.44x -> 1.61x       3.89x -> 2.14x
+//   gfx950                 3.87x -> 2.09x       5.53x -> 3.27x
+//   gfx1100                1.62x -> 1.20x       2.40x -> 1.25x
+//   gfx1201                2.50x -> 1.38x       6.62x -> 3.32x
+//   gfx1250                6.75x -> 3.32x       3.86x -> 2.38x
+//   4096^3 (large tilings)
+//   gfx942                 1.20x -> 1.19x (off) 1.48x -> 1.43x (172, 2)
+//   gfx950                 1.37x -> 1.30x, 264 VGPRs, one wave per SIMD (off)
+//                                               1.79x -> 1.78x (off)
+//   gfx1100                1.25x -> 1.25x (off) 1.13x -> 1.13x (off)
+//   gfx1201                1.62x -> 1.55x (194, 7)  3.25x -> 1.63x (118, 12)
+//   gfx1250                2.41x -> 2.45x (off) 2.09x -> 1.90x (459, 2)
+// (gfx1201's int8 gain needs the main loop's LDS barriers: a gpu.barrier
+// waited for every global load in flight there, s_wait_loadcnt_dscnt 0.)
 constexpr GemmTiling kCdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Interleaved};
+                                          StepSchedule::Interleaved, false, true};
 constexpr GemmTiling kCdna4LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Interleaved};
+                                          StepSchedule::Interleaved, false, false};
 constexpr GemmTiling kRdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Llvm,
-                                          StepSchedule::Interleaved};
+                                          StepSchedule::Interleaved, false, false};
 constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,
                                        StepSchedule::Interleaved};
 // gfx1250's large tiling: CDNA's shape in wave32 (128 threads), a 128 x 128
@@ -254,7 +273,7 @@ constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,
 // instruction per K step instead of two: f16 3.52x (a barrier per 16
 // WMMAs).
 constexpr GemmTiling kGfx1250LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                            StepSchedule::Interleaved};
+                                            StepSchedule::Interleaved, false, true};
 // RDNA4's large tiling: 2 x 4 waves (256 threads of wave32) of 4 x 2
 // instruction tiles, also a 128 x 128 output tile. With CDNA's its f16
 // and bf16 kernels spilled 4 VGPRs; this one needs 195 (i8 120), no spills:

@@ -88,6 +88,10 @@ struct GemmTiling {
   int64_t stepInstructions;
   StepSchedule schedule16 = StepSchedule::Llvm; // 16-bit operands
   StepSchedule schedule8 = StepSchedule::Llvm;  // 8- and 4-bit operands
+  /// Whether a K step's global loads are issued two steps ahead, held in
+  /// registers through one step (GemmBuilder.cpp, mainLoop), instead of
+  /// one step ahead and stored at the end of the step that issued them.
+  bool loadAhead16 = true, loadAhead8 = true;
 };
 
 /// A product built on a target, with the figures of a roofline model. Each

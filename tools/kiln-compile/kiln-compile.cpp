@@ -126,6 +126,11 @@ static cl::opt<std::string> testStepSchedule(
              "order), matrix or interleaved instead of the target table's choice, to compare "
              "them"),
     cl::Hidden, cl::cat(kilnCategory));
+static cl::opt<std::string> testLoadAhead(
+    "gfx-test-load-ahead",
+    cl::desc("Testing only: on or off, the gfx GEMM kernels' global loads two K steps ahead "
+             "or one, instead of the target table's choice, to compare them"),
+    cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<bool> testLargeTiling(
     "gfx-test-large-tiling",
     cl::desc("Testing only: the target table's large-GEMM tiling in every gfx GEMM kernel, "
@@ -503,6 +508,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   compileOptions.gfx.testStepSchedule = testStepSchedule;
+  if (!testLoadAhead.empty() && testLoadAhead != "on" && testLoadAhead != "off") {
+    llvm::errs() << "kiln-compile: error: --gfx-test-load-ahead must be on or off, not '"
+                 << testLoadAhead << "'\n";
+    return 1;
+  }
+  compileOptions.gfx.testLoadAhead = testLoadAhead;
   compileOptions.testInternalError = testInternalError;
   compileOptions.progress = progress.get();
   compileOptions.timing = &rootTiming;

@@ -46,6 +46,7 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   gemms.testWaveTiles = options.testWaveTiles;
   gemms.testLargeTiling = options.testLargeTiling;
   gemms.testStepSchedule = options.testStepSchedule;
+  gemms.testLoadAhead = options.testLoadAhead;
   pm.addNestedPass<func::FuncOp>(createKilnGPUBuildGemms(gemms));
   KilnGPUDistributeOptions distribute;
   distribute.workgroupSize = options.workgroupSize;

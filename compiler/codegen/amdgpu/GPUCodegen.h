@@ -43,6 +43,10 @@ struct GfxOptions {
   /// Testing only: the K step schedule (llvm, matrix, interleaved) instead
   /// of the target table's (kiln-gpu-build-gemms' test-step-schedule).
   std::string testStepSchedule;
+  /// Testing only: "on" or "off", global loads two steps ahead or one
+  /// instead of the target table's choice (kiln-gpu-build-gemms'
+  /// test-load-ahead).
+  std::string testLoadAhead;
 };
 
 /// Dispatch functions in kiln -> linalg on tensors, matrix-core GEMMs built,

@@ -732,6 +732,7 @@ struct KernelShape {
   int64_t kt;           // K per step: the instructions of a step
   int64_t ldsBytes;     // two pairs of A and B panels
   gfx::StepSchedule schedule; // how a step's instructions are ordered
+  bool loadAhead;             // global loads two steps ahead
 
   KernelShape(const gfx::Target &target, const gfx::GemmTiling &tiling,
               const MatrixInstruction &inst, Type computeType)
@@ -741,7 +742,9 @@ struct KernelShape {
         tileN(wavesN * waveN), kt(tiling.stepInstructions * inst.k),
         ldsBytes(2 * (tileM + tileN) * kt * (computeType.getIntOrFloatBitWidth() / 8)),
         schedule(computeType.getIntOrFloatBitWidth() == 16 ? tiling.schedule16
-                                                           : tiling.schedule8) {}
+                                                           : tiling.schedule8),
+        loadAhead(computeType.getIntOrFloatBitWidth() == 16 ? tiling.loadAhead16
+                                                            : tiling.loadAhead8) {}
 };
 
 /// What the GEMM and GEMV kernels share: index arithmetic over the plan's
@@ -818,7 +821,7 @@ protected:
 };
 
 /// Builds the matrix-core kernel of a GemmPlan into a function body on
-/// memrefs: `plan` (set-up), then `prologue`, `mainLoop` (its `loadStep`,
+/// memrefs: `plan` (set-up), then `mainLoop` (its prologue, `loadStep`,
 /// `multiplyStep` and `storeStep`) and `epilogue`.
 class KernelBuilder : KernelBase {
 public:
@@ -1180,7 +1183,6 @@ private:
   Value loadAChunk(int64_t j, Value k0, Value *mask, Value *kOut = nullptr);
   SmallVector<Value> loadStep(Value k0);
   void storeStep(ArrayRef<Value> values, int buffer);
-  void prologue();
   scf::ForOp mainLoop();
   void multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0);
   void scheduleStep();
@@ -1593,12 +1595,19 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
 //              load step s+2 | multiply from panels 1 | store it to panels 0
 //              barrier
 // A wave stores into a pair only after the barrier that follows every wave's
-// reads of it. Steps past K load zeros and add nothing.
-void KernelBuilder::prologue() {
-  storeStep(loadStep(c(0)), 0);
-  gpu::BarrierOp::create(b, loc);
-}
-
+// reads of it. Steps past K load zeros and add nothing. With the tiling's
+// loadAhead the loads run a step further ahead, their chunks held in
+// registers (carried by the loop) through one step:
+//   prologue:  stage step 0 into panels 0, load step 1; barrier
+//   iteration: load step s+2 | multiply from panels 0 | store step s+1 to
+//              panels 1; barrier
+//              load step s+3 | multiply from panels 1 | store step s+2 to
+//              panels 0; barrier
+// A step's matrix work alone (16 WMMAs of the small tiling) is shorter than
+// a global load's latency. 4096^3 and 1024^3 GEMMs, one wave against the
+// bound, in GfxTargets.cpp. The barriers are LDS barriers (amdgpu.lds_barrier):
+// gpu.barrier's workgroup fence made gfx12 wait for every global load,
+// those of the next steps too, before each barrier (s_wait_loadcnt_dscnt 0).
 scf::ForOp KernelBuilder::mainLoop() {
   auto accVec = VectorType::get({inst.accPerLane}, plan.accType);
   Value zero = arith::ConstantOp::create(b, loc, accVec, b.getZeroAttr(accVec));
@@ -1609,7 +1618,23 @@ scf::ForOp KernelBuilder::mainLoop() {
     auto sumVec = VectorType::get({inst.accPerLane}, b.getF32Type());
     init.append(tiles, arith::ConstantOp::create(b, loc, sumVec, b.getZeroAttr(sumVec)));
   }
-  prologue();
+  // Loads two steps ahead: step 1's chunks are loaded in the prologue and
+  // carried into the loop, whose steps store the chunks loaded one step
+  // earlier (null masks are not carried: they are null in every step).
+  bool ahead = shape.loadAhead;
+  SmallVector<Value> pending;
+  std::vector<bool> present;
+  storeStep(loadStep(c(0)), 0);
+  if (ahead) {
+    pending = loadStep(c(shape.kt));
+    for (Value v : pending) {
+      present.push_back(bool(v));
+      if (v)
+        init.push_back(v);
+    }
+  }
+  amdgpu::LDSBarrierOp::create(b, loc);
+  size_t accCount = init.size() - llvm::count(present, true);
   auto loop = scf::ForOp::create(b, loc, c(0), c(K), c(2 * shape.kt), init);
   // Fully unrolling a short main loop hoists every step's LDS reads and
   // spills (seen on gfx1100): keep the loop.
@@ -1621,18 +1646,27 @@ scf::ForOp KernelBuilder::mainLoop() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value k0 = loop.getInductionVar();
-  SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+  SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
+                         loop.getRegionIterArgs().begin() + accCount);
+  if (ahead) {
+    auto carried = loop.getRegionIterArgs().drop_front(accCount).begin();
+    for (size_t i = 0; i < pending.size(); ++i)
+      pending[i] = present[i] ? Value(*carried++) : Value();
+  }
   for (int buffer = 0; buffer < 2; ++buffer) {
-    SmallVector<Value> next = loadStep(apply(b.getAffineDimExpr(0) + (buffer + 1) * shape.kt, {k0}));
+    SmallVector<Value> next =
+        loadStep(apply(b.getAffineDimExpr(0) + (buffer + (ahead ? 2 : 1)) * shape.kt, {k0}));
     // The next step's global loads are issued before this step's
     // multiplies, whose time hides their latency: LLVM's scheduler would
     // otherwise sink them next to their stores (as branches around them
     // used to prevent).
     amdgpu::SchedBarrierOp::create(b, loc, amdgpu::sched_barrier_opt_enum::none);
     multiplyStep(buffer, acc, k0);
-    storeStep(next, 1 - buffer);
+    storeStep(ahead ? pending : next, 1 - buffer);
     scheduleStep();
-    gpu::BarrierOp::create(b, loc);
+    amdgpu::LDSBarrierOp::create(b, loc);
+    if (ahead)
+      pending = next;
   }
   // W4A8 groups of two or more iterations end after one, every G / (2 KT).
   if (plan.w4a8 && shape.kt % quantGroup() != 0) {
@@ -1655,7 +1689,11 @@ scf::ForOp KernelBuilder::mainLoop() {
       acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
   }
-  scf::YieldOp::create(b, loc, acc);
+  SmallVector<Value> yielded(acc);
+  for (Value v : pending)
+    if (v)
+      yielded.push_back(v);
+  scf::YieldOp::create(b, loc, yielded);
   return loop;
 }
 
@@ -2431,6 +2469,10 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       return signalPassFailure();
     }
     std::optional<gfx::StepSchedule> schedule;
+    if (!testLoadAhead.empty() && testLoadAhead != "on" && testLoadAhead != "off") {
+      func.emitError("test-load-ahead must be on or off, not '") << testLoadAhead << "'";
+      return signalPassFailure();
+    }
     if (!testStepSchedule.empty() && !(schedule = gfx::parseStepSchedule(testStepSchedule))) {
       func.emitError("unknown test step schedule '")
           << testStepSchedule << "' (known: llvm, matrix, interleaved)";
@@ -2460,6 +2502,8 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
         tiling = *large;
       if (schedule)
         tiling.schedule16 = tiling.schedule8 = *schedule;
+      if (!testLoadAhead.empty())
+        tiling.loadAhead16 = tiling.loadAhead8 = testLoadAhead == "on";
       // 16-bit operands on 16-deep instructions step K by 64 in the small
       // tiling: a 64 x 64 tile's B panel then has a 16-byte chunk for every
       // thread (by 32 it had 128 chunks for 256 threads: idle threads and a

@@ -94,7 +94,10 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     Option<"testStepSchedule", "test-step-schedule", "std::string", "\"\"",
            "testing only: how a K step's instructions are scheduled (llvm, "
            "matrix or interleaved) instead of the target table's choice, to "
-           "compare them">
+           "compare them">,
+    Option<"testLoadAhead", "test-load-ahead", "std::string", "\"\"",
+           "testing only: on or off, a K step's global loads issued two steps "
+           "ahead (on) or one (off) instead of the target table's choice">
   ];
   let dependentDialects = ["mlir::amdgpu::AMDGPUDialect", "mlir::gpu::GPUDialect",
                            "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",

@@ -534,7 +534,7 @@ LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
                               b.getI32Type());
       op->replaceAllUsesWith(arith::IndexCastUIOp::create(b, opLoc, b.getIndexType(), v));
       op->erase();
-    } else if (isa<gpu::BarrierOp>(op)) {
+    } else if (isa<gpu::BarrierOp, amdgpu::LDSBarrierOp>(op)) {
       Value fn = hook(opLoc, emu::kHooksBarrierIndex);
       auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, b.getI32Type()});
       Value site =

@@ -60,6 +60,22 @@ for i, line in enumerate(lines):
         op = "loads " + " ".join(loaded)
     defs.setdefault(m.group(1), []).append((i, op))
 
+# A loop's carried values (the chunks loaded a step ahead): an iter_arg
+# stands for its initial value and for what the loop's yield passes back.
+for i, line in enumerate(lines):
+    m = re.search(r"scf\.for %\w+ = .* iter_args\((.*?)\) ->", line)
+    if not m:
+        continue
+    pairs = re.findall(r"(%\w+) = (%[\w#]+)", m.group(1))
+    depth = 0
+    for j in range(i, len(lines)):
+        if depth == 1 and lines[j].strip().startswith("scf.yield"):
+            yielded = re.findall(r"%[\w#]+", lines[j].split(":")[0])
+            for (arg, init), value in zip(pairs, yielded):
+                defs.setdefault(arg, []).append((i, "iter %s %d %s" % (init, j, value)))
+            break
+        depth += lines[j].count("{") - lines[j].count("}")
+
 
 def sources(value, line, seen=None):
     """The memrefs the vector loads feeding `value` (used at `line`) read
@@ -78,6 +94,9 @@ def sources(value, line, seen=None):
         return {m.group(1)}
     if op.startswith("loads"):
         return set(op.split()[1:])
+    if op.startswith("iter "):
+        _, init, yield_line, yielded = op.split()
+        return sources(init, def_line, seen) | sources(yielded, int(yield_line), seen)
     out = set()
     for operand in re.findall(r"%[\w]+", op.split(":")[0]):
         out |= sources(operand, def_line, seen)

@@ -56,13 +56,13 @@
 // CHECK: arith.addi
 // CHECK: arith.xori
 // CHECK-COUNT-4: vector.store %{{.*}} : memref<64x64xi8>, vector<4xi8>
-// CHECK: gpu.barrier
+// CHECK: amdgpu.lds_barrier
 // Main loop: 4 i32 tiles, then 4 f32 sums.
-// CHECK: scf.for %[[K0:.*]] = %c0 to %c512 step %c128 iter_args({{.*}}) -> (vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c512 step %c128 iter_args({{.*}}) -> (vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>,
 // CHECK-COUNT-8: amdgpu.mfma 16x16x32 {{.*}} : vector<8xi8>, vector<8xi8>, vector<4xi32>
-// CHECK: gpu.barrier
+// CHECK: amdgpu.lds_barrier
 // CHECK-COUNT-8: amdgpu.mfma 16x16x32 {{.*}} : vector<8xi8>, vector<8xi8>, vector<4xi32>
-// CHECK: gpu.barrier
+// CHECK: amdgpu.lds_barrier
 // CHECK: scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK: memref.load %[[ASCALE]]
 // CHECK: vector.from_elements {{.*}} : vector<4xf32>
@@ -92,7 +92,7 @@ func.func @w4a8(%x: tensor<40x512xf32>, %w: tensor<2x2x32x32x4xi8>, %s: tensor<2
 // CHECK-LABEL: func @w4a8_decode
 // CHECK-SAME: kiln.lds_bytes = 7168 : i64, kiln.matrix_instruction = "v_mfma_i32_16x16x32_i8", kiln.workgroup_count = 2 : i64, kiln.workgroup_size = 128 : i64
 // CHECK: memref.alloca() {kiln.workgroup_memory} : memref<16x8xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c128 iter_args({{.*}}) -> (vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c128 iter_args({{.*}}) -> (vector<4xf32>, {{.*}}vector<16xi8>
 // CHECK-NOT: scf.if %{{.*}} -> (vector<4xf32>
 // CHECK: arith.sitofp
 // GFX1100-LABEL: func @w4a8_decode

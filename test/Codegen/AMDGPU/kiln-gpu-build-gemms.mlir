@@ -8,6 +8,8 @@
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=chip=gfx999 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-fault=nonsense 2>&1 | FileCheck %s --check-prefix=BADFAULT
 // RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-step-schedule=fast 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
+// RUN: not kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-load-ahead=maybe 2>&1 | FileCheck %s --check-prefix=BADAHEAD
+// RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-load-ahead=off --canonicalize | FileCheck %s --check-prefix=NOAHEAD
 // RUN: kiln-opt %s -split-input-file --kiln-gpu-build-gemms=test-step-schedule=matrix --canonicalize | FileCheck %s --check-prefix=MATRIX
 //
 // A dispatch that is one contraction (plus elementwise ops) becomes a
@@ -43,7 +45,8 @@
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK: affine.delinearize_index %{{.*}} into (2, 2)
-// The prologue stages step 0 into panels 0.
+// The prologue stages step 0 into panels 0 and loads step 1 (the small
+// tiling loads two steps ahead): its chunks are carried into the loop.
 // CHECK: amdgpu.raw_buffer_load %[[A]]
 // CHECK: amdgpu.raw_buffer_load %[[A]]
 // CHECK: amdgpu.raw_buffer_load %[[B]]
@@ -51,28 +54,47 @@
 // CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[A0]]
 // CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
-// CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c128 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: %[[SA0:.*]] = amdgpu.raw_buffer_load %[[A]]
+// CHECK: %[[SA1:.*]] = amdgpu.raw_buffer_load %[[A]]
+// CHECK: %[[SB0:.*]] = amdgpu.raw_buffer_load %[[B]]
+// CHECK: %[[SB1:.*]] = amdgpu.raw_buffer_load %[[B]]
+// The barriers wait for LDS only, not for the global loads in flight.
+// CHECK-NEXT: amdgpu.lds_barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c128 iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %{{.*}} = %[[Z]], %[[CA0:.*]] = %[[SA0]], %[[CA1:.*]] = %[[SA1]], %[[CB0:.*]] = %[[SB0]], %[[CB1:.*]] = %[[SB1]]) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<8xf16>, vector<8xf16>, vector<8xf16>, vector<8xf16>)
 // CHECK-NOT: scf.if
 // CHECK-NOT: arith.minui
-// CHECK: amdgpu.raw_buffer_load %[[A]]
-// CHECK: amdgpu.raw_buffer_load %[[B]]
+// Step s + 2's loads, step s's multiplies from panels 0, step s + 1 (loaded
+// a step earlier) stored into panels 1.
+// CHECK: %[[NA0:.*]] = amdgpu.raw_buffer_load %[[A]]
+// CHECK: %[[NA1:.*]] = amdgpu.raw_buffer_load %[[A]]
+// CHECK: %[[NB0:.*]] = amdgpu.raw_buffer_load %[[B]]
+// CHECK: %[[NB1:.*]] = amdgpu.raw_buffer_load %[[B]]
 // CHECK: amdgpu.sched_barrier allow = <none>
 // CHECK: vector.load %[[A0]]
 // CHECK: vector.load %[[B0]]
 // CHECK-NOT: rocdl.sched.group.barrier
 // CHECK-COUNT-16: amdgpu.mfma 16x16x16
 // CHECK-NOT: arith.select
-// CHECK: vector.store %{{.*}}, %[[A1]]
+// CHECK: vector.store %[[CA0]], %[[A1]]
+// CHECK: vector.store %[[CA1]], %[[A1]]
+// CHECK: vector.extract %[[CB0]][0]
 // CHECK: vector.store %{{.*}}, %[[B1]]{{.*}} vector<2xf16>
-// CHECK: gpu.barrier
+// CHECK: amdgpu.lds_barrier
+// Step s + 3's loads (carried to the next iteration), step s + 1's
+// multiplies from panels 1, step s + 2 stored into panels 0.
+// CHECK: %[[MA0:.*]] = amdgpu.raw_buffer_load %[[A]]
+// CHECK: %[[MA1:.*]] = amdgpu.raw_buffer_load %[[A]]
+// CHECK: %[[MB0:.*]] = amdgpu.raw_buffer_load %[[B]]
+// CHECK: %[[MB1:.*]] = amdgpu.raw_buffer_load %[[B]]
 // CHECK: vector.load %[[A1]]
 // CHECK: vector.load %[[B1]]
 // CHECK-COUNT-16: amdgpu.mfma 16x16x16
-// CHECK: vector.store %{{.*}}, %[[A0]]
+// CHECK: vector.store %[[NA0]], %[[A0]]
+// CHECK: vector.store %[[NA1]], %[[A0]]
+// CHECK: vector.extract %[[NB0]][0]
 // CHECK: vector.store %{{.*}}, %[[B0]]{{.*}} vector<2xf16>
-// CHECK: gpu.barrier
-// CHECK: scf.yield
+// CHECK: amdgpu.lds_barrier
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MA0]], %[[MA1]], %[[MB0]], %[[MB1]] :
 // CHECK-NEXT: } {llvm.loop_annotation = #{{.*}}}
 // CHECK-NOT: amdgpu.mfma
 // CHECK-NOT: scf.if
@@ -90,7 +112,7 @@
 // gfx1100: WMMA, wave32: 4 waves are 128 threads; 8 accumulators per lane.
 // GFX1100-LABEL: func @matmul_f16
 // GFX1100-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_wmma_f32_16x16x16_f16", kiln.workgroup_count = 4 : i64, kiln.workgroup_size = 128 : i64
-// GFX1100: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// GFX1100: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>,
 // GFX1100: amdgpu.wmma 16x16x16
 // GFX1100-NOT: amdgpu.mfma
 // 4 x 4 instruction tiles per wave (a test option): a 128 x 128 tile, one
@@ -98,10 +120,19 @@
 // TILES4-LABEL: func @matmul_f16
 // TILES4-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64, kiln.workgroup_size = 256 : i64
 // TILES4-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
-// TILES4: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// TILES4: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>,
 // BADCHIP: error: unknown gfx target 'gfx999'
 // BADFAULT: error: unknown test fault 'nonsense' (known: swap-operands, shift-lanes)
 // BADSCHEDULE: error: unknown test step schedule 'fast' (known: llvm, matrix, interleaved)
+// BADAHEAD: error: test-load-ahead must be on or off, not 'maybe'
+// Loads one step ahead (test-load-ahead=off): nothing carried, the loop's
+// loads stored at the end of their step.
+// NOAHEAD-LABEL: func @matmul_f16
+// NOAHEAD: amdgpu.lds_barrier
+// NOAHEAD-NEXT: scf.for %{{.*}} iter_args(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// NOAHEAD: %[[NA:.*]] = amdgpu.raw_buffer_load %arg0
+// NOAHEAD: amdgpu.mfma
+// NOAHEAD: vector.store %[[NA]], %{{.*}} : memref<64x64xf16>, vector<8xf16>
 // With test-step-schedule=matrix: the first fragments (2 + 2 LDS reads) in
 // a group, then each of the step's 16 MFMAs in a group of its own.
 // MATRIX-LABEL: func @matmul_f16
@@ -211,7 +242,7 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // CHECK: rocdl.sched.group.barrier 256, 8, 0
 // CHECK-COUNT-16: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 256, 1, 0
 // CHECK-COUNT-16: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 2, 2, 0{{[[:space:]]*}}rocdl.sched.group.barrier 512, 1, 0
-// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: amdgpu.lds_barrier
 // GFX950-LABEL: func @larger_f16
 // GFX950: rocdl.sched.group.barrier 256, 8, 0
 // GFX950-COUNT-8: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 256, 1, 0
