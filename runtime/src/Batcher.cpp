@@ -61,6 +61,7 @@ struct kiln_batcher_s {
   std::condition_variable wake;
   std::vector<std::deque<Request>> queues; // per priority level
   bool stopping = false;
+  std::string closed; // kiln_batcher_close's reason (empty: open)
   kiln_batcher_stats_t stats{};
 
   uint64_t queuedLocked() const {
@@ -445,6 +446,26 @@ void kiln_batcher_destroy(kiln_batcher_t *batcher) {
   delete batcher;
 }
 
+size_t kiln_batcher_close(kiln_batcher_t *batcher, const char *reason) {
+  if (!batcher)
+    return 0;
+  std::vector<Request> queued;
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(batcher->mutex);
+    if (batcher->closed.empty())
+      batcher->closed = reason && *reason ? reason : "the batcher was closed";
+    message = batcher->closed;
+    for (auto &q : batcher->queues) {
+      for (Request &r : q)
+        queued.push_back(std::move(r));
+      q.clear();
+    }
+  }
+  batcher->fail(queued, message);
+  return queued.size();
+}
+
 kiln_status_t kiln_batcher_submit(kiln_batcher_t *batcher, const kiln_tensor_t *inputs,
                                   size_t input_count, uint32_t priority, uint64_t timeout_us,
                                   kiln_batcher_callback_t callback, void *user_data) {
@@ -524,6 +545,8 @@ kiln_status_t kiln_batcher_submit(kiln_batcher_t *batcher, const kiln_tensor_t *
     std::lock_guard<std::mutex> lock(batcher->mutex);
     if (batcher->stopping)
       return makeStatus(KILN_STATUS_UNAVAILABLE, "the batcher is shutting down");
+    if (!batcher->closed.empty())
+      return makeStatus(KILN_STATUS_UNAVAILABLE, batcher->closed);
     auto &queue = batcher->queues[request.level];
     if (batcher->options.max_queue_size && queue.size() >= batcher->options.max_queue_size) {
       ++batcher->stats.requests_rejected;

@@ -12,13 +12,17 @@ The repository:
              error for that request only
   relu       batched (dynamic batching), instance_group host_policy
              "pinned" (kiln-serve --host-policy=pinned,cpu-cores=C)
+  spin       batched, one instance: y = x + 1 10^12 times (a Loop with a
+             constant trip count), kiln.run_timeout_ms 300: every run faults
 
 Checks: loop answers n = 5; a runaway run is 504 (gRPC DEADLINE_EXCEEDED)
 after about the limit; relu answers while loop's runaway run holds the
 shared device; loop is then UNAVAILABLE in the index with the reason, 404 on
 inference, the server stays ready, /metrics counts the faults; loop_keep
 stays READY; POST .../load brings loop back; relu's batcher and worker
-threads are pinned to C. Then each configuration error stops the server with
+threads are pinned to C. spin's first request faults (504) while two more
+wait in its queue: the unload answers them 503 at once, unrun (two more
+runs would take 600 ms and be 504), and counts one fault. Then each configuration error stops the server with
 its file, line and key.
 
 Usage: /usr/bin/python3 test/Serve/test_serve_isolation.py --build build
@@ -60,10 +64,70 @@ LOOP_CONFIG = """parameters { key: "kiln.run_timeout_ms" value { string_value: "
 LOOP_KEEP_CONFIG = """parameters { key: "kiln.run_timeout_ms" value { string_value: "300" } }
 parameters { key: "kiln.unload_on_fault" value { string_value: "false" } }
 """
+SPIN_CONFIG = """max_batch_size: 4
+dynamic_batching { max_queue_delay_microseconds: 0 }
+instance_group [ { count: 1 kind: KIND_CPU } ]
+parameters { key: "kiln.run_timeout_ms" value { string_value: "300" } }
+"""
 RELU_CONFIG = """max_batch_size: 4
 dynamic_batching { max_queue_delay_microseconds: 100 }
 instance_group [ { count: 1 kind: KIND_CPU host_policy: "pinned" } ]
 """
+
+
+def spin_model(path: Path) -> None:
+    """y = x + 1, 10^12 times, x of [N, 4]: a batched model whose every run
+    passes any time limit."""
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["c_out"]),
+         h.make_node("Constant", [], ["one"], value=h.make_tensor("one", T.FLOAT, [], [1.0])),
+         h.make_node("Add", ["a", "one"], ["a_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+         h.make_tensor_value_info("a", T.FLOAT, ["N", 4])],
+        [h.make_tensor_value_info("c_out", T.BOOL, []),
+         h.make_tensor_value_info("a_out", T.FLOAT, ["N", 4])])
+    graph = h.make_graph(
+        [h.make_node("Constant", [], ["n"], value=h.make_tensor("n", T.INT64, [], [10**12])),
+         h.make_node("Constant", [], ["cond"], value=h.make_tensor("cond", T.BOOL, [], [True])),
+         h.make_node("Loop", ["n", "cond", "x"], ["y"], body=body)],
+        "spin", [h.make_tensor_value_info("x", T.FLOAT, ["N", 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, ["N", 4])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, path)
+
+
+def queued_requests_of_a_fault(port: int) -> None:
+    """spin: one request runs (and faults) while two wait in the queue."""
+    replies = {}
+
+    def infer(key: str) -> None:
+        start = time.monotonic()
+        replies[key] = (call(port, "POST", "/v2/models/spin/infer", {"inputs": [
+            {"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [0.0, 1.0, 2.0, 3.0]}]}),
+            time.monotonic() - start)
+
+    first = threading.Thread(target=infer, args=("first",))
+    first.start()
+    time.sleep(0.1)  # the first request's batch is running
+    queued = [threading.Thread(target=infer, args=(k,)) for k in ("second", "third")]
+    for t in queued:
+        t.start()
+    for t in [first, *queued]:
+        t.join()
+    (status, body), seconds = replies["first"]
+    check(status == 504 and "time limit of 300 ms" in body["error"],
+          f"spin: the running request passes its limit ({status}, {seconds:.2f} s)")
+    for key in ("second", "third"):
+        (status, body), seconds = replies[key]
+        check(status == 503 and "unloaded after a fault of version 1" in body["error"]
+              and seconds < 0.45,
+              f"spin: the {key} request, queued, is answered 503 unrun after {seconds:.2f} s: "
+              f"{body['error']}")
 
 
 def call(port: int, method: str, path: str, body=None):
@@ -132,10 +196,13 @@ def main() -> int:
         compile_(work / "loop.onnx", work / "loop.kiln")
         (work / "relu.onnxtxt").write_text(RELU)
         compile_(work / "relu.onnxtxt", work / "relu.kiln", "--batch-sizes=1,2,4")
+        spin_model(work / "spin.onnx")
+        compile_(work / "spin.onnx", work / "spin.kiln", "--batch-sizes=1,2,4")
         repo = work / "repo"
         for name, artifact, config in [("loop", "loop.kiln", LOOP_CONFIG),
                                        ("loop_keep", "loop.kiln", LOOP_KEEP_CONFIG),
-                                       ("relu", "relu.kiln", RELU_CONFIG)]:
+                                       ("relu", "relu.kiln", RELU_CONFIG),
+                                       ("spin", "spin.kiln", SPIN_CONFIG)]:
             (repo / name / "1").mkdir(parents=True)
             shutil.copy(work / artifact, repo / name / "1" / "model.kiln")
             (repo / name / "config.pbtxt").write_text(config)
@@ -201,13 +268,16 @@ def main() -> int:
             check(status == 200 and loop_ok(infer_loop(port, "loop_keep", 5)),
                   "loop_keep (unload_on_fault false) stays ready and serves")
 
+            queued_requests_of_a_fault(port)
+
             conn = http.client.HTTPConnection("127.0.0.1", ports["metrics"], timeout=30)
             conn.request("GET", "/metrics")
             text = conn.getresponse().read().decode()
             conn.close()
             check('kiln_model_fault_count{model="loop"} 1' in text
-                  and 'kiln_model_fault_count{model="loop_keep"} 2' in text,
-                  "/metrics counts the faults per model")
+                  and 'kiln_model_fault_count{model="loop_keep"} 2' in text
+                  and 'kiln_model_fault_count{model="spin"} 1' in text,
+                  "/metrics counts the faults per model (spin's queued requests are none)")
 
             status, _ = call(port, "POST", "/v2/repository/models/loop/load")
             check(status == 200 and loop_ok(infer_loop(port, "loop", 5)),
@@ -218,6 +288,9 @@ def main() -> int:
         err = server.stderr.read()
         check("model 'loop' version 1 faulted and was unloaded" in err,
               "the fault is reported on stderr")
+        check("model 'spin' version 1 faulted and was unloaded (the other models go on; "
+              "2 queued requests answered unrun)" in err,
+              "spin's fault is reported with the requests it answered unrun")
 
         # Configuration errors: file, line and key.
         config = repo / "loop" / "config.pbtxt"

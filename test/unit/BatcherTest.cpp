@@ -219,6 +219,39 @@ TEST_F(Batcher, FormsBatchesPadsAndCounts) {
   EXPECT_TRUE(e.correct()) << e.message;
 }
 
+TEST_F(Batcher, CloseAnswersTheQueueWithoutRunningIt) {
+  // A long delay and a preferred batch of 4: three one-row requests stay
+  // queued until the batcher is closed, which answers them unrun.
+  options.max_queue_delay_us = 10000000;
+  uint32_t preferred[] = {4};
+  options.preferred_batch_sizes = preferred;
+  options.preferred_batch_size_count = 1;
+  kiln_batcher_t *b = create();
+  ASSERT_TRUE(b);
+  Request a(1, 1), c(1, 2), d(1, 3), late(1, 4);
+  ASSERT_EQ(submit(b, a), KILN_STATUS_OK);
+  ASSERT_EQ(submit(b, c), KILN_STATUS_OK);
+  ASSERT_EQ(submit(b, d), KILN_STATUS_OK);
+  EXPECT_EQ(kiln_batcher_close(b, "model 'm' was unloaded after a fault"), 3u);
+  for (Request *r : {&a, &c, &d}) {
+    EXPECT_TRUE(r->done);
+    EXPECT_EQ(r->code, KILN_STATUS_UNAVAILABLE);
+    EXPECT_EQ(r->message, "model 'm' was unloaded after a fault");
+  }
+  std::string message;
+  EXPECT_EQ(submit(b, late, 0, 0, &message), KILN_STATUS_UNAVAILABLE);
+  EXPECT_EQ(message, "model 'm' was unloaded after a fault");
+  EXPECT_FALSE(late.done); // a rejected submit gets no callback
+  EXPECT_EQ(kiln_batcher_close(b, "again"), 0u);
+  kiln_batcher_stats_t stats;
+  ASSERT_EQ(kiln_batcher_stats(b, &stats), nullptr);
+  EXPECT_EQ(stats.executions, 0u);
+  EXPECT_EQ(stats.requests_failed, 3u);
+  EXPECT_EQ(stats.queue_depth, 0u);
+  kiln_batcher_destroy(b);
+  EXPECT_EQ(kiln_batcher_close(nullptr, nullptr), 0u);
+}
+
 TEST_F(Batcher, HigherPriorityRunsFirst) {
   options.max_queue_delay_us = 10000000;
   options.priority_levels = 2;

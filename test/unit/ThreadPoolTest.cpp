@@ -186,9 +186,10 @@ TEST(ThreadPool, CpuLists) {
   for (const char *bad : {"", ",", "1-", "-1", "3-1", "a", "0,,1", "1024", "0 1", "1023"}) {
     kiln_status_t s = ThreadPool::parseCpuList(bad, set);
     EXPECT_EQ(kiln_status_code(s), KILN_STATUS_INVALID_ARGUMENT) << "'" << bad << "'";
-    if (s)
+    if (s) {
       EXPECT_EQ(std::string(kiln_status_message(s)).rfind(std::string("cpu list '") + bad + "'", 0), 0u)
           << kiln_status_message(s);
+    }
     kiln_status_free(s);
   }
 }

@@ -217,10 +217,45 @@ struct ModelVersion : ModelInterface {
   // Called with the error when a run of this version faults (set by the
   // repository, which unloads the model per `policy`).
   std::function<void(const std::string &)> onFault;
+  std::string model; // NAME
+  uint64_t number = 0;
+  // Requests answered unrun after a fault (queued, or come too late).
+  std::atomic<size_t> answeredUnrun{0};
+
+  /// Why requests are answered unrun once a fault with `message` unloads
+  /// the model.
+  std::string faultReason(const std::string &message) const {
+    return "model '" + model + "' is unavailable: unloaded after a fault of version " +
+           std::to_string(number) + ": " + message;
+  }
+  /// The version stops taking requests (a fault unloads its model): later
+  /// ones are answered 503 with `reason` (the first reason stays), and its
+  /// batcher's queue is answered too, unrun. Called from the batcher thread
+  /// of the failed batch, before it takes the next, and by the repository.
+  void close(const std::string &reason) {
+    {
+      std::lock_guard<std::mutex> lock(closeMutex);
+      if (unloadReason.empty())
+        unloadReason = reason;
+      unloaded.store(true, std::memory_order_release);
+    }
+    if (batcher)
+      answeredUnrun += kiln_batcher_close(batcher, reason.c_str());
+  }
+  bool closed() const { return unloaded.load(std::memory_order_acquire); }
+  std::string closedReason() const {
+    std::lock_guard<std::mutex> lock(closeMutex);
+    return unloadReason;
+  }
 
   ModelVersion() = default;
   ModelVersion(const ModelVersion &) = delete;
   ~ModelVersion() { kiln_batcher_destroy(batcher); }
+
+private:
+  mutable std::mutex closeMutex;
+  std::atomic<bool> unloaded{false};
+  std::string unloadReason;
 };
 
 struct Model {
@@ -420,6 +455,8 @@ private:
       auto v = std::make_shared<ModelVersion>();
       v->path = file.string();
       v->name = name + "/" + version;
+      v->model = name;
+      v->number = number;
       loadVersion(name, model->config, *v);
       v->onFault = [this, name, number, raw = v.get()](const std::string &message) {
         fault(name, number, raw, message);
@@ -469,9 +506,19 @@ private:
           "unloaded after a fault of version " + std::to_string(number) + ": " + message;
       faulted_.insert(name);
     }
+    // Requests queued for the model, and those that found it before it was
+    // unloaded, are answered without running (they would fault too; the
+    // faulted version's batcher was closed by its failed batch already).
+    std::string reason = v->faultReason(message);
+    size_t cancelled = 0;
+    for (const auto &[n, version] : old->versions) {
+      version->close(reason);
+      cancelled += version->answeredUnrun;
+    }
     std::fprintf(stderr, "kiln-serve: warning: model '%s' version %llu faulted and was unloaded "
-                         "(the other models go on): %s\n",
-                 name.c_str(), (unsigned long long)number, message.c_str());
+                         "(the other models go on; %zu queued request%s answered unrun): %s\n",
+                 name.c_str(), (unsigned long long)number, cancelled, cancelled == 1 ? "" : "s",
+                 message.c_str());
   }
 
 public:
@@ -683,10 +730,18 @@ json modelMetadata(const std::string &name, const Model &model, const ModelVersi
 }
 
 
+/// Whether a run error is a fault of the model (not of the request or the
+/// queue): it unloads the model per its policy.
+bool isFault(kiln_status_code_t code) {
+  return code != KILN_STATUS_OK && code != KILN_STATUS_INVALID_ARGUMENT &&
+         code != KILN_STATUS_UNAVAILABLE;
+}
+
 /// Runs `inputs` through the version's batcher and waits for its answer.
 Status runBatched(ModelVersion &v, const std::vector<Tensor> &inputs, uint32_t priority,
                   uint64_t timeoutUs, std::vector<Tensor> &outputs) {
   struct Wait {
+    ModelVersion *version = nullptr;
     std::mutex mutex;
     std::condition_variable done;
     bool finished = false;
@@ -696,6 +751,10 @@ Status runBatched(ModelVersion &v, const std::vector<Tensor> &inputs, uint32_t p
   auto callback = [](void *user, kiln_status_t status, const kiln_tensor_t *results,
                      size_t count) {
     auto *w = static_cast<Wait *>(user);
+    // A fault closes the batcher here, on its thread, before it takes the
+    // next batch: the requests queued behind are answered unrun.
+    if (status && isFault(kiln_status_code(status)) && w->version->policy.unloadOnFault)
+      w->version->close(w->version->faultReason(kiln_status_message(status)));
     std::vector<Tensor> copies(count);
     for (size_t i = 0; i < count; ++i) {
       copies[i].name = results[i].name;
@@ -710,6 +769,7 @@ Status runBatched(ModelVersion &v, const std::vector<Tensor> &inputs, uint32_t p
     w->finished = true;
     w->done.notify_one();
   };
+  wait.version = &v;
   std::vector<kiln_tensor_t> views;
   for (const Tensor &t : inputs)
     views.push_back(t.view());
@@ -753,6 +813,8 @@ std::vector<Tensor> execute(ModelVersion &v, const std::vector<Tensor> &inputs,
                                     " rows, input '" + inputs[0].name + "' " +
                                     std::to_string(inputs[0].shape[0])};
   std::vector<Tensor> outputs;
+  if (v.closed())
+    throw RequestError{503, v.closedReason()};
   auto start = std::chrono::steady_clock::now();
   Status status = v.batcher ? runBatched(v, inputs, priority, timeoutUs, outputs)
                             : v.session.run(inputs, outputs);
@@ -763,8 +825,10 @@ std::vector<Tensor> execute(ModelVersion &v, const std::vector<Tensor> &inputs,
   if (!status.ok()) {
     // Errors of the run itself, not of the request or the queue, are faults.
     kiln_status_code_t code = status.code();
-    if (code != KILN_STATUS_INVALID_ARGUMENT && code != KILN_STATUS_UNAVAILABLE && v.onFault)
+    if (isFault(code) && v.onFault)
       v.onFault(status.message());
+    if (code == KILN_STATUS_UNAVAILABLE && v.closed())
+      throw RequestError{503, status.message()}; // closed by an unload, not a full queue
     throw RequestError{httpStatus(status), status.message()};
   }
   return outputs;
@@ -907,7 +971,7 @@ std::string metrics(const Repository &repository) {
 grpc::Status grpcStatus(const RequestError &e) {
   grpc::StatusCode code = e.status == 404   ? grpc::StatusCode::NOT_FOUND
                           : e.status == 400 ? grpc::StatusCode::INVALID_ARGUMENT
-                          : e.status == 429 ? grpc::StatusCode::UNAVAILABLE
+                          : e.status == 429 || e.status == 503 ? grpc::StatusCode::UNAVAILABLE
                           : e.status == 504 ? grpc::StatusCode::DEADLINE_EXCEEDED
                                             : grpc::StatusCode::INTERNAL;
   return grpc::Status(code, e.message);

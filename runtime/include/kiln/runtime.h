@@ -510,6 +510,13 @@ kiln_status_t kiln_batcher_create(kiln_device_t *device,
 /* Stops accepting requests, runs the ones queued, waits for them and frees
    the batcher. */
 void kiln_batcher_destroy(kiln_batcher_t *batcher);
+/* Closes the batcher without running what is queued (a model unloaded after
+   a fault): every queued request is answered KILN_STATUS_UNAVAILABLE with
+   `reason` as its message, and so is every later submit; batches already
+   running finish. Returns the number of requests answered. The batcher
+   still needs kiln_batcher_destroy. NULL `reason`: "the batcher was
+   closed". */
+size_t kiln_batcher_close(kiln_batcher_t *batcher, const char *reason);
 
 /* Called once per request, on a batcher thread (or, when submit fails, not
    at all). On success `outputs` holds every model output with this
