@@ -140,6 +140,15 @@ protected:
     kiln_artifact_release(artifact);
     kiln_device_release(device);
   }
+  /// One instance that runs a batch once 4 rows are queued, or at shutdown
+  /// (a 10 s delay, a preferred batch of 4).
+  kiln_batcher_t *createWaitingForFourRows() {
+    static const uint32_t four[] = {4};
+    options.max_queue_delay_us = 10000000;
+    options.preferred_batch_sizes = four;
+    options.preferred_batch_size_count = 1;
+    return create();
+  }
   kiln_batcher_t *create() {
     kiln_batcher_t *batcher = nullptr;
     kiln_status_t status = kiln_batcher_create(device, artifact, &options, &batcher);
@@ -191,11 +200,7 @@ TEST_F(Batcher, EveryRequestGetsItsOwnRows) {
 
 TEST_F(Batcher, FormsBatchesPadsAndCounts) {
   // One instance, a long delay: the batch runs when 4 rows are queued.
-  options.max_queue_delay_us = 10000000;
-  uint32_t preferred[] = {4};
-  options.preferred_batch_sizes = preferred;
-  options.preferred_batch_size_count = 1;
-  kiln_batcher_t *b = create();
+  kiln_batcher_t *b = createWaitingForFourRows();
   ASSERT_TRUE(b);
   Request a(1, 1), c(2, 2), d(1, 3);
   ASSERT_EQ(submit(b, a), KILN_STATUS_OK);
@@ -220,13 +225,9 @@ TEST_F(Batcher, FormsBatchesPadsAndCounts) {
 }
 
 TEST_F(Batcher, CloseAnswersTheQueueWithoutRunningIt) {
-  // A long delay and a preferred batch of 4: three one-row requests stay
-  // queued until the batcher is closed, which answers them unrun.
-  options.max_queue_delay_us = 10000000;
-  uint32_t preferred[] = {4};
-  options.preferred_batch_sizes = preferred;
-  options.preferred_batch_size_count = 1;
-  kiln_batcher_t *b = create();
+  // Three one-row requests stay queued until the batcher is closed, which
+  // answers them unrun.
+  kiln_batcher_t *b = createWaitingForFourRows();
   ASSERT_TRUE(b);
   Request a(1, 1), c(1, 2), d(1, 3), late(1, 4);
   ASSERT_EQ(submit(b, a), KILN_STATUS_OK);
@@ -253,12 +254,8 @@ TEST_F(Batcher, CloseAnswersTheQueueWithoutRunningIt) {
 }
 
 TEST_F(Batcher, HigherPriorityRunsFirst) {
-  options.max_queue_delay_us = 10000000;
   options.priority_levels = 2;
-  uint32_t preferred[] = {4};
-  options.preferred_batch_sizes = preferred;
-  options.preferred_batch_size_count = 1;
-  kiln_batcher_t *b = create();
+  kiln_batcher_t *b = createWaitingForFourRows();
   ASSERT_TRUE(b);
   Request low(4, 0), high(1, 0);
   // The low one alone is a full batch; submit both before it can start by
