@@ -257,10 +257,21 @@ constexpr GemmTiling kTiling = {2, 2, 2, 2, 2};
 //   gfx1250                2.41x -> 2.45x (off) 2.09x -> 1.90x (459, 2)
 // (gfx1201's int8 gain needs the main loop's LDS barriers: a gpu.barrier
 // waited for every global load in flight there, s_wait_loadcnt_dscnt 0.)
+// 32 x 32 MFMAs (GemmTiling::wide16/8), each in place of 2 x 2 16 x 16
+// tiles: half the matrix instructions per wave tile, each twice as long, so
+// the loop's other instructions find issue slots between them. 4096^3, one
+// wave against the bound, best schedule and loads (VGPRs, waves per SIMD):
+//   gfx950 f16: 1.37x -> 1.22x (matrix groups, loads two steps ahead; 244, 2)
+//   gfx942 i8:  1.43x -> 1.33x (matrix groups; 112, 4)
+//   gfx942 f16: 1.20x -> 1.19x, but 236 VGPRs, one wave: kept 16 x 16
+//   gfx950 i8:  1.79x -> 1.87x: kept 16 x 16
+// The small tiling would gain too (1024^3 f16: gfx942 1.61x -> 1.36x,
+// MI300X 5.7 -> 5.3 us; gfx950 2.09x -> 1.98x; int8 loses: gfx942 2.14x ->
+// 4.89x) and is not switched yet.
 constexpr GemmTiling kCdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Interleaved, false, true};
-constexpr GemmTiling kCdna4LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Interleaved,
-                                          StepSchedule::Interleaved, false, false};
+                                          StepSchedule::Matrix, false, true, false, true};
+constexpr GemmTiling kCdna4LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Matrix,
+                                          StepSchedule::Interleaved, true, false, true, false};
 constexpr GemmTiling kRdna3LargeTiling = {2, 2, 4, 4, 2, StepSchedule::Llvm,
                                           StepSchedule::Interleaved, false, false};
 constexpr GemmTiling kGfx1250Tiling = {2, 2, 2, 2, 2, StepSchedule::Interleaved,

@@ -92,6 +92,12 @@ struct GemmTiling {
   /// registers through one step (GemmBuilder.cpp, mainLoop), instead of
   /// one step ahead and stored at the end of the step that issued them.
   bool loadAhead16 = true, loadAhead8 = true;
+  /// Whether plain products take the target's 32 x 32 instruction (CDNA's
+  /// MFMA) instead of its 16 x 16 one, each in place of 2 x 2 of the
+  /// tiling's instruction tiles: half the matrix instructions for the same
+  /// wave tile, each twice as long, which frees issue slots for the loads
+  /// and LDS traffic between them (GemmBuilder.cpp).
+  bool wide16 = false, wide8 = false;
 };
 
 /// A product built on a target, with the figures of a roofline model. Each

@@ -2502,6 +2502,25 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
         tiling = *large;
       if (schedule)
         tiling.schedule16 = tiling.schedule8 = *schedule;
+      // 32 x 32 instructions where the tiling asks for them, each in place
+      // of 2 x 2 of its 16 x 16 tiles: plain products (not implicit GEMMs,
+      // 4-bit weights or values, or sign-corrected bytes).
+      bool wide = plan->computeType.getIntOrFloatBitWidth() == 16 ? tiling.wide16 : tiling.wide8;
+      if (wide && !plan->int4 && !plan->w4a8 && !plan->a.flipSign && !plan->b.flipSign &&
+          !plan->a.fourBit && !plan->b.fourBit &&
+          !linalg::isaConvolutionOpInterface(plan->contraction) &&
+          tiling.waveTilesM % 2 == 0 && tiling.waveTilesN % 2 == 0) {
+        const MatrixInstruction *wideInst = nullptr;
+        for (const MatrixInstruction &inst : target->matrix)
+          if (inst.input == plan->inst->input && !inst.wmma && inst.m == 32 && inst.n == 32 &&
+              (!wideInst || inst.k > wideInst->k))
+            wideInst = &inst;
+        if (wideInst) {
+          plan->inst = wideInst;
+          tiling.waveTilesM /= 2;
+          tiling.waveTilesN /= 2;
+        }
+      }
       // Implicit GEMMs keep their loads one step ahead: their B is gathered
       // element by element, many registers to carry through a step
       // (ResNet-50 in f16, whole model: MI300X 3.09 ms with every GEMM one

@@ -199,12 +199,15 @@ func.func @elementwise(%a: tensor<64xf16>) -> tensor<64xf16> attributes {kiln.di
 // 512 (the 128 x 128 tile on gfx950) and W7900's and R9700's 2 x 96 and
 // 2 x 64: RDNA's large tilings, 2 x 2 waves of 4 x 4 tiles on gfx1100 (128
 // threads of wave32) and 2 x 4 waves of 4 x 2 tiles on gfx1201 (256), both
-// 128 x 128.
+// 128 x 128. gfx950's large tiling takes its 32 x 32 MFMA for 16-bit
+// products (each in place of 2 x 2 of the 16 x 16 tiles: 2 x 2 per wave),
+// K steps of 32 (K under 256).
 // CHECK-LABEL: func @large_f16
 // CHECK-SAME: kiln.lds_bytes = 16384 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 2304 : i64
 // GFX950-LABEL: func @large_f16
-// GFX950-SAME: kiln.workgroup_count = 576 : i64
-// GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x64xf16>
+// GFX950-SAME: kiln.matrix_instruction = "v_mfma_f32_32x32x16_f16", kiln.workgroup_count = 576 : i64
+// GFX950-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
+// GFX950-COUNT-4: amdgpu.mfma 32x32x16 {{.*}} : vector<8xf16>, vector<8xf16>, vector<16xf32>
 // GFX1100-LABEL: func @large_f16
 // GFX1100-SAME: kiln.workgroup_count = 576 : i64, kiln.workgroup_size = 128 : i64
 // GFX1100-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
@@ -231,8 +234,10 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // interleaved (the target table's StepSchedule for 16-bit operands): after
 // the stores, the groups ask for the first fragments (4 + 4 LDS reads), then
 // each of the 32 MFMAs of a step followed by an LDS read (the first 16) or
-// by two vector ALU instructions and an LDS store (the last 16). gfx950
-// too (16 MFMAs a step: 16x16x32); gfx1100's large tiling keeps LLVM's
+// by two vector ALU instructions and an LDS store (the last 16). gfx950's
+// steps are matrix groups (its target table's choice with 32 x 32 MFMAs):
+// a group of the first fragments (2 + 2 LDS reads),
+// then its 8 MFMAs one per group; gfx1100's large tiling keeps LLVM's
 // order for 16-bit operands.
 // CHECK-LABEL: func @larger_f16
 // CHECK-SAME: kiln.lds_bytes = 32768 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 625 : i64
@@ -244,9 +249,10 @@ func.func @large_f16(%a: tensor<3072x64xf16>, %b: tensor<64x3072xf16>) -> tensor
 // CHECK-COUNT-16: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 2, 2, 0{{[[:space:]]*}}rocdl.sched.group.barrier 512, 1, 0
 // CHECK-NEXT: amdgpu.lds_barrier
 // GFX950-LABEL: func @larger_f16
-// GFX950: rocdl.sched.group.barrier 256, 8, 0
-// GFX950-COUNT-8: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 256, 1, 0
-// GFX950-COUNT-8: rocdl.sched.group.barrier 8, 1, 0{{[[:space:]]*}}rocdl.sched.group.barrier 2, 2, 0{{[[:space:]]*}}rocdl.sched.group.barrier 512, 1, 0
+// GFX950-SAME: kiln.matrix_instruction = "v_mfma_f32_32x32x16_f16", kiln.workgroup_count = 625 : i64
+// GFX950: rocdl.sched.group.barrier 256, 4, 0
+// GFX950-COUNT-8: rocdl.sched.group.barrier 8, 1, 0
+// GFX950-NEXT: amdgpu.lds_barrier
 // GFX1100-LABEL: func @larger_f16
 // GFX1100-NOT: rocdl.sched.group.barrier
 // GFX1100: return
@@ -287,6 +293,16 @@ func.func @matmul_f16_odd_steps(%a: tensor<128x160xf16>, %b: tensor<160x128xf16>
 // panel of 128 x 128 bytes staged as transposed 4 x 4 byte blocks, two
 // blocks of 4 x 16 per thread of the 128 (32-bit stores of 4 k, 16 per
 // block); never byte by byte.
+// gfx942's large tiling takes its 32 x 32 MFMA for int8 (2 x 2 per wave,
+// K steps of 32, the chunks carried a step ahead), in matrix groups.
+// CHECK-LABEL: func @larger_i8
+// CHECK-SAME: kiln.matrix_instruction = "v_mfma_i32_32x32x16_i8", kiln.workgroup_count = 625 : i64
+// CHECK-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xi8>
+// CHECK: scf.for {{.*}} -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>,
+// CHECK-COUNT-8: amdgpu.mfma 32x32x16 {{.*}} : vector<8xi8>, vector<8xi8>, vector<16xi32>
+// CHECK: rocdl.sched.group.barrier 256, 4, 0
+// CHECK-COUNT-8: rocdl.sched.group.barrier 8, 1, 0
+// CHECK-NEXT: amdgpu.lds_barrier
 // GFX1250-LABEL: func @larger_i8
 // GFX1250-SAME: kiln.matrix_instruction = "v_wmma_i32_16x16x64_iu8", kiln.workgroup_count = 625 : i64, kiln.workgroup_size = 128 : i64
 // GFX1250-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x128xi8>
