@@ -144,10 +144,10 @@ std::optional<double> Product::matrixPeak(MatrixInput input) const {
   return *tera * 1e12;
 }
 
-const MatrixInstruction *Target::gemmInstruction(MatrixInput input) const {
+const MatrixInstruction *Target::gemmInstruction(MatrixInput input, int64_t size) const {
   const MatrixInstruction *best = nullptr;
   for (const MatrixInstruction &inst : matrix)
-    if (inst.input == input && inst.m == 16 && inst.n == 16 && (!best || inst.k > best->k))
+    if (inst.input == input && inst.m == size && inst.n == size && (!best || inst.k > best->k))
       best = &inst;
   return best;
 }
@@ -162,16 +162,18 @@ const GemmTiling &Target::gemmTiling(const MatrixInstruction &inst, int64_t batc
                                      int64_t n, bool w4a16) const {
   if (!largeTiling(inst, w4a16) || largeGemmWorkgroupsPerCU <= 0)
     return gemm;
-  int64_t computeUnits = 0;
-  for (const Product &product : products)
-    computeUnits = std::max<int64_t>(computeUnits, product.computeUnits.value_or(0));
+  auto largest = [](const std::vector<Product> &of, int64_t units) {
+    for (const Product &product : of)
+      units = std::max<int64_t>(units, product.computeUnits.value_or(0));
+    return units;
+  };
+  int64_t computeUnits = largest(products, 0);
   // A target none of whose products has a published size (gfx1250) is
   // taken to be as large as the largest chip in the table: its large
   // tiling needs the grid that fills that chip twice over.
   if (computeUnits == 0)
     for (const Target &other : allTargets())
-      for (const Product &product : other.products)
-        computeUnits = std::max<int64_t>(computeUnits, product.computeUnits.value_or(0));
+      computeUnits = largest(other.products, computeUnits);
   int64_t tileM = largeGemm.wavesM * largeGemm.waveTilesM * inst.m;
   int64_t tileN = largeGemm.wavesN * largeGemm.waveTilesN * inst.n;
   int64_t tiles = std::max<int64_t>(1, batch) * ((m + tileM - 1) / tileM) * ((n + tileN - 1) / tileN);

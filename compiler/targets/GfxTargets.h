@@ -179,7 +179,8 @@ struct Target {
 
   /// The instruction the GEMM builder uses for `input`: the 16 x 16 one
   /// with the largest K, or null when the target has none.
-  const MatrixInstruction *gemmInstruction(MatrixInput input) const;
+  /// `size` 32: the 32 x 32 one (CDNA's MFMA; null on targets without).
+  const MatrixInstruction *gemmInstruction(MatrixInput input, int64_t size = 16) const;
   /// The instruction named `mnemonic`, or null.
   const MatrixInstruction *instruction(std::string_view mnemonic) const;
   /// The large tiling for GEMMs computed with `inst` (`w4a16`: B from

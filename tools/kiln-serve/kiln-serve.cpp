@@ -222,11 +222,15 @@ struct ModelVersion : ModelInterface {
   // Requests answered unrun after a fault (queued, or come too late).
   std::atomic<size_t> answeredUnrun{0};
 
-  /// Why requests are answered unrun once a fault with `message` unloads
-  /// the model.
+  /// Why the repository lists the model unavailable after a fault with
+  /// `message`.
+  std::string unloadedWhy(const std::string &message) const {
+    return "unloaded after a fault of version " + std::to_string(number) + ": " + message;
+  }
+  /// Why requests are answered unrun once such a fault unloads the model
+  /// (what a request to an unavailable model is told).
   std::string faultReason(const std::string &message) const {
-    return "model '" + model + "' is unavailable: unloaded after a fault of version " +
-           std::to_string(number) + ": " + message;
+    return "model '" + model + "' is unavailable: " + unloadedWhy(message);
   }
   /// The version stops taking requests (a fault unloads its model): later
   /// ones are answered 503 with `reason` (the first reason stays), and its
@@ -502,8 +506,7 @@ private:
         return; // a reload replaced it already
       old = std::move(it->second);
       models_.erase(it);
-      unavailable_[name] =
-          "unloaded after a fault of version " + std::to_string(number) + ": " + message;
+      unavailable_[name] = v->unloadedWhy(message);
       faulted_.insert(name);
     }
     // Requests queued for the model, and those that found it before it was

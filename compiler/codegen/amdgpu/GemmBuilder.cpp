@@ -2505,17 +2505,12 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       // 32 x 32 instructions where the tiling asks for them, each in place
       // of 2 x 2 of its 16 x 16 tiles: plain products (not implicit GEMMs,
       // 4-bit weights or values, or sign-corrected bytes).
+      bool implicitGemm = linalg::isaConvolutionOpInterface(plan->contraction);
       bool wide = plan->computeType.getIntOrFloatBitWidth() == 16 ? tiling.wide16 : tiling.wide8;
       if (wide && !plan->int4 && !plan->w4a8 && !plan->a.flipSign && !plan->b.flipSign &&
-          !plan->a.fourBit && !plan->b.fourBit &&
-          !linalg::isaConvolutionOpInterface(plan->contraction) &&
+          !plan->a.fourBit && !plan->b.fourBit && !implicitGemm &&
           tiling.waveTilesM % 2 == 0 && tiling.waveTilesN % 2 == 0) {
-        const MatrixInstruction *wideInst = nullptr;
-        for (const MatrixInstruction &inst : target->matrix)
-          if (inst.input == plan->inst->input && !inst.wmma && inst.m == 32 && inst.n == 32 &&
-              (!wideInst || inst.k > wideInst->k))
-            wideInst = &inst;
-        if (wideInst) {
+        if (const MatrixInstruction *wideInst = target->gemmInstruction(plan->inst->input, 32)) {
           plan->inst = wideInst;
           tiling.waveTilesM /= 2;
           tiling.waveTilesN /= 2;
@@ -2525,7 +2520,7 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       // element by element, many registers to carry through a step
       // (ResNet-50 in f16, whole model: MI300X 3.09 ms with every GEMM one
       // step ahead, 3.11 with all two, 3.07 with the convolutions one).
-      if (linalg::isaConvolutionOpInterface(plan->contraction))
+      if (implicitGemm)
         tiling.loadAhead16 = tiling.loadAhead8 = false;
       if (!testLoadAhead.empty())
         tiling.loadAhead16 = tiling.loadAhead8 = testLoadAhead == "on";
