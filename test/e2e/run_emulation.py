@@ -43,7 +43,9 @@ W4A16 and W4A8 ones) compiled with
 --gfx-test-fault=swap-operands (A and B exchanged at the instruction) and
 --gfx-test-fault=shift-lanes (each lane reads the A row of the next lane; in a
 GEMV, the activation of the next row) must FAIL on every emulated target:
-proof that the emulation catches a wiring bug.
+proof that the emulation catches a wiring bug. The 3x3 f16 convolutions also
+with --gfx-test-fault=window-taps (their window table's taps transposed),
+which proves their image is read through the table.
 
 Exit status: 0 pass, 1 failure.
 """
@@ -292,6 +294,17 @@ def cases(work):
     out.append(("Conv 3x3 stride 2 pad 1 batch 2 f32 24->40 15x15 --precision=f16", p,
                 {"x": x, "w": w},
                 conv_ref(x.astype(np.float16), w.astype(np.float16), 2, 1, 1, np.float64),
+                1e-5, ["--precision=f16"], r"_f16"))
+    # A 7x7 window (a ResNet stem): more taps than the window table's bits,
+    # so the image is gathered with its indices checked per element.
+    x = rng.uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, 3, 7, 7)).astype(np.float32)
+    p = work / "conv7x7_s2_f32.onnx"
+    onnx_model(p, "Conv", {"x": x, "w": w}, np.float32, [1, 16, 16, 16],
+               {"pads": [3, 3, 3, 3], "strides": [2, 2]})
+    out.append(("Conv 7x7 stride 2 pad 3 f32 3->16 32x32 --precision=f16", p,
+                {"x": x, "w": w},
+                conv_ref(x.astype(np.float16), w.astype(np.float16), 2, 3, 1, np.float64),
                 1e-5, ["--precision=f16"], r"_f16"))
     x = rng.uniform(-1, 1, (1, 16, 14, 14)).astype(np.float32)
     w = rng.uniform(-1, 1, (32, 16, 3, 3)).astype(np.float32)
@@ -619,6 +632,8 @@ def main():
         for name, model, inputs, ref, kind, extra, mnemonic in controls:
             # (A GEMV has no operands to swap at an instruction.)
             faults = ("shift-lanes",) if mnemonic == "GEMV" else ("swap-operands", "shift-lanes")
+            if name.startswith("Conv 3x3") and "f16" in name:
+                faults += ("window-taps",)
             for fault in faults:
                 log(f"== negative control: {name} with --gfx-test-fault={fault}")
                 artifact = work / f"{model.stem}-{fault}.kiln"

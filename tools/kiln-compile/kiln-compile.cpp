@@ -113,7 +113,7 @@ static cl::opt<bool> emulation(
 static cl::opt<std::string> testFault(
     "gfx-test-fault",
     cl::desc("Testing only: make the gfx GEMM builder wire its kernels wrongly on purpose "
-             "(swap-operands, shift-lanes), to prove --device=emu:<gfx> catches it"),
+             "(swap-operands, shift-lanes, window-taps), to prove --device=emu:<gfx> catches it"),
     cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<int64_t> testWaveTiles(
     "gfx-test-wave-tiles",

@@ -115,6 +115,14 @@ struct GemmPlan {
   /// A W4A16 GEMV (int4 set, gemvRowMajor): the code bytes, columns, each
   /// lane reads per row.
   int64_t int4Gemv = 0;
+  /// An implicit GEMM's window (matchImplicitGemm): B is the image [batch,
+  /// C, H, W] (unpadded) at (img, c, oh sh + kh dh - ph, ow sw + kw dw - pw),
+  /// k = (c, kh, kw), n = (img, oh, ow).
+  struct Window {
+    int64_t C = 0, KH = 0, KW = 0, OH = 0, OW = 0;
+    int64_t strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[2] = {0, 0};
+  };
+  std::optional<Window> window;
   /// The accumulator's initial value when it is not zero (a bias broadcast
   /// over the output): computed per element and added after the K loop.
   linalg::GenericOp init;
@@ -388,6 +396,18 @@ bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
   plan.b = *b;
   plan.outMap = AffineMap::get(3, 0, {img, m, oh, ow}, ctx);
   plan.bounds = {F, batch * OH * OW, C * KH * KW};
+  GemmPlan::Window window;
+  window.C = C;
+  window.KH = KH;
+  window.KW = KW;
+  window.OH = OH;
+  window.OW = OW;
+  for (int d = 0; d < 2; ++d) {
+    window.strides[d] = strides[d];
+    window.dilations[d] = dilations[d];
+    window.pads[d] = lowPad.empty() ? 0 : lowPad[2 + d];
+  }
+  plan.window = window;
   plan.mDim = 0;
   plan.nDim = 1;
   plan.kDim = 2;
@@ -720,7 +740,7 @@ Value reshapeMemref(OpBuilder &b, Location loc, Value memref, ArrayRef<Operation
 
 /// Wiring bugs the builder can be told to make, so that tests can prove the
 /// emulation catches them (never used outside tests).
-enum class Fault { None, SwapOperands, ShiftLanes };
+enum class Fault { None, SwapOperands, ShiftLanes, WindowTaps };
 
 /// The shape of one kernel: the workgroup's waves and tiles, from the target
 /// table's tiling and its instruction's m, n and k.
@@ -925,11 +945,29 @@ private:
                                          cmpLt(padded[d], memrefType.getDimSize(d)));
       }
     }
+    SmallVector<Value> idx = src.lowPad.empty() ? indices(src.map, loops) : padded;
+    if (bufferLoads(memrefType)) {
+      // A gathered chunk (an implicit GEMM's window, zeros in the padding)
+      // without a branch: out of bounds, the indices move to one past the
+      // operand's last element, where a buffer load reads zeros. A branch
+      // per chunk made each load wait for the one before (16 round trips
+      // to memory per K step of a 3x3 convolution).
+      SmallVector<Value> i32;
+      for (auto [d, i] : llvm::enumerate(idx)) {
+        Value past = c(d == 0 ? memrefType.getDimSize(0) : 0);
+        Value at = arith::SelectOp::create(b, loc, inBounds, i, past);
+        i32.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), at));
+      }
+      Value value = amdgpu::RawBufferLoadOp::create(b, loc, v == 1 ? elem : Type(vecType), memref,
+                                                    i32, true, nullptr, nullptr);
+      if (v == 1)
+        value = vector::BroadcastOp::create(b, loc, vecType, value);
+      return toComputeType(src, flipSignBits(src, value, vecType), elem, v);
+    }
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds, true, true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      SmallVector<Value> idx = src.lowPad.empty() ? indices(src.map, loops) : padded;
       Value value;
       if (v == 1) {
         Value scalar = memref::LoadOp::create(b, loc, memref, idx);
@@ -1182,6 +1220,13 @@ private:
   /// (*mask, as loadChunk); *kOut receives its k.
   Value loadAChunk(int64_t j, Value k0, Value *mask, Value *kOut = nullptr);
   SmallVector<Value> loadStep(Value k0);
+  /// An implicit GEMM's B through a table of its window (windowTable),
+  /// when every thread's B chunks are single elements in rows the same
+  /// across its wave; else nothing is planned and loadChunk gathers them.
+  void planWindowTable();
+  /// The B chunks of the step at `k0` through the window table, in the
+  /// image's element type (storeStep converts them).
+  SmallVector<Value> loadWindowStep(Value k0);
   void storeStep(ArrayRef<Value> values, int buffer);
   scf::ForOp mainLoop();
   void multiplyStep(int buffer, MutableArrayRef<Value> acc, Value k0);
@@ -1243,6 +1288,16 @@ private:
   int64_t swizzleGranule = 0, swizzleGroups = 0;
   int64_t aChunks = 0, bChunks = 0, aPerThread = 0, bPerThread = 0;
   SmallVector<Chunk> aChunkAt, bChunkAt;
+  /// An implicit GEMM's window as data: for each K step, row group (the
+  /// thread's B rows, tid / tileN, the same across a wave) and B chunk, the
+  /// element's offset in the image and its tap, packed as c H W + kh dh W +
+  /// kw dw | (kh KW + kw) << 24 ([steps][groups][bPerThread] i32; rows past
+  /// K carry tap 31, which no pixel has). Per thread: the image flattened,
+  /// the offset of its output pixel's window origin (img C H W + (oh sh -
+  /// ph) W + ow sw - pw) and the taps inside the image, one bit each. A
+  /// chunk's k then costs one word of a scalar load per step instead of a
+  /// division by the window's size and a bounds check per element.
+  Value windowTable, windowImage, windowRow, windowBase, windowTaps;
 };
 
 void KernelBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroups) {
@@ -1258,6 +1313,7 @@ void KernelBuilder::build(ArrayRef<Value> args, Value output, int64_t &workgroup
   createPanels(args);
   createIds();
   planStaging();
+  planWindowTable();
   if (plan.w4a8) {
     quantizationScales();
     createPartMasks();
@@ -1424,6 +1480,120 @@ void KernelBuilder::planStaging() {
   }
 }
 
+void KernelBuilder::planWindowTable() {
+  if (!plan.window || plan.int4 || plan.w4a8 || !bAlongN || vb != 1 || bRows != 1)
+    return;
+  auto imageType = cast<MemRefType>(bMem.getType());
+  if (imageType.getRank() != 4 || !imageType.hasStaticShape() ||
+      !imageType.getLayout().isIdentity() || !bufferLoads(imageType))
+    return;
+  const GemmPlan::Window &w = *plan.window;
+  int64_t C = imageType.getDimSize(1), H = imageType.getDimSize(2), W = imageType.getDimSize(3);
+  int64_t taps = w.KH * w.KW, threads = shape.threads, perRow = shape.tileN;
+  // Rows the same across a wave, every thread the same number of chunks,
+  // a bit per tap below 31, offsets in 24 bits.
+  int64_t last = (C - 1) * H * W + (w.KH - 1) * w.dilations[0] * W + (w.KW - 1) * w.dilations[1];
+  if (C != w.C || taps > 31 || perRow % waveSize != 0 || threads % perRow != 0 ||
+      bChunks % threads != 0 || last >= (int64_t(1) << 24))
+    return;
+  int64_t groups = threads / perRow;
+  // Loads run up to two steps ahead of the last step.
+  int64_t steps = llvm::divideCeil(K, shape.kt) + 3;
+  SmallVector<int32_t> entries;
+  entries.reserve(steps * groups * bPerThread);
+  for (int64_t s = 0; s < steps; ++s)
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t j = 0; j < bPerThread; ++j) {
+        int64_t k = s * shape.kt + g + j * groups;
+        if (k >= K) {
+          entries.push_back(31 << 24);
+          continue;
+        }
+        int64_t ch = k / taps, tap = k % taps, kh = tap / w.KW, kw = tap % w.KW;
+        if (fault == Fault::WindowTaps)
+          std::swap(kh, kw); // the window read transposed (square windows)
+        int64_t offset = ch * H * W + kh * w.dilations[0] * W + kw * w.dilations[1];
+        entries.push_back(static_cast<int32_t>(offset | (tap << 24)));
+      }
+  Type i32 = b.getI32Type();
+  auto tableType = RankedTensorType::get({steps, groups, bPerThread}, i32);
+  Value table = arith::ConstantOp::create(
+      b, loc, tableType, DenseElementsAttr::get(tableType, ArrayRef<int32_t>(entries)));
+  windowTable = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(tableType.getShape(), i32), table, /*read_only=*/b.getUnitAttr());
+  windowImage = memref::CollapseShapeOp::create(b, loc, bMem,
+                                                ArrayRef<ReassociationIndices>{{0, 1, 2, 3}});
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
+             d2 = b.getAffineDimExpr(2);
+  // The row group is the same across the wave, which LLVM does not see in
+  // tid / tileN: said with a broadcast, so the table is read with scalar
+  // loads.
+  Value row = arith::IndexCastOp::create(b, loc, i32, apply(d0.floorDiv(perRow), {tid}));
+  row = gpu::SubgroupBroadcastOp::create(b, loc, row, nullptr,
+                                         gpu::BroadcastType::first_active_lane);
+  windowRow = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), row);
+  Value n = apply(d0 + d1, {n0, bChunkAt[0].col});
+  Value img = apply(d0.floorDiv(w.OH * w.OW), {n});
+  Value oh = apply(d0.floorDiv(w.OW) % w.OH, {n});
+  Value ow = apply(d0 % w.OW, {n});
+  Value base = apply(d0 * (C * H * W) + (d1 * w.strides[0] - w.pads[0]) * W +
+                         d2 * w.strides[1] - w.pads[1],
+                     {img, oh, ow});
+  windowBase = arith::IndexCastOp::create(b, loc, i32, base);
+  // Which taps of this pixel's window lie inside the image (unsigned
+  // compares: above the top or left of it is a huge index).
+  SmallVector<Value> inRows, inCols;
+  for (int64_t kh = 0; kh < w.KH; ++kh)
+    inRows.push_back(cmpLt(
+        apply(d0 * w.strides[0] + (kh * w.dilations[0] - w.pads[0]), {oh}), H));
+  for (int64_t kw = 0; kw < w.KW; ++kw)
+    inCols.push_back(cmpLt(
+        apply(d0 * w.strides[1] + (kw * w.dilations[1] - w.pads[1]), {ow}), W));
+  Value mask = arith::ConstantIntOp::create(b, loc, i32, 0);
+  for (int64_t kh = 0; kh < w.KH; ++kh)
+    for (int64_t kw = 0; kw < w.KW; ++kw) {
+      Value inside = arith::AndIOp::create(b, loc, inRows[kh], inCols[kw]);
+      Value bit = arith::ShLIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i32, inside),
+                                        arith::ConstantIntOp::create(b, loc, i32, kh * w.KW + kw));
+      mask = arith::OrIOp::create(b, loc, mask, bit);
+    }
+  // Columns past N (a tile that does not divide it) read nothing.
+  if (N % shape.tileN)
+    mask = arith::SelectOp::create(b, loc, cmpLt(n, N), mask,
+                                   arith::ConstantIntOp::create(b, loc, i32, 0));
+  windowTaps = mask;
+}
+
+SmallVector<Value> KernelBuilder::loadWindowStep(Value k0) {
+  Type i32 = b.getI32Type();
+  auto imageType = cast<MemRefType>(windowImage.getType());
+  Type elem = imageType.getElementType();
+  auto i32c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
+  Value step = apply(b.getAffineDimExpr(0).floorDiv(shape.kt), {k0});
+  Value entries = vector::LoadOp::create(b, loc, VectorType::get({bPerThread}, i32), windowTable,
+                                         ValueRange{step, windowRow, c(0)});
+  Value past = i32c(imageType.getNumElements());
+  SmallVector<Value> values;
+  for (int64_t j = 0; j < bPerThread; ++j) {
+    Value entry = vector::ExtractOp::create(b, loc, entries, j);
+    Value offset = arith::AndIOp::create(b, loc, entry, i32c((1 << 24) - 1));
+    Value tap = arith::ShRUIOp::create(b, loc, entry, i32c(24));
+    Value bit = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, windowTaps, tap),
+                                      i32c(1));
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit, i32c(0));
+    // Outside the image: one past its last element, where the buffer load
+    // reads zeros.
+    Value at = arith::SelectOp::create(b, loc, inside,
+                                       arith::AddIOp::create(b, loc, windowBase, offset), past);
+    Value value = amdgpu::RawBufferLoadOp::create(b, loc, elem, windowImage, ValueRange{at}, true,
+                                                  nullptr, nullptr);
+    auto vecType = VectorType::get({1}, elem);
+    value = vector::BroadcastOp::create(b, loc, vecType, value);
+    values.push_back(flipSignBits(plan.b, value, vecType));
+  }
+  return values;
+}
+
 Value KernelBuilder::loadAChunk(int64_t j, Value k0, Value *mask, Value *kOut) {
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
   const Chunk &ch = aChunkAt[j];
@@ -1459,7 +1629,14 @@ SmallVector<Value> KernelBuilder::loadStep(Value k0) {
     if (!zeroPastK)
       masks.back() = Value();
   }
-  for (int64_t j = 0; j < bPerThread; ++j) {
+  if (windowTable) {
+    // Zeros past K and in the padding come from the table.
+    for (Value v : loadWindowStep(k0)) {
+      values.push_back(v);
+      masks.emplace_back();
+    }
+  }
+  for (int64_t j = 0; j < bPerThread && !windowTable; ++j) {
     const Chunk &ch = bChunkAt[j];
     Value kLocal = bAlongN ? ch.row : ch.col, nLocal = bAlongN ? ch.col : ch.row;
     Value n = apply(d0 + d1, {n0, nLocal});
@@ -1526,6 +1703,12 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
   for (size_t i = 0; i < count; ++i)
     if (Value mask = loaded[count + i])
       values[i] = zeroUnless(mask, values[i]);
+  // The window table's chunks arrive as loaded: converted here, where they
+  // are stored, so that the conversion does not wait for the loads before
+  // the step's multiplies.
+  if (windowTable)
+    for (Value &v : MutableArrayRef<Value>(values).drop_front(aPerThread))
+      v = toComputeType(plan.b, v, getElementTypeOrSelf(v.getType()), 1);
   for (int64_t j = 0; j < aPerThread; ++j) {
     const Chunk &ch = aChunkAt[j];
     OpBuilder::InsertionGuard guard(b);
@@ -2462,10 +2645,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       return;
     Fault fault = testFault == "swap-operands" ? Fault::SwapOperands
                   : testFault == "shift-lanes" ? Fault::ShiftLanes
+                  : testFault == "window-taps" ? Fault::WindowTaps
                                                : Fault::None;
     if (fault == Fault::None && !testFault.empty()) {
       func.emitError("unknown test fault '") << testFault
-                                              << "' (known: swap-operands, shift-lanes)";
+                                              << "' (known: swap-operands, shift-lanes, window-taps)";
       return signalPassFailure();
     }
     std::optional<gfx::StepSchedule> schedule;

@@ -83,7 +83,8 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     Option<"testFault", "test-fault", "std::string", "\"\"",
            "testing only: build a wrong kernel on purpose (swap-operands: A and "
            "B exchanged; shift-lanes: each lane reads the A row of the next lane, "
-           "in a GEMV the activation of the next row), "
+           "in a GEMV the activation of the next row; window-taps: an implicit "
+           "GEMM's window table read transposed), "
            "to prove the emulation catches such wiring bugs">,
     Option<"testWaveTiles", "test-wave-tiles", "int64_t", "0",
            "testing only: N x N instruction tiles per wave instead of the target "

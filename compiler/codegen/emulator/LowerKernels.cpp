@@ -567,6 +567,15 @@ LogicalResult KernelLowering::lower(gpu::GPUFuncOp kernel) {
           failed(lowerMatrix(op, wmma.getSourceA(), wmma.getSourceB(), wmma.getDestC(),
                              mnemonic, flags)))
         return failure();
+    } else if (auto broadcast = dyn_cast<gpu::SubgroupBroadcastOp>(op)) {
+      // The gfx stage broadcasts only values the same in every lane of the
+      // wave (a wave's row group in the GEMM builder), to tell LLVM so:
+      // each lane keeps its own.
+      if (broadcast.getBroadcastType() != gpu::BroadcastType::first_active_lane)
+        return op->emitError("the emulator supports gpu.subgroup_broadcast from the first "
+                             "active lane only");
+      op->replaceAllUsesWith(ValueRange{broadcast.getSrc()});
+      op->erase();
     } else if (isa<amdgpu::SchedBarrierOp, ROCDL::SchedGroupBarrier>(op)) {
       op->erase(); // a scheduling hint for the gfx backend: nothing to do on the host
     } else if (isa<gpu::ReturnOp>(op)) {
