@@ -175,6 +175,11 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createKilnPackInt4Weights(pack));
   }
   // After quantization: the convolutions left are float ones.
+  if (options.splitKComputeUnits > 0) {
+    KilnSplitKConvsOptions splitK;
+    splitK.computeUnits = options.splitKComputeUnits;
+    pm.addNestedPass<func::FuncOp>(createKilnSplitKConvs(splitK));
+  }
   if (options.unstridePointwise) {
     pm.addNestedPass<func::FuncOp>(createKilnSpaceToDepthConvs());
     pm.addNestedPass<func::FuncOp>(createKilnUnstridePointwiseConvs());

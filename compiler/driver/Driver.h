@@ -104,6 +104,9 @@ struct CompileOptions {
   /// precision (kiln-narrow-matmul-weights; gfx targets alone, with
   /// `gfx.precision` f16 or bf16).
   bool narrowWeights = false;
+  /// kiln-split-k-convs for a chip of this many CUs (gfx targets alone: the
+  /// largest of their chips), 0 to keep every convolution whole.
+  int64_t splitKComputeUnits = 0;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

@@ -158,22 +158,28 @@ const GemmTiling *Target::largeTiling(const MatrixInstruction &inst, bool w4a16)
   return &largeGemm;
 }
 
-const GemmTiling &Target::gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,
-                                     int64_t n, bool w4a16) const {
-  if (!largeTiling(inst, w4a16) || largeGemmWorkgroupsPerCU <= 0)
-    return gemm;
+int64_t Target::largestComputeUnits() const {
   auto largest = [](const std::vector<Product> &of, int64_t units) {
     for (const Product &product : of)
       units = std::max<int64_t>(units, product.computeUnits.value_or(0));
     return units;
   };
-  int64_t computeUnits = largest(products, 0);
+  int64_t units = largest(products, 0);
   // A target none of whose products has a published size (gfx1250) is
-  // taken to be as large as the largest chip in the table: its large
-  // tiling needs the grid that fills that chip twice over.
-  if (computeUnits == 0)
+  // taken to be as large as the largest chip in the table.
+  if (units == 0)
     for (const Target &other : allTargets())
-      computeUnits = largest(other.products, computeUnits);
+      units = largest(other.products, units);
+  return units;
+}
+
+const GemmTiling &Target::gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,
+                                     int64_t n, bool w4a16) const {
+  if (!largeTiling(inst, w4a16) || largeGemmWorkgroupsPerCU <= 0)
+    return gemm;
+  // gfx1250's large tiling needs the grid that fills the largest chip in
+  // the table twice over.
+  int64_t computeUnits = largestComputeUnits();
   int64_t tileM = largeGemm.wavesM * largeGemm.waveTilesM * inst.m;
   int64_t tileN = largeGemm.wavesN * largeGemm.waveTilesN * inst.n;
   int64_t tiles = std::max<int64_t>(1, batch) * ((m + tileM - 1) / tileM) * ((n + tileN - 1) / tileN);

@@ -187,6 +187,10 @@ struct Target {
   /// 4-bit weights dequantized while staged), or null: none on the target,
   /// or W4A16 where `largeGemmW4A16` is false.
   const GemmTiling *largeTiling(const MatrixInstruction &inst, bool w4a16 = false) const;
+  /// The CUs of the target's largest product; for a target none of whose
+  /// products has a published size (gfx1250), of the largest chip in the
+  /// table.
+  int64_t largestComputeUnits() const;
   /// The GEMM builder's tiling for a batch x m x n output computed with
   /// `inst`: the large tiling when the GEMM is large enough, else `gemm`.
   const GemmTiling &gemmTiling(const MatrixInstruction &inst, int64_t batch, int64_t m,

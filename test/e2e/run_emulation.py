@@ -295,6 +295,17 @@ def cases(work):
                 {"x": x, "w": w},
                 conv_ref(x.astype(np.float16), w.astype(np.float16), 2, 1, 1, np.float64),
                 1e-5, ["--precision=f16"], r"_f16"))
+    # A grouped convolution (RegNet's, ResNeXt's): an implicit GEMM per group,
+    # the group a batch loop of the kernel.
+    x = rng.uniform(-1, 1, (1, 64, 14, 14)).astype(np.float16)
+    w = rng.uniform(-1, 1, (64, 16, 3, 3)).astype(np.float16)
+    p = work / "conv3x3_grouped_f16.onnx"
+    onnx_model(p, "Conv", {"x": x, "w": w}, np.float16, [1, 64, 14, 14],
+               {"pads": [1, 1, 1, 1], "group": 4})
+    out.append(("Conv 3x3 f16 grouped 4 x 16->16 14x14", p, {"x": x, "w": w},
+                np.concatenate([conv_ref(x[:, 16 * g:16 * g + 16], w[16 * g:16 * g + 16],
+                                         1, 1, 1, np.float64) for g in range(4)], axis=1),
+                2e-3, [], r"_f16"))
     # A 7x7 window (a ResNet stem): more taps than the window table's bits,
     # so the image is gathered with its indices checked per element.
     x = rng.uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
@@ -469,6 +480,19 @@ def cases(work):
     onnx_constant_weight_model(p, "Conv", x, w, np.float32, [1, 16, 8, 8])
     out.append(("Conv 3x3 f32 8->16 constant filter, gfx alone --precision=f16", p, {"x": x},
                 conv_ref(x.astype(np.float16), w.astype(np.float16), 1, 0, 1, np.float64),
+                1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+    # One output tile for the largest chip's 304 CUs: kiln-split-k-convs
+    # splits the 256 input channels in 16 parts, a grouped implicit GEMM
+    # sums each, a reduction adds them and the bias.
+    x = rng.uniform(-1, 1, (1, 256, 7, 7)).astype(np.float32)
+    w = rng.uniform(-1, 1, (64, 256, 3, 3)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (1, 64, 1, 1)).astype(np.float32)
+    p = work / "conv_split_k_f32.onnx"
+    onnx_constant_weight_model(p, "Conv", x, w, np.float32, [1, 64, 5, 5], bias)
+    out.append(("Conv 3x3 f32 256->64 7x7 constant filter split in 16, gfx alone --precision=f16",
+                p, {"x": x},
+                conv_ref(x.astype(np.float16), w.astype(np.float16), 1, 0, 1, np.float64)
+                + bias.astype(np.float64),
                 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
 
     # GEMVs on operands as they are (contiguous along n): an attention's

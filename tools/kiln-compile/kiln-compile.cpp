@@ -110,6 +110,12 @@ static cl::opt<bool> emulation(
     cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "
              "--device=emu:<gfx> runs them on the CPU (emu:<gfx> code objects)"),
     cl::init(false), cl::cat(kilnCategory));
+static cl::opt<bool> splitK(
+    "split-k",
+    cl::desc("With gfx targets alone: split a convolution whose output has fewer GEMM tiles "
+             "than the largest chip has CUs along its input channels, into a grouped "
+             "convolution and a sum (kiln-split-k-convs; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<std::string> testFault(
     "gfx-test-fault",
     cl::desc("Testing only: make the gfx GEMM builder wire its kernels wrongly on purpose "
@@ -493,6 +499,12 @@ int main(int argc, char **argv) {
     // Weights in the precision of the gfx matrix cores, where no cpu reads
     // them in f32.
     compileOptions.narrowWeights = !compileOptions.matmulPanelCpu;
+    // Convolutions too small for the largest of the chips split along their
+    // input channels, where no cpu runs the program.
+    if (splitK && !compileOptions.matmulPanelCpu)
+      for (const auto &t : targetSpecs)
+        compileOptions.splitKComputeUnits =
+            std::max(compileOptions.splitKComputeUnits, t.gfx->largestComputeUnits());
   }
   compileOptions.gfx.testFault = testFault;
   if (testWaveTiles < 0 || testWaveTiles > 8) {

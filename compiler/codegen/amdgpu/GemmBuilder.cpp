@@ -121,6 +121,9 @@ struct GemmPlan {
   struct Window {
     int64_t C = 0, KH = 0, KW = 0, OH = 0, OW = 0;
     int64_t strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[2] = {0, 0};
+    /// A grouped convolution: the image is [batch, G, C, H, W], the group
+    /// the GEMM's batch loop.
+    bool grouped = false;
   };
   std::optional<Window> window;
   /// The accumulator's initial value when it is not zero (a bias broadcast
@@ -154,17 +157,28 @@ std::optional<Source> traceSource(Value value) {
 
 /// Like traceSource, also through an elementwise extension of a narrower
 /// float (a weight kiln-narrow-matmul-weights stored in f16 or bf16, read
-/// through a cast): the kernel reads the narrow argument.
+/// through a cast), and reshapes after it (a grouped convolution's filter):
+/// the kernel reads the narrow argument.
 std::optional<Source> traceWidened(Value value) {
-  if (auto generic = value.getDefiningOp<linalg::GenericOp>()) {
+  SmallVector<Operation *> later; // reshapes after the extension, last first
+  Value widened = value;
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(widened.getDefiningOp())) {
+    later.push_back(widened.getDefiningOp());
+    widened = widened.getDefiningOp()->getOperand(0);
+  }
+  if (auto generic = widened.getDefiningOp<linalg::GenericOp>()) {
     Block *body = generic.getBody();
     if (generic.getNumDpsInputs() == 1 && generic.getNumDpsInits() == 1 &&
         llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) &&
         body->getOperations().size() == 2) {
       auto ext = dyn_cast<arith::ExtFOp>(body->front());
       if (ext && ext.getIn() == body->getArgument(0) &&
-          body->getTerminator()->getOperand(0) == ext.getResult())
-        return traceSource(generic.getDpsInputs()[0]);
+          body->getTerminator()->getOperand(0) == ext.getResult()) {
+        std::optional<Source> source = traceSource(generic.getDpsInputs()[0]);
+        if (source)
+          source->reshapes.append(later.rbegin(), later.rend());
+        return source;
+      }
     }
   }
   return traceSource(value);
@@ -259,7 +273,7 @@ bool traceOperands(linalg::LinalgOp op, GemmPlan &plan) {
 /// for gfx targets).
 constexpr int64_t kMaxGemvRows = 8;
 
-bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan);
+bool matchImplicitGemm(linalg::LinalgOp conv, GemmPlan &plan);
 bool matchInt4Gemm(linalg::LinalgOp op, gfx::Precision precision, GemmPlan &plan);
 bool matchW4A8Gemm(linalg::LinalgOp op, GemmPlan &plan);
 bool matchPanelGemv(linalg::LinalgOp op, GemmPlan &plan);
@@ -276,7 +290,8 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
   bool other = false;
   func.walk([&](Operation *op) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      if (linalg::isaContractionOpInterface(linalgOp) || isa<linalg::Conv2DNchwFchwOp>(op) ||
+      if (linalg::isaContractionOpInterface(linalgOp) ||
+          isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op) ||
           op->hasAttr(kInt4MatmulAttr) || op->hasAttr(kPanelMatmulAttr))
         contractions.push_back(linalgOp);
       return;
@@ -305,8 +320,8 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
       return std::nullopt;
     return finishPlan(func, target, precision, plan);
   }
-  if (auto convOp = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
-    if (!matchImplicitGemm(convOp, plan))
+  if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op.getOperation())) {
+    if (!matchImplicitGemm(op, plan))
       return std::nullopt;
     return finishPlan(func, target, precision, plan);
   }
@@ -349,21 +364,36 @@ std::optional<GemmPlan> matchGemm(func::FuncOp func, const gfx::Target &target,
 /// channel, kernel row, kernel column). A is the filter seen as
 /// [F][C*KH*KW] (contiguous along k), B the image read through the
 /// convolution's window (im2col on the fly, zeros in the padding).
-bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
-  auto inType = cast<RankedTensorType>(conv.getInputs()[0].getType()); // padded
-  auto filterType = cast<RankedTensorType>(conv.getInputs()[1].getType());
-  auto outType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+///
+/// A grouped one (linalg.conv_2d_ngchw_gfchw: [N, G, C, H, W] x [G, F, C,
+/// KH, KW] -> [N, G, F, OH, OW], per group) adds a batch loop g (dim 3):
+/// each group is its own GEMM, A the filter seen as [G][F][C*KH*KW].
+bool matchImplicitGemm(linalg::LinalgOp conv, GemmPlan &plan) {
+  bool grouped = isa<linalg::Conv2DNgchwGfchwOp>(conv.getOperation());
+  auto inType = cast<RankedTensorType>(conv.getDpsInputs()[0].getType()); // padded
+  auto filterType = cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
+  auto outType = cast<RankedTensorType>(conv.getDpsInits()[0].getType());
   if (!inType.hasStaticShape() || !filterType.hasStaticShape() || !outType.hasStaticShape())
     return false;
-  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
-  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
-  int64_t batch = outType.getDimSize(0), F = outType.getDimSize(1);
-  int64_t OH = outType.getDimSize(2), OW = outType.getDimSize(3);
-  int64_t C = filterType.getDimSize(1), KH = filterType.getDimSize(2),
-          KW = filterType.getDimSize(3);
+  auto attrValues = [&](StringRef name) {
+    SmallVector<int64_t> values;
+    if (auto attr = conv->getAttrOfType<DenseIntElementsAttr>(name))
+      values.assign(attr.getValues<int64_t>().begin(), attr.getValues<int64_t>().end());
+    return values;
+  };
+  SmallVector<int64_t> strides = attrValues("strides"), dilations = attrValues("dilations");
+  if (strides.size() != 2 || dilations.size() != 2)
+    return false;
+  // Grouped shapes have G after the batch (image) and before the filter's F.
+  int64_t g0 = grouped ? 1 : 0;
+  int64_t batch = outType.getDimSize(0), G = grouped ? outType.getDimSize(1) : 1;
+  int64_t F = outType.getDimSize(1 + g0);
+  int64_t OH = outType.getDimSize(2 + g0), OW = outType.getDimSize(3 + g0);
+  int64_t C = filterType.getDimSize(1 + g0), KH = filterType.getDimSize(2 + g0),
+          KW = filterType.getDimSize(3 + g0);
 
   // The image: an argument, or a zero tensor.pad of one.
-  Value image = conv.getInputs()[0];
+  Value image = conv.getDpsInputs()[0];
   SmallVector<int64_t> lowPad;
   if (auto pad = image.getDefiningOp<tensor::PadOp>()) {
     Value padValue = pad.getConstantPaddingValue();
@@ -374,43 +404,52 @@ bool matchImplicitGemm(linalg::Conv2DNchwFchwOp conv, GemmPlan &plan) {
     lowPad.assign(pad.getStaticLow().begin(), pad.getStaticLow().end());
     image = pad.getSource();
   }
-  std::optional<Source> a = traceWidened(conv.getInputs()[1]);
+  std::optional<Source> a = traceWidened(conv.getDpsInputs()[1]);
   std::optional<Source> b = traceSource(image);
   if (!a || !b)
     return false;
   MLIRContext *ctx = conv.getContext();
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             k = getAffineDimExpr(2, ctx);
-  a->collapse = {{0}, {1, 2, 3}};
-  a->map = AffineMap::get(3, 0, {m, k}, ctx);
+             k = getAffineDimExpr(2, ctx), g = getAffineDimExpr(3, ctx);
   AffineExpr img = n.floorDiv(OH * OW), oh = n.floorDiv(OW) % OH, ow = n % OW;
   AffineExpr c = k.floorDiv(KH * KW), kh = k.floorDiv(KW) % KH, kw = k % KW;
-  b->map = AffineMap::get(3, 0,
-                          {img, c, oh * strides[0] + kh * dilations[0],
-                           ow * strides[1] + kw * dilations[1]},
-                          ctx);
+  AffineExpr ih = oh * strides[0] + kh * dilations[0], iw = ow * strides[1] + kw * dilations[1];
+  unsigned dims = grouped ? 4 : 3;
+  if (grouped) {
+    a->collapse = {{0}, {1}, {2, 3, 4}};
+    a->map = AffineMap::get(dims, 0, {g, m, k}, ctx);
+    b->map = AffineMap::get(dims, 0, {img, g, c, ih, iw}, ctx);
+    plan.outMap = AffineMap::get(dims, 0, {img, g, m, oh, ow}, ctx);
+    plan.bounds = {F, batch * OH * OW, C * KH * KW, G};
+    plan.batchDims = {3};
+  } else {
+    a->collapse = {{0}, {1, 2, 3}};
+    a->map = AffineMap::get(dims, 0, {m, k}, ctx);
+    b->map = AffineMap::get(dims, 0, {img, c, ih, iw}, ctx);
+    plan.outMap = AffineMap::get(dims, 0, {img, m, oh, ow}, ctx);
+    plan.bounds = {F, batch * OH * OW, C * KH * KW};
+  }
   b->lowPad = lowPad;
   a->isUnsigned = extendsUnsigned(conv, 1);
   b->isUnsigned = extendsUnsigned(conv, 0);
   plan.a = *a;
   plan.b = *b;
-  plan.outMap = AffineMap::get(3, 0, {img, m, oh, ow}, ctx);
-  plan.bounds = {F, batch * OH * OW, C * KH * KW};
+  plan.mDim = 0;
+  plan.nDim = 1;
+  plan.kDim = 2;
   GemmPlan::Window window;
   window.C = C;
   window.KH = KH;
   window.KW = KW;
   window.OH = OH;
   window.OW = OW;
+  window.grouped = grouped;
   for (int d = 0; d < 2; ++d) {
     window.strides[d] = strides[d];
     window.dilations[d] = dilations[d];
-    window.pads[d] = lowPad.empty() ? 0 : lowPad[2 + d];
+    window.pads[d] = lowPad.empty() ? 0 : lowPad[2 + g0 + d];
   }
   plan.window = window;
-  plan.mDim = 0;
-  plan.nDim = 1;
-  plan.kDim = 2;
   return true;
 }
 
@@ -1484,11 +1523,15 @@ void KernelBuilder::planWindowTable() {
   if (!plan.window || plan.int4 || plan.w4a8 || !bAlongN || vb != 1 || bRows != 1)
     return;
   auto imageType = cast<MemRefType>(bMem.getType());
-  if (imageType.getRank() != 4 || !imageType.hasStaticShape() ||
-      !imageType.getLayout().isIdentity() || !bufferLoads(imageType))
-    return;
   const GemmPlan::Window &w = *plan.window;
-  int64_t C = imageType.getDimSize(1), H = imageType.getDimSize(2), W = imageType.getDimSize(3);
+  int64_t rank = w.grouped ? 5 : 4;
+  if (imageType.getRank() != rank || !imageType.hasStaticShape() ||
+      !imageType.getLayout().isIdentity() || !bufferLoads(imageType) ||
+      (w.grouped && batchIdx.size() != 1))
+    return;
+  int64_t C = imageType.getDimSize(rank - 3), H = imageType.getDimSize(rank - 2),
+          W = imageType.getDimSize(rank - 1);
+  int64_t G = w.grouped ? imageType.getDimSize(1) : 1;
   int64_t taps = w.KH * w.KW, threads = shape.threads, perRow = shape.tileN;
   // Rows the same across a wave, every thread the same number of chunks,
   // a bit per tap below 31, offsets in 24 bits.
@@ -1521,8 +1564,9 @@ void KernelBuilder::planWindowTable() {
       b, loc, tableType, DenseElementsAttr::get(tableType, ArrayRef<int32_t>(entries)));
   windowTable = bufferization::ToBufferOp::create(
       b, loc, MemRefType::get(tableType.getShape(), i32), table, /*read_only=*/b.getUnitAttr());
-  windowImage = memref::CollapseShapeOp::create(b, loc, bMem,
-                                                ArrayRef<ReassociationIndices>{{0, 1, 2, 3}});
+  ReassociationIndices all(rank);
+  std::iota(all.begin(), all.end(), 0);
+  windowImage = memref::CollapseShapeOp::create(b, loc, bMem, ArrayRef<ReassociationIndices>{all});
   AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
              d2 = b.getAffineDimExpr(2);
   // The row group is the same across the wave, which LLVM does not see in
@@ -1536,9 +1580,12 @@ void KernelBuilder::planWindowTable() {
   Value img = apply(d0.floorDiv(w.OH * w.OW), {n});
   Value oh = apply(d0.floorDiv(w.OW) % w.OH, {n});
   Value ow = apply(d0 % w.OW, {n});
-  Value base = apply(d0 * (C * H * W) + (d1 * w.strides[0] - w.pads[0]) * W +
+  Value base = apply(d0 * (G * C * H * W) + (d1 * w.strides[0] - w.pads[0]) * W +
                          d2 * w.strides[1] - w.pads[1],
                      {img, oh, ow});
+  // A group's channels follow the previous group's.
+  if (w.grouped)
+    base = apply(d0 + d1 * (C * H * W), {base, batchIdx[0]});
   windowBase = arith::IndexCastOp::create(b, loc, i32, base);
   // Which taps of this pixel's window lie inside the image (unsigned
   // compares: above the top or left of it is a huge index).

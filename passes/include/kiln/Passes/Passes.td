@@ -399,6 +399,60 @@ def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnSplitKConvs : Pass<"kiln-split-k-convs", "mlir::func::FuncOp"> {
+  let summary = "convolutions with too few output tiles for the chip, split along their input channels";
+  let description = [{
+    A gfx convolution is one GEMM kernel with a workgroup per 64 x 64 tile of
+    its output (output channels x pixels). Late in a CNN the images are
+    small and the channels many: ResNet-50's last 3x3 convolutions are 8
+    tiles on a chip of 304 CUs, each workgroup running the whole reduction
+    over 4608 inputs. This pass splits such a convolution's input channels
+    into S parts, so that its tiles times S reach `compute-units`: a grouped
+    convolution with S groups computes each part's sums into its own
+    channels (the filter rearranged at compile time, [F, C, KH, KW] ->
+    [S F, C / S, KH, KW]: part s's filters are channels s C / S.. of every
+    output channel's), `kiln.reduce_sum` adds the parts, then the bias. The
+    reduction takes in the elementwise ops after the convolution (ReLU,
+    a residual add) as its epilogue when dispatches form.
+
+    Taken: 2-d float convolutions of one group with a constant filter and
+    static shapes, fewer tiles than `compute-units`, at least `min-reduction`
+    products per output. S is the smallest
+    power of two that gives `compute-units` tiles, at most `max-splits`,
+    dividing C, with at least `min-depth` products per output (C / S KH KW)
+    left in each part; none below 2. The sums are the same up to the order
+    of the additions (the parts are rounded to the result's type before they
+    are added). kiln-compile runs it with gfx targets alone, for the largest
+    chip of those targets.
+
+    ```mlir
+    %y = kiln.conv %x, %w, %b {groups = 1, ...}
+        : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, tensor<512xf32>) -> tensor<1x512x7x7xf32>
+    // becomes (S = 16)
+    %p = kiln.conv %x, %w16 {groups = 16, ...}
+        : (tensor<1x512x7x7xf32>, tensor<8192x32x3x3xf32>) -> tensor<1x8192x7x7xf32>
+    %r = kiln.reshape %p : (tensor<1x8192x7x7xf32>) -> tensor<1x16x512x7x7xf32>
+    %s = kiln.reduce_sum %r {axes = array<i64: 1>, keepdims = false} : ... -> tensor<1x512x7x7xf32>
+    %y = kiln.add %s, %b3 : (tensor<1x512x7x7xf32>, tensor<512x1x1xf32>) -> tensor<1x512x7x7xf32>
+    ```
+  }];
+  let options = [
+    Option<"computeUnits", "compute-units", "int64_t", "0",
+           "workgroups a convolution should have at least (the CUs of the largest "
+           "chip); 0 leaves every convolution whole">,
+    Option<"tile", "tile", "int64_t", "64",
+           "output rows and columns per workgroup of the GEMM kernels">,
+    Option<"maxSplits", "max-splits", "int64_t", "16",
+           "parts a convolution is split into at most">,
+    Option<"minDepth", "min-depth", "int64_t", "128",
+           "products per output (C / S x KH x KW) each part keeps at least">,
+    Option<"minReduction", "min-reduction", "int64_t", "1024",
+           "products per output (C x KH x KW) a convolution needs to be split: a "
+           "shorter one's whole reduction takes about as long as the launch of the "
+           "sum would">,
+  ];
+}
+
 def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   let summary = "group kiln ops into kiln.dispatch regions (one kernel each)";
   let description = [{
