@@ -178,6 +178,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.splitKComputeUnits > 0) {
     KilnSplitKConvsOptions splitK;
     splitK.computeUnits = options.splitKComputeUnits;
+    splitK.splitF32 = options.gfx.precision != gfx::Precision::F32;
     pm.addNestedPass<func::FuncOp>(createKilnSplitKConvs(splitK));
   }
   if (options.unstridePointwise) {

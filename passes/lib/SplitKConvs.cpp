@@ -39,6 +39,7 @@ struct KilnSplitKConvsPass : kiln::impl::KilnSplitKConvsBase<KilnSplitKConvsPass
     if (!input || !filter || !result || input.getRank() != 4 || filter.getRank() != 4 ||
         !input.hasStaticShape() || !filter.hasStaticShape() || !result.hasStaticShape() ||
         conv.getGroups() != 1 || !isa<FloatType>(result.getElementType()) ||
+        (result.getElementType().isF32() && !splitF32) ||
         !conv.getFilter().getDefiningOp<ConstantOp>())
       return 1;
     int64_t C = filter.getDimSize(1), window = filter.getDimSize(2) * filter.getDimSize(3);

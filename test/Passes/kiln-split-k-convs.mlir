@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-split-k-convs="compute-units=2 min-reduction=4 min-depth=1" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-split-k-convs | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file --kiln-split-k-convs="compute-units=2 min-reduction=4 min-depth=1 split-f32=false" | FileCheck %s --check-prefix=OFF
 
 // One output tile for a chip of 2 CUs: the 4 input channels split in 2
 // parts. The filter [2, 4, 1, 1] ([[1, 2, 3, 4], [5, 6, 7, 8]]) becomes

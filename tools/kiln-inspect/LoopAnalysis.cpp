@@ -289,6 +289,12 @@ Expected<gfx::LoopProfile> kiln::inspect::analyzeMainLoop(const MCTools &tools,
   }
   if (decoded.empty())
     return makeError("the kernel has no instructions");
+  // A GEMM whose K loop was unrolled away (two K steps) keeps its matrix
+  // instructions outside every loop; the loops left are the epilogue's
+  // blocks laid out behind it. The whole kernel, run once, is its time.
+  Region whole{0, decoded.size() - 1, false};
+  if (haveLoop && bestScore.first == 0 && score(whole).first > 0)
+    best = whole;
 
   gfx::LoopProfile p;
   p.loop = best.loop;

@@ -415,8 +415,8 @@ def KilnSplitKConvs : Pass<"kiln-split-k-convs", "mlir::func::FuncOp"> {
     reduction takes in the elementwise ops after the convolution (ReLU,
     a residual add) as its epilogue when dispatches form.
 
-    Taken: 2-d float convolutions of one group with a constant filter and
-    static shapes, fewer tiles than `compute-units`, at least `min-reduction`
+    Taken: 2-d float convolutions (f32 ones only with `split-f32`) of one
+    group with a constant filter and static shapes, fewer tiles than `compute-units`, at least `min-reduction`
     products per output. S is the smallest
     power of two that gives `compute-units` tiles, at most `max-splits`,
     dividing C, with at least `min-depth` products per output (C / S KH KW)
@@ -446,6 +446,10 @@ def KilnSplitKConvs : Pass<"kiln-split-k-convs", "mlir::func::FuncOp"> {
            "parts a convolution is split into at most">,
     Option<"minDepth", "min-depth", "int64_t", "128",
            "products per output (C / S x KH x KW) each part keeps at least">,
+    Option<"splitF32", "split-f32", "bool", "true",
+           "split f32 convolutions too (the gfx kernels compute them on the matrix "
+           "cores with --precision=f16|bf16; in f32 they take the generic path, "
+           "where a grouped convolution gains nothing)">,
     Option<"minReduction", "min-reduction", "int64_t", "1024",
            "products per output (C x KH x KW) a convolution needs to be split: a "
            "shorter one's whole reduction takes about as long as the launch of the "
