@@ -207,6 +207,11 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     narrow.precision = options.gfx.precision == gfx::Precision::F16 ? "f16" : "bf16";
     pm.addNestedPass<func::FuncOp>(createKilnNarrowMatmulWeights(narrow));
   }
+  if (options.kMajorWeights) {
+    KilnTransposeMatmulWeightsOptions transpose;
+    transpose.minRows = 8; // the gfx GEMV kernels' rows: they read B along n
+    pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights(transpose));
+  }
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());
@@ -543,8 +548,12 @@ LogicalResult compileBuckets(std::vector<BatchBucket> &buckets,
   // others would be stored twice: with several buckets only the rule that
   // does not depend on the rows (no elementwise op reads the product)
   // packs, the same in every bucket.
-  if (buckets.size() > 1)
+  if (buckets.size() > 1) {
     options.matmulPanelRows = 0;
+    // Likewise k-major weights, which only products of more than 8 rows
+    // take.
+    options.kMajorWeights = false;
+  }
   // Float weight panels as wide as the widest register tile (AVX-512: 32
   // columns), so that a GEMM tile of a many-row product reads one panel.
   if (options.matmulPanel > 0 && options.matmulPanelCpu)

@@ -104,6 +104,10 @@ struct CompileOptions {
   /// precision (kiln-narrow-matmul-weights; gfx targets alone, with
   /// `gfx.precision` f16 or bf16).
   bool narrowWeights = false;
+  /// Constant weights of matmuls stored k-fastest ([N, K]) and read through a
+  /// transpose (kiln-transpose-matmul-weights; gfx targets alone), so the
+  /// gfx GEMM kernels read B along k without transposing it.
+  bool kMajorWeights = false;
   /// kiln-split-k-convs for a chip of this many CUs (gfx targets alone: the
   /// largest of their chips), 0 to keep every convolution whole.
   int64_t splitKComputeUnits = 0;

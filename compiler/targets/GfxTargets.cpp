@@ -67,8 +67,17 @@
 //   Hardware): 256 CUs, 288 GB HBM3E at 8 TB/s, 1400 W (MI350X: 1000 W);
 //   ~2.5 PFLOP/s dense f16/bf16 (AMD lists 2.5 PF). The 2400 MHz peak clock
 //   is AMD's figure and agrees with ISSCC 2026 (8192 fp8 flop/clock per CU:
-//   256 x 8192 x 2.4 GHz = 5.0 PF fp8). Dense int8 is not in the sources
-//   Kiln keeps: unknown.
+//   256 x 8192 x 2.4 GHz = 5.0 PF fp8). Dense int8: 5.0 POPS, the fp8 rate
+//   (AMD's launch figures as reported by svethardware.cz, 2025-06: int8 and
+//   int4 5 POPS dense, 10.1 with sparsity; fp32 vector 157.3 TFLOP/s); the
+//   ISA agrees: v_mfma_i32_16x16x64_i8 takes as many passes as
+//   v_mfma_f32_16x16x32_f16, twice the operations.
+// [MI350X] The same 256 CUs at a 2200 MHz peak clock, 1000 W, air cooled
+//   (AMD at Hot Chips 2025, reported by wccftech, 2025-08; svethardware.cz):
+//   the MI355X's rates per CU and clock at that clock: 256 x 4096 f16
+//   flop/clock x 2.2 GHz = 2306.9 TFLOP/s (AMD lists 2.3 PF), int8 twice
+//   that (4613.7 TOPS, AMD: 4.6 POPS), fp32 vector 256 x 128 x 2 x 2.2 GHz =
+//   144.2 TFLOP/s.
 // [MI455X] AMD's announcement (third-party notes tie it to gfx1250): 432 GB
 //   HBM4 at ~19.6 TB/s; the rest unknown.
 // [W7900] AMD Radeon PRO W7900 specifications: 96 CUs, 2495 MHz boost
@@ -350,8 +359,8 @@ const std::vector<Target> &allTargets() {
         {BF16, false, 32, 32, 16, 8,  16, "v_mfma_f32_32x32x16_bf16", 8,  8,  16, 4, 4, 8},
         {I8,   false, 32, 32, 32, 16, 16, "v_mfma_i32_32x32x32_i8",   16, 16, 32, 4, 4, 8}},
        kTiling,
-       {{"MI350X", 256, unknown, unknown, unknown, unknown, 288, 8000, 1000, unknown, unknown},
-        {"MI355X", 256, 2400, 2500, 2500, unknown, 288, 8000, 1400, 157.3, unknown}},
+       {{"MI350X", 256, 2200, 2306.9, 2306.9, 4613.7, 288, 8000, 1000, 144.2, unknown},
+        {"MI355X", 256, 2400, 2500, 2500, 5000, 288, 8000, 1400, 157.3, unknown}},
        {4, 256, 4},
        kCdna4LargeTiling, 2},
       // MI400 series: 1024 VGPRs, granule 16, 16 waves per SIMD, 320 KiB

@@ -5,8 +5,9 @@
 // dispatch's single result join it while they are its only user and keep its
 // shape (bias, activation, residual add), and for roots that are not
 // contractions, single-use elementwise producers join too; a contraction
-// takes in the cast of a constant weight only it reads; a concat takes in
-// its single-use slices. A Winograd transform takes in nothing. Every other
+// takes in the cast of a constant weight only it reads and the transpose of
+// one stored k-fastest; a concat takes in its single-use slices. A Winograd
+// transform takes in nothing. Every other
 // op except constants, reshapes (views, handled by memory planning) and
 // control flow (kiln.if and kiln.loop, commands of the program) gets a
 // dispatch of its own.
@@ -75,12 +76,36 @@ Operation *singleUser(Value value) {
   return *value.getUsers().begin();
 }
 
+/// The transpose of a constant weight (kiln-transpose-matmul-weights'
+/// k-fastest weights) that only one op reads, or null.
+TransposeOp transposedWeight(Value value) {
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  if (!transpose || !transpose.getInput().getDefiningOp<ConstantOp>() || !value.hasOneUse())
+    return nullptr;
+  return transpose;
+}
+
 /// The contraction that alone reads `cast` of a constant (a weight
-/// kiln-narrow-matmul-weights stored in f16 or bf16) in its block, or null.
+/// kiln-narrow-matmul-weights stored in f16 or bf16), or of the transpose
+/// of one, in its block, or null.
 Operation *narrowedWeightReader(CastOp cast) {
   Operation *user = singleUser(cast.getResult());
-  if (!user || !cast.getInput().getDefiningOp<ConstantOp>() || !isContraction(user) ||
-      user->getBlock() != cast->getBlock())
+  if (!user ||
+      !(cast.getInput().getDefiningOp<ConstantOp>() || transposedWeight(cast.getInput())) ||
+      !isContraction(user) || user->getBlock() != cast->getBlock())
+    return nullptr;
+  return user;
+}
+
+/// The contraction that alone reads `transpose` of a constant, directly or
+/// through a narrowing cast, in its block, or null.
+Operation *transposedWeightReader(TransposeOp transpose) {
+  if (!transposedWeight(transpose.getResult()))
+    return nullptr;
+  Operation *user = singleUser(transpose.getResult());
+  if (auto cast = dyn_cast<CastOp>(user))
+    return narrowedWeightReader(cast);
+  if (!isContraction(user) || user->getBlock() != transpose->getBlock())
     return nullptr;
   return user;
 }
@@ -113,6 +138,9 @@ struct KilnFormDispatchesPass
       // weight kiln-narrow-matmul-weights stored in f16 or bf16).
       if (auto cast = dyn_cast<CastOp>(op); cast && narrowedWeightReader(cast))
         continue;
+      // And the transpose of a constant weight stored k-fastest.
+      if (auto transpose = dyn_cast<TransposeOp>(op); transpose && transposedWeightReader(transpose))
+        continue;
       // Likewise a single-use slice of a concat (the strided tile gathers of
       // kiln-winograd-convs: 36 slices, one kernel).
       if (auto slice = dyn_cast<SliceOp>(op))
@@ -131,11 +159,20 @@ struct KilnFormDispatchesPass
           }
         }
       }
-      // A contraction takes in the cast of a constant weight only it reads.
+      // A contraction takes in the cast of a constant weight only it reads,
+      // and the transpose of one (before the cast, in block order).
       if (isContraction(op)) {
         for (Value operand : op->getOperands()) {
           auto cast = operand.getDefiningOp<CastOp>();
-          if (cast && !grouped.contains(cast) && narrowedWeightReader(cast) == op) {
+          Value weight = operand;
+          if (cast && !grouped.contains(cast) && narrowedWeightReader(cast) == op)
+            weight = cast.getInput();
+          auto transpose = weight.getDefiningOp<TransposeOp>();
+          if (transpose && !grouped.contains(transpose) && transposedWeightReader(transpose) == op) {
+            group.push_back(transpose);
+            grouped.insert(transpose);
+          }
+          if (weight != operand) {
             group.push_back(cast);
             grouped.insert(cast);
           }

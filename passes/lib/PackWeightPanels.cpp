@@ -5,7 +5,8 @@
 //
 // kiln-pack-int4-weights: the codes, scales and zero points of a
 // kiln.matmul_int4. kiln-narrow-matmul-weights: f32 weights stored in the
-// gfx matrix cores' f16 or bf16. kiln-pack-matmul-panels: the float weight of a
+// gfx matrix cores' f16 or bf16; kiln-transpose-matmul-weights: a matmul's
+// weight k-fastest for the matrix cores' B operand. kiln-pack-matmul-panels: the float weight of a
 // kiln.matmul, and the int8 weight of a kiln.matmul_integer of few rows
 // (kiln.matmul_panels).
 //
@@ -24,6 +25,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNPACKINT4WEIGHTS
 #define GEN_PASS_DEF_KILNPACKMATMULPANELS
 #define GEN_PASS_DEF_KILNNARROWMATMULWEIGHTS
+#define GEN_PASS_DEF_KILNTRANSPOSEMATMULWEIGHTS
 #include "kiln/Passes/Passes.h.inc"
 } // namespace kiln
 
@@ -407,6 +409,56 @@ struct KilnNarrowMatmulWeightsPass
       weight->set(CastOp::create(b, loc, cst.getType(), stored).getResult());
       if (cst->use_empty())
         cst.erase();
+    }
+  }
+};
+
+struct KilnTransposeMatmulWeightsPass
+    : kiln::impl::KilnTransposeMatmulWeightsBase<KilnTransposeMatmulWeightsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<MatmulOp> products;
+    getOperation().walk([&](MatmulOp op) { products.push_back(op); });
+    unsigned counter = 0;
+    for (MatmulOp op : products) {
+      auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+      if (!lhsType.hasStaticShape() || lhsType.getNumElements() / lhsType.getShape().back() <= minRows)
+        continue;
+      // The weight, or the narrowing cast in front of it; each read by this
+      // product only.
+      Value weight = op.getRhs();
+      auto narrowed = weight.getDefiningOp<CastOp>();
+      if (narrowed) {
+        if (!weight.hasOneUse())
+          continue;
+        weight = narrowed.getInput();
+      }
+      auto cst = weight.getDefiningOp<ConstantOp>();
+      if (!cst || !weight.hasOneUse())
+        continue;
+      auto type = cast<RankedTensorType>(cst.getType());
+      Type elem = type.getElementType();
+      if (type.getRank() != 2 || !type.hasStaticShape() || !(elem.isF32() || elem.isF16() || elem.isBF16()))
+        continue;
+      // A splat reads the same either way; a small weight is cloned into
+      // the dispatch (and its transpose would fold back).
+      if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+          (dense && dense.isSplat()) || type.getNumElements() <= 64)
+        continue;
+      std::optional<ArrayRef<char>> bytes = rawConstantBytes(cst.getValue());
+      size_t elemSize = elem.getIntOrFloatBitWidth() / 8;
+      if (!bytes || bytes->size() != elemSize * static_cast<size_t>(type.getNumElements()))
+        continue;
+      int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+      OpBuilder b(cst);
+      Location loc = cst.getLoc();
+      Value stored = bytesConstant(b, loc, RankedTensorType::get({n, k}, elem),
+                                   permuteBytes(*bytes, elemSize, {k, n}, {1, 0}),
+                                   "k_major_weight_" + std::to_string(counter++));
+      auto transposed = TransposeOp::create(b, loc, stored, b.getDenseI64ArrayAttr({1, 0}));
+      cst.getResult().replaceAllUsesWith(transposed.getResult());
+      cst.erase();
     }
   }
 };

@@ -247,3 +247,33 @@ func.func @winograd_alone(%x: tensor<1x2x6x6xf32>, %u: tensor<16x2x2xf32>) -> te
   %s = kiln.sigmoid %y : tensor<1x2x6x6xf32>
   return %s : tensor<1x2x6x6xf32>
 }
+
+// -----
+
+// A weight stored k-fastest (kiln-transpose-matmul-weights) and in f16
+// (kiln-narrow-matmul-weights): the contraction takes in its transpose and
+// its cast, in that order, and reads the stored [9, 8] constant. A
+// transpose of a constant that another op reads too stays out: a dispatch
+// of its own.
+// CHECK-LABEL: func @transposed_weight
+// CHECK: %[[T:.*]] = kiln.constant {{.*}} : tensor<9x8xf16>
+// CHECK: %[[D:.*]] = kiln.dispatch "dispatch_0_matmul" (%[[T]], %arg0, %arg1)
+// CHECK-NEXT: ^bb0(%[[BT:.*]]: tensor<9x8xf16>, %[[BX:.*]]: tensor<16x8xf32>, %[[BB:.*]]: tensor<9xf32>):
+// CHECK-NEXT: %[[W:.*]] = kiln.transpose %[[BT]]
+// CHECK-NEXT: %[[C:.*]] = kiln.cast %[[W]]
+// CHECK-NEXT: %[[P:.*]] = kiln.matmul %[[BX]], %[[C]]
+// CHECK-NEXT: kiln.add %[[P]], %[[BB]]
+// CHECK: kiln.dispatch "dispatch_1_transpose"
+// CHECK: kiln.dispatch "dispatch_3_matmul"
+func.func @transposed_weight(%x: tensor<16x8xf32>, %b: tensor<9xf32>) -> (tensor<16x9xf32>, tensor<16x9xf16>, tensor<8x9xf16>) {
+  %t = kiln.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0], [24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0], [32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0], [40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0], [48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0], [56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0], [64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0]]> : tensor<9x8xf16>
+  %w = kiln.transpose %t {permutation = array<i64: 1, 0>} : tensor<9x8xf16> -> tensor<8x9xf16>
+  %c = kiln.cast %w : tensor<8x9xf16> to tensor<8x9xf32>
+  %0 = kiln.matmul %x, %c : (tensor<16x8xf32>, tensor<8x9xf32>) -> tensor<16x9xf32>
+  %1 = kiln.add %0, %b : (tensor<16x9xf32>, tensor<9xf32>) -> tensor<16x9xf32>
+  %s = kiln.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0], [24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0], [32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0], [40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0], [48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0], [56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0], [64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0]]> : tensor<9x8xf16>
+  %v = kiln.transpose %s {permutation = array<i64: 1, 0>} : tensor<9x8xf16> -> tensor<8x9xf16>
+  %h = kiln.cast %x : tensor<16x8xf32> to tensor<16x8xf16>
+  %2 = kiln.matmul %h, %v : (tensor<16x8xf16>, tensor<8x9xf16>) -> tensor<16x9xf16>
+  return %1, %2, %v : tensor<16x9xf32>, tensor<16x9xf16>, tensor<8x9xf16>
+}

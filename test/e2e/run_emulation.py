@@ -468,6 +468,27 @@ def cases(work):
     out.append(("MatMul f32 96x200x80 constant weight, gfx alone --precision=f16", p, {"x": x},
                 x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64),
                 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+    # For gfx targets alone a constant weight of more than 8 rows' product
+    # is stored k-fastest (kiln-transpose-matmul-weights) and the GEMM reads
+    # B along k: f16 weights as they are (K 320: steps of 64, N and M not
+    # multiples of the tile), in both tilings, and f32 weights with f32
+    # arithmetic (the generic path reads the transpose).
+    x = rng.uniform(-1, 1, (200, 320)).astype(np.float16)
+    w = rng.uniform(-1, 1, (320, 144)).astype(np.float16)
+    p = work / "gemm_const_f16.onnx"
+    onnx_constant_weight_model(p, "MatMul", x, w, np.float16, [200, 144])
+    ref = x.astype(np.float64) @ w.astype(np.float64)
+    out.append(("MatMul f16 200x320x144 constant weight k-fastest, gfx alone", p, {"x": x},
+                ref, 2e-3, ["gfx-only"], r"_f16"))
+    out.append(("MatMul f16 200x320x144 constant weight k-fastest, gfx alone "
+                "--gfx-test-large-tiling", p, {"x": x}, ref, 2e-3,
+                ["gfx-only", "--gfx-test-large-tiling"], r"_f16"))
+    x = rng.uniform(-1, 1, (24, 40)).astype(np.float32)
+    w = rng.uniform(-1, 1, (40, 36)).astype(np.float32)
+    p = work / "gemm_const_f32_k_major.onnx"
+    onnx_constant_weight_model(p, "MatMul", x, w, np.float32, [24, 36])
+    out.append(("MatMul f32 24x40x36 constant weight k-fastest, gfx alone", p, {"x": x},
+                x.astype(np.float64) @ w.astype(np.float64), 1e-5, ["gfx-only"], ""))
     x = rng.uniform(-1, 1, (2, 300)).astype(np.float32)
     w = rng.uniform(-1, 1, (300, 48)).astype(np.float32)
     p = work / "gemv_const_f32.onnx"

@@ -88,6 +88,20 @@ TEST(PerfModel, MatrixInstructionClocksFromPublishedRates) {
                                        *gfx1201.instruction("v_wmma_f32_16x16x16_f16"));
   ASSERT_TRUE(r9700);
   EXPECT_NEAR(*r9700, 16.0, 0.05);
+  // CDNA4 doubles the rate per CU: MI355X 2500e12 / (256 * 4 * 2.4e9) =
+  // 1017 flop per SIMD and clock, 16x16x32 f16 (16384 flop) -> 16 clocks;
+  // int8 5000 TOPS, 16x16x64 (32768) -> 16 clocks. MI350X, the same chip at
+  // 2.2 GHz with the rates derived from that clock: exactly 16.
+  const Target &gfx950 = target("gfx950");
+  for (const char *chip : {"MI350X", "MI355X"}) {
+    auto f16 = matrixInstructionClocks(gfx950, product(gfx950, chip),
+                                       *gfx950.instruction("v_mfma_f32_16x16x32_f16"));
+    auto int8 = matrixInstructionClocks(gfx950, product(gfx950, chip),
+                                        *gfx950.instruction("v_mfma_i32_16x16x64_i8"));
+    ASSERT_TRUE(f16 && int8) << chip;
+    EXPECT_NEAR(*f16, 16.0, 0.2) << chip;
+    EXPECT_NEAR(*int8, 16.0, 0.2) << chip;
+  }
   // MI455X publishes no rate: no clocks, no made-up figure.
   const Target &gfx1250 = target("gfx1250");
   EXPECT_FALSE(matrixInstructionClocks(gfx1250, product(gfx1250, "MI455X"),

@@ -110,6 +110,13 @@ static cl::opt<bool> emulation(
     cl::desc("Also store each gfx target's kernels built for the host, so that kiln-run "
              "--device=emu:<gfx> runs them on the CPU (emu:<gfx> code objects)"),
     cl::init(false), cl::cat(kilnCategory));
+static cl::opt<bool> kMajorWeights(
+    "k-major-weights",
+    cl::desc("With gfx targets alone: store the constant weight of a matmul k-fastest and "
+             "read it through a transpose, so that the GEMM kernels load it along k as the "
+             "matrix cores take it instead of transposing it every K step "
+             "(kiln-transpose-matmul-weights; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitK(
     "split-k",
     cl::desc("With gfx targets alone: split a convolution whose output has fewer GEMM tiles "
@@ -499,6 +506,7 @@ int main(int argc, char **argv) {
     // Weights in the precision of the gfx matrix cores, where no cpu reads
     // them in f32.
     compileOptions.narrowWeights = !compileOptions.matmulPanelCpu;
+    compileOptions.kMajorWeights = kMajorWeights && !compileOptions.matmulPanelCpu;
     // Convolutions too small for the largest of the chips split along their
     // input channels, where no cpu runs the program.
     if (splitK && !compileOptions.matmulPanelCpu)

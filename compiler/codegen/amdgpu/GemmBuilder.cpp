@@ -67,6 +67,12 @@ struct Source {
   /// padded operand, which are shifted back and bounds-checked (an implicit
   /// GEMM's image under a tensor.pad); empty for none.
   SmallVector<int64_t> lowPad;
+  /// The operand is the argument transposed (a weight
+  /// kiln-transpose-matmul-weights stored k-fastest, read through a
+  /// linalg.transpose): operand dimension d is argument dimension
+  /// permutation[d]. traceOperands folds it into `map`, which then indexes
+  /// the argument. Empty for none.
+  SmallVector<int64_t> permutation;
   bool isUnsigned = false;
   /// Unsigned bytes staged as signed ones minus 128 (x ^ 0x80), for MFMA,
   /// which multiplies signed bytes only; the kernel adds back 128 times the
@@ -155,10 +161,24 @@ std::optional<Source> traceSource(Value value) {
   }
 }
 
+/// Like traceSource, also through a linalg.transpose of an argument (a
+/// weight kiln-transpose-matmul-weights stored k-fastest).
+std::optional<Source> traceTransposed(Value value) {
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose)
+    return traceSource(value);
+  std::optional<Source> source = traceSource(transpose.getInput());
+  if (!source || !source->reshapes.empty())
+    return std::nullopt;
+  source->permutation.assign(transpose.getPermutation().begin(), transpose.getPermutation().end());
+  return source;
+}
+
 /// Like traceSource, also through an elementwise extension of a narrower
 /// float (a weight kiln-narrow-matmul-weights stored in f16 or bf16, read
 /// through a cast), and reshapes after it (a grouped convolution's filter):
-/// the kernel reads the narrow argument.
+/// the kernel reads the narrow argument. Either may be transposed
+/// (traceTransposed) where nothing is reshaped after it.
 std::optional<Source> traceWidened(Value value) {
   SmallVector<Operation *> later; // reshapes after the extension, last first
   Value widened = value;
@@ -174,14 +194,27 @@ std::optional<Source> traceWidened(Value value) {
       auto ext = dyn_cast<arith::ExtFOp>(body->front());
       if (ext && ext.getIn() == body->getArgument(0) &&
           body->getTerminator()->getOperand(0) == ext.getResult()) {
-        std::optional<Source> source = traceSource(generic.getDpsInputs()[0]);
+        std::optional<Source> source = traceTransposed(generic.getDpsInputs()[0]);
+        if (source && !source->permutation.empty() && !later.empty())
+          return std::nullopt;
         if (source)
           source->reshapes.append(later.rbegin(), later.rend());
         return source;
       }
     }
   }
-  return traceSource(value);
+  return traceTransposed(value);
+}
+
+/// `map` (loops -> operand indices) as loops -> argument indices for
+/// `source`'s permutation.
+AffineMap throughPermutation(const Source &source, AffineMap map) {
+  if (source.permutation.empty())
+    return map;
+  SmallVector<AffineExpr> results(map.getNumResults());
+  for (auto [d, argDim] : llvm::enumerate(source.permutation))
+    results[argDim] = map.getResult(d);
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results, map.getContext());
 }
 
 /// Whether the contraction body extends block argument `index` as unsigned.
@@ -259,8 +292,8 @@ bool traceOperands(linalg::LinalgOp op, GemmPlan &plan) {
   if (!a || !b)
     return false;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  a->map = maps[0];
-  b->map = maps[1];
+  a->map = throughPermutation(*a, maps[0]);
+  b->map = throughPermutation(*b, maps[1]);
   a->isUnsigned = extendsUnsigned(op, 0);
   b->isUnsigned = extendsUnsigned(op, 1);
   plan.a = *a;
@@ -406,7 +439,7 @@ bool matchImplicitGemm(linalg::LinalgOp conv, GemmPlan &plan) {
   }
   std::optional<Source> a = traceWidened(conv.getDpsInputs()[1]);
   std::optional<Source> b = traceSource(image);
-  if (!a || !b)
+  if (!a || !b || !a->permutation.empty())
     return false;
   MLIRContext *ctx = conv.getContext();
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
@@ -963,7 +996,15 @@ private:
                              b, loc, vecType, memref::LoadOp::create(b, loc, memref, idx)))
                        : Value(vector::LoadOp::create(b, loc, vecType, memref, idx));
       }
-      value = toComputeType(src, flipSignBits(src, value, vecType), elem, v);
+      value = flipSignBits(src, value, vecType);
+      // A step's chunks (`mask` given) of a float wider than the compute
+      // type stay as loaded: storeStep converts them where they are stored,
+      // so that the conversion, which waits for the load, comes after the
+      // step's multiplies (the LLaMA-style prefill's f32 activations on
+      // gfx942: the loop waited 46 cycles for loads issued 35 instructions
+      // before).
+      if (!(mask && deferredConversion(elem)))
+        value = toComputeType(src, value, elem, v);
       if (mask)
         *mask = inBounds;
       else if (inBounds)
@@ -1021,6 +1062,12 @@ private:
       scf::YieldOp::create(b, loc, zero);
     }
     return toComputeType(src, ifOp.getResult(0), elem, v);
+  }
+
+  /// Whether a step's chunks of `elem` are converted to the compute type
+  /// where storeStep stores them rather than where they are loaded.
+  bool deferredConversion(Type elem) const {
+    return !plan.w4a8 && isa<FloatType>(elem) && elem != plan.computeType;
   }
 
   /// Whether operand loads from `type` are buffer loads (MUBUF): when the
@@ -1750,12 +1797,18 @@ void KernelBuilder::storeStep(ArrayRef<Value> loaded, int buffer) {
   for (size_t i = 0; i < count; ++i)
     if (Value mask = loaded[count + i])
       values[i] = zeroUnless(mask, values[i]);
-  // The window table's chunks arrive as loaded: converted here, where they
-  // are stored, so that the conversion does not wait for the loads before
-  // the step's multiplies.
-  if (windowTable)
-    for (Value &v : MutableArrayRef<Value>(values).drop_front(aPerThread))
-      v = toComputeType(plan.b, v, getElementTypeOrSelf(v.getType()), 1);
+  // Floats wider than the compute type (loadChunk's deferred conversions,
+  // and the window table's chunks) arrive as loaded: converted here, where
+  // they are stored, so that the conversion does not wait for the loads
+  // before the step's multiplies.
+  for (auto [i, v] : llvm::enumerate(values)) {
+    Type elem = getElementTypeOrSelf(v.getType());
+    if (deferredConversion(elem)) {
+      auto vecType = dyn_cast<VectorType>(v.getType());
+      v = toComputeType(i < static_cast<size_t>(aPerThread) ? plan.a : plan.b, v, elem,
+                        vecType ? vecType.getNumElements() : 1);
+    }
+  }
   for (int64_t j = 0; j < aPerThread; ++j) {
     const Chunk &ch = aChunkAt[j];
     OpBuilder::InsertionGuard guard(b);
@@ -2760,7 +2813,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       // thread (by 32 it had 128 chunks for 256 threads: idle threads and a
       // branch around the stores in the main loop), and each barrier covers
       // twice the matrix work. The BERT-style encoder's projections on
-      // gfx942: 5.66x -> 3.44x the matrix-pipe bound. The large tilings
+      // gfx942: 5.66x -> 3.44x the matrix-pipe bound. The same for a B
+      // stored k-fastest (kiln-transpose-matmul-weights: 64 x 32 is one
+      // chunk per thread, but 64 deep halves the barriers per matrix
+      // instruction; the LLaMA-style prefill's projections on gfx942:
+      // 3.04x -> 2.29x). The large tilings
       // keep 32 (gfx942's LDS would hold one workgroup per CU; gfx1100
       // spilled), and so do W4A16 (19 VGPRs spilled on gfx1100) and
       // implicit GEMMs, whose B (the image through the window) is gathered
@@ -2768,8 +2825,7 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
       // run once and vanish (ResNet-50's 1x1 convolutions of 128 channels
       // became loop-free kernels: 3.21 -> 3.43 ms on MI300X).
       bool large = tiling.waveTilesM * tiling.waveTilesN > 4;
-      if (!large && !plan->int4 && contiguousAlong(plan->b.map, plan->nDim) &&
-          plan->bounds[plan->kDim] >= 256 &&
+      if (!large && !plan->int4 && !implicitGemm && plan->bounds[plan->kDim] >= 256 &&
           plan->computeType.getIntOrFloatBitWidth() == 16 &&
           plan->inst->k * tiling.stepInstructions < 64)
         tiling.stepInstructions = 64 / plan->inst->k;

@@ -152,6 +152,44 @@ def KilnNarrowMatmulWeights : Pass<"kiln-narrow-matmul-weights", "mlir::func::Fu
   ];
 }
 
+def KilnTransposeMatmulWeights : Pass<"kiln-transpose-matmul-weights", "mlir::func::FuncOp"> {
+  let summary = "constant matmul weights stored k-fastest ([N, K]) for the gfx matrix cores, read through a kiln.transpose";
+  let description = [{
+    The B operand of a matrix instruction holds, per lane, consecutive k of
+    one column. A weight stored row-major ([K, N], n fastest) makes every
+    GEMM kernel transpose its B panel in registers each K step (16-bit
+    pairs packed with `v_perm_b32`, bytes in 4 x 4 word transposes) on its
+    way into LDS. This pass stores the constant weight of a `kiln.matmul`
+    (f32, f16 or bf16, also when read through the cast
+    kiln-narrow-matmul-weights puts in front of it) and of a
+    `kiln.matmul_integer` (8-bit) transposed, `[N, K]`, read through a
+    `kiln.transpose` back to `[K, N]`: the graph means what it meant, and
+    kiln-form-dispatches takes the transpose (and the cast) into the
+    product's dispatch, where the gfx GEMM builder reads the stored weight
+    along k, as it reads A. kiln-compile runs it for gfx targets alone (the
+    cpu kernels read their own panel layouts), after the last folding (a
+    transpose of a constant would fold back).
+
+    Only rank-2 weights that nothing else reads, of products of more than
+    `min-rows` rows (few-row products are GEMVs, which stream their weight
+    along n or in panels).
+
+    ```mlir
+    %c = kiln.cast %h : tensor<256x512xf16> to tensor<256x512xf32>
+    %y = kiln.matmul %x, %c : (tensor<64x256xf32>, tensor<256x512xf32>) -> tensor<64x512xf32>
+    // becomes
+    %t = kiln.constant dense_resource<k_major_weight_0> : tensor<512x256xf16>
+    %w = kiln.transpose %t {permutation = array<i64: 1, 0>} : tensor<512x256xf16> -> tensor<256x512xf16>
+    %c = kiln.cast %w : tensor<256x512xf16> to tensor<256x512xf32>
+    %y = kiln.matmul %x, %c : (tensor<64x256xf32>, tensor<256x512xf32>) -> tensor<64x512xf32>
+    ```
+  }];
+  let options = [
+    Option<"minRows", "min-rows", "int64_t", "8",
+           "products of at most this many rows keep their weights as they are">,
+  ];
+}
+
 def KilnPackMatmulPanels : Pass<"kiln-pack-matmul-panels", "mlir::func::FuncOp"> {
   let summary = "constant weights of few-row matmuls (float, and int8 of integer ones) stored in column panels (the cpu's layout)";
   let description = [{
