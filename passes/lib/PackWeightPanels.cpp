@@ -418,16 +418,23 @@ struct KilnTransposeMatmulWeightsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<MatmulOp> products;
-    getOperation().walk([&](MatmulOp op) { products.push_back(op); });
+    // Float products, and integer ones whose weight has no zero point (the
+    // lowering would sum the weight's columns in the same dispatch).
+    SmallVector<Operation *> products;
+    getOperation().walk([&](Operation *op) {
+      if (isa<MatmulOp>(op))
+        products.push_back(op);
+      else if (auto integer = dyn_cast<MatmulIntegerOp>(op); integer && !integer.getRhsZeroPoint())
+        products.push_back(op);
+    });
     unsigned counter = 0;
-    for (MatmulOp op : products) {
-      auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    for (Operation *op : products) {
+      auto lhsType = cast<RankedTensorType>(op->getOperand(0).getType());
       if (!lhsType.hasStaticShape() || lhsType.getNumElements() / lhsType.getShape().back() <= minRows)
         continue;
       // The weight, or the narrowing cast in front of it; each read by this
       // product only.
-      Value weight = op.getRhs();
+      Value weight = op->getOperand(1);
       auto narrowed = weight.getDefiningOp<CastOp>();
       if (narrowed) {
         if (!weight.hasOneUse())
@@ -439,7 +446,8 @@ struct KilnTransposeMatmulWeightsPass
         continue;
       auto type = cast<RankedTensorType>(cst.getType());
       Type elem = type.getElementType();
-      if (type.getRank() != 2 || !type.hasStaticShape() || !(elem.isF32() || elem.isF16() || elem.isBF16()))
+      if (type.getRank() != 2 || !type.hasStaticShape() ||
+          !(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(8)))
         continue;
       // A splat reads the same either way; a small weight is cloned into
       // the dispatch (and its transpose would fold back).

@@ -483,6 +483,22 @@ def cases(work):
     out.append(("MatMul f16 200x320x144 constant weight k-fastest, gfx alone "
                 "--gfx-test-large-tiling", p, {"x": x}, ref, 2e-3,
                 ["gfx-only", "--gfx-test-large-tiling"], r"_f16"))
+    # The int8 weight of an integer product (no weight zero point) too: int8
+    # and uint8 activations (the latter staged as a - 128 and corrected),
+    # K 300 (not a multiple of the steps), in both tilings.
+    for signed in (True, False):
+        x = (rng.randint(-128, 128, (96, 300)).astype(np.int8) if signed
+             else rng.randint(0, 256, (96, 300)).astype(np.uint8))
+        w = rng.randint(-128, 128, (300, 80)).astype(np.int8)
+        kind = "i8" if signed else "u8"
+        p = work / f"gemm_const_{kind}.onnx"
+        onnx_constant_weight_model(p, "MatMulInteger", x, w, np.int32, [96, 80])
+        ref = (x.astype(np.int64) @ w.astype(np.int64)).astype(np.int32)
+        out.append((f"MatMulInteger {kind} x i8 96x300x80 constant weight k-fastest, gfx alone",
+                    p, {"x": x}, ref, "exact", ["gfx-only"], r"_i8|_iu8"))
+        out.append((f"MatMulInteger {kind} x i8 96x300x80 constant weight k-fastest, gfx alone "
+                    "--gfx-test-large-tiling", p, {"x": x}, ref, "exact",
+                    ["gfx-only", "--gfx-test-large-tiling"], r"_i8|_iu8"))
     x = rng.uniform(-1, 1, (24, 40)).astype(np.float32)
     w = rng.uniform(-1, 1, (40, 36)).astype(np.float32)
     p = work / "gemm_const_f32_k_major.onnx"
@@ -672,6 +688,7 @@ def main():
                    [c for c in all_cases if c[0].startswith(("MatMulInteger u8 x i8",
                                                              "kiln.matmul_int4 W4A16"))][:2] + \
                    [c for c in all_cases if c[0].startswith("kiln.matmul_int4 W4A8")][:1] + \
+                   [c for c in all_cases if "k-fastest" in c[0] and c[4] == "exact"][:1] + \
                    [c for c in all_cases if c[6] == "GEMV"]
         controls = list({c[0]: c for c in controls}.values())
         for name, model, inputs, ref, kind, extra, mnemonic in controls:

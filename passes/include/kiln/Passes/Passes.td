@@ -161,8 +161,10 @@ def KilnTransposeMatmulWeights : Pass<"kiln-transpose-matmul-weights", "mlir::fu
     pairs packed with `v_perm_b32`, bytes in 4 x 4 word transposes) on its
     way into LDS. This pass stores the constant weight of a `kiln.matmul`
     (f32, f16 or bf16, also when read through the cast
-    kiln-narrow-matmul-weights puts in front of it) and of a
-    `kiln.matmul_integer` (8-bit) transposed, `[N, K]`, read through a
+    kiln-narrow-matmul-weights puts in front of it) and the 8-bit weight of
+    a `kiln.matmul_integer` without a weight zero point (one would make the
+    lowering sum the weight's columns in the product's dispatch) transposed,
+    `[N, K]`, read through a
     `kiln.transpose` back to `[K, N]`: the graph means what it meant, and
     kiln-form-dispatches takes the transpose (and the cast) into the
     product's dispatch, where the gfx GEMM builder reads the stored weight
@@ -434,6 +436,42 @@ def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
     Option<"transformOps", "transform-ops", "bool", "false",
            "the transforms as kiln.winograd_input / kiln.winograd_output (cpu kernels) "
            "instead of slices, matmuls and a transpose">,
+  ];
+}
+
+def KilnSplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "reductions of few outputs over many elements, split in two so that many threads reduce at once";
+  let description = [{
+    The gfx generic path gives each thread whole outputs of a reduction: a
+    reduction to a few values (the range of an activation that
+    `--quantize=int8-dynamic` quantizes at run time, a global average pool
+    of one image) runs on a handful of threads, each reducing thousands of
+    elements one after another. This pass reshapes the reduced elements of
+    each output into P equal parts (a view: the reduced axes must be the
+    trailing ones), reduces each part (outputs x P threads), then the parts:
+    two dispatches instead of one, the second tiny.
+
+    Taken: `kiln.reduce_sum`, `kiln.reduce_mean` (a mean of equal parts'
+    means), `kiln.reduce_max` and `kiln.reduce_min` of floats with static
+    shapes whose outputs are fewer than `threads`. P is the smallest power
+    of two that gives `threads` outputs times parts, dividing the reduced
+    elements and leaving at least `min-part` in each part; none below 2.
+    Sums and means are the same up to the order of the additions; maxima
+    and minima are exact. kiln-compile runs it with gfx targets alone.
+
+    ```mlir
+    %r = kiln.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x2048xf32>) -> tensor<16xf32>
+    // becomes (threads = 4096: P = 256)
+    %v = kiln.reshape %x : tensor<16x2048xf32> -> tensor<16x256x8xf32>
+    %p = kiln.reduce_max %v {axes = array<i64: 2>, keepdims = false} : (tensor<16x256x8xf32>) -> tensor<16x256xf32>
+    %r = kiln.reduce_max %p {axes = array<i64: 1>, keepdims = false} : (tensor<16x256xf32>) -> tensor<16xf32>
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", "4096",
+           "outputs times parts to reach (0: keep every reduction whole)">,
+    Option<"minPart", "min-part", "int64_t", "8",
+           "fewest elements in a part">,
   ];
 }
 
