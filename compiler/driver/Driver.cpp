@@ -181,6 +181,11 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     splitK.splitF32 = options.gfx.precision != gfx::Precision::F32;
     pm.addNestedPass<func::FuncOp>(createKilnSplitKConvs(splitK));
   }
+  if (options.splitReductionThreads > 0) {
+    KilnSplitReductionsOptions split;
+    split.threads = options.splitReductionThreads;
+    pm.addNestedPass<func::FuncOp>(createKilnSplitReductions(split));
+  }
   if (options.unstridePointwise) {
     pm.addNestedPass<func::FuncOp>(createKilnSpaceToDepthConvs());
     pm.addNestedPass<func::FuncOp>(createKilnUnstridePointwiseConvs());

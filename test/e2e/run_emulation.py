@@ -532,6 +532,20 @@ def cases(work):
                 + bias.astype(np.float64),
                 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
 
+    # Reductions of few outputs over many elements, for gfx alone split in
+    # two (kiln-split-reductions): a maximum per row of 16 x 4096 (parts of
+    # 16) and a mean over all but the first axis, kept (parts of 8).
+    x = rng.uniform(-1, 1, (16, 4096)).astype(np.float32)
+    p = work / "reduce_max_rows.onnx"
+    onnx_model(p, "ReduceMax", {"x": x}, np.float32, [16], {"axes": [1], "keepdims": 0})
+    out.append(("ReduceMax 16 rows of 4096, gfx alone (split in two)", p, {"x": x},
+                x.astype(np.float64).max(axis=1), "identical", ["gfx-only"], None))
+    x = rng.uniform(-1, 1, (2, 64, 128)).astype(np.float32)
+    p = work / "reduce_mean_all.onnx"
+    onnx_model(p, "ReduceMean", {"x": x}, np.float32, [2, 1, 1], {"axes": [1, 2], "keepdims": 1})
+    out.append(("ReduceMean 2 x 64 x 128 over 64 x 128, gfx alone (split in two)", p, {"x": x},
+                x.astype(np.float64).mean(axis=(1, 2), keepdims=True), 1e-5, ["gfx-only"], None))
+
     # GEMVs on operands as they are (contiguous along n): an attention's
     # scores x V at a decode step (heads as the batch), columns not a
     # multiple of the 64-column blocks, and 8-bit activations.

@@ -117,6 +117,12 @@ static cl::opt<bool> kMajorWeights(
              "matrix cores take it instead of transposing it every K step "
              "(kiln-transpose-matmul-weights; default on)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> splitReductions(
+    "split-reductions",
+    cl::desc("With gfx targets alone: split a float sum, mean, max or min of fewer than 4096 "
+             "outputs in two, each output's reduced elements in parts that many threads reduce "
+             "at once, then the parts (kiln-split-reductions; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitK(
     "split-k",
     cl::desc("With gfx targets alone: split a convolution whose output has fewer GEMM tiles "
@@ -509,6 +515,8 @@ int main(int argc, char **argv) {
     compileOptions.kMajorWeights = kMajorWeights && !compileOptions.matmulPanelCpu;
     // Convolutions too small for the largest of the chips split along their
     // input channels, where no cpu runs the program.
+    if (splitReductions && !compileOptions.matmulPanelCpu)
+      compileOptions.splitReductionThreads = 4096;
     if (splitK && !compileOptions.matmulPanelCpu)
       for (const auto &t : targetSpecs)
         compileOptions.splitKComputeUnits =

@@ -453,17 +453,21 @@ def KilnSplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
 
     Taken: `kiln.reduce_sum`, `kiln.reduce_mean` (a mean of equal parts'
     means), `kiln.reduce_max` and `kiln.reduce_min` of floats with static
-    shapes whose outputs are fewer than `threads`. P is the smallest power
+    shapes whose outputs are fewer than `threads`, each of at least
+    `min-reduced` elements (a thread reduces a few thousand in about the
+    time of the second dispatch's launch; and an elementwise producer that
+    the reduction's dispatch took in gets a dispatch of its own, since the
+    split's reshape stands between them). P is the smallest power
     of two that gives `threads` outputs times parts, dividing the reduced
     elements and leaving at least `min-part` in each part; none below 2.
     Sums and means are the same up to the order of the additions; maxima
     and minima are exact. kiln-compile runs it with gfx targets alone.
 
     ```mlir
-    %r = kiln.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x2048xf32>) -> tensor<16xf32>
+    %r = kiln.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x8192xf32>) -> tensor<16xf32>
     // becomes (threads = 4096: P = 256)
-    %v = kiln.reshape %x : tensor<16x2048xf32> -> tensor<16x256x8xf32>
-    %p = kiln.reduce_max %v {axes = array<i64: 2>, keepdims = false} : (tensor<16x256x8xf32>) -> tensor<16x256xf32>
+    %v = kiln.reshape %x : tensor<16x8192xf32> -> tensor<16x256x32xf32>
+    %p = kiln.reduce_max %v {axes = array<i64: 2>, keepdims = false} : (tensor<16x256x32xf32>) -> tensor<16x256xf32>
     %r = kiln.reduce_max %p {axes = array<i64: 1>, keepdims = false} : (tensor<16x256xf32>) -> tensor<16xf32>
     ```
   }];
@@ -472,6 +476,8 @@ def KilnSplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
            "outputs times parts to reach (0: keep every reduction whole)">,
     Option<"minPart", "min-part", "int64_t", "8",
            "fewest elements in a part">,
+    Option<"minReduced", "min-reduced", "int64_t", "2048",
+           "fewest elements per output of a reduction that is split">,
   ];
 }
 
