@@ -10,6 +10,7 @@ The repository:
              input); kiln.run_timeout_ms 300: n = 10^12 is a fault
   loop_keep  the same with kiln.unload_on_fault "false": a late run is an
              error for that request only
+  loop_wait  the same as loop, for requests that wait for its session
   relu       batched (dynamic batching), instance_group host_policy
              "pinned" (kiln-serve --host-policy=pinned,cpu-cores=C)
   spin       batched, one instance: y = x + 1 10^12 times (a Loop with a
@@ -22,8 +23,10 @@ inference, the server stays ready, /metrics counts the faults; loop_keep
 stays READY; POST .../load brings loop back; relu's batcher and worker
 threads are pinned to C. spin's first request faults (504) while two more
 wait in its queue: the unload answers them 503 at once, unrun (two more
-runs would take 600 ms and be 504), and counts one fault. Then each configuration error stops the server with
-its file, line and key.
+runs would take 600 ms and be 504), and counts one fault; loop_wait, the
+loop model unbatched, likewise with two requests waiting for its session.
+Then each configuration error stops the server with its file, line and
+key.
 
 Usage: /usr/bin/python3 test/Serve/test_serve_isolation.py --build build
 """
@@ -101,15 +104,19 @@ def spin_model(path: Path) -> None:
     onnx.save(model, path)
 
 
-def queued_requests_of_a_fault(port: int) -> None:
-    """spin: one request runs (and faults) while two wait in the queue."""
+def queued_requests_of_a_fault(port: int, model: str = "spin") -> None:
+    """One request to `model` runs (and faults) while two wait: in spin's
+    batcher queue, or (loop_wait, unbatched) for its session."""
     replies = {}
 
     def infer(key: str) -> None:
         start = time.monotonic()
-        replies[key] = (call(port, "POST", "/v2/models/spin/infer", {"inputs": [
-            {"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [0.0, 1.0, 2.0, 3.0]}]}),
-            time.monotonic() - start)
+        if model == "spin":
+            reply = call(port, "POST", "/v2/models/spin/infer", {"inputs": [
+                {"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [0.0, 1.0, 2.0, 3.0]}]})
+        else:
+            reply = infer_loop(port, model, 10**12)
+        replies[key] = (reply, time.monotonic() - start)
 
     first = threading.Thread(target=infer, args=("first",))
     first.start()
@@ -121,12 +128,12 @@ def queued_requests_of_a_fault(port: int) -> None:
         t.join()
     (status, body), seconds = replies["first"]
     check(status == 504 and "time limit of 300 ms" in body["error"],
-          f"spin: the running request passes its limit ({status}, {seconds:.2f} s)")
+          f"{model}: the running request passes its limit ({status}, {seconds:.2f} s)")
     for key in ("second", "third"):
         (status, body), seconds = replies[key]
         check(status == 503 and "unloaded after a fault of version 1" in body["error"]
               and seconds < 0.45,
-              f"spin: the {key} request, queued, is answered 503 unrun after {seconds:.2f} s: "
+              f"{model}: the {key} request, queued, is answered 503 unrun after {seconds:.2f} s: "
               f"{body['error']}")
 
 
@@ -201,6 +208,7 @@ def main() -> int:
         repo = work / "repo"
         for name, artifact, config in [("loop", "loop.kiln", LOOP_CONFIG),
                                        ("loop_keep", "loop.kiln", LOOP_KEEP_CONFIG),
+                                       ("loop_wait", "loop.kiln", LOOP_CONFIG),
                                        ("relu", "relu.kiln", RELU_CONFIG),
                                        ("spin", "spin.kiln", SPIN_CONFIG)]:
             (repo / name / "1").mkdir(parents=True)
@@ -269,6 +277,7 @@ def main() -> int:
                   "loop_keep (unload_on_fault false) stays ready and serves")
 
             queued_requests_of_a_fault(port)
+            queued_requests_of_a_fault(port, "loop_wait")
 
             conn = http.client.HTTPConnection("127.0.0.1", ports["metrics"], timeout=30)
             conn.request("GET", "/metrics")
@@ -276,8 +285,9 @@ def main() -> int:
             conn.close()
             check('kiln_model_fault_count{model="loop"} 1' in text
                   and 'kiln_model_fault_count{model="loop_keep"} 2' in text
-                  and 'kiln_model_fault_count{model="spin"} 1' in text,
-                  "/metrics counts the faults per model (spin's queued requests are none)")
+                  and 'kiln_model_fault_count{model="spin"} 1' in text
+                  and 'kiln_model_fault_count{model="loop_wait"} 1' in text,
+                  "/metrics counts the faults per model (the queued requests are none)")
 
             status, _ = call(port, "POST", "/v2/repository/models/loop/load")
             check(status == 200 and loop_ok(infer_loop(port, "loop", 5)),
@@ -291,6 +301,9 @@ def main() -> int:
         check("model 'spin' version 1 faulted and was unloaded (the other models go on; "
               "2 queued requests answered unrun)" in err,
               "spin's fault is reported with the requests it answered unrun")
+        check("model 'loop_wait' version 1 faulted and was unloaded (the other models go on; "
+              "2 queued requests answered unrun)" in err,
+              "loop_wait's fault (unbatched) is reported with the requests it answered unrun")
 
         # Configuration errors: file, line and key.
         config = repo / "loop" / "config.pbtxt"

@@ -207,8 +207,11 @@ struct ModelVersion : ModelInterface {
   std::string path;
   std::string name; // "NAME/VERSION", for traces
   Artifact artifact;
-  // Unbatched (max_batch_size 0): one session, run per request.
+  // Unbatched (max_batch_size 0): one session, run per request, one at a
+  // time under runMutex; `waiting` counts the requests blocked on it.
   Session session;
+  std::mutex runMutex;
+  std::atomic<size_t> waiting{0};
   // Batched: every request goes through the batcher.
   kiln_batcher_t *batcher = nullptr;
   VersionStats stats;
@@ -819,12 +822,28 @@ std::vector<Tensor> execute(ModelVersion &v, const std::vector<Tensor> &inputs,
   if (v.closed())
     throw RequestError{503, v.closedReason()};
   auto start = std::chrono::steady_clock::now();
-  Status status = v.batcher ? runBatched(v, inputs, priority, timeoutUs, outputs)
-                            : v.session.run(inputs, outputs);
-  if (!v.batcher)
+  Status status;
+  if (v.batcher) {
+    status = runBatched(v, inputs, priority, timeoutUs, outputs);
+  } else {
+    // One run at a time. A run that faults closes the version before the
+    // next waiting request takes the session: those waiting are answered
+    // unrun, as a batcher's queue is.
+    ++v.waiting;
+    std::unique_lock<std::mutex> lock(v.runMutex);
+    --v.waiting;
+    if (v.closed())
+      throw RequestError{503, v.closedReason()}; // counted by the fault
+    start = std::chrono::steady_clock::now();
+    status = v.session.run(inputs, outputs);
     v.stats.computeNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                       std::chrono::steady_clock::now() - start)
                                       .count());
+    if (!status.ok() && isFault(status.code()) && v.policy.unloadOnFault) {
+      v.answeredUnrun += v.waiting.load(); // each will find the version closed
+      v.close(v.faultReason(status.message()));
+    }
+  }
   if (!status.ok()) {
     // Errors of the run itself, not of the request or the queue, are faults.
     kiln_status_code_t code = status.code();
