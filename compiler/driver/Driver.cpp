@@ -212,11 +212,10 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     narrow.precision = options.gfx.precision == gfx::Precision::F16 ? "f16" : "bf16";
     pm.addNestedPass<func::FuncOp>(createKilnNarrowMatmulWeights(narrow));
   }
-  if (options.kMajorWeights) {
-    KilnTransposeMatmulWeightsOptions transpose;
-    transpose.minRows = 8; // the gfx GEMV kernels' rows: they read B along n
-    pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights(transpose));
-  }
+  // Its default min-rows (8) is the gfx GEMV kernels' rows: they read B
+  // along n.
+  if (options.kMajorWeights)
+    pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights());
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

@@ -430,7 +430,12 @@ struct KilnTransposeMatmulWeightsPass
     unsigned counter = 0;
     for (Operation *op : products) {
       auto lhsType = cast<RankedTensorType>(op->getOperand(0).getType());
-      if (!lhsType.hasStaticShape() || lhsType.getNumElements() / lhsType.getShape().back() <= minRows)
+      if (!lhsType.hasStaticShape() || lhsType.getRank() == 0)
+        continue;
+      int64_t rows = 1;
+      for (int64_t d : lhsType.getShape().drop_back())
+        rows *= d;
+      if (rows <= minRows)
         continue;
       // The weight, or the narrowing cast in front of it; each read by this
       // product only.

@@ -8,6 +8,8 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPLITREDUCTIONS
 #include "kiln/Passes/Passes.h.inc"
@@ -29,16 +31,9 @@ struct KilnSplitReductionsPass : kiln::impl::KilnSplitReductionsBase<KilnSplitRe
       if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op))
         reductions.push_back(op);
     });
-    for (Operation *op : reductions) {
-      if (isa<ReduceSumOp>(op))
-        split<ReduceSumOp>(cast<ReduceSumOp>(op));
-      else if (isa<ReduceMeanOp>(op))
-        split<ReduceMeanOp>(cast<ReduceMeanOp>(op));
-      else if (isa<ReduceMaxOp>(op))
-        split<ReduceMaxOp>(cast<ReduceMaxOp>(op));
-      else
-        split<ReduceMinOp>(cast<ReduceMinOp>(op));
-    }
+    for (Operation *op : reductions)
+      llvm::TypeSwitch<Operation *>(op)
+          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto r) { split(r); });
   }
 
   /// The parts the `reduced` elements of each of `outputs` are split into,
