@@ -151,6 +151,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // Branches and loop bodies whose kiln.if / kiln.loop folded away.
   pm.addPass(createSymbolDCEPass());
   pm.addNestedPass<func::FuncOp>(createKilnFoldBatchNorms());
+  if (options.raiseRmsNorms)
+    pm.addNestedPass<func::FuncOp>(createKilnRaiseRmsNorms());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   if (options.quantizeWeights)
     pm.addNestedPass<func::FuncOp>(createKilnQuantizeWeights());

@@ -111,6 +111,9 @@ struct CompileOptions {
   /// kiln-split-k-convs for a chip of this many CUs (gfx targets alone: the
   /// largest of their chips), 0 to keep every convolution whole.
   int64_t splitKComputeUnits = 0;
+  /// RMSNorm written out in elementwise ops and a mean raised to one
+  /// kiln.rms_norm (kiln-raise-rms-norms).
+  bool raiseRmsNorms = true;
   /// kiln-split-reductions (gfx targets alone): reductions of few outputs
   /// split so that this many threads reduce at once, 0 to keep them whole.
   int64_t splitReductionThreads = 0;

@@ -43,7 +43,10 @@ W4A16 and W4A8 ones) compiled with
 --gfx-test-fault=swap-operands (A and B exchanged at the instruction) and
 --gfx-test-fault=shift-lanes (each lane reads the A row of the next lane; in a
 GEMV, the activation of the next row) must FAIL on every emulated target:
-proof that the emulation catches a wiring bug. The 3x3 f16 convolutions also
+proof that the emulation catches a wiring bug. The row-reduction kernels
+(Softmax, LayerNormalization: lanes per row, partials through LDS) with
+--gfx-test-fault=skip-lane (each row's first lane's partials left out) must
+fail likewise. The 3x3 f16 convolutions also
 with --gfx-test-fault=window-taps (their window table's taps transposed),
 which proves their image is read through the table.
 
@@ -546,6 +549,62 @@ def cases(work):
     out.append(("ReduceMean 2 x 64 x 128 over 64 x 128, gfx alone (split in two)", p, {"x": x},
                 x.astype(np.float64).mean(axis=(1, 2), keepdims=True), 1e-5, ["gfx-only"], None))
 
+    # Rows reduced and scaled (kiln-gpu-build-row-reductions: L lanes per
+    # row, partials through LDS): Softmax over rows of 199 (scalar chunks,
+    # 64 lanes of 4 chunks, the last partial; 21 rows, the last workgroup
+    # half empty), of 200 (16-byte chunks, 50 of 64 lanes) and of 3000 (256
+    # lanes of 3 chunks, one row per workgroup); LayerNormalization over 768
+    # with scale and bias.
+    for shape in ((3, 7, 199), (2, 3, 50, 200), (6, 3000)):
+        x = rng.uniform(-8, 8, shape).astype(np.float32)
+        p = work / ("softmax_" + "x".join(map(str, shape)) + ".onnx")
+        onnx_model(p, "Softmax", {"x": x}, np.float32, list(shape), {"axis": -1})
+        e = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=-1, keepdims=True))
+        out.append((f"Softmax f32 {'x'.join(map(str, shape))} rows (lanes per row)", p, {"x": x},
+                    e / e.sum(axis=-1, keepdims=True), 1e-5, [], "ROWS"))
+    x = rng.uniform(-2, 2, (4, 37, 768)).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, (768,)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (768,)).astype(np.float32)
+    p = work / "layer_norm_768.onnx"
+    onnx_model(p, "LayerNormalization", {"x": x, "scale": scale, "bias": bias}, np.float32,
+               [4, 37, 768], {"axis": -1, "epsilon": 1e-5})
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=-1, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=-1, keepdims=True)
+    out.append(("LayerNormalization f32 4x37x768 with scale and bias (lanes per row)", p,
+                {"x": x, "scale": scale, "bias": bias},
+                (x64 - mean) / np.sqrt(var + 1e-5) * scale + bias, 1e-5, [], "ROWS"))
+
+    # RMSNorm written out as LLaMA-style exports write it (Pow, ReduceMean,
+    # Add, Sqrt, Div, Mul, Mul): kiln-raise-rms-norms makes it one
+    # kiln.rms_norm, one row-reduction kernel (rows of 384: 64 lanes of 2
+    # 16-byte chunks).
+    x = rng.uniform(-2, 2, (3, 50, 384)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, (384,)).astype(np.float32)
+    p = work / "rms_norm_written_out.onnx"
+    consts = {"two": 2.0, "eps": 1e-6, "one": 1.0}
+    nodes = [helper.make_node("Pow", ["x", "two"], ["q"]),
+             helper.make_node("ReduceMean", ["q"], ["m"], axes=[-1], keepdims=1),
+             helper.make_node("Add", ["m", "eps"], ["v"]),
+             helper.make_node("Sqrt", ["v"], ["s"]),
+             helper.make_node("Div", ["one", "s"], ["r"]),
+             helper.make_node("Mul", ["x", "r"], ["n"]),
+             helper.make_node("Mul", ["n", "w"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor(k, TensorProto.FLOAT, [], [v]) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(p))
+    x64 = x.astype(np.float64)
+    out.append(("RMSNorm f32 3x50x384 written out (raised to kiln.rms_norm, lanes per row)", p,
+                {"x": x, "w": w},
+                x64 / np.sqrt((x64 ** 2).mean(axis=-1, keepdims=True) + 1e-6) * w, 1e-5, [],
+                "ROWS"))
+
     # GEMVs on operands as they are (contiguous along n): an attention's
     # scores x V at a decode step (heads as the batch), columns not a
     # multiple of the 64-column blocks, and 8-bit activations.
@@ -651,6 +710,16 @@ def main():
                     if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
                             "matrix_instruction" in kernels[0]:
                         failures.append(f"{name}: {gfx} does not use a GEMV kernel")
+            elif mnemonic == "ROWS":
+                # A row-reduction kernel: LDS (the partials), no matrix
+                # instruction.
+                for gfx in GFX:
+                    gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
+                              + options).stdout
+                    kernels = re.findall(r"gpu\.func @dispatch_\d+_\w*\(.*", gpu)
+                    if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
+                            "matrix_instruction" in kernels[0]:
+                        failures.append(f"{name}: {gfx} does not use a row-reduction kernel")
             elif mnemonic:
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
@@ -703,11 +772,13 @@ def main():
                                                              "kiln.matmul_int4 W4A16"))][:2] + \
                    [c for c in all_cases if c[0].startswith("kiln.matmul_int4 W4A8")][:1] + \
                    [c for c in all_cases if "k-fastest" in c[0] and c[4] == "exact"][:1] + \
-                   [c for c in all_cases if c[6] == "GEMV"]
+                   [c for c in all_cases if c[6] in ("GEMV", "ROWS")]
         controls = list({c[0]: c for c in controls}.values())
         for name, model, inputs, ref, kind, extra, mnemonic in controls:
-            # (A GEMV has no operands to swap at an instruction.)
-            faults = ("shift-lanes",) if mnemonic == "GEMV" else ("swap-operands", "shift-lanes")
+            # (A GEMV has no operands to swap at an instruction; a row
+            # reduction none at all: its fault leaves a lane's partials out.)
+            faults = ("shift-lanes",) if mnemonic == "GEMV" else \
+                ("skip-lane",) if mnemonic == "ROWS" else ("swap-operands", "shift-lanes")
             if name.startswith("Conv 3x3") and "f16" in name:
                 faults += ("window-taps",)
             for fault in faults:

@@ -117,6 +117,12 @@ static cl::opt<bool> kMajorWeights(
              "matrix cores take it instead of transposing it every K step "
              "(kiln-transpose-matmul-weights; default on)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> raiseRmsNorms(
+    "raise-rms-norms",
+    cl::desc("Compute RMSNorm written out in elementwise ops and a mean (Pow, ReduceMean, Add, "
+             "Sqrt, Div, Mul, Mul) as one normalization kernel (kiln-raise-rms-norms; "
+             "default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitReductions(
     "split-reductions",
     cl::desc("With gfx targets alone: split a float sum, mean, max or min of fewer than 4096 "
@@ -132,7 +138,8 @@ static cl::opt<bool> splitK(
 static cl::opt<std::string> testFault(
     "gfx-test-fault",
     cl::desc("Testing only: make the gfx GEMM builder wire its kernels wrongly on purpose "
-             "(swap-operands, shift-lanes, window-taps), to prove --device=emu:<gfx> catches it"),
+             "(swap-operands, shift-lanes, window-taps), or the row-reduction kernels leave a "
+             "lane out (skip-lane), to prove --device=emu:<gfx> catches it"),
     cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<int64_t> testWaveTiles(
     "gfx-test-wave-tiles",
@@ -489,6 +496,7 @@ int main(int argc, char **argv) {
       winograd == WinogradMode::On || (winograd == WinogradMode::Auto && cpuOnly);
   compileOptions.winogradTransformOps = cpuOnly;
   compileOptions.winogradExclude.assign(winogradExclude.begin(), winogradExclude.end());
+  compileOptions.raiseRmsNorms = raiseRmsNorms;
   // Column panels of 4-bit weights and of few-row float matmuls' weights:
   // the cpu kernels' layouts, which the gfx code generator does not read.
   if (matmulPanelRows < -1) {

@@ -48,6 +48,10 @@ void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   gemms.testStepSchedule = options.testStepSchedule;
   gemms.testLoadAhead = options.testLoadAhead;
   pm.addNestedPass<func::FuncOp>(createKilnGPUBuildGemms(gemms));
+  KilnGPUBuildRowReductionsOptions rows;
+  rows.chip = options.target->name;
+  rows.testFault = options.testFault;
+  pm.addNestedPass<func::FuncOp>(createKilnGPUBuildRowReductions(rows));
   KilnGPUDistributeOptions distribute;
   distribute.workgroupSize = options.workgroupSize;
   pm.addNestedPass<func::FuncOp>(createKilnGPUDistribute(distribute));

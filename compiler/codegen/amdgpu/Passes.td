@@ -107,6 +107,48 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
                            "mlir::ROCDL::ROCDLDialect"];
 }
 
+def KilnGPUBuildRowReductions : Pass<"kiln-gpu-build-row-reductions", "mlir::func::FuncOp"> {
+  let summary = "rebuild dispatches that reduce rows and scale them as kernels with lanes per row";
+  let description = [{
+    A dispatch function (linalg on tensors) whose result is elementwise over
+    a shape S (rows, then a row of at least 16 elements) and which reduces
+    rows along the last dimension on the way (softmax's max and sum,
+    LayerNorm's mean and variance, RMSNorm's mean of squares, ...) is
+    replaced by a kernel on memrefs that gives each row L lanes instead of
+    one thread. Its ops may be: elementwise over S, reductions of S's last
+    dimension into the rows (the payload yields `combine(out, g)`, `combine`
+    one of addf, mulf, maximumf, minimumf, maxnumf, minnumf or an integer
+    add, mul, and, or, xor, max or min; the init a row value or an
+    argument), elementwise ops over the rows (shaped `[R...]` or
+    `[R..., 1]`), fills of the rows, and reshapes between the two row
+    shapes; arguments and constants are read through any indexing map.
+
+    Each lane holds up to 4 chunks of its row (16 bytes each where the row
+    allows: 4 f32 or 8 f16 elements; adjacent lanes read adjacent chunks)
+    and keeps every value shaped like the row in registers between the
+    phases, so the row is read once. L is the power of two that covers the
+    row in single chunks, at most 64, doubled up to 256 while a lane would
+    have more than 4 chunks; rows longer than 8 chunks of 256 lanes stay on
+    the generic path. Per reduction, in program order: each lane combines
+    its chunks (from the combining op's neutral element; chunks past the
+    row's end add it), the partials go to LDS, one barrier, and every lane
+    of the row combines the row's L partials pairwise in the same order (so
+    all lanes hold the same value) and then the init. Workgroups of 256 threads hold
+    256 / L rows (fewer when there are fewer rows); rows past the last
+    compute on the last row and store nothing. Sets
+    `kiln.workgroup_count`, `kiln.workgroup_size` and `kiln.lds_bytes`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"gfx942\"", "gfx target or chip name">,
+    Option<"testFault", "test-fault", "std::string", "\"\"",
+           "testing only: build a wrong kernel on purpose (skip-lane: the row's "
+           "first lane's partials are left out), to prove the emulation catches it">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect",
+                           "mlir::scf::SCFDialect", "mlir::bufferization::BufferizationDialect"];
+}
+
 def KilnGPUDistribute : Pass<"kiln-gpu-distribute", "mlir::func::FuncOp"> {
   let summary = "tile a dispatch function into one fused tile per gfx thread";
   let description = [{

@@ -122,7 +122,7 @@
 // TILES4-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<128x32xf16>
 // TILES4: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>,
 // BADCHIP: error: unknown gfx target 'gfx999'
-// BADFAULT: error: unknown test fault 'nonsense' (known: swap-operands, shift-lanes, window-taps)
+// BADFAULT: error: unknown test fault 'nonsense' (known: swap-operands, shift-lanes, window-taps, skip-lane)
 // BADSCHEDULE: error: unknown test step schedule 'fast' (known: llvm, matrix, interleaved)
 // BADAHEAD: error: test-load-ahead must be on or off, not 'maybe'
 // Loads one step ahead (test-load-ahead=off): nothing carried, the loop's

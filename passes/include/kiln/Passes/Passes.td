@@ -11,6 +11,39 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnRaiseRmsNorms : Pass<"kiln-raise-rms-norms", "mlir::func::FuncOp"> {
+  let summary = "RMSNorm written out in elementwise ops and a mean, as one kiln.rms_norm";
+  let description = [{
+    ONNX before opset 23 has no RMSNormalization, so exporters write
+    LLaMA-style models' RMSNorm out: `x * (1 / sqrt(mean(x^2) + eps)) * w`.
+    As such it is three kernels (the squares and their mean, the square
+    root and its reciprocal, the products), with the row's mean between
+    them in memory. This pass replaces the chain by `kiln.rms_norm`, which
+    every target computes as one kernel.
+
+    Taken: `kiln.mul(n, w)` (either order) where `n` is `x / s`,
+    `x * (1 / s)`, `x * reciprocal(s)` or `x * rsqrt(v)`, `s = sqrt(v)`,
+    `v = mean + eps` (eps a scalar constant), `mean` a `kiln.reduce_mean`
+    keeping its axes, which are x's trailing ones, of `x * x` or
+    `x ^ 2`; every value in the chain but x read once; `w` of x's element
+    type, shaped like the last of the normalized dimensions. The result is
+    the same up to rounding (kiln.rms_norm divides by the root instead of
+    multiplying by its reciprocal).
+
+    ```mlir
+    %q = kiln.pow %x, %two : (tensor<1x128x256xf32>, tensor<f32>) -> tensor<1x128x256xf32>
+    %m = kiln.reduce_mean %q {axes = array<i64: 2>} : (tensor<1x128x256xf32>) -> tensor<1x128x1xf32>
+    %v = kiln.add %m, %eps : (tensor<1x128x1xf32>, tensor<f32>) -> tensor<1x128x1xf32>
+    %s = kiln.sqrt %v : tensor<1x128x1xf32>
+    %r = kiln.div %one, %s : (tensor<f32>, tensor<1x128x1xf32>) -> tensor<1x128x1xf32>
+    %n = kiln.mul %x, %r : (tensor<1x128x256xf32>, tensor<1x128x1xf32>) -> tensor<1x128x256xf32>
+    %y = kiln.mul %n, %w : (tensor<1x128x256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
+    // becomes
+    %y = kiln.rms_norm %x, %w {axis = 2 : i64, epsilon = 9.9999999747524271E-7 : f64} : (tensor<1x128x256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
+    ```
+  }];
+}
+
 def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp"> {
   let summary = "apply data movement on weights at compile time";
   let description = [{
