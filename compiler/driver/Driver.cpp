@@ -218,7 +218,9 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // along n.
   if (options.kMajorWeights)
     pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights());
-  pm.addNestedPass<func::FuncOp>(createKilnFormDispatches());
+  KilnFormDispatchesOptions dispatches;
+  dispatches.transposedOperands = options.transposedOperands;
+  pm.addNestedPass<func::FuncOp>(createKilnFormDispatches(dispatches));
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnPlanMemory());

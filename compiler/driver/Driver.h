@@ -108,6 +108,10 @@ struct CompileOptions {
   /// transpose (kiln-transpose-matmul-weights; gfx targets alone), so the
   /// gfx GEMM kernels read B along k without transposing it.
   bool kMajorWeights = false;
+  /// Matmuls take in the transposes of values they alone read
+  /// (kiln-form-dispatches' transposed-operands; gfx targets alone, whose
+  /// GEMM kernels read their operands through them).
+  bool transposedOperands = false;
   /// kiln-split-k-convs for a chip of this many CUs (gfx targets alone: the
   /// largest of their chips), 0 to keep every convolution whole.
   int64_t splitKComputeUnits = 0;

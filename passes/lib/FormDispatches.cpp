@@ -98,20 +98,27 @@ Operation *narrowedWeightReader(CastOp cast) {
 }
 
 /// The contraction that alone reads `transpose` of a constant, directly or
-/// through a narrowing cast, in its block, or null.
-Operation *transposedWeightReader(TransposeOp transpose) {
+/// through a narrowing cast, in its block, or null. With `operands`, also
+/// the matmul that alone reads the transpose of any value.
+Operation *transposedWeightReader(TransposeOp transpose, bool operands) {
+  Operation *user = singleUser(transpose.getResult());
+  if (!user || user->getBlock() != transpose->getBlock())
+    return nullptr;
+  if (operands && isa<MatmulOp, MatmulIntegerOp>(user))
+    return user;
   if (!transposedWeight(transpose.getResult()))
     return nullptr;
-  Operation *user = singleUser(transpose.getResult());
   if (auto cast = dyn_cast<CastOp>(user))
     return narrowedWeightReader(cast);
-  if (!isContraction(user) || user->getBlock() != transpose->getBlock())
+  if (!isContraction(user))
     return nullptr;
   return user;
 }
 
 struct KilnFormDispatchesPass
     : kiln::impl::KilnFormDispatchesBase<KilnFormDispatchesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Ops already placed in a group.
@@ -138,8 +145,10 @@ struct KilnFormDispatchesPass
       // weight kiln-narrow-matmul-weights stored in f16 or bf16).
       if (auto cast = dyn_cast<CastOp>(op); cast && narrowedWeightReader(cast))
         continue;
-      // And the transpose of a constant weight stored k-fastest.
-      if (auto transpose = dyn_cast<TransposeOp>(op); transpose && transposedWeightReader(transpose))
+      // And the transpose of a constant weight stored k-fastest (or of any
+      // operand of a matmul, with transposed-operands).
+      if (auto transpose = dyn_cast<TransposeOp>(op);
+          transpose && transposedWeightReader(transpose, transposedOperands))
         continue;
       // Likewise a single-use slice of a concat (the strided tile gathers of
       // kiln-winograd-convs: 36 slices, one kernel).
@@ -168,7 +177,8 @@ struct KilnFormDispatchesPass
           if (cast && !grouped.contains(cast) && narrowedWeightReader(cast) == op)
             weight = cast.getInput();
           auto transpose = weight.getDefiningOp<TransposeOp>();
-          if (transpose && !grouped.contains(transpose) && transposedWeightReader(transpose) == op) {
+          if (transpose && !grouped.contains(transpose) &&
+              transposedWeightReader(transpose, transposedOperands) == op) {
             group.push_back(transpose);
             grouped.insert(transpose);
           }

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --kiln-form-dispatches | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-form-dispatches=transposed-operands=true | FileCheck %s --check-prefix=OPERANDS
 
 // Conv + bias + relu + residual add: the conv is the root and every
 // elementwise consumer (each the only user of the previous result, with the
@@ -276,4 +277,30 @@ func.func @transposed_weight(%x: tensor<16x8xf32>, %b: tensor<9xf32>) -> (tensor
   %h = kiln.cast %x : tensor<16x8xf32> to tensor<16x8xf16>
   %2 = kiln.matmul %h, %v : (tensor<16x8xf16>, tensor<8x9xf16>) -> tensor<16x9xf16>
   return %1, %2, %v : tensor<16x9xf32>, tensor<16x9xf16>, tensor<8x9xf16>
+}
+
+// -----
+
+// Attention's heads: with transposed-operands (kiln-compile sets it for gfx
+// targets alone) the matmul takes in the transposes of Q and K, which it
+// alone reads; a transpose read by two ops stays out. Without it, every
+// transpose is a dispatch of its own.
+// CHECK-LABEL: func @transposed_heads
+// CHECK-COUNT-3: kiln.dispatch "dispatch_{{[0-9]}}_transpose"
+// OPERANDS-LABEL: func @transposed_heads
+// OPERANDS: kiln.dispatch "dispatch_0_transpose" (%arg2)
+// OPERANDS: kiln.dispatch "dispatch_1_matmul" (%arg0, %arg1)
+// OPERANDS-NEXT: ^bb0(%[[Q:.*]]: tensor<1x8x2x4xf32>, %[[K:.*]]: tensor<1x8x2x4xf32>):
+// OPERANDS-NEXT: %[[QT:.*]] = kiln.transpose %[[Q]] {permutation = array<i64: 0, 2, 1, 3>}
+// OPERANDS-NEXT: %[[KT:.*]] = kiln.transpose %[[K]] {permutation = array<i64: 0, 2, 3, 1>}
+// OPERANDS-NEXT: kiln.matmul %[[QT]], %[[KT]]
+// OPERANDS: kiln.dispatch "dispatch_2_matmul"
+// OPERANDS-NOT: kiln.transpose
+func.func @transposed_heads(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x8x2x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %qt = kiln.transpose %q {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+  %kt = kiln.transpose %k {permutation = array<i64: 0, 2, 3, 1>} : tensor<1x8x2x4xf32> -> tensor<1x2x4x8xf32>
+  %vt = kiln.transpose %v {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+  %s = kiln.matmul %qt, %kt : (tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x8x8xf32>
+  %o = kiln.matmul %s, %vt : (tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o, %vt : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }

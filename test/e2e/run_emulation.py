@@ -575,6 +575,36 @@ def cases(work):
                 {"x": x, "scale": scale, "bias": bias},
                 (x64 - mean) / np.sqrt(var + 1e-5) * scale + bias, 1e-5, [], "ROWS"))
 
+    # Attention's products on heads transposed from [B, S, H, D], for gfx
+    # alone (kiln-form-dispatches' transposed-operands: the GEMM reads Q,
+    # K and V through the transposes, no transpose kernels): Q K^T with A
+    # read along k (0 2 1 3) and B k-fastest (0 2 3 1); scores x V with B
+    # read along n.
+    for name, perm_b, b_shape in (("QK^T", [0, 2, 3, 1], (1, 40, 4, 64)),
+                                  ("scores x V", [0, 2, 1, 3], (1, 64, 4, 40))):
+        a = rng.uniform(-1, 1, (1, 40, 4, 64)).astype(np.float32)
+        b = rng.uniform(-1, 1, b_shape).astype(np.float32)
+        p = work / ("heads_" + ("qk" if perm_b[2] == 3 else "sv") + ".onnx")
+        at = np.transpose(a, (0, 2, 1, 3))
+        bt = np.transpose(b, perm_b)
+        nodes = [helper.make_node("Transpose", ["a"], ["at"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Transpose", ["b"], ["bt"], perm=perm_b),
+                 helper.make_node("MatMul", ["at", "bt"], ["y"])]
+        out_shape = [1, 4, 40, bt.shape[3]]
+        graph = helper.make_graph(
+            nodes, "g",
+            [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape),
+             helper.make_tensor_value_info("b", TensorProto.FLOAT, b.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(p))
+        out.append((f"MatMul f32 heads {name} through transposes, gfx alone --precision=f16", p,
+                    {"a": a, "b": b},
+                    np.matmul(at.astype(np.float16).astype(np.float64),
+                              bt.astype(np.float16).astype(np.float64)),
+                    1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+
     # RMSNorm written out as LLaMA-style exports write it (Pow, ReduceMean,
     # Add, Sqrt, Div, Mul, Mul): kiln-raise-rms-norms makes it one
     # kiln.rms_norm, one row-reduction kernel (rows of 384: 64 lanes of 2
@@ -772,6 +802,7 @@ def main():
                                                              "kiln.matmul_int4 W4A16"))][:2] + \
                    [c for c in all_cases if c[0].startswith("kiln.matmul_int4 W4A8")][:1] + \
                    [c for c in all_cases if "k-fastest" in c[0] and c[4] == "exact"][:1] + \
+                   [c for c in all_cases if "through transposes" in c[0]] + \
                    [c for c in all_cases if c[6] in ("GEMV", "ROWS")]
         controls = list({c[0]: c for c in controls}.values())
         for name, model, inputs, ref, kind, extra, mnemonic in controls:

@@ -123,6 +123,12 @@ static cl::opt<bool> raiseRmsNorms(
              "Sqrt, Div, Mul, Mul) as one normalization kernel (kiln-raise-rms-norms; "
              "default on)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> transposedOperands(
+    "transposed-operands",
+    cl::desc("With gfx targets alone: a matmul takes in the transposes of the values it alone "
+             "reads (attention's Q, K and V heads), which its GEMM kernel reads through instead "
+             "of a transpose kernel each (kiln-form-dispatches; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitReductions(
     "split-reductions",
     cl::desc("With gfx targets alone: split a float sum, mean, max or min of fewer than 4096 "
@@ -521,6 +527,7 @@ int main(int argc, char **argv) {
     // them in f32.
     compileOptions.narrowWeights = !compileOptions.matmulPanelCpu;
     compileOptions.kMajorWeights = kMajorWeights && !compileOptions.matmulPanelCpu;
+    compileOptions.transposedOperands = transposedOperands && !compileOptions.matmulPanelCpu;
     // Convolutions too small for the largest of the chips split along their
     // input channels, where no cpu runs the program.
     if (splitReductions && !compileOptions.matmulPanelCpu)

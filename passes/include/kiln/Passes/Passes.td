@@ -587,7 +587,18 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     constants are cloned into the region; weights stay operands.
     The remaining ops other than constants and reshapes become dispatches of
     their own. Reshapes stay outside: they are views of a buffer.
+
+    A contraction takes in the cast of a constant weight only it reads, and
+    the transpose of one (kiln-transpose-matmul-weights' k-fastest weights).
+    With `transposed-operands`, a `kiln.matmul` or `kiln.matmul_integer`
+    also takes in the transpose of any value it alone reads (attention's
+    heads: Q, K and V transposed from `[B, S, H, D]`), which the gfx GEMM
+    kernels read through (kiln-compile sets it with gfx targets alone).
   }];
+  let options = [
+    Option<"transposedOperands", "transposed-operands", "bool", "false",
+           "matmuls take in the transposes of values they alone read">
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
