@@ -207,6 +207,16 @@ struct KilnFormDispatchesPass
       bool alone = isa<WinogradInputOp, WinogradOutputOp>(op);
       while (!alone && last->getNumResults() == 1) {
         Operation *user = singleUser(last->getResult(0));
+        // With transposed-operands, a matmul also takes in the transpose of
+        // its result (attention's context back to [B, S, H, D]), last.
+        if (transposedOperands && isa<MatmulOp, MatmulIntegerOp>(op) &&
+            isa_and_nonnull<TransposeOp>(user) && !grouped.contains(user) &&
+            user->getBlock() == op->getBlock()) {
+          group.push_back(user);
+          grouped.insert(user);
+          alone = true; // nothing after it
+          break;
+        }
         if (!user || !isElementwiseOp(user) || grouped.contains(user) ||
             user->getBlock() != op->getBlock() || user->getNumResults() != 1 ||
             cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=

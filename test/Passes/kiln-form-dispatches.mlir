@@ -287,6 +287,7 @@ func.func @transposed_weight(%x: tensor<16x8xf32>, %b: tensor<9xf32>) -> (tensor
 // transpose is a dispatch of its own.
 // CHECK-LABEL: func @transposed_heads
 // CHECK-COUNT-3: kiln.dispatch "dispatch_{{[0-9]}}_transpose"
+// CHECK: kiln.dispatch "dispatch_{{[0-9]}}_transpose"
 // OPERANDS-LABEL: func @transposed_heads
 // OPERANDS: kiln.dispatch "dispatch_0_transpose" (%arg2)
 // OPERANDS: kiln.dispatch "dispatch_1_matmul" (%arg0, %arg1)
@@ -294,13 +295,22 @@ func.func @transposed_weight(%x: tensor<16x8xf32>, %b: tensor<9xf32>) -> (tensor
 // OPERANDS-NEXT: %[[QT:.*]] = kiln.transpose %[[Q]] {permutation = array<i64: 0, 2, 1, 3>}
 // OPERANDS-NEXT: %[[KT:.*]] = kiln.transpose %[[K]] {permutation = array<i64: 0, 2, 3, 1>}
 // OPERANDS-NEXT: kiln.matmul %[[QT]], %[[KT]]
+// The second matmul also takes in the transpose of its result (and a
+// relu between them), last: nothing after it joins.
 // OPERANDS: kiln.dispatch "dispatch_2_matmul"
-// OPERANDS-NOT: kiln.transpose
-func.func @transposed_heads(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x8x2x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+// OPERANDS: %[[O:.*]] = kiln.matmul
+// OPERANDS-NEXT: %[[R:.*]] = kiln.relu %[[O]]
+// OPERANDS-NEXT: %[[C:.*]] = kiln.transpose %[[R]] {permutation = array<i64: 0, 2, 1, 3>}
+// OPERANDS-NEXT: kiln.yield %[[C]]
+// OPERANDS: kiln.dispatch "dispatch_3_neg"
+func.func @transposed_heads(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x8x2x4xf32>) -> (tensor<1x8x2x4xf32>, tensor<1x2x8x4xf32>) {
   %qt = kiln.transpose %q {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
   %kt = kiln.transpose %k {permutation = array<i64: 0, 2, 3, 1>} : tensor<1x8x2x4xf32> -> tensor<1x2x4x8xf32>
   %vt = kiln.transpose %v {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
   %s = kiln.matmul %qt, %kt : (tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x8x8xf32>
   %o = kiln.matmul %s, %vt : (tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
-  return %o, %vt : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  %r = kiln.relu %o : tensor<1x2x8x4xf32>
+  %c = kiln.transpose %r {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x2x8x4xf32> -> tensor<1x8x2x4xf32>
+  %n = kiln.neg %c : tensor<1x8x2x4xf32>
+  return %n, %vt : tensor<1x8x2x4xf32>, tensor<1x2x8x4xf32>
 }

@@ -577,33 +577,36 @@ def cases(work):
 
     # Attention's products on heads transposed from [B, S, H, D], for gfx
     # alone (kiln-form-dispatches' transposed-operands: the GEMM reads Q,
-    # K and V through the transposes, no transpose kernels): Q K^T with A
+    # K and V through the transposes and stores the context through its
+    # transpose back to [B, S, H, D]; no transpose kernels): Q K^T with A
     # read along k (0 2 1 3) and B k-fastest (0 2 3 1); scores x V with B
-    # read along n.
-    for name, perm_b, b_shape in (("QK^T", [0, 2, 3, 1], (1, 40, 4, 64)),
-                                  ("scores x V", [0, 2, 1, 3], (1, 64, 4, 40))):
+    # read along n, the result transposed.
+    for name, perm_b, b_shape, perm_out in (
+            ("QK^T", [0, 2, 3, 1], (1, 40, 4, 64), None),
+            ("scores x V, context transposed", [0, 2, 1, 3], (1, 64, 4, 40), [0, 2, 1, 3])):
         a = rng.uniform(-1, 1, (1, 40, 4, 64)).astype(np.float32)
         b = rng.uniform(-1, 1, b_shape).astype(np.float32)
-        p = work / ("heads_" + ("qk" if perm_b[2] == 3 else "sv") + ".onnx")
+        p = work / ("heads_" + ("qk" if perm_out is None else "sv") + ".onnx")
         at = np.transpose(a, (0, 2, 1, 3))
         bt = np.transpose(b, perm_b)
+        ref = np.matmul(at.astype(np.float16).astype(np.float64),
+                        bt.astype(np.float16).astype(np.float64))
         nodes = [helper.make_node("Transpose", ["a"], ["at"], perm=[0, 2, 1, 3]),
                  helper.make_node("Transpose", ["b"], ["bt"], perm=perm_b),
-                 helper.make_node("MatMul", ["at", "bt"], ["y"])]
-        out_shape = [1, 4, 40, bt.shape[3]]
+                 helper.make_node("MatMul", ["at", "bt"], ["y" if perm_out is None else "o"])]
+        if perm_out is not None:
+            nodes.append(helper.make_node("Transpose", ["o"], ["y"], perm=perm_out))
+            ref = np.transpose(ref, perm_out)
         graph = helper.make_graph(
             nodes, "g",
             [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape),
              helper.make_tensor_value_info("b", TensorProto.FLOAT, b.shape)],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(ref.shape))])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
         onnx.save(model, str(p))
         out.append((f"MatMul f32 heads {name} through transposes, gfx alone --precision=f16", p,
-                    {"a": a, "b": b},
-                    np.matmul(at.astype(np.float16).astype(np.float64),
-                              bt.astype(np.float16).astype(np.float64)),
-                    1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+                    {"a": a, "b": b}, ref, 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
 
     # RMSNorm written out as LLaMA-style exports write it (Pow, ReduceMean,
     # Add, Sqrt, Div, Mul, Mul): kiln-raise-rms-norms makes it one

@@ -137,6 +137,11 @@ struct GemmPlan {
   linalg::GenericOp init;
   SmallVector<linalg::GenericOp> epilogue;
   SmallVector<Operation *> resultReshapes; // from the last value to the return
+  /// The last value is returned transposed (attention's context, back from
+  /// heads to [B, S, H, D]): result dimension d is the value's dimension
+  /// resultPermutation[d]; stores go there. Empty for none (then reshapes
+  /// may follow; with a permutation, none do).
+  SmallVector<int64_t> resultPermutation;
   const MatrixInstruction *inst = nullptr;
   Type computeType; // element type in LDS and the instruction
   Type accType;     // f32 or i32
@@ -781,11 +786,22 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
           return !llvm::is_contained(plan.epilogue, user);
         }))
       return std::nullopt;
-  // The last value reaches the return through reshapes only.
+  // The last value reaches the return through reshapes only, or through
+  // one transpose alone.
   while (value.hasOneUse()) {
     Operation *user = *value.getUsers().begin();
     if (isa<func::ReturnOp>(user))
       return func.getNumResults() == 1 ? std::optional<GemmPlan>(plan) : std::nullopt;
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(user);
+        transpose && plan.resultReshapes.empty() && plan.resultPermutation.empty() &&
+        value == transpose.getInput()) {
+      plan.resultPermutation.assign(transpose.getPermutation().begin(),
+                                    transpose.getPermutation().end());
+      value = transpose->getResult(0);
+      if (!value.hasOneUse() || !isa<func::ReturnOp>(*value.getUsers().begin()))
+        return std::nullopt;
+      continue;
+    }
     if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
       return std::nullopt;
     plan.resultReshapes.push_back(user);
@@ -2330,6 +2346,8 @@ void KernelBase::storeElement(Value value, Value m, Value n, ArrayRef<Value> arg
   values[plan.contraction->getResult(0)] = value;
   for (linalg::GenericOp generic : plan.epilogue)
     value = values[generic->getResult(0)] = evaluate(generic, values, outIdx, args);
+  if (!plan.resultPermutation.empty())
+    outIdx = llvm::map_to_vector(plan.resultPermutation, [&](int64_t d) { return outIdx[d]; });
   memref::StoreOp::create(b, loc, value, output, outIdx);
 }
 

@@ -317,3 +317,34 @@ func.func @larger_i8(%a: tensor<3200x256xi8>, %b: tensor<256x3200xi8>) -> tensor
   %0 = linalg.matmul ins(%a, %b : tensor<3200x256xi8>, tensor<256x3200xi8>) outs(%f : tensor<3200x3200xi32>) -> tensor<3200x3200xi32>
   return %0 : tensor<3200x3200xi32>
 }
+
+// -----
+
+// Attention's context: B read through a transpose of an argument (V as
+// [S, H, D]) and the product returned through a transpose back to
+// [S, H, D]: one MFMA kernel whose stores follow the permutation (row m,
+// batch = head, column n).
+// CHECK-LABEL: func @heads_transposed
+// CHECK-SAME: (%arg0: memref<2x32x64xf16>, %arg1: memref<64x2x32xf16>, %arg2: memref<32x2x32xf32>)
+// CHECK-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16"
+// CHECK: %[[B:.*]] = gpu.block_id x
+// CHECK: amdgpu.mfma
+// CHECK: memref.store %{{.*}}, %arg2[%{{.*}}, %[[B]], %{{.*}}] : memref<32x2x32xf32>
+func.func @heads_transposed(%a: tensor<2x32x64xf16>, %v: tensor<64x2x32xf16>) -> tensor<32x2x32xf32> attributes {kiln.dispatch} {
+  %e = tensor.empty() : tensor<2x64x32xf16>
+  %vt = linalg.transpose ins(%v : tensor<64x2x32xf16>) outs(%e : tensor<2x64x32xf16>) permutation = [1, 0, 2]
+  %cst = arith.constant 0.000000e+00 : f32
+  %o0 = tensor.empty() : tensor<2x32x32xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%o0 : tensor<2x32x32xf32>) -> tensor<2x32x32xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %vt : tensor<2x32x64xf16>, tensor<2x64x32xf16>) outs(%z : tensor<2x32x32xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %m = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x32x32xf32>
+  %e2 = tensor.empty() : tensor<32x2x32xf32>
+  %c = linalg.transpose ins(%p : tensor<2x32x32xf32>) outs(%e2 : tensor<32x2x32xf32>) permutation = [1, 0, 2]
+  return %c : tensor<32x2x32xf32>
+}

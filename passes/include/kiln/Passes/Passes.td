@@ -593,7 +593,9 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     With `transposed-operands`, a `kiln.matmul` or `kiln.matmul_integer`
     also takes in the transpose of any value it alone reads (attention's
     heads: Q, K and V transposed from `[B, S, H, D]`), which the gfx GEMM
-    kernels read through (kiln-compile sets it with gfx targets alone).
+    kernels read through, and the transpose that alone reads its result
+    (the context back to `[B, S, H, D]`), which they store through
+    (kiln-compile sets it with gfx targets alone).
   }];
   let options = [
     Option<"transposedOperands", "transposed-operands", "bool", "false",
