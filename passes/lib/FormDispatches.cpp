@@ -208,14 +208,23 @@ struct KilnFormDispatchesPass
       while (!alone && last->getNumResults() == 1) {
         Operation *user = singleUser(last->getResult(0));
         // With transposed-operands, a matmul also takes in the transpose of
-        // its result (attention's context back to [B, S, H, D]), last.
-        if (transposedOperands && isa<MatmulOp, MatmulIntegerOp>(op) &&
-            isa_and_nonnull<TransposeOp>(user) && !grouped.contains(user) &&
+        // its result (attention's context back to [B, S, H, D]), or of a
+        // reshape of it (a projection split into heads and transposed to
+        // them), last.
+        if (transposedOperands && isa<MatmulOp, MatmulIntegerOp>(op) && user &&
             user->getBlock() == op->getBlock()) {
-          group.push_back(user);
-          grouped.insert(user);
-          alone = true; // nothing after it
-          break;
+          Operation *reshape = isa<ReshapeOp>(user) ? user : nullptr;
+          Operation *transpose = reshape ? singleUser(reshape->getResult(0)) : user;
+          if (isa_and_nonnull<TransposeOp>(transpose) && !grouped.contains(transpose) &&
+              transpose->getBlock() == op->getBlock()) {
+            for (Operation *member : {reshape, transpose})
+              if (member) {
+                group.push_back(member);
+                grouped.insert(member);
+              }
+            alone = true; // nothing after it
+            break;
+          }
         }
         if (!user || !isElementwiseOp(user) || grouped.contains(user) ||
             user->getBlock() != op->getBlock() || user->getNumResults() != 1 ||

@@ -608,6 +608,30 @@ def cases(work):
         out.append((f"MatMul f32 heads {name} through transposes, gfx alone --precision=f16", p,
                     {"a": a, "b": b}, ref, 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
 
+    # A projection split into heads of 12 and transposed to them (a LLaMA-
+    # style q/k/v projection), for gfx alone: the GEMM stores through the
+    # reshape and the transpose (n -> head n / 12, n mod 12), no transpose
+    # kernel; the weight constant (stored k-fastest).
+    x = rng.uniform(-1, 1, (1, 40, 64)).astype(np.float32)
+    w = rng.uniform(-1, 1, (64, 48)).astype(np.float32)
+    p = work / "heads_projection.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]),
+         helper.make_node("Reshape", ["h", "s"], ["r"]),
+         helper.make_node("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 40, 12])],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten().tolist()),
+         helper.make_tensor("s", TensorProto.INT64, [4], [1, 40, 4, 12])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(p))
+    h = x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64)
+    out.append(("MatMul f32 projection into heads of 12 through reshape and transpose, gfx alone "
+                "--precision=f16", p, {"x": x},
+                np.transpose(h.reshape(1, 40, 4, 12), (0, 2, 1, 3)), 1e-5,
+                ["gfx-only", "--precision=f16"], r"_f16"))
+
     # RMSNorm written out as LLaMA-style exports write it (Pow, ReduceMean,
     # Add, Sqrt, Div, Mul, Mul): kiln-raise-rms-norms makes it one
     # kiln.rms_norm, one row-reduction kernel (rows of 384: 64 lanes of 2
@@ -805,7 +829,8 @@ def main():
                                                              "kiln.matmul_int4 W4A16"))][:2] + \
                    [c for c in all_cases if c[0].startswith("kiln.matmul_int4 W4A8")][:1] + \
                    [c for c in all_cases if "k-fastest" in c[0] and c[4] == "exact"][:1] + \
-                   [c for c in all_cases if "through transposes" in c[0]] + \
+                   [c for c in all_cases if "through transposes" in c[0] or
+                    "through reshape and transpose" in c[0]] + \
                    [c for c in all_cases if c[6] in ("GEMV", "ROWS")]
         controls = list({c[0]: c for c in controls}.values())
         for name, model, inputs, ref, kind, extra, mnemonic in controls:

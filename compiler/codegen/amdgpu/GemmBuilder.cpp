@@ -137,10 +137,11 @@ struct GemmPlan {
   linalg::GenericOp init;
   SmallVector<linalg::GenericOp> epilogue;
   SmallVector<Operation *> resultReshapes; // from the last value to the return
-  /// The last value is returned transposed (attention's context, back from
-  /// heads to [B, S, H, D]): result dimension d is the value's dimension
-  /// resultPermutation[d]; stores go there. Empty for none (then reshapes
-  /// may follow; with a permutation, none do).
+  /// The last value is returned transposed, after the reshapes (attention's
+  /// context back from heads to [B, S, H, D]; a projection split into heads
+  /// and transposed to them): result dimension d is the reshaped value's
+  /// dimension resultPermutation[d]; stores go there, their indices carried
+  /// through the reshapes. Empty for none.
   SmallVector<int64_t> resultPermutation;
   const MatrixInstruction *inst = nullptr;
   Type computeType; // element type in LDS and the instruction
@@ -793,8 +794,7 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
     if (isa<func::ReturnOp>(user))
       return func.getNumResults() == 1 ? std::optional<GemmPlan>(plan) : std::nullopt;
     if (auto transpose = dyn_cast<linalg::TransposeOp>(user);
-        transpose && plan.resultReshapes.empty() && plan.resultPermutation.empty() &&
-        value == transpose.getInput()) {
+        transpose && plan.resultPermutation.empty() && value == transpose.getInput()) {
       plan.resultPermutation.assign(transpose.getPermutation().begin(),
                                     transpose.getPermutation().end());
       value = transpose->getResult(0);
@@ -2346,8 +2346,42 @@ void KernelBase::storeElement(Value value, Value m, Value n, ArrayRef<Value> arg
   values[plan.contraction->getResult(0)] = value;
   for (linalg::GenericOp generic : plan.epilogue)
     value = values[generic->getResult(0)] = evaluate(generic, values, outIdx, args);
-  if (!plan.resultPermutation.empty())
+  if (!plan.resultPermutation.empty()) {
+    // Through the reshapes (split dimensions delinearized, merged ones
+    // linearized), then the permutation.
+    for (Operation *op : plan.resultReshapes) {
+      SmallVector<Value> next;
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+        ArrayRef<int64_t> shape = expand.getResultType().getShape();
+        for (auto [g, group] : llvm::enumerate(expand.getReassociationIndices())) {
+          int64_t stride = 1;
+          SmallVector<Value> parts;
+          for (int64_t d : llvm::reverse(group)) {
+            AffineExpr e = b.getAffineDimExpr(0).floorDiv(stride);
+            if (d != group.front())
+              e = e % shape[d];
+            parts.push_back(apply(e, {outIdx[g]}));
+            stride *= shape[d];
+          }
+          next.append(parts.rbegin(), parts.rend());
+        }
+      } else {
+        auto collapse = cast<tensor::CollapseShapeOp>(op);
+        ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+        for (const ReassociationIndices &group : collapse.getReassociationIndices()) {
+          AffineExpr e = b.getAffineConstantExpr(0);
+          SmallVector<Value> operands;
+          for (int64_t d : group) {
+            e = e * shape[d] + b.getAffineDimExpr(operands.size());
+            operands.push_back(outIdx[d]);
+          }
+          next.push_back(apply(e, operands));
+        }
+      }
+      outIdx = std::move(next);
+    }
     outIdx = llvm::map_to_vector(plan.resultPermutation, [&](int64_t d) { return outIdx[d]; });
+  }
   memref::StoreOp::create(b, loc, value, output, outIdx);
 }
 
@@ -2923,8 +2957,11 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
     b.setInsertionPointToStart(newEntry);
     // The output as the last epilogue value's shape: undo the trailing
     // reshapes on the memref.
+    // (With a transposed result, the stores compute their indices.)
     Value output = args.back();
-    for (Operation *op : llvm::reverse(plan->resultReshapes)) {
+    for (Operation *op : llvm::reverse(plan->resultPermutation.empty()
+                                           ? ArrayRef<Operation *>(plan->resultReshapes)
+                                           : ArrayRef<Operation *>())) {
       if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
         output = memref::CollapseShapeOp::create(b, func.getLoc(), output,
                                                  expand.getReassociationIndices());

@@ -38,9 +38,10 @@ def KilnGPUBuildGemms : Pass<"kiln-gpu-build-gemms", "mlir::func::FuncOp"> {
     conflicts.
     The epilogue may be a graph, not only a chain: an elementwise op can read
     the product and earlier epilogue values (SiLU's x * sigmoid(x)). Its last
-    value may be returned through reshapes, or through one
-    `linalg.transpose` (attention's context back to `[B, S, H, D]`), which
-    the stores follow; either operand may be read through a
+    value may be returned through reshapes, then one `linalg.transpose`
+    (attention's context back to `[B, S, H, D]`; a projection split into
+    heads and transposed to them), which the stores follow (indices carried
+    through the reshapes); either operand may be read through a
     `linalg.transpose` of an argument (a weight stored k-fastest,
     attention's heads).
     A kernel whose panels need more LDS than a workgroup may allocate on the
