@@ -207,11 +207,11 @@ struct KilnFormDispatchesPass
       bool alone = isa<WinogradInputOp, WinogradOutputOp>(op);
       while (!alone && last->getNumResults() == 1) {
         Operation *user = singleUser(last->getResult(0));
-        // With transposed-operands, a matmul also takes in the transpose of
-        // its result (attention's context back to [B, S, H, D]), or of a
-        // reshape of it (a projection split into heads and transposed to
-        // them), last.
-        if (transposedOperands && isa<MatmulOp, MatmulIntegerOp>(op) && user &&
+        // With transposed-operands, a matmul (a GEMV's panels too) also
+        // takes in the transpose of its result (attention's context back to
+        // [B, S, H, D]), or of a reshape of it (a projection split into
+        // heads and transposed to them), last.
+        if (transposedOperands && isa<MatmulOp, MatmulIntegerOp, MatmulPanelsOp>(op) && user &&
             user->getBlock() == op->getBlock()) {
           Operation *reshape = isa<ReshapeOp>(user) ? user : nullptr;
           Operation *transpose = reshape ? singleUser(reshape->getResult(0)) : user;

@@ -609,28 +609,37 @@ def cases(work):
                     {"a": a, "b": b}, ref, 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
 
     # A projection split into heads of 12 and transposed to them (a LLaMA-
-    # style q/k/v projection), for gfx alone: the GEMM stores through the
+    # style q/k/v projection), for gfx alone: the GEMM (40 rows) or the GEMV
+    # (a decode step's row: the weight in column panels) stores through the
     # reshape and the transpose (n -> head n / 12, n mod 12), no transpose
-    # kernel; the weight constant (stored k-fastest).
-    x = rng.uniform(-1, 1, (1, 40, 64)).astype(np.float32)
-    w = rng.uniform(-1, 1, (64, 48)).astype(np.float32)
-    p = work / "heads_projection.onnx"
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["h"]),
-         helper.make_node("Reshape", ["h", "s"], ["r"]),
-         helper.make_node("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 40, 12])],
-        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten().tolist()),
-         helper.make_tensor("s", TensorProto.INT64, [4], [1, 40, 4, 12])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(p))
-    h = x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64)
-    out.append(("MatMul f32 projection into heads of 12 through reshape and transpose, gfx alone "
-                "--precision=f16", p, {"x": x},
-                np.transpose(h.reshape(1, 40, 4, 12), (0, 2, 1, 3)), 1e-5,
-                ["gfx-only", "--precision=f16"], r"_f16"))
+    # kernel.
+    for rows in (40, 1):
+        x = rng.uniform(-1, 1, (1, rows, 64)).astype(np.float32)
+        w = rng.uniform(-1, 1, (64, 48)).astype(np.float32)
+        p = work / f"heads_projection_{rows}.onnx"
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Reshape", ["h", "s"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3])], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, rows, 12])],
+            [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten().tolist()),
+             helper.make_tensor("s", TensorProto.INT64, [4], [1, rows, 4, 12])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(p))
+        if rows > 8:
+            h = x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64)
+            out.append((f"MatMul f32 {rows}-row projection into heads of 12 through reshape and "
+                        "transpose, gfx alone --precision=f16", p, {"x": x},
+                        np.transpose(h.reshape(1, rows, 4, 12), (0, 2, 1, 3)), 1e-5,
+                        ["gfx-only", "--precision=f16"], r"_f16"))
+        else:
+            h = x.astype(np.float64) @ w.astype(np.float64)
+            out.append((f"GEMV MatMul f32 {rows}-row projection into heads of 12 through reshape "
+                        "and transpose, gfx alone", p, {"x": x},
+                        np.transpose(h.reshape(1, rows, 4, 12), (0, 2, 1, 3)), 1e-5,
+                        ["gfx-only"], "GEMV"))
 
     # RMSNorm written out as LLaMA-style exports write it (Pow, ReduceMean,
     # Add, Sqrt, Div, Mul, Mul): kiln-raise-rms-norms makes it one
@@ -757,26 +766,19 @@ def main():
                 failures.append(f"{name}: kiln-compile failed")
                 continue
             options = [e for e in extra if e != "gfx-only"]
-            if mnemonic == "GEMV":
-                # A GEMV kernel: the panels' dispatch with LDS (its row
-                # groups' sums) and no matrix instruction.
+            if mnemonic in ("GEMV", "ROWS"):
+                # A GEMV kernel (the panels' dispatch: LDS for its row
+                # groups' sums) or a row-reduction kernel (LDS for the
+                # partials): one kernel, no matrix instruction.
+                pattern, kind_name = (r"gpu\.func @dispatch_\d+_matmul\w*\(.*", "GEMV") \
+                    if mnemonic == "GEMV" else (r"gpu\.func @dispatch_\d+_\w*\(.*", "row-reduction")
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
                               + options).stdout
-                    kernels = re.findall(r"gpu\.func @dispatch_\d+_matmul\w*\(.*", gpu)
+                    kernels = re.findall(pattern, gpu)
                     if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
                             "matrix_instruction" in kernels[0]:
-                        failures.append(f"{name}: {gfx} does not use a GEMV kernel")
-            elif mnemonic == "ROWS":
-                # A row-reduction kernel: LDS (the partials), no matrix
-                # instruction.
-                for gfx in GFX:
-                    gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
-                              + options).stdout
-                    kernels = re.findall(r"gpu\.func @dispatch_\d+_\w*\(.*", gpu)
-                    if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
-                            "matrix_instruction" in kernels[0]:
-                        failures.append(f"{name}: {gfx} does not use a row-reduction kernel")
+                        failures.append(f"{name}: {gfx} does not use a {kind_name} kernel")
             elif mnemonic:
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]

@@ -28,6 +28,18 @@ using namespace mlir;
 
 namespace kiln::gfx {
 
+const Target *builderTarget(func::FuncOp func, StringRef chip, bool &failed) {
+  failed = false;
+  if (!func->hasAttr(kDispatchAttr) || func->hasAttr(kWorkgroupCountAttr))
+    return nullptr;
+  const Target *target = lookupTarget(chip);
+  if (!target) {
+    func.emitError("unknown gfx target '") << chip << "'";
+    failed = true;
+  }
+  return target;
+}
+
 void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnLowerToLinalg());
   pm.addNestedPass<func::FuncOp>(createKilnCountFlops());

@@ -2782,13 +2782,12 @@ struct KilnGPUBuildGemmsPass : kiln::impl::KilnGPUBuildGemmsBase<KilnGPUBuildGem
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr(kDispatchAttr) || func->hasAttr(kWorkgroupCountAttr))
-      return;
-    const gfx::Target *target = gfx::lookupTarget(chip);
-    if (!target) {
-      func.emitError("unknown gfx target '") << chip << "'";
+    bool failed = false;
+    const gfx::Target *target = gfx::builderTarget(func, chip, failed);
+    if (failed)
       return signalPassFailure();
-    }
+    if (!target)
+      return;
     gfx::Precision prec = precision == "f16"    ? gfx::Precision::F16
                           : precision == "bf16" ? gfx::Precision::BF16
                                                 : gfx::Precision::F32;

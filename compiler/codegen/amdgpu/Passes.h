@@ -40,6 +40,13 @@ inline constexpr llvm::StringLiteral kMatrixInstructionAttr = "kiln.matrix_instr
 inline constexpr llvm::StringLiteral kWorkgroupMemoryAttr = "kiln.workgroup_memory";
 
 namespace gfx {
+struct Target;
+/// The target a kernel-building pass on dispatch function `func` builds for:
+/// null when `func` is no dispatch or another builder already built it
+/// (it has a workgroup count), or when `chip` names no gfx target, which is
+/// then an error on `func` (`failed` set).
+const Target *builderTarget(mlir::func::FuncOp func, llvm::StringRef chip, bool &failed);
+
 /// Registers the gfx pipelines of GPUCodegen.h for kiln-opt:
 /// --kiln-gfx-linalg-pipeline, --kiln-gfx-gpu-pipeline,
 /// --kiln-gfx-llvm-pipeline and --kiln-gfx-pipeline (the three in a row),

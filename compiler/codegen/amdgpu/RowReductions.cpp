@@ -634,13 +634,12 @@ struct KilnGPUBuildRowReductionsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr(kDispatchAttr) || func->hasAttr(kWorkgroupCountAttr))
-      return;
-    const gfx::Target *target = gfx::lookupTarget(chip);
-    if (!target) {
-      func.emitError("unknown gfx target '") << chip << "'";
+    bool failed = false;
+    const gfx::Target *target = gfx::builderTarget(func, chip, failed);
+    if (failed)
       return signalPassFailure();
-    }
+    if (!target)
+      return;
     // (The GEMM builder's faults leave these kernels alone: the driver hands
     // both passes the same one.)
     if (!testFault.empty() && !llvm::is_contained({"skip-lane", "swap-operands", "shift-lanes",
