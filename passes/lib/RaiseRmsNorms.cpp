@@ -119,8 +119,9 @@ struct KilnRaiseRmsNormsPass : kiln::impl::KilnRaiseRmsNormsBase<KilnRaiseRmsNor
     SmallVector<MulOp> candidates;
     getOperation().walk([&](MulOp mul) { candidates.push_back(mul); });
     for (MulOp mul : candidates) {
+      // (kiln.rms_norm is lowered for static shapes.)
       auto type = dyn_cast<RankedTensorType>(mul.getType());
-      if (!type || !isa<FloatType>(type.getElementType()))
+      if (!type || !type.hasStaticShape() || !isa<FloatType>(type.getElementType()))
         continue;
       for (auto [n, w] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())}) {
         std::optional<RmsNorm> norm = matchNormalized(n);

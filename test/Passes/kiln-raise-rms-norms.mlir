@@ -108,3 +108,20 @@ func.func @not_rms_norms(%x: tensor<4x32xf32>, %w: tensor<32xf32>, %e: tensor<4x
   %y4 = kiln.mul %n4, %rw : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
   return %y, %m, %y1, %y2, %y3, %y4 : tensor<4x32xf32>, tensor<4x1xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// A dynamic shape stays as it is (kiln.rms_norm is lowered for static ones).
+// CHECK-LABEL: func @dynamic_rows
+// CHECK-NOT: kiln.rms_norm
+// CHECK: kiln.reduce_mean
+func.func @dynamic_rows(%x: tensor<?x32xf32>, %w: tensor<32xf32>) -> tensor<?x32xf32> {
+  %eps = kiln.constant dense<1.0e-5> : tensor<f32>
+  %q = kiln.mul %x, %x : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  %m = kiln.reduce_mean %q {axes = array<i64: 1>} : (tensor<?x32xf32>) -> tensor<?x1xf32>
+  %v = kiln.add %m, %eps : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+  %r = kiln.rsqrt %v : tensor<?x1xf32>
+  %n = kiln.mul %x, %r : (tensor<?x32xf32>, tensor<?x1xf32>) -> tensor<?x32xf32>
+  %y = kiln.mul %n, %w : (tensor<?x32xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

@@ -26,7 +26,7 @@ def KilnRaiseRmsNorms : Pass<"kiln-raise-rms-norms", "mlir::func::FuncOp"> {
     `v = mean + eps` (eps a scalar constant), `mean` a `kiln.reduce_mean`
     keeping its axes, which are x's trailing ones, of `x * x` or
     `x ^ 2`; every value in the chain but x read once; `w` of x's element
-    type, shaped like the last of the normalized dimensions. The result is
+    type, shaped like the last of the normalized dimensions; static shapes. The result is
     the same up to rounding (kiln.rms_norm divides by the root instead of
     multiplying by its reciprocal).
 
