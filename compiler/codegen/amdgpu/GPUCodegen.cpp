@@ -7,6 +7,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -38,6 +39,21 @@ const Target *builderTarget(func::FuncOp func, StringRef chip, bool &failed) {
     failed = true;
   }
   return target;
+}
+
+Value reshapeMemref(OpBuilder &b, Location loc, Value memref, ArrayRef<Operation *> reshapes) {
+  for (Operation *op : reshapes) {
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      memref = memref::CollapseShapeOp::create(b, loc, memref, collapse.getReassociationIndices());
+    } else {
+      auto expand = cast<tensor::ExpandShapeOp>(op);
+      auto type = MemRefType::get(expand.getResultType().getShape(),
+                                  cast<MemRefType>(memref.getType()).getElementType());
+      memref = memref::ExpandShapeOp::create(b, loc, type, memref,
+                                             expand.getReassociationIndices());
+    }
+  }
+  return memref;
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const GfxOptions &options) {

@@ -52,6 +52,7 @@ namespace kiln {
 
 namespace {
 using namespace kiln;
+using gfx::reshapeMemref;
 using gfx::MatrixInput;
 using gfx::MatrixInstruction;
 
@@ -808,22 +809,6 @@ std::optional<GemmPlan> finishPlan(func::FuncOp func, const gfx::Target &target,
     value = user->getResult(0);
   }
   return std::nullopt;
-}
-
-/// Applies tensor reshapes to a memref.
-Value reshapeMemref(OpBuilder &b, Location loc, Value memref, ArrayRef<Operation *> reshapes) {
-  for (Operation *op : reshapes) {
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
-      memref = memref::CollapseShapeOp::create(b, loc, memref, collapse.getReassociationIndices());
-    else {
-      auto expand = cast<tensor::ExpandShapeOp>(op);
-      auto type = MemRefType::get(expand.getResultType().getShape(),
-                                  cast<MemRefType>(memref.getType()).getElementType());
-      memref = memref::ExpandShapeOp::create(b, loc, type, memref,
-                                             expand.getReassociationIndices());
-    }
-  }
-  return memref;
 }
 
 /// Wiring bugs the builder can be told to make, so that tests can prove the

@@ -46,6 +46,10 @@ struct Target;
 /// (it has a workgroup count), or when `chip` names no gfx target, which is
 /// then an error on `func` (`failed` set).
 const Target *builderTarget(mlir::func::FuncOp func, llvm::StringRef chip, bool &failed);
+/// `memref` seen through `reshapes` (tensor.collapse_shape /
+/// tensor.expand_shape ops, first to last), as memref views.
+mlir::Value reshapeMemref(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,
+                          llvm::ArrayRef<mlir::Operation *> reshapes);
 
 /// Registers the gfx pipelines of GPUCodegen.h for kiln-opt:
 /// --kiln-gfx-linalg-pipeline, --kiln-gfx-gpu-pipeline,

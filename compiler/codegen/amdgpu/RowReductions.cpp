@@ -71,13 +71,10 @@ TypedAttr identityOf(Operation *combiner, Type type) {
       .Case<arith::MinSIOp>([&](auto) -> TypedAttr {
         return in ? IntegerAttr::get(in, APInt::getSignedMaxValue(in.getWidth())) : nullptr;
       })
-      .Case<arith::MaxUIOp, arith::AndIOp>([&](Operation *op) -> TypedAttr {
-        if (!in)
-          return nullptr;
-        return isa<arith::MaxUIOp>(op) ? IntegerAttr::get(in, 0)
-                                       : IntegerAttr::get(in, APInt::getAllOnes(in.getWidth()));
+      .Case<arith::MaxUIOp>([&](auto) -> TypedAttr {
+        return in ? IntegerAttr::get(in, 0) : nullptr;
       })
-      .Case<arith::MinUIOp>([&](auto) -> TypedAttr {
+      .Case<arith::MinUIOp, arith::AndIOp>([&](auto) -> TypedAttr {
         return in ? IntegerAttr::get(in, APInt::getAllOnes(in.getWidth())) : nullptr;
       })
       .Default([](Operation *) -> TypedAttr { return nullptr; });
@@ -97,8 +94,7 @@ struct RowPlan {
   SmallVector<int64_t> shape; // S: the rows' dimensions, then the row
   int64_t rows = 1, length = 0;
   linalg::LinalgOp root;      // elementwise over S, its result returned
-  SmallVector<Reduction> reductions;
-  DenseMap<Operation *, unsigned> reductionIndex;
+  SmallVector<Reduction> reductions; // in program order
   /// Lanes per row, elements per chunk, chunks per lane, rows per workgroup.
   int64_t lanes = 1, width = 1, chunks = 1, rowsPerGroup = 1;
 };
@@ -153,7 +149,7 @@ bool isRowMap(AffineMap map, ArrayRef<int64_t> valueShape, ArrayRef<int64_t> dom
   return domain.size() == r && valueShape.size() == r && map.isIdentity();
 }
 
-std::optional<RowPlan> matchRows(func::FuncOp func, const gfx::Target &target) {
+std::optional<RowPlan> matchRows(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret || ret.getNumOperands() != 1)
@@ -174,8 +170,6 @@ std::optional<RowPlan> matchRows(func::FuncOp func, const gfx::Target &target) {
     return std::nullopt;
   ArrayRef<int64_t> full = plan.shape;
   SmallVector<int64_t> rowDomain(full.drop_back());
-  SmallVector<int64_t> rowDomain1(rowDomain);
-  rowDomain1.push_back(1);
 
   // Every op: constants, empties, reshapes, and linalg ops over S (full
   // elementwise, reductions of the last dimension) or over the rows.
@@ -264,7 +258,6 @@ std::optional<RowPlan> matchRows(func::FuncOp func, const gfx::Target &target) {
       Kind initKind = kindOf(init->get());
       if (initKind != Kind::Row && initKind != Kind::Global)
         return std::nullopt;
-      plan.reductionIndex[&op] = plan.reductions.size();
       plan.reductions.push_back({linalgOp, combiner, outOperand, identity});
       kind = Kind::Row;
     }
@@ -307,7 +300,6 @@ std::optional<RowPlan> matchRows(func::FuncOp func, const gfx::Target &target) {
     return std::nullopt;
   plan.rowsPerGroup = std::min<int64_t>(kWorkgroupThreads / plan.lanes,
                                         llvm::PowerOf2Ceil(plan.rows));
-  (void)target;
   return plan;
 }
 
@@ -337,6 +329,8 @@ private:
   }
   /// A global (argument or constant, through reshapes) as a memref.
   Value memrefOf(Value v);
+  /// The indices `map` gives at loop indices `loops`.
+  SmallVector<Value> mapIndices(AffineMap map, ArrayRef<Value> loops);
   /// Loads global `v` through `map` at loop indices `loops`.
   Value loadGlobal(Value v, AffineMap map, ArrayRef<Value> loops);
   /// Element `e` of chunk `c` of full value `v`.
@@ -372,25 +366,25 @@ Value RowKernelBuilder::memrefOf(Value v) {
   auto it = memrefs.find(v);
   if (it != memrefs.end())
     return it->second;
+  // Back through the reshapes to the argument or constant.
+  SmallVector<Operation *> reshapes;
+  Value base = v;
+  while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(base.getDefiningOp())) {
+    reshapes.push_back(base.getDefiningOp());
+    base = base.getDefiningOp()->getOperand(0);
+  }
   Value mem;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
+  if (auto arg = dyn_cast<BlockArgument>(base)) {
     mem = args[arg.getArgNumber()];
-  } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+  } else {
+    auto cst = base.getDefiningOp<arith::ConstantOp>();
     auto type = cast<RankedTensorType>(cst.getType());
     mem = bufferization::ToBufferOp::create(
         b, loc, MemRefType::get(type.getShape(), type.getElementType()), outer(cst),
         /*read_only=*/b.getUnitAttr());
-  } else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
-    auto type = expand.getResultType();
-    mem = memref::ExpandShapeOp::create(b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-                                        memrefOf(expand.getSrc()),
-                                        expand.getReassociationIndices());
-  } else {
-    auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
-    mem = memref::CollapseShapeOp::create(b, loc, memrefOf(collapse.getSrc()),
-                                          collapse.getReassociationIndices());
   }
-  return memrefs[v] = mem;
+  std::reverse(reshapes.begin(), reshapes.end());
+  return memrefs[v] = gfx::reshapeMemref(b, loc, mem, reshapes);
 }
 
 SmallVector<Value> RowKernelBuilder::loopIndices(linalg::LinalgOp op, int64_t c, int64_t e) {
@@ -401,13 +395,16 @@ SmallVector<Value> RowKernelBuilder::loopIndices(linalg::LinalgOp op, int64_t c,
   return loops;
 }
 
-Value RowKernelBuilder::loadGlobal(Value v, AffineMap map, ArrayRef<Value> loops) {
-  Value mem = memrefOf(v);
+SmallVector<Value> RowKernelBuilder::mapIndices(AffineMap map, ArrayRef<Value> loops) {
   SmallVector<Value> idx;
   for (AffineExpr expr : map.getResults())
     idx.push_back(affine::AffineApplyOp::create(
         b, loc, AffineMap::get(map.getNumDims(), 0, expr), loops));
-  return memref::LoadOp::create(b, loc, mem, idx);
+  return idx;
+}
+
+Value RowKernelBuilder::loadGlobal(Value v, AffineMap map, ArrayRef<Value> loops) {
+  return memref::LoadOp::create(b, loc, memrefOf(v), mapIndices(map, loops));
 }
 
 Value RowKernelBuilder::operandAt(linalg::LinalgOp op, OpOperand *input, int64_t c, int64_t e) {
@@ -433,10 +430,7 @@ Value RowKernelBuilder::operandAt(linalg::LinalgOp op, OpOperand *input, int64_t
       Value mem = memrefOf(v);
       SmallVector<Value> loops(rowIdx);
       loops.push_back(chunkStart[c]);
-      SmallVector<Value> idx;
-      for (AffineExpr expr : map.getResults())
-        idx.push_back(affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(map.getNumDims(), 0, expr), loops));
+      SmallVector<Value> idx = mapIndices(map, loops);
       auto type = VectorType::get({plan.width}, cast<MemRefType>(mem.getType()).getElementType());
       it = vectorLoads.try_emplace(key, vector::LoadOp::create(b, loc, type, mem, idx)).first;
     }
@@ -496,8 +490,11 @@ Value RowKernelBuilder::row(Value v) {
     Value scalar = fill.getInputs()[0];
     result = scalar.getDefiningOp() ? outer(scalar) : scalar;
   } else {
+    // (Reductions are built in program order: their results are in `rows`.)
     auto op = cast<linalg::LinalgOp>(def);
-    assert(!plan.reductionIndex.count(def) && "reductions are built in program order");
+    assert(llvm::none_of(plan.reductions,
+                         [&](const Reduction &red) { return red.op == def; }) &&
+           "reductions are built in program order");
     SmallVector<Value> inputs;
     for (OpOperand *input : op.getDpsInputOperands())
       inputs.push_back(operandAt(op, input, 0, -1));
@@ -649,7 +646,7 @@ struct KilnGPUBuildRowReductionsPass
           << testFault << "' (known: swap-operands, shift-lanes, window-taps, skip-lane)";
       return signalPassFailure();
     }
-    std::optional<RowPlan> plan = matchRows(func, *target);
+    std::optional<RowPlan> plan = matchRows(func);
     if (!plan)
       return;
 
