@@ -153,6 +153,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnFoldBatchNorms());
   if (options.raiseRmsNorms)
     pm.addNestedPass<func::FuncOp>(createKilnRaiseRmsNorms());
+  if (options.raiseRotaryEmbeddings)
+    pm.addNestedPass<func::FuncOp>(createKilnRaiseRotaryEmbeddings());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
   if (options.quantizeWeights)
     pm.addNestedPass<func::FuncOp>(createKilnQuantizeWeights());

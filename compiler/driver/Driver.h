@@ -118,6 +118,9 @@ struct CompileOptions {
   /// RMSNorm written out in elementwise ops and a mean raised to one
   /// kiln.rms_norm (kiln-raise-rms-norms).
   bool raiseRmsNorms = true;
+  /// Rotary embeddings written out (slices, a concat, products) raised to
+  /// one kiln.rotary_embedding (kiln-raise-rotary-embeddings).
+  bool raiseRotaryEmbeddings = true;
   /// kiln-split-reductions (gfx targets alone): reductions of few outputs
   /// split so that this many threads reduce at once, 0 to keep them whole.
   int64_t splitReductionThreads = 0;

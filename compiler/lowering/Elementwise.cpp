@@ -247,6 +247,56 @@ struct SelectLowering : OpRewritePattern<kiln::SelectOp> {
   }
 };
 
+/// Lowers `kiln.rotary_embedding`: one parallel generic over the input's
+/// shape that reads each element's partner along the last dimension with a
+/// `tensor.extract` (at `j +- D/2`, or `j xor 1` when interleaved).
+/// Half-precision inputs compute in f32 and round once.
+struct RotaryEmbeddingLowering : OpRewritePattern<RotaryEmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RotaryEmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value x = op.getInput();
+    int64_t rank = type.getRank(), half = type.getShape().back() / 2;
+    bool interleaved = op.getInterleaved();
+    Type elem = type.getElementType();
+    Type ct = elem.getIntOrFloatBitWidth() < 32 ? Float32Type::get(getContext()) : elem;
+    Value result = elementwise(
+        rewriter, op.getLoc(), type, {x, op.getCos(), op.getSin()},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          SmallVector<Value> indices;
+          for (int64_t d = 0; d < rank; ++d)
+            indices.push_back(linalg::IndexOp::create(b, l, d));
+          Value j = indices.back();
+          Value partner, first; // `first`: the element is rotated by -sin
+          if (interleaved) {
+            Value one = arith::ConstantIndexOp::create(b, l, 1);
+            partner = arith::XOrIOp::create(b, l, j, one);
+            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                          arith::AndIOp::create(b, l, j, one),
+                                          arith::ConstantIndexOp::create(b, l, 0));
+          } else {
+            Value h = arith::ConstantIndexOp::create(b, l, half);
+            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j, h);
+            partner = arith::SelectOp::create(b, l, first, arith::AddIOp::create(b, l, j, h),
+                                              arith::SubIOp::create(b, l, j, h));
+          }
+          indices.back() = partner;
+          Value other = convertScalar(b, l, tensor::ExtractOp::create(b, l, x, indices), ct);
+          other = arith::SelectOp::create(b, l, first, arith::NegFOp::create(b, l, other), other);
+          Value y = arith::MulFOp::create(b, l, convertScalar(b, l, a[0], ct),
+                                          convertScalar(b, l, a[1], ct));
+          y = arith::AddFOp::create(
+              b, l, y, arith::MulFOp::create(b, l, other, convertScalar(b, l, a[2], ct)));
+          return convertScalar(b, l, y, elem);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Clip bounds are f64 attributes; an integer tensor clamps to them
 /// saturated into its range (+inf is the largest value, not an overflow),
 /// the unsigned range with `u`.
@@ -278,6 +328,7 @@ void kiln::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   using FP = arith::CmpFPredicate;
   using IP = arith::CmpIPredicate;
+  patterns.add<RotaryEmbeddingLowering>(ctx);
   patterns.add<BinaryLowering<AddOp, addFn>, BinaryLowering<SubOp, subFn>,
                BinaryLowering<MulOp, mulFn>, BinaryLowering<DivOp, divFn>,
                BinaryLowering<PowOp, powFn>, BinaryLowering<MaxOp, maxFn>,

@@ -223,3 +223,50 @@ func.func @trig(%x: tensor<4xf32>) -> tensor<4xf32> {
   %8 = kiln.atanh %7 : tensor<4xf32>
   return %8 : tensor<4xf32>
 }
+
+// -----
+
+// Rotary embedding: one generic over the input; each element's partner
+// (j + 4 in the first half, j - 4 in the second) read with tensor.extract
+// and negated in the first half; f16 computes in f32 and rounds once.
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[POS:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func @rotary_embedding
+// CHECK: linalg.generic {indexing_maps = [#[[ID3]], #[[POS]], #[[POS]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg1, %arg2 : tensor<2x4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>)
+// CHECK: ^bb0(%[[X:.*]]: f16, %[[C:.*]]: f16, %[[S:.*]]: f16, %{{.*}}: f16):
+// CHECK-DAG: %[[I0:.*]] = linalg.index 0
+// CHECK-DAG: %[[I1:.*]] = linalg.index 1
+// CHECK-DAG: %[[J:.*]] = linalg.index 2
+// CHECK-DAG: %[[H:.*]] = arith.constant 4 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[J]], %[[H]]
+// CHECK-DAG: %[[DOWN:.*]] = arith.subi %[[J]], %[[H]]
+// CHECK-DAG: %[[UP:.*]] = arith.addi %[[J]], %[[H]]
+// CHECK: %[[P:.*]] = arith.select %[[FIRST]], %[[UP]], %[[DOWN]]
+// CHECK: %[[OTHER:.*]] = tensor.extract %arg0[%[[I0]], %[[I1]], %[[P]]]
+// CHECK: %[[O32:.*]] = arith.extf %[[OTHER]] : f16 to f32
+// CHECK: %[[NEG:.*]] = arith.negf %[[O32]]
+// CHECK: %[[ROT:.*]] = arith.select %[[FIRST]], %[[NEG]], %[[O32]]
+// CHECK: %[[XC:.*]] = arith.mulf
+// CHECK: %[[RS:.*]] = arith.mulf %[[ROT]]
+// CHECK: %[[Y:.*]] = arith.addf %[[XC]], %[[RS]] : f32
+// CHECK: arith.truncf %[[Y]] : f32 to f16
+func.func @rotary_embedding(%x: tensor<2x4x8xf16>, %c: tensor<4x8xf16>, %s: tensor<4x8xf16>) -> tensor<2x4x8xf16> {
+  %y = kiln.rotary_embedding %x, %c, %s : (tensor<2x4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<2x4x8xf16>
+  return %y : tensor<2x4x8xf16>
+}
+
+// -----
+
+// Interleaved: the partner is j xor 1, negated at even j.
+// CHECK-LABEL: func @rotary_embedding_interleaved
+// CHECK: %[[J:.*]] = linalg.index 1
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[P:.*]] = arith.xori %[[J]], %[[ONE]]
+// CHECK: %[[ODD:.*]] = arith.andi %[[J]], %[[ONE]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[ODD]]
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[P]]]
+// CHECK: arith.select %[[FIRST]]
+func.func @rotary_embedding_interleaved(%x: tensor<3x6xf32>, %c: tensor<6xf32>, %s: tensor<6xf32>) -> tensor<3x6xf32> {
+  %y = kiln.rotary_embedding %x, %c, %s {interleaved = true} : (tensor<3x6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}

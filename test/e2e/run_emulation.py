@@ -671,6 +671,37 @@ def cases(work):
                 x64 / np.sqrt((x64 ** 2).mean(axis=-1, keepdims=True) + 1e-6) * w, 1e-5, [],
                 "ROWS"))
 
+    # A rotary position embedding written out as LLaMA-style exports write
+    # it (x * cos + concat(-x[..., 32:], x[..., :32]) * sin, cos and sin per
+    # position): kiln-raise-rotary-embeddings makes it one
+    # kiln.rotary_embedding, one kernel that reads each element's partner.
+    x = rng.uniform(-2, 2, (1, 4, 50, 64)).astype(np.float32)
+    angles = np.arange(50)[:, None] * (1e4 ** (-np.arange(32) / 32))[None, :]
+    angles = np.concatenate([angles, angles], -1)
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    p = work / "rotary_written_out.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "cos"], ["c"]),
+         helper.make_node("Slice", ["x", "half", "end", "last"], ["hi"]),
+         helper.make_node("Neg", ["hi"], ["n"]),
+         helper.make_node("Slice", ["x", "zero", "half", "last"], ["lo"]),
+         helper.make_node("Concat", ["n", "lo"], ["r"], axis=-1),
+         helper.make_node("Mul", ["r", "sin"], ["s"]),
+         helper.make_node("Add", ["c", "s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor("cos", TensorProto.FLOAT, cos.shape, cos.flatten().tolist()),
+         helper.make_tensor("sin", TensorProto.FLOAT, sin.shape, sin.flatten().tolist())] +
+        [helper.make_tensor(k, TensorProto.INT64, [1], [v])
+         for k, v in {"zero": 0, "half": 32, "end": 64, "last": -1}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(p))
+    x64 = x.astype(np.float64)
+    rot = np.concatenate([-x64[..., 32:], x64[..., :32]], -1)
+    out.append(("RoPE f32 1x4x50x64 written out (raised to kiln.rotary_embedding, one kernel)", p,
+                {"x": x}, x64 * cos + rot * sin, 1e-5, [], "ROPE"))
+
     # GEMVs on operands as they are (contiguous along n): an attention's
     # scores x V at a decode step (heads as the batch), columns not a
     # multiple of the 64-column blocks, and 8-bit activations.
@@ -779,6 +810,14 @@ def main():
                     if len(kernels) != 1 or "kiln.lds_bytes" not in kernels[0] or \
                             "matrix_instruction" in kernels[0]:
                         failures.append(f"{name}: {gfx} does not use a {kind_name} kernel")
+            elif mnemonic == "ROPE":
+                for gfx in GFX:
+                    gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
+                              + options).stdout
+                    kernels = re.findall(r"gpu\.func @(dispatch_\w+)\(", gpu)
+                    if len(kernels) != 1 or "rotary_embedding" not in kernels[0]:
+                        failures.append(f"{name}: {gfx} does not compute it as one rotary kernel "
+                                        f"({kernels})")
             elif mnemonic:
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]

@@ -123,6 +123,12 @@ static cl::opt<bool> raiseRmsNorms(
              "Sqrt, Div, Mul, Mul) as one normalization kernel (kiln-raise-rms-norms; "
              "default on)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> raiseRotaryEmbeddings(
+    "raise-rotary-embeddings",
+    cl::desc("Compute rotary position embeddings written out (x * cos + rotate_half(x) * sin: "
+             "Slice, Neg, Slice, Concat, Mul, Mul, Add) as one kernel "
+             "(kiln-raise-rotary-embeddings; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> transposedOperands(
     "transposed-operands",
     cl::desc("With gfx targets alone: a matmul takes in the transposes of the values it alone "
@@ -503,6 +509,7 @@ int main(int argc, char **argv) {
   compileOptions.winogradTransformOps = cpuOnly;
   compileOptions.winogradExclude.assign(winogradExclude.begin(), winogradExclude.end());
   compileOptions.raiseRmsNorms = raiseRmsNorms;
+  compileOptions.raiseRotaryEmbeddings = raiseRotaryEmbeddings;
   // Column panels of 4-bit weights and of few-row float matmuls' weights:
   // the cpu kernels' layouts, which the gfx code generator does not read.
   if (matmulPanelRows < -1) {

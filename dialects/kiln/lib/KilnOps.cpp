@@ -908,6 +908,30 @@ LogicalResult RmsNormOp::verify() {
   return verifyNormParam(*this, input, getAxis(), getScale(), "scale");
 }
 
+LogicalResult RotaryEmbeddingOp::verify() {
+  auto input = getInput().getType();
+  if (getResult().getType() != input)
+    return emitOpError("result type must match the input type");
+  if (input.getRank() < 1)
+    return emitOpError("input must have rank 1 or more");
+  int64_t d = input.getShape().back();
+  if (!ShapedType::isDynamic(d) && d % 2 != 0)
+    return emitOpError("last dimension must be even, got ") << d;
+  for (auto [param, name] : {std::pair(getCos(), "cos"), std::pair(getSin(), "sin")}) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getElementType() != input.getElementType())
+      return emitOpError(name) << " element type " << type.getElementType()
+                               << " must be the input's, " << input.getElementType();
+    auto broadcast = broadcastShapes(type.getShape(), input.getShape());
+    if (type.getRank() > input.getRank() || failed(broadcast) ||
+        ArrayRef<int64_t>(*broadcast) != input.getShape())
+      return emitOpError(name) << " shape " << shapeString(type.getShape())
+                               << " does not broadcast to "
+                               << shapeString(input.getShape());
+  }
+  return success();
+}
+
 LogicalResult BatchNormOp::verify() {
   auto input = getInput().getType();
   if (getResult().getType() != input)

@@ -968,3 +968,43 @@ func.func @four_bit_on_add(%a: tensor<3xi8>) {
   %0 = kiln.add %a, %a {kiln.four_bit} : (tensor<3xi8>, tensor<3xi8>) -> tensor<3xi8>
   return
 }
+
+// -----
+
+func.func @odd(%x: tensor<2x7xf32>, %c: tensor<7xf32>) -> tensor<2x7xf32> {
+  // expected-error @+1 {{last dimension must be even, got 7}}
+  %y = kiln.rotary_embedding %x, %c, %c : (tensor<2x7xf32>, tensor<7xf32>, tensor<7xf32>) -> tensor<2x7xf32>
+  return %y : tensor<2x7xf32>
+}
+
+// -----
+
+func.func @cos_shape(%x: tensor<2x8xf32>, %c: tensor<4xf32>, %s: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{cos shape [4] does not broadcast to [2, 8]}}
+  %y = kiln.rotary_embedding %x, %c, %s : (tensor<2x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @sin_rank(%x: tensor<2x8xf32>, %c: tensor<8xf32>, %s: tensor<1x2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{sin shape [1, 2, 8] does not broadcast to [2, 8]}}
+  %y = kiln.rotary_embedding %x, %c, %s : (tensor<2x8xf32>, tensor<8xf32>, tensor<1x2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @sin_type(%x: tensor<2x8xf32>, %c: tensor<8xf32>, %s: tensor<8xf16>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{sin element type 'f16' must be the input's, 'f32'}}
+  %y = kiln.rotary_embedding %x, %c, %s : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf16>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @result(%x: tensor<2x8xf32>, %c: tensor<8xf32>) -> tensor<2x8xf16> {
+  // expected-error @+1 {{result type must match the input type}}
+  %y = kiln.rotary_embedding %x, %c, %c : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf16>
+  return %y : tensor<2x8xf16>
+}

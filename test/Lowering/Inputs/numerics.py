@@ -227,6 +227,14 @@ case("layer_norm", "kiln.layer_norm {args} {{axis = 1 : i64, epsilon = 1.0e-05 :
      (x - mean) / np.sqrt(var + 1e-5) * s + b)
 case("rms_norm", "kiln.rms_norm {args} {{axis = 2 : i64, epsilon = 1.0e-06 : f64}} : {types}", [x, s],
      x / np.sqrt((x.astype(np.float64) ** 2).mean(2, keepdims=True) + 1e-6) * s)
+# Rotary embeddings, as written out by LLaMA-style exports (rotate_half)
+# and interleaved (GPT-J's rotate_every_two), cos/sin broadcast by position.
+x, cs, sn = randn(2, 3, 4, 8), randn(4, 8), randn(4, 8)
+case("rotary_embedding", "kiln.rotary_embedding {args} : {types}", [x, cs, sn],
+     x * cs + np.concatenate([-x[..., 4:], x[..., :4]], -1) * sn)
+rot2 = np.stack([-x[..., 1::2], x[..., 0::2]], -1).reshape(x.shape)
+case("rotary_embedding interleaved", "kiln.rotary_embedding {args} {{interleaved = true}} : {types}",
+     [x, cs, sn], x * cs + rot2 * sn)
 x = randn(2, 3, 4, 5)
 sc, bi, mu = randn(3), randn(3), randn(3)
 va = rng.uniform(0.1, 2, 3).astype(np.float32)

@@ -44,6 +44,40 @@ def KilnRaiseRmsNorms : Pass<"kiln-raise-rms-norms", "mlir::func::FuncOp"> {
   }];
 }
 
+def KilnRaiseRotaryEmbeddings : Pass<"kiln-raise-rotary-embeddings", "mlir::func::FuncOp"> {
+  let summary = "rotary position embeddings written out in slices, a concat and products, as one kiln.rotary_embedding";
+  let description = [{
+    LLaMA-style exports write the rotary embedding of the query and key
+    heads out as `x * cos + rotate_half(x) * sin`, with `rotate_half(x) =
+    concat(-x[..., D/2:], x[..., :D/2])`: two slices, a negation, a concat,
+    two products and a sum, which fusion makes three kernels per head
+    tensor (the rotated half goes through memory twice). This pass replaces
+    the chain by `kiln.rotary_embedding`, one kernel that reads each
+    element's partner itself.
+
+    Taken: `kiln.add` (either order) of `x * cos` and `r * sin` (products
+    in either order) where `r` is `kiln.concat` along the last dimension of
+    `-(x[..., D/2:])` (`kiln.neg`, or a product by a scalar -1) and
+    `x[..., :D/2]` (`kiln.slice`s of the last dimension, step 1); every
+    value in the chain but x, cos and sin read once; cos and sin of x's
+    element type, broadcasting to it; static shapes; float. The result is
+    the same up to rounding (half-precision inputs compute in f32 and round
+    once).
+
+    ```mlir
+    %c  = kiln.mul %x, %cos : (tensor<1x8x128x32xf32>, tensor<128x32xf32>) -> tensor<1x8x128x32xf32>
+    %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 16>, ends = array<i64: 1, 8, 128, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x8x128x32xf32> -> tensor<1x8x128x16xf32>
+    %n  = kiln.neg %hi : tensor<1x8x128x16xf32>
+    %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 8, 128, 16>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x8x128x32xf32> -> tensor<1x8x128x16xf32>
+    %r  = kiln.concat %n, %lo {axis = 3 : i64} : (tensor<1x8x128x16xf32>, tensor<1x8x128x16xf32>) -> tensor<1x8x128x32xf32>
+    %s  = kiln.mul %r, %sin : (tensor<1x8x128x32xf32>, tensor<128x32xf32>) -> tensor<1x8x128x32xf32>
+    %y  = kiln.add %c, %s : (tensor<1x8x128x32xf32>, tensor<1x8x128x32xf32>) -> tensor<1x8x128x32xf32>
+    // becomes
+    %y = kiln.rotary_embedding %x, %cos, %sin : (tensor<1x8x128x32xf32>, tensor<128x32xf32>, tensor<128x32xf32>) -> tensor<1x8x128x32xf32>
+    ```
+  }];
+}
+
 def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp"> {
   let summary = "apply data movement on weights at compile time";
   let description = [{

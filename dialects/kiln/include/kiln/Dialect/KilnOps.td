@@ -714,6 +714,32 @@ def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_RotaryEmbeddingOp : Kiln_Op<"rotary_embedding", [Pure]> {
+  let summary = "rotary position embedding along the last dimension";
+  let description = [{
+    Rotates pairs of elements of the last dimension (size `D`, even) of
+    `input` by angles whose cosines and sines are `cos` and `sin`, which
+    broadcast to `input`'s shape (numpy rules, no higher rank):
+
+    `result[..., j] = x[..., j] * cos[..., j] + s(j) * x[..., p(j)] * sin[..., j]`
+
+    Without `interleaved` the pairs are `(j, j + D/2)`: `p(j) = j + D/2`,
+    `s(j) = -1` for `j < D/2`, and `p(j) = j - D/2`, `s(j) = +1` after
+    (`x * cos + rotate_half(x) * sin`, as LLaMA-style models write it). With
+    `interleaved` they are `(2i, 2i + 1)`: `p(j) = j xor 1`, `s(j) = -1` for
+    even `j`. ONNX's RotaryEmbedding (opset 23) is this op with its half-width
+    caches gathered by position and repeated to width `D` (twice
+    concatenated, or each element twice when interleaved).
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$cos,
+                       Kiln_FloatTensor:$sin,
+                       DefaultValuedAttr<BoolAttr, "false">:$interleaved);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_BatchNormOp : Kiln_Op<"batch_norm", [Pure]> {
   let summary = "inference-mode batch normalization over channel dimension 1";
   let description = [{
