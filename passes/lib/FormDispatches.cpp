@@ -6,7 +6,9 @@
 // shape (bias, activation, residual add), and for roots that are not
 // contractions, single-use elementwise producers join too; a contraction
 // takes in the cast of a constant weight only it reads and the transpose of
-// one stored k-fastest; a concat takes in its single-use slices. A Winograd
+// one stored k-fastest (with transposed-operands, a matmul also takes in the
+// transposes and broadcasts of operands it alone reads, and the transpose of
+// its result); a concat takes in its single-use slices. A Winograd
 // transform takes in nothing. Every other
 // op except constants, reshapes (views, handled by memory planning) and
 // control flow (kiln.if and kiln.loop, commands of the program) gets a
@@ -115,6 +117,39 @@ Operation *transposedWeightReader(TransposeOp transpose, bool operands) {
   return user;
 }
 
+/// The kiln.expand (grouped-query attention's K and V heads repeated to the
+/// query heads) that `value` is, or reshapes, read only by `value`'s reader:
+/// the expand and the reshape, in block order; empty for none.
+SmallVector<Operation *> broadcastChain(Value value) {
+  Operation *reshape = value.getDefiningOp<ReshapeOp>();
+  if (reshape) {
+    if (!value.hasOneUse())
+      return {};
+    value = reshape->getOperand(0);
+  }
+  auto expand = value.getDefiningOp<ExpandOp>();
+  if (!expand || !value.hasOneUse() || (reshape && reshape->getBlock() != expand->getBlock()))
+    return {};
+  SmallVector<Operation *> chain{expand};
+  if (reshape)
+    chain.push_back(reshape);
+  return chain;
+}
+
+/// With transposed-operands, the matmul that reads `expand` alone, through
+/// a reshape and a transpose (each optional, each read once), in its
+/// block, or null.
+Operation *broadcastReader(ExpandOp expand) {
+  Operation *user = singleUser(expand.getResult());
+  if (isa_and_nonnull<ReshapeOp>(user))
+    user = singleUser(user->getResult(0));
+  if (auto transpose = dyn_cast_or_null<TransposeOp>(user))
+    user = singleUser(transpose.getResult());
+  if (!isa_and_nonnull<MatmulOp, MatmulIntegerOp>(user) || user->getBlock() != expand->getBlock())
+    return nullptr;
+  return user;
+}
+
 struct KilnFormDispatchesPass
     : kiln::impl::KilnFormDispatchesBase<KilnFormDispatchesPass> {
   using Base::Base;
@@ -150,6 +185,10 @@ struct KilnFormDispatchesPass
       if (auto transpose = dyn_cast<TransposeOp>(op);
           transpose && transposedWeightReader(transpose, transposedOperands))
         continue;
+      // And, with transposed-operands, the broadcast of a matmul operand
+      // (grouped-query attention's K and V heads).
+      if (auto expand = dyn_cast<ExpandOp>(op); expand && transposedOperands && broadcastReader(expand))
+        continue;
       // Likewise a single-use slice of a concat (the strided tile gathers of
       // kiln-winograd-convs: 36 slices, one kernel).
       if (auto slice = dyn_cast<SliceOp>(op))
@@ -177,8 +216,18 @@ struct KilnFormDispatchesPass
           if (cast && !grouped.contains(cast) && narrowedWeightReader(cast) == op)
             weight = cast.getInput();
           auto transpose = weight.getDefiningOp<TransposeOp>();
-          if (transpose && !grouped.contains(transpose) &&
-              transposedWeightReader(transpose, transposedOperands) == op) {
+          bool takesTranspose = transpose && !grouped.contains(transpose) &&
+                                transposedWeightReader(transpose, transposedOperands) == op;
+          // With transposed-operands, a matmul also takes in the broadcast
+          // of an operand (before its transpose), which its GEMM kernel
+          // reads through (heads h of a K or V with fewer heads at h / g).
+          if (transposedOperands && isa<MatmulOp, MatmulIntegerOp>(op) && weight == operand)
+            for (Operation *member : broadcastChain(takesTranspose ? transpose.getInput() : operand))
+              if (!grouped.contains(member)) {
+                group.push_back(member);
+                grouped.insert(member);
+              }
+          if (takesTranspose) {
             group.push_back(transpose);
             grouped.insert(transpose);
           }

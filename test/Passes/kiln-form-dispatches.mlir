@@ -314,3 +314,46 @@ func.func @transposed_heads(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v
   %n = kiln.neg %c : tensor<1x8x2x4xf32>
   return %n, %vt : tensor<1x8x2x4xf32>, tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// Grouped-query attention: K and V have 2 heads, repeated to the 4 query
+// heads (reshape, expand, reshape). With transposed-operands the matmuls
+// take in the expand and the reshape after it (and K's transpose); the
+// reshape before the expand stays a view outside. An expand read by two
+// ops stays a dispatch of its own. Without it, every expand is one.
+// CHECK-LABEL: func @grouped_query
+// CHECK-COUNT-3: kiln.dispatch "dispatch_{{[0-9]}}_expand"
+// OPERANDS-LABEL: func @grouped_query
+// OPERANDS: %[[K5:.*]] = kiln.reshape %arg1 : tensor<1x2x3x4xf32> -> tensor<1x2x1x3x4xf32>
+// OPERANDS: kiln.dispatch "dispatch_0_matmul" (%[[K5]], %arg0)
+// OPERANDS-NEXT: ^bb0(%[[K:.*]]: tensor<1x2x1x3x4xf32>, %[[Q:.*]]: tensor<1x4x3x4xf32>):
+// OPERANDS-NEXT: %[[KE:.*]] = kiln.expand %[[K]] : tensor<1x2x1x3x4xf32> -> tensor<1x2x2x3x4xf32>
+// OPERANDS-NEXT: %[[KR:.*]] = kiln.reshape %[[KE]] : tensor<1x2x2x3x4xf32> -> tensor<1x4x3x4xf32>
+// OPERANDS-NEXT: %[[KT:.*]] = kiln.transpose %[[KR]] {permutation = array<i64: 0, 1, 3, 2>}
+// OPERANDS-NEXT: kiln.matmul %[[Q]], %[[KT]]
+// OPERANDS: kiln.dispatch "dispatch_1_matmul"
+// OPERANDS: kiln.expand
+// OPERANDS-NEXT: kiln.reshape
+// OPERANDS-NEXT: kiln.matmul
+// OPERANDS: kiln.dispatch "dispatch_2_expand"
+// OPERANDS: kiln.dispatch "dispatch_3_matmul"
+// OPERANDS-NEXT: ^bb0
+// OPERANDS-NEXT: kiln.matmul
+func.func @grouped_query(%q: tensor<1x4x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>) -> (tensor<1x4x3x4xf32>, tensor<1x2x2x3x4xf32>, tensor<1x4x3x4xf32>) {
+  %k5 = kiln.reshape %k : tensor<1x2x3x4xf32> -> tensor<1x2x1x3x4xf32>
+  %ke = kiln.expand %k5 : tensor<1x2x1x3x4xf32> -> tensor<1x2x2x3x4xf32>
+  %kr = kiln.reshape %ke : tensor<1x2x2x3x4xf32> -> tensor<1x4x3x4xf32>
+  %kt = kiln.transpose %kr {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x4x3x4xf32> -> tensor<1x4x4x3xf32>
+  %s = kiln.matmul %q, %kt : (tensor<1x4x3x4xf32>, tensor<1x4x4x3xf32>) -> tensor<1x4x3x3xf32>
+  %v5 = kiln.reshape %v : tensor<1x2x3x4xf32> -> tensor<1x2x1x3x4xf32>
+  %ve = kiln.expand %v5 : tensor<1x2x1x3x4xf32> -> tensor<1x2x2x3x4xf32>
+  %vr = kiln.reshape %ve : tensor<1x2x2x3x4xf32> -> tensor<1x4x3x4xf32>
+  %o = kiln.matmul %s, %vr : (tensor<1x4x3x3xf32>, tensor<1x4x3x4xf32>) -> tensor<1x4x3x4xf32>
+  // Read twice: by the matmul and returned.
+  %we = kiln.expand %v5 : tensor<1x2x1x3x4xf32> -> tensor<1x2x2x3x4xf32>
+  %wr = kiln.reshape %we : tensor<1x2x2x3x4xf32> -> tensor<1x4x3x4xf32>
+  %p = kiln.matmul %s, %wr : (tensor<1x4x3x3xf32>, tensor<1x4x3x4xf32>) -> tensor<1x4x3x4xf32>
+  %sum = kiln.add %o, %p : (tensor<1x4x3x4xf32>, tensor<1x4x3x4xf32>) -> tensor<1x4x3x4xf32>
+  return %sum, %we, %o : tensor<1x4x3x4xf32>, tensor<1x2x2x3x4xf32>, tensor<1x4x3x4xf32>
+}

@@ -608,6 +608,50 @@ def cases(work):
         out.append((f"MatMul f32 heads {name} through transposes, gfx alone --precision=f16", p,
                     {"a": a, "b": b}, ref, 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
 
+    # Grouped-query attention's products, for gfx alone: K and V have 2
+    # heads, repeated to the 8 query heads (Unsqueeze, Expand, Reshape, as
+    # LLaMA-style exports write repeat_kv); the GEMM kernels read head h at
+    # h / 4 instead of a kernel copying them: Q K^T (K transposed too),
+    # scores x V, and a decode step's one-row scores x V (the row-major
+    # GEMV). A kernel reading the wrong head fails.
+    for name, rows, transposed in (("Q K^T", 40, True), ("scores x V", 40, False),
+                                   ("decode scores x V", 1, False)):
+        a = rng.uniform(-1, 1, (1, 8, rows, 40 if not transposed else 32)).astype(np.float32)
+        kv = rng.uniform(-1, 1, (1, 2, 40, 32)).astype(np.float32)
+        repeated = np.repeat(kv, 4, axis=1)
+        other = np.swapaxes(repeated, 2, 3) if transposed else repeated
+        p = work / f"gqa_{name.replace(' ', '_').replace('^', '')}.onnx"
+        nodes = [helper.make_node("Unsqueeze", ["kv", "axis2"], ["u"]),
+                 helper.make_node("Expand", ["u", "shape5"], ["e"]),
+                 helper.make_node("Reshape", ["e", "shape4"], ["r"])]
+        if transposed:
+            nodes += [helper.make_node("Transpose", ["r"], ["t"], perm=[0, 1, 3, 2]),
+                      helper.make_node("MatMul", ["a", "t"], ["y"])]
+        else:
+            nodes.append(helper.make_node("MatMul", ["a", "r"], ["y"]))
+        out_shape = [1, 8, rows, other.shape[-1]]
+        graph = helper.make_graph(
+            nodes, "g",
+            [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape),
+             helper.make_tensor_value_info("kv", TensorProto.FLOAT, kv.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+            [helper.make_tensor("axis2", TensorProto.INT64, [1], [2]),
+             helper.make_tensor("shape5", TensorProto.INT64, [5], [1, 2, 4, 40, 32]),
+             helper.make_tensor("shape4", TensorProto.INT64, [4], [1, 8, 40, 32])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(p))
+        if rows > 8:
+            ref = np.matmul(a.astype(np.float16).astype(np.float64),
+                            other.astype(np.float16).astype(np.float64))
+            out.append((f"MatMul f32 grouped-query {name}: 2 KV heads read as 8, gfx alone "
+                        "--precision=f16", p, {"a": a, "kv": kv}, ref, 1e-5,
+                        ["gfx-only", "--precision=f16"], r"_f16"))
+        else:
+            ref = np.matmul(a.astype(np.float64), other.astype(np.float64))
+            out.append((f"GEMV MatMul f32 grouped-query {name}: 2 KV heads read as 8, gfx alone",
+                        p, {"a": a, "kv": kv}, ref, 1e-5, ["gfx-only"], "GEMV"))
+
     # A projection split into heads of 12 and transposed to them (a LLaMA-
     # style q/k/v projection), for gfx alone: the GEMM (40 rows) or the GEMV
     # (a decode step's row: the weight in column panels) stores through the

@@ -74,6 +74,13 @@ struct Source {
   /// permutation[d]. traceOperands folds it into `map`, which then indexes
   /// the argument. Empty for none.
   SmallVector<int64_t> permutation;
+  /// The operand is the argument broadcast along dimensions it repeats
+  /// (grouped-query attention's K and V heads, kiln.expand to the query
+  /// heads), then possibly reshaped and transposed: operand indices ->
+  /// argument indices (after `reshapes`), with `floordiv` where a
+  /// collapsed dimension meets a repeated one. traceOperands composes it
+  /// into `map`. Null for none.
+  AffineMap operandMap;
   bool isUnsigned = false;
   /// Unsigned bytes staged as signed ones minus 128 (x ^ 0x80), for MFMA,
   /// which multiplies signed bytes only; the kernel adds back 128 times the
@@ -213,6 +220,62 @@ std::optional<Source> traceWidened(Value value) {
   return traceTransposed(value);
 }
 
+/// An operand that broadcasts an argument (Source::operandMap): a
+/// linalg.transpose (optional) of a collapse_shape (optional) of a
+/// linalg.generic that copies its one input, read through a projected
+/// permutation, to more dimensions; the input an argument seen through
+/// reshapes. Grouped-query attention's K (transposed) and V: heads [B, G,
+/// S, D] repeated to [B, G, R, S, D] and collapsed to [B, G R, S, D], read
+/// at head h as (h floordiv R).
+std::optional<Source> traceBroadcast(Value value) {
+  MLIRContext *ctx = value.getContext();
+  unsigned rank = cast<RankedTensorType>(value.getType()).getRank();
+  SmallVector<AffineExpr> idx; // indices into `value`, from operand dims
+  for (unsigned d = 0; d < rank; ++d)
+    idx.push_back(getAffineDimExpr(d, ctx));
+  if (auto transpose = value.getDefiningOp<linalg::TransposeOp>()) {
+    SmallVector<AffineExpr> input(idx.size());
+    for (auto [d, p] : llvm::enumerate(transpose.getPermutation()))
+      input[p] = idx[d];
+    idx = std::move(input);
+    value = transpose.getInput();
+  }
+  if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>()) {
+    RankedTensorType src = collapse.getSrcType();
+    if (!src.hasStaticShape())
+      return std::nullopt;
+    SmallVector<AffineExpr> expanded(src.getRank());
+    for (auto [g, group] : llvm::enumerate(collapse.getReassociationIndices())) {
+      AffineExpr rest = idx[g];
+      for (size_t i = group.size(); i-- > 0;) {
+        int64_t size = src.getDimSize(group[i]);
+        expanded[group[i]] = i == 0 ? rest : rest % size;
+        rest = rest.floorDiv(size);
+      }
+    }
+    idx = std::move(expanded);
+    value = collapse.getSrc();
+  }
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return std::nullopt;
+  Block *body = generic.getBody();
+  AffineMap in = generic.getIndexingMapsArray()[0], out = generic.getIndexingMapsArray()[1];
+  if (body->getOperations().size() != 1 ||
+      body->getTerminator()->getOperand(0) != body->getArgument(0) || !out.isIdentity() ||
+      !in.isProjectedPermutation() || in.getNumResults() >= in.getNumDims())
+    return std::nullopt;
+  std::optional<Source> source = traceSource(generic.getDpsInputs()[0]);
+  if (!source)
+    return std::nullopt;
+  SmallVector<AffineExpr> argIdx;
+  for (AffineExpr e : in.getResults())
+    argIdx.push_back(idx[cast<AffineDimExpr>(e).getPosition()]);
+  source->operandMap = simplifyAffineMap(AffineMap::get(rank, 0, argIdx, ctx));
+  return source;
+}
+
 /// `map` (loops -> operand indices) as loops -> argument indices for
 /// `source`'s permutation.
 AffineMap throughPermutation(const Source &source, AffineMap map) {
@@ -294,13 +357,20 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
 /// A and B of a two-input contraction: function arguments seen through
 /// reshapes, with the contraction's maps and signedness; false otherwise.
 bool traceOperands(linalg::LinalgOp op, GemmPlan &plan) {
-  std::optional<Source> a = traceWidened(op.getDpsInputs()[0]);
-  std::optional<Source> b = traceWidened(op.getDpsInputs()[1]);
+  auto trace = [](Value operand) {
+    std::optional<Source> source = traceWidened(operand);
+    return source ? source : traceBroadcast(operand);
+  };
+  std::optional<Source> a = trace(op.getDpsInputs()[0]);
+  std::optional<Source> b = trace(op.getDpsInputs()[1]);
   if (!a || !b)
     return false;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   a->map = throughPermutation(*a, maps[0]);
   b->map = throughPermutation(*b, maps[1]);
+  for (Source *source : {&*a, &*b})
+    if (source->operandMap)
+      source->map = simplifyAffineMap(source->operandMap.compose(source->map));
   a->isUnsigned = extendsUnsigned(op, 0);
   b->isUnsigned = extendsUnsigned(op, 1);
   plan.a = *a;
@@ -696,14 +766,23 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
 
 /// Whether `map` indexes its operand by plain loop dims.
 bool plainIndices(AffineMap map) {
-  return llvm::all_of(map.getResults(), [](AffineExpr e) { return isa<AffineDimExpr>(e); });
+  // A loop dim divided by a constant (a broadcast operand's repeated heads,
+  // Source::operandMap) stays in bounds wherever the dim does.
+  return llvm::all_of(map.getResults(), [](AffineExpr e) {
+    auto div = dyn_cast<AffineBinaryOpExpr>(e);
+    return isa<AffineDimExpr>(e) ||
+           (div && div.getKind() == AffineExprKind::FloorDiv && isa<AffineDimExpr>(div.getLHS()) &&
+            isa<AffineConstantExpr>(div.getRHS()));
+  });
 }
 
 /// Whether `map` indexes its operand by plain loop dims, loop `dim` last
 /// (the operand is contiguous along it).
 bool contiguousAlong(AffineMap map, unsigned dim) {
-  return plainIndices(map) && map.getNumResults() > 0 &&
-         cast<AffineDimExpr>(map.getResults().back()).getPosition() == dim;
+  if (!plainIndices(map) || map.getNumResults() == 0)
+    return false;
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return last && last.getPosition() == dim;
 }
 
 /// A contraction of at most kMaxGemvRows rows whose B is contiguous along n

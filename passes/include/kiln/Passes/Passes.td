@@ -627,7 +627,12 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     With `transposed-operands`, a `kiln.matmul` or `kiln.matmul_integer`
     also takes in the transpose of any value it alone reads (attention's
     heads: Q, K and V transposed from `[B, S, H, D]`), which the gfx GEMM
-    kernels read through, and (a `kiln.matmul_panels` too) the transpose
+    kernels read through; before that transpose (or without one), the
+    `kiln.expand` of an operand, and the reshape after it, that it alone
+    reads (grouped-query attention's K and V heads repeated to the query
+    heads: `[B, G, 1, S, D]` to `[B, G, R, S, D]`, reshaped to `[B, G R, S,
+    D]`), which they read at head `h / R` instead of a kernel copying
+    them; and (a `kiln.matmul_panels` too) the transpose
     that alone reads its result
     (the context back to `[B, S, H, D]`) or a reshape of it (a projection
     split into heads and transposed to them), which they store through
