@@ -84,8 +84,12 @@ def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp
     A `kiln.transpose` of a constant (as `Gemm` with `transB = 1` imports:
     the fully connected layer's weight) is computed once here, whatever its
     size, into a new `dense_resource` blob, instead of every run moving the
-    bytes. (The folders stop at a size limit because they work on `dense`
-    attributes; this pass works on blobs.)
+    bytes. Likewise a transcendental of an f32 constant (`kiln.cos`,
+    `kiln.sin`, `kiln.exp`, `kiln.log`, `kiln.sqrt`, `kiln.tanh`,
+    `kiln.sigmoid`: a rotary embedding's cosine and sine of a table of
+    angles), evaluated in double and rounded once. (The folders stop at a
+    size limit because they work on `dense` attributes; this pass works on
+    blobs.)
   }];
 }
 
