@@ -156,6 +156,10 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.raiseRotaryEmbeddings)
     pm.addNestedPass<func::FuncOp>(createKilnRaiseRotaryEmbeddings());
   pm.addNestedPass<func::FuncOp>(createKilnFoldWeightLayouts());
+  // Its slices are views only where the GEMM kernels store through the
+  // transpose into heads (gfx targets alone).
+  if (options.transposedOperands)
+    pm.addNestedPass<func::FuncOp>(createKilnMergeHeadProjections());
   if (options.quantizeWeights)
     pm.addNestedPass<func::FuncOp>(createKilnQuantizeWeights());
   if (options.int4GroupSize > 0) {

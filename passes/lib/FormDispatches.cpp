@@ -10,7 +10,8 @@
 // transposes and broadcasts of operands it alone reads, and the transpose of
 // its result); a concat takes in its single-use slices. A Winograd
 // transform takes in nothing. Every other
-// op except constants, reshapes (views, handled by memory planning) and
+// op except constants, reshapes and contiguous slices (views, handled by
+// memory planning) and
 // control flow (kiln.if and kiln.loop, commands of the program) gets a
 // dispatch of its own.
 //
@@ -169,6 +170,13 @@ struct KilnFormDispatchesPass
         continue;
       // Control flow stays in the program: it runs other programs.
       if (isa<ConstantOp, ReshapeOp, DispatchOp, YieldOp, IfOp, LoopOp>(op))
+        continue;
+      // A slice that is a view of its input's bytes (one contiguous,
+      // aligned range: the heads of a merged projection) stays, like a
+      // reshape, unless the model returns it.
+      if (sliceViewOffset(op) && llvm::none_of(op->getUsers(), [](Operation *user) {
+            return isa<func::ReturnOp>(user);
+          }))
         continue;
       // A single-use elementwise producer of a non-contraction root waits for
       // its root, which takes it in (ops are visited in block order).

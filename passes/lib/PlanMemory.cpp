@@ -3,7 +3,8 @@
 // Every tensor a kiln.program holds at run time gets a 64-byte aligned
 // offset in one arena: the model inputs and the result of every launch; its
 // constants get places in the program's constant pool. The plan is written
-// as #kiln.binding attributes on the program and its launches. A reshape aliases its operand's bytes. Buffers are
+// as #kiln.binding attributes on the program and its launches. A reshape aliases its operand's
+// bytes; so does a slice that is a view (kiln::sliceViewOffset), from its offset. Buffers are
 // placed largest first at the lowest offset that does not overlap a buffer
 // whose live range intersects (live from definition to last use; inputs
 // from the start, outputs to the end).
@@ -121,10 +122,10 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     for (Operation &op : block) {
       for (Value operand : op.getOperands())
         use(operand, index);
-      if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-        auto it = bufferOf.find(reshape.getInput());
+      if (isa<ReshapeOp>(op) || sliceViewOffset(&op)) {
+        auto it = bufferOf.find(op.getOperand(0));
         if (it != bufferOf.end())
-          bufferOf[reshape.getResult()] = it->second;
+          bufferOf[op.getResult(0)] = it->second;
       } else if (isa<LaunchOp, IfOp, LoopOp>(op)) {
         for (Value result : op.getResults())
           addBuffer(result, index);
@@ -138,7 +139,8 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
         poolSize = offset + storageBytes(cast<RankedTensorType>(cst.getType()));
       } else if (!isa<ReturnOp>(op)) {
         return op.emitOpError("cannot be placed in the program's arena; "
-                              "expected only launches, control flow, constants and reshapes");
+                              "expected only launches, control flow, constants, reshapes and "
+                              "slice views");
       }
       ++index;
     }
@@ -179,12 +181,16 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     MLIRContext *ctx = program.getContext();
     std::function<BindingAttr(Value)> bindingOf = [&](Value value) -> BindingAttr {
       uint64_t size = storageBytes(cast<RankedTensorType>(value.getType()));
-      if (auto reshape = value.getDefiningOp<ReshapeOp>()) {
-        BindingAttr source = bindingOf(reshape.getInput());
+      // Views: a reshape at its operand's offset, a slice view
+      // (sliceViewOffset) past it.
+      Operation *def = value.getDefiningOp();
+      std::optional<uint64_t> sliceOffset = def ? sliceViewOffset(def) : std::nullopt;
+      if (isa_and_nonnull<ReshapeOp>(def) || sliceOffset) {
+        BindingAttr source = bindingOf(def->getOperand(0));
         BindingKind kind = source.getKind();
         if (kind == BindingKind::Arena && outputs.contains(value))
           kind = BindingKind::Output;
-        return BindingAttr::get(ctx, kind, source.getOffset(), size);
+        return BindingAttr::get(ctx, kind, source.getOffset() + sliceOffset.value_or(0), size);
       }
       if (auto cst = value.getDefiningOp<ConstantOp>())
         return BindingAttr::get(ctx, BindingKind::Constant, constantOffset.lookup(cst), size);
@@ -194,7 +200,8 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
       // A launch result: output when the program returns it (or a view of it).
       bool returned = outputs.contains(value) ||
                       llvm::any_of(value.getUsers(), [&](Operation *user) {
-                        return isa<ReshapeOp>(user) && outputs.contains(user->getResult(0));
+                        return (isa<ReshapeOp>(user) || sliceViewOffset(user)) &&
+                               outputs.contains(user->getResult(0));
                       });
       return BindingAttr::get(ctx, returned ? BindingKind::Output : BindingKind::Arena, offset,
                               size);

@@ -197,3 +197,30 @@ kiln.program @main(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
   %y = kiln.if %c then @main(%c, %x) else @main(%c, %x) : (tensor<i1>, tensor<i1>, tensor<4xf32>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
   kiln.return %y : tensor<4xf32>
 }
+
+// -----
+
+// A slice that is a view (one contiguous range of its operand's bytes, at a
+// 64-byte aligned offset) is an alias like a reshape: no buffer of its own;
+// its binding is its operand's offset plus its own (heads 8-9 of [1, 12,
+// 4, 8] f32: 8 x 4 x 8 x 4 = 1024 bytes in), its size its own bytes, and
+// its uses keep the operand's buffer live (%h, read through %k by @k,
+// stays live to @k; @g's result takes the input's bytes, dead by then).
+// CHECK-LABEL: kiln.program @main
+// CHECK-SAME: arena_size = 1856 : i64
+// CHECK: %[[H:.*]] = kiln.launch @proj(%arg0) bindings([#kiln.binding<input, 1536, 64>], [#kiln.binding<arena, 0, 1536>])
+// CHECK-NEXT: %[[Q:.*]] = kiln.slice %[[H]] {{.*}} -> tensor<1x8x4x8xf32>
+// CHECK-NEXT: %[[K:.*]] = kiln.slice %[[H]] {{.*}} -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: kiln.launch @g(%[[Q]]) bindings([#kiln.binding<arena, 0, 1024>], [#kiln.binding<output, 1536, 256>])
+// CHECK-NEXT: kiln.launch @k(%[[K]]) bindings([#kiln.binding<arena, 1024, 256>], [#kiln.binding<output, 1792, 64>])
+func.func private @proj(tensor<16xf32>) -> tensor<1x12x4x8xf32>
+func.func private @g(tensor<1x8x4x8xf32>) -> tensor<64xf32>
+func.func private @k(tensor<1x2x4x8xf32>) -> tensor<16xf32>
+kiln.program @main(%x: tensor<16xf32>) -> (tensor<64xf32>, tensor<16xf32>) {
+  %h = kiln.launch @proj(%x) : (tensor<16xf32>) -> tensor<1x12x4x8xf32>
+  %q = kiln.slice %h {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 8, 4, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x12x4x8xf32> -> tensor<1x8x4x8xf32>
+  %k = kiln.slice %h {starts = array<i64: 0, 8, 0, 0>, ends = array<i64: 1, 10, 4, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x12x4x8xf32> -> tensor<1x2x4x8xf32>
+  %a = kiln.launch @g(%q) : (tensor<1x8x4x8xf32>) -> tensor<64xf32>
+  %b = kiln.launch @k(%k) : (tensor<1x2x4x8xf32>) -> tensor<16xf32>
+  kiln.return %a, %b : tensor<64xf32>, tensor<16xf32>
+}

@@ -31,6 +31,51 @@ uint64_t kiln::storageBytes(RankedTensorType type) {
   return elementBytes * static_cast<uint64_t>(type.getNumElements());
 }
 
+std::optional<uint64_t> kiln::sliceViewOffset(Operation *op) {
+  auto slice = dyn_cast<SliceOp>(op);
+  if (!slice)
+    return std::nullopt;
+  auto in = cast<RankedTensorType>(slice.getInput().getType());
+  auto out = cast<RankedTensorType>(slice.getType());
+  if (!in.hasStaticShape() || !out.hasStaticShape() || out.getNumElements() == 0 ||
+      in.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
+      llvm::any_of(slice.getSteps(), [](int64_t step) { return step != 1; }))
+    return std::nullopt;
+  Value source = slice.getInput();
+  while (auto reshape = source.getDefiningOp<ReshapeOp>())
+    source = reshape.getInput();
+  if (source.getDefiningOp<ConstantOp>())
+    return std::nullopt;
+  // The first dimension the slice cuts; those before it must be 1 in the
+  // result, those after it whole.
+  int64_t rank = in.getRank();
+  int64_t first = rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (out.getDimSize(d) != in.getDimSize(d)) {
+      first = d;
+      break;
+    }
+  for (int64_t d = 0; d < std::min(first, rank); ++d)
+    if (out.getDimSize(d) != 1 && first != rank)
+      return std::nullopt;
+  for (int64_t d = first + 1; d < rank; ++d)
+    if (out.getDimSize(d) != in.getDimSize(d))
+      return std::nullopt;
+  // Row-major offset of the first element.
+  ArrayRef<int64_t> starts = slice.getStarts();
+  uint64_t offset = 0, stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    int64_t start = starts[d] < 0 ? starts[d] + in.getDimSize(d) : starts[d];
+    start = std::clamp<int64_t>(start, 0, in.getDimSize(d));
+    offset += uint64_t(start) * stride;
+    stride *= uint64_t(in.getDimSize(d));
+  }
+  offset *= in.getElementType().getIntOrFloatBitWidth() / 8;
+  if (offset % 64 != 0)
+    return std::nullopt;
+  return offset;
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
@@ -160,9 +205,11 @@ LogicalResult ProgramOp::verifyRegions() {
   if (block.getNumArguments() != getArgumentTypes().size())
     return emitOpError("entry block must have one argument per input");
   for (Operation &op : block)
-    if (!isa<LaunchOp, IfOp, LoopOp, ReturnOp, ConstantOp, ReshapeOp>(op))
+    if (!isa<LaunchOp, IfOp, LoopOp, ReturnOp, ConstantOp, ReshapeOp>(op) && !sliceViewOffset(&op))
       return op.emitOpError("cannot be part of a program; expected kiln.launch, kiln.if, "
-                            "kiln.loop, kiln.constant, kiln.reshape or kiln.return");
+                            "kiln.loop, kiln.constant, kiln.reshape, a kiln.slice that is a "
+                            "view (contiguous, 64-byte aligned, of a computed value) or "
+                            "kiln.return");
   return success();
 }
 
@@ -183,8 +230,8 @@ namespace {
 /// The kind of binding the program gives `value`: input for its arguments,
 /// constant for constants (seen through reshapes), else arena or output.
 std::optional<BindingKind> requiredKind(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getInput();
+  while (isa_and_nonnull<ReshapeOp, SliceOp>(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
   if (isa<BlockArgument>(value))
     return BindingKind::Input;
   if (value.getDefiningOp<ConstantOp>())

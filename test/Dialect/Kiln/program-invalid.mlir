@@ -66,9 +66,28 @@ kiln.program @main(%x: tensor<8xf32>) -> tensor<8xf32>
 // -----
 
 kiln.program @main(%x: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{'kiln.relu' op cannot be part of a program; expected kiln.launch, kiln.if, kiln.loop, kiln.constant, kiln.reshape or kiln.return}}
+  // expected-error @+1 {{'kiln.relu' op cannot be part of a program; expected kiln.launch, kiln.if, kiln.loop, kiln.constant, kiln.reshape, a kiln.slice that is a view (contiguous, 64-byte aligned, of a computed value) or kiln.return}}
   %0 = kiln.relu %x : tensor<8xf32>
   kiln.return %0 : tensor<8xf32>
+}
+
+// -----
+
+// A slice that is not a view: rows 0-1 of every one of 4 planes (not one
+// contiguous range).
+kiln.program @main(%x: tensor<4x4x16xf32>) -> tensor<4x2x16xf32> {
+  // expected-error @+1 {{'kiln.slice' op cannot be part of a program}}
+  %0 = kiln.slice %x {starts = array<i64: 0, 0, 0>, ends = array<i64: 4, 2, 16>, steps = array<i64: 1, 1, 1>} : tensor<4x4x16xf32> -> tensor<4x2x16xf32>
+  kiln.return %0 : tensor<4x2x16xf32>
+}
+
+// -----
+
+// Contiguous, but from the 9th float (32 bytes in): not 64-byte aligned.
+kiln.program @main(%x: tensor<64xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'kiln.slice' op cannot be part of a program}}
+  %0 = kiln.slice %x {starts = array<i64: 8>, ends = array<i64: 24>, steps = array<i64: 1>} : tensor<64xf32> -> tensor<16xf32>
+  kiln.return %0 : tensor<16xf32>
 }
 
 // -----

@@ -78,6 +78,44 @@ def KilnRaiseRotaryEmbeddings : Pass<"kiln-raise-rotary-embeddings", "mlir::func
   }];
 }
 
+def KilnMergeHeadProjections : Pass<"kiln-merge-head-projections", "mlir::func::FuncOp"> {
+  let summary = "an attention layer's query, key and value projections as one GEMM split into heads";
+  let description = [{
+    An attention layer's query, key and value projections read one
+    activation `x` (`[1, S, K]`) and are each split into heads:
+    `transpose(reshape(x W_i (+ b_i)))`, to `[1, H_i, S, D]` (or `[1, H_i,
+    D, S]`, K^T). They are three GEMMs, each of a fraction of the chip's
+    worth of work, and three launches. This pass puts the weights (and
+    biases) side by side at compile time: one product `x [W_1 ... W_n]`,
+    split into `sum H_i` heads of D and transposed to `[1, sum H_i, S, D]`
+    once. Each projection's heads are then a contiguous range of that
+    result, a `kiln.slice` that programs keep as a view of its bytes
+    (kiln-form-dispatches, kiln-plan-memory); K^T is the transpose of its
+    slice, which the attention's matmul takes in.
+
+    Taken: two or more `kiln.matmul`s of one `x` of static shape `[1, S,
+    K]` (batch 1: the heads of several rows would not be contiguous) by a
+    constant `[K, N_i]` weight of x's element type, each read once, by an
+    optional `kiln.add` of a constant `[N_i]` bias and then a reshape to
+    `[1, S, H_i, D]` (D the same for all) and a transpose by `(0, 2, 1,
+    3)` or `(0, 2, 3, 1)`, each read once. A projection without a bias
+    gets zeros where the others have one. Results are unchanged. kiln-
+    compile runs it with gfx targets alone, whose GEMM kernels store
+    through the transpose.
+
+    ```mlir
+    %q = kiln.matmul %x, %wq : (tensor<1x128x256xf32>, tensor<256x256xf32>) -> tensor<1x128x256xf32>
+    %q4 = kiln.reshape %q : tensor<1x128x256xf32> -> tensor<1x128x8x32xf32>
+    %qh = kiln.transpose %q4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x128x8x32xf32> -> tensor<1x8x128x32xf32>
+    // ... %kh and %vh likewise with 2 heads each, becomes
+    %y = kiln.matmul %x, %w : (tensor<1x128x256xf32>, tensor<256x384xf32>) -> tensor<1x128x384xf32>
+    %y4 = kiln.reshape %y : tensor<1x128x384xf32> -> tensor<1x128x12x32xf32>
+    %h = kiln.transpose %y4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x128x12x32xf32> -> tensor<1x12x128x32xf32>
+    %qh = kiln.slice %h {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 8, 128, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x12x128x32xf32> -> tensor<1x8x128x32xf32>
+    ```
+  }];
+}
+
 def KilnFoldWeightLayouts : Pass<"kiln-fold-weight-layouts", "mlir::func::FuncOp"> {
   let summary = "apply data movement on weights at compile time";
   let description = [{

@@ -86,6 +86,14 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// of sub-byte integers (as the code generators store them).
 uint64_t storageBytes(mlir::RankedTensorType type);
 
+/// When `slice` (a kiln.slice) is a view of its input's bytes: static
+/// shapes, steps of 1, the elements it takes one contiguous range (every
+/// dimension before the first one it cuts is 1 in the result, every one
+/// after it whole), starting at a 64-byte aligned offset, of a value
+/// computed at run time (not a constant, through reshapes). Then programs
+/// keep it as a view, like a reshape, and the byte offset is returned.
+std::optional<uint64_t> sliceViewOffset(mlir::Operation *slice);
+
 /// The most elements a tensor may have: 2^40 (4 TiB of f32, beyond any
 /// device's memory). Shapes past it are refused at import, so that shape
 /// arithmetic (products, window sizes) never overflows int64.
