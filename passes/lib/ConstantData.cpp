@@ -118,3 +118,17 @@ std::vector<char> kiln::permuteBytes(ArrayRef<char> bytes, size_t elemSize,
   }
   return out;
 }
+
+void kiln::eraseDeadChain(Operation *root) {
+  SmallVector<Operation *> dead{root};
+  while (!dead.empty()) {
+    Operation *op = dead.pop_back_val();
+    if (!op->use_empty() || !isPure(op))
+      continue;
+    SmallVector<Value> operands(op->getOperands());
+    op->erase();
+    for (Value operand : operands)
+      if (Operation *def = operand.getDefiningOp(); def && def->use_empty())
+        dead.push_back(def);
+  }
+}

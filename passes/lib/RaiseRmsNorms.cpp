@@ -32,13 +32,6 @@ std::optional<double> scalarConstant(Value v) {
   return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
-/// `v` is defined by an op of type OpT with one use; that op.
-template <typename OpT>
-OpT single(Value v) {
-  auto op = v.getDefiningOp<OpT>();
-  return op && v.hasOneUse() ? op : OpT();
-}
-
 /// The RMSNorm of `x` over its dimensions [axis, rank).
 struct RmsNorm {
   Value x;
@@ -49,13 +42,13 @@ struct RmsNorm {
 /// `v` is mean(x^2) + eps over x's trailing axes (x * x or x ^ 2), every
 /// value used once.
 std::optional<RmsNorm> matchMeanSquare(Value v, Value x) {
-  auto add = single<AddOp>(v);
+  auto add = singleUseDef<AddOp>(v);
   if (!add)
     return std::nullopt;
   ReduceMeanOp mean;
   std::optional<double> eps;
   for (auto [m, e] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())})
-    if ((mean = single<ReduceMeanOp>(m)) && (eps = scalarConstant(e)))
+    if ((mean = singleUseDef<ReduceMeanOp>(m)) && (eps = scalarConstant(e)))
       break;
   if (!mean || !eps || !mean.getKeepdims())
     return std::nullopt;
@@ -85,27 +78,27 @@ std::optional<RmsNorm> matchMeanSquare(Value v, Value x) {
 
 /// `s` is sqrt(mean(x^2) + eps).
 std::optional<RmsNorm> matchRoot(Value s, Value x) {
-  auto sqrt = single<SqrtOp>(s);
+  auto sqrt = singleUseDef<SqrtOp>(s);
   return sqrt ? matchMeanSquare(sqrt.getInput(), x) : std::nullopt;
 }
 
 /// `n` is x / sqrt(...), x * (1 / sqrt(...)), x * reciprocal(sqrt(...)) or
 /// x * rsqrt(mean(x^2) + eps).
 std::optional<RmsNorm> matchNormalized(Value n) {
-  if (auto div = single<DivOp>(n))
+  if (auto div = singleUseDef<DivOp>(n))
     return matchRoot(div.getRhs(), div.getLhs());
-  auto mul = single<MulOp>(n);
+  auto mul = singleUseDef<MulOp>(n);
   if (!mul)
     return std::nullopt;
   for (auto [x, r] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())}) {
     std::optional<RmsNorm> found;
-    if (auto div = single<DivOp>(r)) {
+    if (auto div = singleUseDef<DivOp>(r)) {
       std::optional<double> one = scalarConstant(div.getLhs());
       if (one && *one == 1.0)
         found = matchRoot(div.getRhs(), x);
-    } else if (auto recip = single<ReciprocalOp>(r)) {
+    } else if (auto recip = singleUseDef<ReciprocalOp>(r)) {
       found = matchRoot(recip.getInput(), x);
-    } else if (auto rsqrt = single<RsqrtOp>(r)) {
+    } else if (auto rsqrt = singleUseDef<RsqrtOp>(r)) {
       found = matchMeanSquare(rsqrt.getInput(), x);
     }
     if (found)
@@ -138,21 +131,9 @@ struct KilnRaiseRmsNormsPass : kiln::impl::KilnRaiseRmsNormsBase<KilnRaiseRmsNor
         Value result = RmsNormOp::create(b, mul.getLoc(), type, norm->x, w,
                                          b.getI64IntegerAttr(norm->axis),
                                          b.getF64FloatAttr(norm->epsilon));
-        Operation *chain = n.getDefiningOp();
         mul.getResult().replaceAllUsesWith(result);
-        mul.erase();
         // The chain, now unused, from its end.
-        SmallVector<Operation *> dead{chain};
-        while (!dead.empty()) {
-          Operation *op = dead.pop_back_val();
-          if (!op->use_empty() || !isPure(op))
-            continue;
-          SmallVector<Value> operands(op->getOperands());
-          op->erase();
-          for (Value operand : operands)
-            if (Operation *def = operand.getDefiningOp(); def && def->use_empty())
-              dead.push_back(def);
-        }
+        eraseDeadChain(mul);
         break;
       }
     }

@@ -19,13 +19,6 @@ using namespace kiln;
 
 namespace {
 
-/// `v` is defined by an op of type OpT with one use; that op.
-template <typename OpT>
-OpT single(Value v) {
-  auto op = v.getDefiningOp<OpT>();
-  return op && v.hasOneUse() ? op : OpT();
-}
-
 /// `slice` takes elements [start, start + size) of `x`'s last dimension,
 /// every other dimension whole, step 1.
 bool isLastDimSlice(SliceOp slice, Value x, int64_t start, int64_t size) {
@@ -45,9 +38,9 @@ bool isLastDimSlice(SliceOp slice, Value x, int64_t start, int64_t size) {
 /// `v` is -`u` (kiln.neg, or a product by the scalar constant -1) read once;
 /// `u`, or null.
 Value negated(Value v) {
-  if (auto neg = single<NegOp>(v))
+  if (auto neg = singleUseDef<NegOp>(v))
     return neg.getInput();
-  auto mul = single<MulOp>(v);
+  auto mul = singleUseDef<MulOp>(v);
   if (!mul)
     return nullptr;
   for (auto [u, c] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())}) {
@@ -63,7 +56,7 @@ Value negated(Value v) {
 /// `rot` is rotate_half(x), concat(-x[..., D/2:], x[..., :D/2]) along the
 /// last dimension, every value in it read once; x, or null.
 Value matchRotateHalf(Value rot) {
-  auto concat = single<ConcatOp>(rot);
+  auto concat = singleUseDef<ConcatOp>(rot);
   auto type = cast<RankedTensorType>(rot.getType());
   int64_t last = type.getRank() - 1;
   if (!concat || concat.getInputs().size() != 2 || type.getRank() < 1 || concat.getAxis() != last)
@@ -72,8 +65,8 @@ Value matchRotateHalf(Value rot) {
   if (ShapedType::isDynamic(d) || d % 2 != 0)
     return nullptr;
   Value upper = negated(concat.getInputs()[0]);
-  auto upperSlice = upper ? single<SliceOp>(upper) : SliceOp();
-  auto lowerSlice = single<SliceOp>(concat.getInputs()[1]);
+  auto upperSlice = upper ? singleUseDef<SliceOp>(upper) : SliceOp();
+  auto lowerSlice = singleUseDef<SliceOp>(concat.getInputs()[1]);
   if (!upperSlice || !lowerSlice)
     return nullptr;
   Value x = upperSlice.getInput();
@@ -87,28 +80,13 @@ Value matchRotateHalf(Value rot) {
 /// two operands in that order, or nullopt.
 template <typename Pred>
 std::optional<std::pair<Value, Value>> product(Value v, Pred pred) {
-  auto mul = single<MulOp>(v);
+  auto mul = singleUseDef<MulOp>(v);
   if (!mul)
     return std::nullopt;
   for (auto [a, b] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())})
     if (pred(a))
       return std::pair(a, b);
   return std::nullopt;
-}
-
-/// Erases `op` and then every producer left without a user, from the end.
-void eraseDeadChain(Operation *root) {
-  SmallVector<Operation *> dead{root};
-  while (!dead.empty()) {
-    Operation *op = dead.pop_back_val();
-    if (!op->use_empty() || !isPure(op))
-      continue;
-    SmallVector<Value> operands(op->getOperands());
-    op->erase();
-    for (Value operand : operands)
-      if (Operation *def = operand.getDefiningOp(); def && def->use_empty())
-        dead.push_back(def);
-  }
 }
 
 struct KilnRaiseRotaryEmbeddingsPass

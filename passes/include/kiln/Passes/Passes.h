@@ -45,6 +45,18 @@ mlir::Value bytesConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTe
 /// dimension perm[d].
 std::vector<char> permuteBytes(llvm::ArrayRef<char> bytes, size_t elemSize,
                                llvm::ArrayRef<int64_t> inShape, llvm::ArrayRef<int64_t> perm);
+/// Erases `root` when it has no user, then every pure producer left
+/// without one, from the end (the rest of a chain a raise pass replaced).
+void eraseDeadChain(mlir::Operation *root);
+
+/// The op of type OpT defining `v` when `v` has exactly one use, else a
+/// null op (the links of a chain a raise pass matches).
+template <typename OpT>
+OpT singleUseDef(mlir::Value v) {
+  auto op = v.getDefiningOp<OpT>();
+  return op && v.hasOneUse() ? op : OpT();
+}
+
 /// Whether kiln-form-dispatches fuses `op` as an elementwise op (into the
 /// epilogue of the contraction whose result it reads, among others).
 bool isElementwiseOp(mlir::Operation *op);
