@@ -172,11 +172,9 @@ struct KilnFormDispatchesPass
       if (isa<ConstantOp, ReshapeOp, DispatchOp, YieldOp, IfOp, LoopOp>(op))
         continue;
       // A slice that is a view of its input's bytes (one contiguous,
-      // aligned range: the heads of a merged projection) stays, like a
-      // reshape, unless the model returns it.
-      if (sliceViewOffset(op) && llvm::none_of(op->getUsers(), [](Operation *user) {
-            return isa<func::ReturnOp>(user);
-          }))
+      // aligned range, not returned: the heads of a merged projection)
+      // stays, like a reshape.
+      if (sliceViewOffset(op))
         continue;
       // A single-use elementwise producer of a non-contraction root waits for
       // its root, which takes it in (ops are visited in block order).

@@ -357,3 +357,35 @@ func.func @grouped_query(%q: tensor<1x4x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: t
   %sum = kiln.add %o, %p : (tensor<1x4x3x4xf32>, tensor<1x4x3x4xf32>) -> tensor<1x4x3x4xf32>
   return %sum, %we, %o : tensor<1x4x3x4xf32>, tensor<1x2x2x3x4xf32>, tensor<1x4x3x4xf32>
 }
+
+// -----
+
+// A slice that is a view (one contiguous, 64-byte aligned range of a
+// computed value: row 0 of [2, 16] f32) stays outside, like a reshape, and
+// its reader's dispatch takes it as an input. Row 1 (64 bytes in) returned
+// through a reshape is copied by a dispatch: an output is never part of a
+// larger buffer. A slice of a constant is never a view.
+// CHECK-LABEL: func @slice_views
+// CHECK: %[[R:.*]] = kiln.dispatch "dispatch_0_relu"
+// CHECK: %[[A:.*]] = kiln.slice %[[R]] {{.*}} : tensor<2x16xf32> -> tensor<1x16xf32>
+// CHECK: kiln.dispatch "dispatch_1_neg" (%[[A]])
+// CHECK: kiln.dispatch "dispatch_2_slice" (%[[R]])
+// CHECK: kiln.dispatch "dispatch_3_slice"
+func.func @slice_views(%x: tensor<2x16xf32>) -> (tensor<1x16xf32>, tensor<16xf32>, tensor<1x16xf32>) {
+  %r = kiln.relu %x : tensor<2x16xf32>
+  %a = kiln.slice %r {starts = array<i64: 0, 0>, ends = array<i64: 1, 16>, steps = array<i64: 1, 1>} : tensor<2x16xf32> -> tensor<1x16xf32>
+  %n = kiln.neg %a : tensor<1x16xf32>
+  %b = kiln.slice %r {starts = array<i64: 1, 0>, ends = array<i64: 2, 16>, steps = array<i64: 1, 1>} : tensor<2x16xf32> -> tensor<1x16xf32>
+  %br = kiln.reshape %b : tensor<1x16xf32> -> tensor<16xf32>
+  %c = kiln.constant dense_resource<c> : tensor<2x16xf32>
+  %cs = kiln.slice %c {starts = array<i64: 1, 0>, ends = array<i64: 2, 16>, steps = array<i64: 1, 1>} : tensor<2x16xf32> -> tensor<1x16xf32>
+  %cn = kiln.neg %cs : tensor<1x16xf32>
+  return %n, %br, %cn : tensor<1x16xf32>, tensor<16xf32>, tensor<1x16xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      c: "0x0400000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    }
+  }
+#-}

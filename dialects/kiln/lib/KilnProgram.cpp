@@ -31,6 +31,8 @@ uint64_t kiln::storageBytes(RankedTensorType type) {
   return elementBytes * static_cast<uint64_t>(type.getNumElements());
 }
 
+// (Besides the rules in KilnDialect.h: a slice the program returns, directly
+// or through other views, is no view.)
 std::optional<uint64_t> kiln::sliceViewOffset(Operation *op) {
   auto slice = dyn_cast<SliceOp>(op);
   if (!slice)
@@ -46,6 +48,19 @@ std::optional<uint64_t> kiln::sliceViewOffset(Operation *op) {
     source = reshape.getInput();
   if (source.getDefiningOp<ConstantOp>())
     return std::nullopt;
+  // A view the program returns (directly or through other views) would make
+  // an output part of a larger buffer, which the runtime cannot write in
+  // place: such a slice is copied by a kernel.
+  SmallVector<Value> views{slice.getResult()};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        return std::nullopt;
+      if (isa<ReshapeOp, SliceOp>(user))
+        views.push_back(user->getResult(0));
+    }
+  }
   // The first dimension the slice cuts; those before it must be 1 in the
   // result, those after it whole.
   int64_t rank = in.getRank();

@@ -379,3 +379,15 @@ kiln.program @batch_0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.b
 kiln.program private @branch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.batch_size = 4 : i64} {
   kiln.return %x : tensor<4x8xf32>
 }
+
+// -----
+
+// Contiguous and aligned, but returned through a reshape: an output is never
+// part of a larger buffer (the runtime writes outputs in place), so this is
+// no view.
+kiln.program @main(%x: tensor<64xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kiln.slice' op cannot be part of a program}}
+  %0 = kiln.slice %x {starts = array<i64: 16>, ends = array<i64: 32>, steps = array<i64: 1>} : tensor<64xf32> -> tensor<16xf32>
+  %1 = kiln.reshape %0 : tensor<16xf32> -> tensor<4x4xf32>
+  kiln.return %1 : tensor<4x4xf32>
+}
