@@ -174,7 +174,7 @@ struct KilnFormDispatchesPass
       // A slice that is a view of its input's bytes (one contiguous,
       // aligned range, not returned: the heads of a merged projection)
       // stays, like a reshape.
-      if (sliceViewOffset(op))
+      if (sliceViews && sliceViewOffset(op))
         continue;
       // A single-use elementwise producer of a non-contraction root waits for
       // its root, which takes it in (ops are visited in block order).

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-form-dispatches | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-form-dispatches=transposed-operands=true | FileCheck %s --check-prefix=OPERANDS
+// RUN: kiln-opt %s -split-input-file --kiln-form-dispatches=slice-views=true | FileCheck %s --check-prefix=VIEWS
 
 // Conv + bias + relu + residual add: the conv is the root and every
 // elementwise consumer (each the only user of the previous result, with the
@@ -364,12 +365,22 @@ func.func @grouped_query(%q: tensor<1x4x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: t
 // computed value: row 0 of [2, 16] f32) stays outside, like a reshape, and
 // its reader's dispatch takes it as an input. Row 1 (64 bytes in) returned
 // through a reshape is copied by a dispatch: an output is never part of a
-// larger buffer. A slice of a constant is never a view.
+// larger buffer. A slice of a constant is never a view. Without
+// slice-views (kiln-compile's builds with a cpu target), every slice is a
+// dispatch.
+// VIEWS-LABEL: func @slice_views
+// VIEWS: %[[R:.*]] = kiln.dispatch "dispatch_0_relu"
+// VIEWS: %[[A:.*]] = kiln.slice %[[R]] {{.*}} : tensor<2x16xf32> -> tensor<1x16xf32>
+// VIEWS: kiln.dispatch "dispatch_1_neg" (%[[A]])
+// VIEWS: kiln.dispatch "dispatch_2_slice" (%[[R]])
+// VIEWS: kiln.dispatch "dispatch_3_slice"
 // CHECK-LABEL: func @slice_views
-// CHECK: %[[R:.*]] = kiln.dispatch "dispatch_0_relu"
-// CHECK: %[[A:.*]] = kiln.slice %[[R]] {{.*}} : tensor<2x16xf32> -> tensor<1x16xf32>
-// CHECK: kiln.dispatch "dispatch_1_neg" (%[[A]])
-// CHECK: kiln.dispatch "dispatch_2_slice" (%[[R]])
+// CHECK: kiln.dispatch "dispatch_0_relu"
+// CHECK: kiln.dispatch "dispatch_1_slice"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.slice
+// CHECK-NEXT: kiln.neg
+// CHECK: kiln.dispatch "dispatch_2_slice"
 // CHECK: kiln.dispatch "dispatch_3_slice"
 func.func @slice_views(%x: tensor<2x16xf32>) -> (tensor<1x16xf32>, tensor<16xf32>, tensor<1x16xf32>) {
   %r = kiln.relu %x : tensor<2x16xf32>

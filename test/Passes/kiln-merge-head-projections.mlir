@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --kiln-merge-head-projections | FileCheck %s
-// RUN: kiln-opt %s -split-input-file --kiln-merge-head-projections --kiln-form-dispatches=transposed-operands=true | FileCheck %s --check-prefix=DISPATCH
+// RUN: kiln-opt %s -split-input-file --kiln-merge-head-projections --kiln-form-dispatches='transposed-operands=true slice-views=true' | FileCheck %s --check-prefix=DISPATCH
 
 // A BERT-style layer's projections: Q and V to [1, H, S, D], K to K^T
 // [1, H, D, S], each with a bias. One product by the three weights side by

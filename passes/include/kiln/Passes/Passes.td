@@ -662,7 +662,11 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     used only by a root that is not a contraction join it as well. Small
     constants are cloned into the region; weights stay operands.
     The remaining ops other than constants and reshapes become dispatches of
-    their own. Reshapes stay outside: they are views of a buffer.
+    their own. Reshapes stay outside: they are views of a buffer. With
+    `slice-views` (kiln-compile sets it with gfx targets alone, with
+    transposed-operands), so do slices that take one contiguous, 64-byte
+    aligned range of a computed value and are not returned
+    (`kiln::sliceViewOffset`: the heads of kiln-merge-head-projections).
 
     A contraction takes in the cast of a constant weight only it reads, and
     the transpose of one (kiln-transpose-matmul-weights' k-fastest weights).
@@ -682,7 +686,10 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"transposedOperands", "transposed-operands", "bool", "false",
-           "matmuls take in the transposes of values they alone read">
+           "matmuls take in the transposes of values they alone read">,
+    Option<"sliceViews", "slice-views", "bool", "false",
+           "contiguous, 64-byte aligned slices of computed values stay outside "
+           "as views (kiln::sliceViewOffset)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
