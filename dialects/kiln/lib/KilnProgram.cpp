@@ -64,18 +64,15 @@ std::optional<uint64_t> kiln::sliceViewOffset(Operation *op) {
   // The first dimension the slice cuts; those before it must be 1 in the
   // result, those after it whole.
   int64_t rank = in.getRank();
-  int64_t first = rank;
-  for (int64_t d = 0; d < rank; ++d)
-    if (out.getDimSize(d) != in.getDimSize(d)) {
-      first = d;
-      break;
-    }
-  for (int64_t d = 0; d < std::min(first, rank); ++d)
-    if (out.getDimSize(d) != 1 && first != rank)
-      return std::nullopt;
-  for (int64_t d = first + 1; d < rank; ++d)
-    if (out.getDimSize(d) != in.getDimSize(d))
-      return std::nullopt;
+  // (A slice that cuts nothing is the whole input.)
+  int64_t first = 0;
+  while (first < rank && out.getDimSize(first) == in.getDimSize(first))
+    ++first;
+  if (first < rank)
+    for (int64_t d = 0; d < rank; ++d)
+      if ((d < first && out.getDimSize(d) != 1) ||
+          (d > first && out.getDimSize(d) != in.getDimSize(d)))
+        return std::nullopt;
   // Row-major offset of the first element.
   ArrayRef<int64_t> starts = slice.getStarts();
   uint64_t offset = 0, stride = 1;
