@@ -226,10 +226,6 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights());
   KilnFormDispatchesOptions dispatches;
   dispatches.transposedOperands = options.transposedOperands;
-  // Slice views with gfx targets alone: on the cpu they broke the recurrent
-  // models' outputs (e2e-ops, not root-caused), and only the merged
-  // projections, a gfx rewrite, need them.
-  dispatches.sliceViews = options.transposedOperands;
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches(dispatches));
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

@@ -38,7 +38,8 @@ uint64_t alignUp(uint64_t v) { return (v + kAlignment - 1) / kAlignment * kAlign
 
 struct Buffer {
   Value value;      // the defining value (input argument or call result)
-  uint64_t size;
+  uint64_t size;         // bytes taken in the arena (64-byte aligned)
+  uint64_t bytes;        // bytes the tensor holds (what bindings name)
   unsigned start, end;  // live range in op indices, inclusive
   uint64_t offset = 0;
 };
@@ -102,7 +103,8 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     SmallVector<Buffer> buffers;
     auto addBuffer = [&](Value v, unsigned at) {
       bufferOf[v] = buffers.size();
-      buffers.push_back({v, alignUp(storageBytes(cast<RankedTensorType>(v.getType()))), at, at});
+      uint64_t bytes = storageBytes(cast<RankedTensorType>(v.getType()));
+      buffers.push_back({v, alignUp(bytes), bytes, at, at});
     };
     auto use = [&](Value v, unsigned at) {
       auto it = bufferOf.find(v);
@@ -131,7 +133,8 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
           addBuffer(result, index);
         if (!isa<LaunchOp>(op)) {
           scratchOf[&op] = buffers.size();
-          buffers.push_back({Value(), scratchBytes(&op), index, index});
+          uint64_t bytes = scratchBytes(&op);
+          buffers.push_back({Value(), bytes, bytes, index, index});
         }
       } else if (auto cst = dyn_cast<ConstantOp>(op)) {
         uint64_t offset = alignUp(poolSize);
@@ -149,6 +152,15 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     for (Value result : ret.getOperands())
       use(result, index);
 
+    // Returned buffers: the runtime may hand their bytes to the caller's
+    // output buffers and move every binding inside an output's range with
+    // it. So no buffer lies across an output's bounds, or a view of it
+    // inside the range would move without the rest of its buffer.
+    llvm::DenseSet<unsigned> returned;
+    for (Value result : ret.getOperands())
+      if (auto it = bufferOf.find(result); it != bufferOf.end())
+        returned.insert(it->second);
+
     SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, buffers.size()));
     llvm::stable_sort(order, [&](unsigned a, unsigned b) {
       return buffers[a].size > buffers[b].size;
@@ -157,19 +169,40 @@ struct KilnPlanMemoryPass : kiln::impl::KilnPlanMemoryBase<KilnPlanMemoryPass> {
     uint64_t arenaSize = 0;
     for (unsigned i : order) {
       Buffer &buf = buffers[i];
-      // Intervals of placed buffers that are live at the same time, by offset.
-      SmallVector<std::pair<uint64_t, uint64_t>> busy;
+      // Ranges of placed buffers that are live at the same time, which
+      // [offset, offset + size) must miss, and of those that are not but
+      // are returned (or, for a returned buffer, are not), which it must
+      // miss or lie inside (hold, for a returned buffer), in the bytes
+      // bindings name, as the runtime compares them.
+      SmallVector<std::pair<uint64_t, uint64_t>> busy, bounds;
       for (unsigned j : placed) {
         const Buffer &other = buffers[j];
         if (other.start <= buf.end && buf.start <= other.end)
           busy.push_back({other.offset, other.offset + other.size});
+        else if (returned.contains(i) != returned.contains(j))
+          bounds.push_back({other.offset, other.offset + other.bytes});
       }
-      llvm::sort(busy);
+      // The lowest offset that fits: each conflict moves it up, past the
+      // range in the way (or, into a returned range it fits, to its start).
       uint64_t offset = 0;
-      for (auto [lo, hi] : busy) {
-        if (offset + buf.size <= lo)
-          break;
-        offset = std::max(offset, hi);
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (auto [lo, hi] : busy)
+          if (offset < hi && lo < offset + buf.size) {
+            offset = hi;
+            moved = true;
+          }
+        for (auto [lo, hi] : bounds) {
+          uint64_t end = offset + buf.bytes;
+          if (!(offset < hi && lo < end))
+            continue;
+          bool fits = returned.contains(i) ? offset <= lo && hi <= end
+                                           : lo <= offset && end <= hi;
+          if (fits)
+            continue;
+          offset = !returned.contains(i) && offset < lo && buf.bytes <= hi - lo ? lo : alignUp(hi);
+          moved = true;
+        }
       }
       buf.offset = offset;
       arenaSize = std::max(arenaSize, offset + buf.size);

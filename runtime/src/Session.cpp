@@ -219,6 +219,32 @@ void Session::planInPlaceOutputs() {
     return a->offset() < b->offset() + b->size() &&
            b->offset() < a->offset() + a->size();
   };
+  // Every arena range the program names. A binding is moved with an
+  // output when it lies inside the output's range, so an output stays in the
+  // arena when some range straddles its bounds: that range's buffer stays
+  // in the arena, and a view of it (a slice) may lie inside the output's
+  // range without belonging to the output. kiln-plan-memory places no
+  // buffer across an output's bounds; this keeps other artifacts right.
+  std::vector<const fb::Binding *> named;
+  auto name = [&](const fb::Binding *b) {
+    if (b->kind() == fb::BindingKind::Arena)
+      named.push_back(b);
+  };
+  if (auto *dispatches = program_->dispatches())
+    for (const fb::Dispatch *dispatch : *dispatches)
+      if (auto *bindings = dispatch->bindings())
+        for (const fb::Binding *binding : *bindings)
+          name(binding);
+  if (auto *inputs = program_->inputs())
+    for (const fb::Binding *binding : *inputs)
+      name(binding);
+  if (auto *extents = program_->extents())
+    for (const fb::OutputExtent *extent : *extents)
+      name(extent->extent());
+  auto inside = [](const fb::Binding *b, const fb::Binding *range) {
+    return b->offset() >= range->offset() &&
+           b->offset() + b->size() <= range->offset() + range->size();
+  };
   std::vector<const fb::Binding *> ranges;
   for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
     const fb::Binding *o = outputs->Get(i);
@@ -228,6 +254,8 @@ void Session::planInPlaceOutputs() {
     for (flatbuffers::uoffset_t j = 0; j < outputs->size(); ++j)
       shared |= j != i && outputs->Get(j)->kind() == fb::BindingKind::Arena &&
                 overlaps(o, outputs->Get(j));
+    for (const fb::Binding *b : named)
+      shared |= b->size() != 0 && overlaps(b, o) && !inside(b, o);
     if (shared)
       continue;
     inPlace_.push_back({i, arena + o->offset(), arena + o->offset()});
@@ -238,8 +266,7 @@ void Session::planInPlaceOutputs() {
     if (b->kind() != fb::BindingKind::Arena)
       return;
     for (size_t k = 0; k < ranges.size(); ++k)
-      if (b->offset() >= ranges[k]->offset() &&
-          b->offset() + b->size() <= ranges[k]->offset() + ranges[k]->size())
+      if (inside(b, ranges[k]))
         relocations_.push_back(
             {kind, index, k, b->offset() - ranges[k]->offset()});
   };

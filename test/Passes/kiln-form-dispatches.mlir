@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-form-dispatches | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-form-dispatches=transposed-operands=true | FileCheck %s --check-prefix=OPERANDS
-// RUN: kiln-opt %s -split-input-file --kiln-form-dispatches=slice-views=true | FileCheck %s --check-prefix=VIEWS
+// RUN: kiln-opt %s -split-input-file --kiln-form-dispatches=slice-views=false | FileCheck %s --check-prefix=NOVIEWS
 
 // Conv + bias + relu + residual add: the conv is the root and every
 // elementwise consumer (each the only user of the previous result, with the
@@ -362,26 +362,25 @@ func.func @grouped_query(%q: tensor<1x4x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: t
 // -----
 
 // A slice that is a view (one contiguous, 64-byte aligned range of a
-// computed value: row 0 of [2, 16] f32) stays outside, like a reshape, and
-// its reader's dispatch takes it as an input. Row 1 (64 bytes in) returned
+// value: row 0 of [2, 16] f32) stays outside, like a reshape, and its
+// reader's dispatch takes it as an input. Row 1 (64 bytes in) returned
 // through a reshape is copied by a dispatch: an output is never part of a
 // larger buffer. A slice of a constant is never a view. Without
-// slice-views (kiln-compile's builds with a cpu target), every slice is a
-// dispatch.
-// VIEWS-LABEL: func @slice_views
-// VIEWS: %[[R:.*]] = kiln.dispatch "dispatch_0_relu"
-// VIEWS: %[[A:.*]] = kiln.slice %[[R]] {{.*}} : tensor<2x16xf32> -> tensor<1x16xf32>
-// VIEWS: kiln.dispatch "dispatch_1_neg" (%[[A]])
-// VIEWS: kiln.dispatch "dispatch_2_slice" (%[[R]])
-// VIEWS: kiln.dispatch "dispatch_3_slice"
+// slice-views, every slice is a dispatch.
 // CHECK-LABEL: func @slice_views
-// CHECK: kiln.dispatch "dispatch_0_relu"
-// CHECK: kiln.dispatch "dispatch_1_slice"
-// CHECK-NEXT: ^bb0
-// CHECK-NEXT: kiln.slice
-// CHECK-NEXT: kiln.neg
-// CHECK: kiln.dispatch "dispatch_2_slice"
+// CHECK: %[[R:.*]] = kiln.dispatch "dispatch_0_relu"
+// CHECK: %[[A:.*]] = kiln.slice %[[R]] {{.*}} : tensor<2x16xf32> -> tensor<1x16xf32>
+// CHECK: kiln.dispatch "dispatch_1_neg" (%[[A]])
+// CHECK: kiln.dispatch "dispatch_2_slice" (%[[R]])
 // CHECK: kiln.dispatch "dispatch_3_slice"
+// NOVIEWS-LABEL: func @slice_views
+// NOVIEWS: kiln.dispatch "dispatch_0_relu"
+// NOVIEWS: kiln.dispatch "dispatch_1_slice"
+// NOVIEWS-NEXT: ^bb0
+// NOVIEWS-NEXT: kiln.slice
+// NOVIEWS-NEXT: kiln.neg
+// NOVIEWS: kiln.dispatch "dispatch_2_slice"
+// NOVIEWS: kiln.dispatch "dispatch_3_slice"
 func.func @slice_views(%x: tensor<2x16xf32>) -> (tensor<1x16xf32>, tensor<16xf32>, tensor<1x16xf32>) {
   %r = kiln.relu %x : tensor<2x16xf32>
   %a = kiln.slice %r {starts = array<i64: 0, 0>, ends = array<i64: 1, 16>, steps = array<i64: 1, 1>} : tensor<2x16xf32> -> tensor<1x16xf32>

@@ -146,6 +146,19 @@ void runRandomProgram(unsigned seed) {
           << ") live " << x.def << ".." << x.lastUse << " and " << j << " [" << y.offset
           << ", +" << y.size << ") live " << y.def << ".." << y.lastUse << " overlap";
     }
+  // No buffer lies across a returned buffer's bounds (the runtime moves
+  // what lies inside an output's range to the caller's buffer, views too).
+  for (Value result : results) {
+    const Buffer &out = buffers[bufferOf[result]];
+    for (const Buffer &buf : buffers) {
+      bool overlap = buf.offset < out.offset + out.size && out.offset < buf.offset + buf.size;
+      bool inside = out.offset <= buf.offset && buf.offset + buf.size <= out.offset + out.size;
+      EXPECT_TRUE(!overlap || inside)
+          << "seed " << seed << ": a buffer [" << buf.offset << ", +" << buf.size
+          << ") lies across the bounds of a returned one [" << out.offset << ", +" << out.size
+          << ")";
+    }
+  }
 }
 
 TEST(PlanMemory, RandomProgramsNeverShareLiveBytes) {

@@ -497,6 +497,63 @@ TEST(Session, AlignedOutputsAreWrittenInPlace) {
   }
 }
 
+/// z = 6 * x, where x's halves are read through views (slices) and z takes
+/// bytes x held: x [64, 192) straddles z's [0, 128), so the view of x's
+/// first half, [64, 128), lies inside z's range without belonging to z. An
+/// output written in place must leave such a view in the arena.
+Artifact straddledOutputModel() {
+  static const float three = 3.0f;
+  ArtifactWriter writer;
+  writer.addInput({"x", DType::F32, {4, 8}});
+  writer.addOutput({"z", DType::F32, {4, 8}});
+  writer.addConstant(&three, 4);
+  CodeObjectDesc code;
+  code.target = "cpu";
+  code.bytes = testKernels();
+  code.kernels = {{"scale", "scale_f32", 1, {1}, 0}, {"add", "add_f32", 2, {1}, 0}};
+  writer.addCodeObject(code);
+  ProgramDesc program;
+  program.arenaSize = 320;
+  program.inputs = {{BindingDesc::Arena, 64, 128}};
+  program.outputs = {{BindingDesc::Arena, 0, 128}};
+  for (uint64_t half : {0, 1})
+    program.dispatches.push_back({0,
+                                  {{BindingDesc::Arena, 64 + 64 * half, 64},
+                                   {BindingDesc::Constant, 0, 4},
+                                   {BindingDesc::Arena, 192 + 64 * half, 64}},
+                                  0, 0, "Mul"});
+  program.dispatches.push_back({1,
+                                {{BindingDesc::Arena, 192, 128},
+                                 {BindingDesc::Arena, 192, 128},
+                                 {BindingDesc::Arena, 0, 128}},
+                                0, 0, "Add"});
+  writer.addProgram(program);
+  return openArtifact(writer);
+}
+
+TEST(Session, ViewsOfBuffersAcrossAnOutputStayInTheArena) {
+  Artifact artifact = straddledOutputModel();
+  Device device = cpuDevice(1);
+  Session session = makeSession(device, artifact);
+  Tensor x = floatTensor("x", 1, 0.5f);
+  std::vector<float> xv = floats(x);
+  ASSERT_EQ(xv.size(), 32u);
+  // 64-byte aligned and full of NaNs: the storage an in-place output would
+  // be written to.
+  Bytes zStorage(128, 0xff);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(zStorage.data()) % 64, 0u);
+  kiln_tensor_t inputs[1] = {x.view()};
+  kiln_tensor_t outputs[1] = {};
+  outputs[0].data = zStorage.data();
+  outputs[0].byte_size = 128;
+  Status status(kiln_session_run(session.get(), inputs, 1, outputs, 1));
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<float> zv(32);
+  std::memcpy(zv.data(), zStorage.data(), 128);
+  for (size_t i = 0; i < 32; ++i)
+    ASSERT_EQ(zv[i], xv[i] * 6.0f) << i;
+}
+
 TEST(Session, EveryWorkgroupRunsExactlyOnce) {
   for (uint32_t threads : {1u, 2u, 4u, 7u}) {
     for (uint64_t workgroups : {1ull, 2ull, 5ull, 64ull, 1000ull}) {

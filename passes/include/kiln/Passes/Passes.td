@@ -663,10 +663,10 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     constants are cloned into the region; weights stay operands.
     The remaining ops other than constants and reshapes become dispatches of
     their own. Reshapes stay outside: they are views of a buffer. With
-    `slice-views` (kiln-compile sets it with gfx targets alone, with
-    transposed-operands), so do slices that take one contiguous, 64-byte
-    aligned range of a computed value and are not returned
-    (`kiln::sliceViewOffset`: the heads of kiln-merge-head-projections).
+    `slice-views` (the default), so do slices that take one contiguous,
+    64-byte aligned range of a value and are not returned
+    (`kiln::sliceViewOffset`: the heads of kiln-merge-head-projections, a
+    recurrent layer's steps and directions).
 
     A contraction takes in the cast of a constant weight only it reads, and
     the transpose of one (kiln-transpose-matmul-weights' k-fastest weights).
@@ -687,7 +687,7 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
   let options = [
     Option<"transposedOperands", "transposed-operands", "bool", "false",
            "matmuls take in the transposes of values they alone read">,
-    Option<"sliceViews", "slice-views", "bool", "false",
+    Option<"sliceViews", "slice-views", "bool", "true",
            "contiguous, 64-byte aligned slices of computed values stay outside "
            "as views (kiln::sliceViewOffset)">
   ];
