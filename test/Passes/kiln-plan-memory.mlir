@@ -5,7 +5,11 @@
 // the start, the program's results to the end; a reshape is an alias, so its
 // uses extend its operand's buffer). Buffers are placed largest first (ties in
 // order of definition) at the lowest offset that does not overlap a placed
-// buffer whose live range intersects. The plan is written as #kiln.binding
+// buffer whose live range intersects, and that lies neither across the
+// bounds of a returned buffer nor, for a returned buffer, around part of
+// another (the runtime may move a returned buffer's range, and every binding
+// inside it, to the caller's output buffer: a slice view of a buffer across
+// its bounds would move without the rest). The plan is written as #kiln.binding
 // attributes: `input` for model inputs, `output` for what the program returns
 // (also seen through a reshape), `arena` for the rest.
 //
@@ -59,21 +63,22 @@ kiln.program @main(%x: tensor<16xf32>) -> (tensor<8xf32>, tensor<2x5xf32>) {
 //   %r  @h      16xf32 =  64 B        live [4, 6] (returned; return is 5)
 // Largest first, ties in order of definition: %p, %x, %q, %r.
 //   %p -> 0; %x -> 128 (live with %p); %q -> 128 (live with %p, not %x);
-//   %r -> 0 (live only with %q at [128, 192): the gap below it fits).
-// Arena: 192 bytes.
+//   %r -> 192 (live only with %q at [128, 192); the gap below it is inside
+//   %p's [0, 128), which must not lie around part of a returned buffer).
+// Arena: 256 bytes.
 // Constants are not in the arena: each takes the next 64-byte place of the
 // program's constant pool (%w at 0, %v at 64 after %w's 16 bytes). A function
 // is not planned.
 // CHECK-LABEL: func.func @helper
 // CHECK-NOT: binding
 // CHECK-LABEL: kiln.program @main
-// CHECK-SAME: arena_size = 192 : i64
+// CHECK-SAME: arena_size = 256 : i64
 // CHECK-SAME: input_bindings = [#kiln.binding<input, 128, 32>]
 // CHECK-NEXT: kiln.constant dense<1.000000e+00> : tensor<4xf32>{{$}}
 // CHECK-NEXT: kiln.constant dense<2.000000e+00> : tensor<4xf32>{{$}}
 // CHECK-NEXT: kiln.launch @f(%arg0) bindings([#kiln.binding<input, 128, 32>], [#kiln.binding<arena, 0, 128>])
 // CHECK-NEXT: kiln.launch @g(%{{.*}}) bindings([#kiln.binding<arena, 0, 128>], [#kiln.binding<arena, 128, 64>])
-// CHECK-NEXT: kiln.launch @h(%{{.*}}, %{{.*}}, %{{.*}}) bindings([#kiln.binding<arena, 128, 64>, #kiln.binding<constant, 0, 16>, #kiln.binding<constant, 64, 16>], [#kiln.binding<output, 0, 64>])
+// CHECK-NEXT: kiln.launch @h(%{{.*}}, %{{.*}}, %{{.*}}) bindings([#kiln.binding<arena, 128, 64>, #kiln.binding<constant, 0, 16>, #kiln.binding<constant, 64, 16>], [#kiln.binding<output, 192, 64>])
 func.func private @f(tensor<8xf32>) -> tensor<32xf32>
 func.func private @g(tensor<32xf32>) -> tensor<16xf32>
 func.func private @h(tensor<16xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<16xf32>
@@ -103,14 +108,15 @@ kiln.program @main(%x: tensor<8xf32>) -> tensor<16xf32> {
 //   %o  @g       8xf32 =  32 B -> 64  live [2, 4] (returned)
 // Largest first: %x, %m, %y, %n, %o.
 //   %x -> 0; %m -> 256; %y -> 384; %n -> 448 (live with all three);
-//   %o -> 0 (%x and %n are dead; live with %m and %y).
-// Arena: 512 bytes.
+//   %o -> 512 (%x and %n are dead, but %o, returned, may not lie inside
+//   %x's [0, 256) or %n's [448, 512); live with %m and %y).
+// Arena: 576 bytes.
 // CHECK-LABEL: kiln.program @main
-// CHECK-SAME: arena_size = 512 : i64
+// CHECK-SAME: arena_size = 576 : i64
 // CHECK-SAME: input_bindings = [#kiln.binding<input, 0, 256>, #kiln.binding<input, 384, 16>]
-// CHECK-SAME: output_bindings = [#kiln.binding<output, 256, 100>, #kiln.binding<output, 0, 32>]
+// CHECK-SAME: output_bindings = [#kiln.binding<output, 256, 100>, #kiln.binding<output, 512, 32>]
 // CHECK-NEXT: kiln.launch @f(%arg0) bindings([#kiln.binding<input, 0, 256>], [#kiln.binding<output, 256, 100>, #kiln.binding<arena, 448, 64>])
-// CHECK-NEXT: kiln.launch @g(%arg1) bindings([#kiln.binding<input, 384, 16>], [#kiln.binding<output, 0, 32>])
+// CHECK-NEXT: kiln.launch @g(%arg1) bindings([#kiln.binding<input, 384, 16>], [#kiln.binding<output, 512, 32>])
 func.func private @f(tensor<64xf32>) -> (tensor<100xi1>, tensor<16xf32>)
 func.func private @g(tensor<4xf32>) -> tensor<8xf32>
 kiln.program @main(%x: tensor<64xf32>, %y: tensor<4xf32>) -> (tensor<100xi1>, tensor<8xf32>) {
@@ -123,9 +129,10 @@ kiln.program @main(%x: tensor<64xf32>, %y: tensor<4xf32>) -> (tensor<100xi1>, te
 
 // Sub-byte tensors take one byte per element (as the code generators store
 // them): two live 128 x i4 buffers need 128 B each, not 64 B or nothing.
-// Several programs in one module are planned each on its own.
+// Several programs in one module are planned each on its own. The returned
+// %c does not take bytes inside %x, %a or %b's, dead by then: 384.
 // CHECK-LABEL: kiln.program @sub_byte
-// CHECK-SAME: arena_size = 384 : i64
+// CHECK-SAME: arena_size = 448 : i64
 // CHECK-NEXT: kiln.launch @to_i4(%arg0) bindings([#kiln.binding<input, 0, 128>], [#kiln.binding<arena, 128, 128>])
 // CHECK-NEXT: kiln.launch @to_i4(%arg0) bindings([#kiln.binding<input, 0, 128>], [#kiln.binding<arena, 256, 128>])
 // CHECK-LABEL: kiln.program @second
