@@ -182,6 +182,11 @@ struct KilnFormDispatchesPass
         if (Operation *user = singleUser(op->getResult(0)))
           if (isRoot(user) && !isContraction(user) && user->getBlock() == op->getBlock())
             continue;
+      // A rotary embedding read only by an elementwise op waits for the
+      // group that takes that op in (takeRotaryProducers): a decode step's
+      // key cache write computes the rotated row where it stores it.
+      if (rotaryConsumer(op))
+        continue;
       // Likewise the cast of a constant that only a contraction reads (a
       // weight kiln-narrow-matmul-weights stored in f16 or bf16).
       if (auto cast = dyn_cast<CastOp>(op); cast && narrowedWeightReader(cast))
@@ -292,6 +297,7 @@ struct KilnFormDispatchesPass
       }
       if (!alone)
         growElementwiseDag(op, group, grouped);
+      takeRotaryProducers(group, grouped);
       groups.push_back(std::move(group));
     }
 
@@ -304,6 +310,30 @@ struct KilnFormDispatchesPass
       if (failed(buildDispatch(group, name)))
         return signalPassFailure();
     }
+  }
+
+  /// The elementwise op that alone reads `op`, a rotary embedding, in its
+  /// block; it computes the rotation per element, broadcast or not.
+  static Operation *rotaryConsumer(Operation *op) {
+    if (!isa<RotaryEmbeddingOp>(op))
+      return nullptr;
+    Operation *user = singleUser(op->getResult(0));
+    return user && isElementwiseOp(user) && user->getBlock() == op->getBlock() ? user : nullptr;
+  }
+
+  /// Puts each rotary embedding that waits for a member (rotaryConsumer)
+  /// into the group, before that member.
+  static void takeRotaryProducers(SmallVector<Operation *> &group,
+                                  llvm::DenseSet<Operation *> &grouped) {
+    for (size_t i = 0; i < group.size(); ++i)
+      for (Value operand : group[i]->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && !grouped.contains(def) && rotaryConsumer(def) == group[i]) {
+          group.insert(group.begin() + i, def);
+          grouped.insert(def);
+          ++i;
+        }
+      }
   }
 
   /// Widens a group past its chain of single-use consumers: elementwise

@@ -399,3 +399,30 @@ func.func @slice_views(%x: tensor<2x16xf32>) -> (tensor<1x16xf32>, tensor<16xf32
     }
   }
 #-}
+
+// -----
+
+// A rotary embedding read only by an elementwise op joins that op's
+// dispatch, ahead of it: a decode step's key cache write (the rotated row
+// selected into the cache at the step's position) is one kernel. Read by
+// anything else too (here the query's product), it stays a dispatch.
+// CHECK-LABEL: func @rotary_into_cache_write
+// CHECK: %[[W:.*]] = kiln.dispatch "dispatch_0_rotary_embedding"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: %[[K:.*]] = kiln.rotary_embedding
+// CHECK-NEXT: kiln.select %{{.*}}, %[[K]], %{{.*}} : (tensor<1x1x16x1xi1>, tensor<1x2x1x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+// CHECK: %[[Q:.*]] = kiln.dispatch "dispatch_1_rotary_embedding"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.rotary_embedding
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch "dispatch_2_select" (%{{.*}}, %[[Q]], %{{.*}})
+// CHECK: kiln.dispatch "dispatch_3_add" (%[[Q]], %{{.*}})
+// CHECK: return %[[W]]
+func.func @rotary_into_cache_write(%k: tensor<1x2x1x8xf32>, %q: tensor<1x2x1x8xf32>, %cos: tensor<1x8xf32>, %sin: tensor<1x8xf32>, %at: tensor<1x1x16x1xi1>, %past: tensor<1x2x16x8xf32>) -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x1x8xf32>) {
+  %rk = kiln.rotary_embedding %k, %cos, %sin : (tensor<1x2x1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x2x1x8xf32>
+  %present = kiln.select %at, %rk, %past : (tensor<1x1x16x1xi1>, tensor<1x2x1x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %rq = kiln.rotary_embedding %q, %cos, %sin : (tensor<1x2x1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x2x1x8xf32>
+  %other = kiln.select %at, %rq, %past : (tensor<1x1x16x1xi1>, tensor<1x2x1x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %twice = kiln.add %rq, %k : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  return %present, %other, %twice : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x1x8xf32>
+}

@@ -659,7 +659,10 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     join too, even when they read a member twice (HardSwish x *
     hard_sigmoid(x), SiLU x * sigmoid(x) after a conv), as long as exactly
     one value of the group is still read outside it. Elementwise producers
-    used only by a root that is not a contraction join it as well. Small
+    used only by a root that is not a contraction join it as well, and a
+    `kiln.rotary_embedding` used only by an elementwise op joins that op's
+    dispatch (a decode step's key cache write selects the rotated row into
+    the cache in the kernel that rotates it). Small
     constants are cloned into the region; weights stay operands.
     The remaining ops other than constants and reshapes become dispatches of
     their own. Reshapes stay outside: they are views of a buffer. With
