@@ -37,6 +37,14 @@ struct Projection {
   bool keyLayout = false;    // (0, 2, 3, 1): K^T
 };
 
+/// A rotary embedding of heads [start, end) of a merged projection, through
+/// the slice that takes them.
+struct RotaryPart {
+  SliceOp slice;
+  RotaryEmbeddingOp rope;
+  int64_t start, end;
+};
+
 /// The row-major bytes of constant `cst` (splats repeated), when its
 /// elements are whole bytes.
 std::optional<std::vector<char>> constantBytes(ConstantOp cst) {
@@ -128,6 +136,91 @@ struct KilnMergeHeadProjectionsPass
     }
   }
 
+  /// Rotary embeddings of adjacent head ranges of `all` ([1, H, S, D]), with
+  /// the same tables, become one over their union: a LLaMA-style layer
+  /// rotates its query and key heads in one kernel. Each becomes a slice of
+  /// the merged result (a view, like the ranges it rotated).
+  static void mergeRotaryEmbeddings(Value all) {
+    auto type = cast<RankedTensorType>(all.getType());
+    // By (cos, sin, interleaved): the rotations of head ranges of `all`.
+    llvm::MapVector<std::tuple<Value, Value, unsigned>, SmallVector<RotaryPart>> byTables;
+    for (Operation *user : all.getUsers()) {
+      auto slice = dyn_cast<SliceOp>(user);
+      if (!slice || !slice->hasOneUse())
+        continue;
+      auto rope = dyn_cast<RotaryEmbeddingOp>(*slice->getUsers().begin());
+      if (!rope || rope.getInput() != slice.getResult())
+        continue;
+      ArrayRef<int64_t> starts = slice.getStarts(), ends = slice.getEnds();
+      bool headsOnly = llvm::all_of(slice.getSteps(), [](int64_t step) { return step == 1; });
+      for (int64_t dim : {0, 2, 3})
+        headsOnly &= starts[dim] == 0 && ends[dim] == type.getDimSize(dim);
+      // The tables broadcast along the heads (their dimension there is 1,
+      // or they have none), so they broadcast to any number of heads.
+      for (Value table : {rope.getCos(), rope.getSin()}) {
+        auto t = cast<RankedTensorType>(table.getType());
+        int64_t at = t.getRank() - 3; // the heads' dimension, aligned right
+        headsOnly &= at < 0 || t.getDimSize(at) == 1;
+      }
+      if (headsOnly)
+        byTables[{rope.getCos(), rope.getSin(), unsigned(rope.getInterleaved())}].push_back(
+            {slice, rope, starts[1], ends[1]});
+    }
+    for (auto &[tables, parts] : byTables) {
+      llvm::sort(parts, [](const RotaryPart &a, const RotaryPart &b) { return a.start < b.start; });
+      for (size_t i = 0; i < parts.size();) {
+        size_t j = i + 1;
+        while (j < parts.size() && parts[j].start == parts[j - 1].end)
+          ++j;
+        if (j - i >= 2)
+          mergeRun(all, MutableArrayRef<RotaryPart>(parts).slice(i, j - i));
+        i = j;
+      }
+    }
+  }
+
+  static void mergeRun(Value all, MutableArrayRef<RotaryPart> run) {
+    Operation *first = run.front().rope;
+    for (RotaryPart &p : run)
+      if (p.rope->isBeforeInBlock(first))
+        first = p.rope;
+    auto type = cast<RankedTensorType>(all.getType());
+    int64_t start = run.front().start, end = run.back().end;
+    auto unionType = RankedTensorType::get(
+        {type.getDimSize(0), end - start, type.getDimSize(2), type.getDimSize(3)},
+        type.getElementType());
+    OpBuilder b(first);
+    Location loc = b.getFusedLoc(llvm::map_to_vector(run, [](RotaryPart &p) {
+      return p.rope.getLoc();
+    }));
+    RotaryEmbeddingOp model = run.front().rope;
+    Value heads = unionType == type
+                      ? all
+                      : SliceOp::create(b, loc, unionType, all,
+                                        b.getDenseI64ArrayAttr({0, start, 0, 0}),
+                                        b.getDenseI64ArrayAttr({type.getDimSize(0), end,
+                                                                type.getDimSize(2),
+                                                                type.getDimSize(3)}),
+                                        b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    Value rotated = RotaryEmbeddingOp::create(b, loc, unionType, heads, model.getCos(),
+                                              model.getSin(), model.getInterleavedAttr());
+    // Each part a slice of the merged rotation; erased once all are built
+    // (the builder inserts before the first of them).
+    SmallVector<Value> slices;
+    for (RotaryPart &p : run)
+      slices.push_back(SliceOp::create(
+          b, p.rope.getLoc(), p.rope.getType(), rotated,
+          b.getDenseI64ArrayAttr({0, p.start - start, 0, 0}),
+          b.getDenseI64ArrayAttr({type.getDimSize(0), p.end - start, type.getDimSize(2),
+                                  type.getDimSize(3)}),
+          b.getDenseI64ArrayAttr({1, 1, 1, 1})));
+    for (auto [p, slice] : llvm::zip(run, slices)) {
+      p.rope.getResult().replaceAllUsesWith(slice);
+      p.rope.erase();
+      p.slice.erase();
+    }
+  }
+
   void merge(MutableArrayRef<Projection> members, unsigned index) {
     Projection first = members.front();
     for (Projection &p : members)
@@ -188,6 +281,7 @@ struct KilnMergeHeadProjectionsPass
       p.transpose.getResult().replaceAllUsesWith(part);
     }
     // (The builder inserts before the first matmul: erased last.)
+    mergeRotaryEmbeddings(all);
     for (Projection &p : members) {
       p.transpose.erase();
       p.reshape.erase();

@@ -123,3 +123,78 @@ func.func @left_alone(%x: tensor<2x8x4xf32>, %z: tensor<1x8x4xf32>) -> (tensor<2
   %d = kiln.transpose %d1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x1x4xf32> -> tensor<1x1x8x4xf32>
   return %a, %b, %c, %c0, %d : tensor<2x2x8x2xf32>, tensor<2x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x8x4xf32>, tensor<1x1x8x4xf32>
 }
+
+// -----
+
+// The query and key heads rotated with the same tables: one rotation over
+// the merged heads (here all of them, so no slice before it), the query's
+// and key's heads slices of it.
+// CHECK-LABEL: func.func @rotary_heads
+// CHECK: %[[H:.*]] = kiln.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x6x2xf32> -> tensor<1x6x8x2xf32>
+// CHECK-NEXT: %[[R:.*]] = kiln.rotary_embedding %[[H]], %arg1, %arg2 : (tensor<1x6x8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<1x6x8x2xf32>
+// CHECK-NEXT: %[[Q:.*]] = kiln.slice %[[R]] {ends = array<i64: 1, 4, 8, 2>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT: %[[K:.*]] = kiln.slice %[[R]] {ends = array<i64: 1, 6, 8, 2>, starts = array<i64: 0, 4, 0, 0>, steps = array<i64: 1, 1, 1, 1>}
+// CHECK-NOT: kiln.rotary_embedding
+// CHECK: %[[N:.*]] = kiln.neg %[[K]]
+// CHECK: return %[[Q]], %[[N]]
+// The merged rotation is one dispatch; the key's heads are a view of it
+// (the query's, returned, are copied: an output is never part of a larger
+// buffer).
+// DISPATCH-LABEL: func.func @rotary_heads
+// DISPATCH: %[[H:.*]] = kiln.dispatch "dispatch_0_matmul"
+// DISPATCH: %[[R:.*]] = kiln.dispatch "dispatch_1_rotary_embedding" (%[[H]], %arg1, %arg2)
+// DISPATCH: kiln.dispatch "dispatch_2_slice" (%[[R]])
+// DISPATCH: %[[K:.*]] = kiln.slice %[[R]]
+// DISPATCH-NEXT: kiln.dispatch "dispatch_3_neg" (%[[K]])
+func.func @rotary_heads(%x: tensor<1x8x4xf32>, %cos: tensor<8x2xf32>, %sin: tensor<8x2xf32>) -> (tensor<1x4x8x2xf32>, tensor<1x2x8x2xf32>) {
+  %wq = kiln.constant dense_resource<rope_wq> : tensor<4x8xf32>
+  %wk = kiln.constant dense_resource<rope_wk> : tensor<4x4xf32>
+  %q0 = kiln.matmul %x, %wq : (tensor<1x8x4xf32>, tensor<4x8xf32>) -> tensor<1x8x8xf32>
+  %q1 = kiln.reshape %q0 : tensor<1x8x8xf32> -> tensor<1x8x4x2xf32>
+  %q = kiln.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x4x2xf32> -> tensor<1x4x8x2xf32>
+  %k0 = kiln.matmul %x, %wk : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+  %k1 = kiln.reshape %k0 : tensor<1x8x4xf32> -> tensor<1x8x2x2xf32>
+  %k = kiln.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x2x2xf32> -> tensor<1x2x8x2xf32>
+  %rq = kiln.rotary_embedding %q, %cos, %sin : (tensor<1x4x8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<1x4x8x2xf32>
+  %rk = kiln.rotary_embedding %k, %cos, %sin : (tensor<1x2x8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<1x2x8x2xf32>
+  %n = kiln.neg %rk : tensor<1x2x8x2xf32>
+  return %rq, %n : tensor<1x4x8x2xf32>, tensor<1x2x8x2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      rope_wq: "0x040000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041000020410000304100004041000050410000604100007041000080410000884100009041000098410000A0410000A8410000B0410000B8410000C0410000C8410000D0410000D8410000E0410000E8410000F0410000F84100000042",
+      rope_wk: "0x040000000000803F0000004000004040000080400000A0400000C0400000E040000000410000104100002041000030410000404100005041000060410000704100008041"
+    }
+  }
+#-}
+
+// -----
+
+// With other tables the key's rotation stays apart.
+// CHECK-LABEL: func.func @rotary_other_tables
+// CHECK: kiln.rotary_embedding %{{.*}}, %arg1, %arg2 : (tensor<1x4x8x2xf32>
+// CHECK: kiln.rotary_embedding %{{.*}}, %arg3, %arg2 : (tensor<1x2x8x2xf32>
+func.func @rotary_other_tables(%x: tensor<1x8x4xf32>, %cos: tensor<8x2xf32>, %sin: tensor<8x2xf32>, %cos2: tensor<8x2xf32>) -> (tensor<1x4x8x2xf32>, tensor<1x2x8x2xf32>) {
+  %wq = kiln.constant dense_resource<rope_wq> : tensor<4x8xf32>
+  %wk = kiln.constant dense_resource<rope_wk> : tensor<4x4xf32>
+  %q0 = kiln.matmul %x, %wq : (tensor<1x8x4xf32>, tensor<4x8xf32>) -> tensor<1x8x8xf32>
+  %q1 = kiln.reshape %q0 : tensor<1x8x8xf32> -> tensor<1x8x4x2xf32>
+  %q = kiln.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x4x2xf32> -> tensor<1x4x8x2xf32>
+  %k0 = kiln.matmul %x, %wk : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+  %k1 = kiln.reshape %k0 : tensor<1x8x4xf32> -> tensor<1x8x2x2xf32>
+  %k = kiln.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x8x2x2xf32> -> tensor<1x2x8x2xf32>
+  %rq = kiln.rotary_embedding %q, %cos, %sin : (tensor<1x4x8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<1x4x8x2xf32>
+  %rk = kiln.rotary_embedding %k, %cos2, %sin : (tensor<1x2x8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<1x2x8x2xf32>
+  %n = kiln.neg %rk : tensor<1x2x8x2xf32>
+  return %rq, %n : tensor<1x4x8x2xf32>, tensor<1x2x8x2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      rope_wq: "0x040000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041000020410000304100004041000050410000604100007041000080410000884100009041000098410000A0410000A8410000B0410000B8410000C0410000C8410000D0410000D8410000E0410000E8410000F0410000F84100000042",
+      rope_wk: "0x040000000000803F0000004000004040000080400000A0400000C0400000E040000000410000104100002041000030410000404100005041000060410000704100008041"
+    }
+  }
+#-}

@@ -103,6 +103,12 @@ def KilnMergeHeadProjections : Pass<"kiln-merge-head-projections", "mlir::func::
     compile runs it with gfx targets alone, whose GEMM kernels store
     through the transpose.
 
+    Then `kiln.rotary_embedding`s of adjacent head ranges of the merged
+    result (each through its slice, read once) with the same cos and sin
+    tables (broadcast along the heads) and pairing become one rotation of
+    the union of the ranges, each range a slice of it: a LLaMA-style
+    layer rotates its query and key heads in one kernel.
+
     ```mlir
     %q = kiln.matmul %x, %wq : (tensor<1x128x256xf32>, tensor<256x256xf32>) -> tensor<1x128x256xf32>
     %q4 = kiln.reshape %q : tensor<1x128x256xf32> -> tensor<1x128x8x32xf32>
