@@ -301,6 +301,13 @@ struct KilnFormDispatchesPass
       groups.push_back(std::move(group));
     }
 
+    // A rotary embedding that waited for a group that did not take it.
+    for (Operation *op : ops)
+      if (isa<RotaryEmbeddingOp>(op) && !grouped.contains(op)) {
+        groups.push_back({op});
+        grouped.insert(op);
+      }
+
     unsigned index = 0;
     for (auto &group : groups) {
       // Named after its root, or the concat that took in its slices.
@@ -322,9 +329,14 @@ struct KilnFormDispatchesPass
   }
 
   /// Puts each rotary embedding that waits for a member (rotaryConsumer)
-  /// into the group, before that member.
+  /// into the group, before that member, when the group is elementwise
+  /// ops alone (the kernel builders of contractions and row reductions
+  /// take elementwise epilogues, not the rotation's gather). One left out
+  /// becomes a dispatch of its own at the end (runOnOperation).
   static void takeRotaryProducers(SmallVector<Operation *> &group,
                                   llvm::DenseSet<Operation *> &grouped) {
+    if (!llvm::all_of(group, isElementwiseOp))
+      return;
     for (size_t i = 0; i < group.size(); ++i)
       for (Value operand : group[i]->getOperands()) {
         Operation *def = operand.getDefiningOp();

@@ -426,3 +426,25 @@ func.func @rotary_into_cache_write(%k: tensor<1x2x1x8xf32>, %q: tensor<1x2x1x8xf
   %twice = kiln.add %rq, %k : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
   return %present, %other, %twice : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x1x8xf32>
 }
+
+// -----
+
+// A rotary embedding whose elementwise reader joins a contraction's
+// dispatch (an epilogue) stays a dispatch of its own: the GEMM kernels
+// take elementwise epilogues, not the rotation's gather.
+// CHECK-LABEL: func @rotary_into_epilogue
+// CHECK: %[[R:.*]] = kiln.dispatch "dispatch_1_rotary_embedding"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.rotary_embedding
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch "dispatch_0_matmul" ({{.*}}%[[R]])
+// CHECK: kiln.matmul
+// CHECK-NEXT: kiln.add
+// CHECK-NOT: kiln.rotary_embedding
+// CHECK: return
+func.func @rotary_into_epilogue(%a: tensor<1x2x4x8xf32>, %b: tensor<1x2x8x8xf32>, %x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %m = kiln.matmul %a, %b : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %r = kiln.rotary_embedding %x, %cos, %sin : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = kiln.add %m, %r : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %s : tensor<1x2x4x8xf32>
+}

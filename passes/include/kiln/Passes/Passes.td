@@ -667,8 +667,9 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     one value of the group is still read outside it. Elementwise producers
     used only by a root that is not a contraction join it as well, and a
     `kiln.rotary_embedding` used only by an elementwise op joins that op's
-    dispatch (a decode step's key cache write selects the rotated row into
-    the cache in the kernel that rotates it). Small
+    dispatch when it holds elementwise ops alone (a decode step's key cache
+    write selects the rotated row into the cache in the kernel that rotates
+    it; an epilogue of a contraction takes no rotation). Small
     constants are cloned into the region; weights stay operands.
     The remaining ops other than constants and reshapes become dispatches of
     their own. Reshapes stay outside: they are views of a buffer. With
