@@ -82,3 +82,48 @@ func.func @left_alone(%x: tensor<4x32xf32>, %w: tensor<4x32xf32>, %cos: tensor<3
   %y3 = kiln.add %c3, %s3 : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
   return %y0, %y1, %y2, %r2, %y3 : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// GPT-J-style interleaved pairs: x * cos + rotate_every_two(x) * sin, with
+// rotate_every_two(x) = stack(-x[..., 1::2], x[..., ::2], -1) flattened
+// (strided slices, the negation, unsqueezes at -1 as reshapes, a concat
+// along the new axis, a reshape back), becomes one rotation with
+// interleaved = true.
+// CHECK-LABEL: func.func @every_two
+// CHECK-NEXT: %[[Y:.*]] = kiln.rotary_embedding %arg0, %arg1, %arg2 {interleaved = true} : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @every_two(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %c = kiln.mul %x, %cos : (tensor<1x2x4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  %even = kiln.slice %x {ends = array<i64: 1, 2, 4, 8>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 2>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %odd = kiln.slice %x {ends = array<i64: 1, 2, 4, 8>, starts = array<i64: 0, 0, 0, 1>, steps = array<i64: 1, 1, 1, 2>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %e = kiln.reshape %even : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x1xf32>
+  %n = kiln.neg %odd : tensor<1x2x4x4xf32>
+  %o = kiln.reshape %n : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x1xf32>
+  %pairs = kiln.concat %o, %e {axis = 4 : i64} : (tensor<1x2x4x4x1xf32>, tensor<1x2x4x4x1xf32>) -> tensor<1x2x4x4x2xf32>
+  %r = kiln.reshape %pairs : tensor<1x2x4x4x2xf32> -> tensor<1x2x4x8xf32>
+  %s = kiln.mul %r, %sin : (tensor<1x2x4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  %y = kiln.add %c, %s : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: the pairs stacked the other way round, (x[2i], -x[2i+1]), is
+// not a rotation by +sin: the chain stays.
+// CHECK-LABEL: func.func @every_two_swapped
+// CHECK-NOT: kiln.rotary_embedding
+// CHECK: kiln.concat
+func.func @every_two_swapped(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %c = kiln.mul %x, %cos : (tensor<1x2x4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  %even = kiln.slice %x {ends = array<i64: 1, 2, 4, 8>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 2>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %odd = kiln.slice %x {ends = array<i64: 1, 2, 4, 8>, starts = array<i64: 0, 0, 0, 1>, steps = array<i64: 1, 1, 1, 2>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %e = kiln.reshape %even : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x1xf32>
+  %n = kiln.neg %odd : tensor<1x2x4x4xf32>
+  %o = kiln.reshape %n : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x1xf32>
+  %pairs = kiln.concat %e, %o {axis = 4 : i64} : (tensor<1x2x4x4x1xf32>, tensor<1x2x4x4x1xf32>) -> tensor<1x2x4x4x2xf32>
+  %r = kiln.reshape %pairs : tensor<1x2x4x4x2xf32> -> tensor<1x2x4x8xf32>
+  %s = kiln.mul %r, %sin : (tensor<1x2x4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  %y = kiln.add %c, %s : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}

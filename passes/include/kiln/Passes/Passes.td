@@ -64,6 +64,13 @@ def KilnRaiseRotaryEmbeddings : Pass<"kiln-raise-rotary-embeddings", "mlir::func
     the same up to rounding (half-precision inputs compute in f32 and round
     once).
 
+    Also taken, as `{interleaved = true}` (GPT-J-style pairs (2i, 2i+1)):
+    `r` = rotate_every_two(x), `stack(-x[..., 1::2], x[..., ::2], -1)`
+    flattened back to x's shape, as exporters write it: two `kiln.slice`s
+    of the last dimension with step 2, the negation (before or after its
+    unsqueeze), each unsqueezed at -1 (a `kiln.reshape`), a `kiln.concat`
+    along the new last axis and a `kiln.reshape` to x's shape.
+
     ```mlir
     %c  = kiln.mul %x, %cos : (tensor<1x8x128x32xf32>, tensor<128x32xf32>) -> tensor<1x8x128x32xf32>
     %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 16>, ends = array<i64: 1, 8, 128, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x8x128x32xf32> -> tensor<1x8x128x16xf32>
