@@ -746,6 +746,74 @@ def cases(work):
     out.append(("RoPE f32 1x4x50x64 written out (raised to kiln.rotary_embedding, one kernel)", p,
                 {"x": x}, x64 * cos + rot * sin, 1e-5, [], "ROPE"))
 
+    # The same rotation of interleaved pairs (2i, 2i + 1) as GPT-J-style
+    # exports write it: rotate_every_two(x) = stack(-x[..., 1::2],
+    # x[..., ::2], -1) flattened, raised to kiln.rotary_embedding
+    # {interleaved = true}, one kernel.
+    angles_i = np.repeat(angles[:, :32], 2, axis=-1)
+    cos_i, sin_i = np.cos(angles_i).astype(np.float32), np.sin(angles_i).astype(np.float32)
+    p = work / "rotary_interleaved_written_out.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "cos"], ["c"]),
+         helper.make_node("Slice", ["x", "zero", "end", "last", "two"], ["even"]),
+         helper.make_node("Slice", ["x", "one", "end", "last", "two"], ["odd"]),
+         helper.make_node("Neg", ["odd"], ["n"]),
+         helper.make_node("Unsqueeze", ["n", "last"], ["nu"]),
+         helper.make_node("Unsqueeze", ["even", "last"], ["eu"]),
+         helper.make_node("Concat", ["nu", "eu"], ["pairs"], axis=-1),
+         helper.make_node("Reshape", ["pairs", "shape"], ["r"]),
+         helper.make_node("Mul", ["r", "sin"], ["s"]),
+         helper.make_node("Add", ["c", "s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor("cos", TensorProto.FLOAT, cos_i.shape, cos_i.flatten().tolist()),
+         helper.make_tensor("sin", TensorProto.FLOAT, sin_i.shape, sin_i.flatten().tolist()),
+         helper.make_tensor("shape", TensorProto.INT64, [4], list(x.shape))] +
+        [helper.make_tensor(k, TensorProto.INT64, [1], [v])
+         for k, v in {"zero": 0, "one": 1, "two": 2, "end": 64, "last": -1}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(p))
+    rot = np.empty_like(x64)
+    rot[..., 0::2], rot[..., 1::2] = -x64[..., 1::2], x64[..., 0::2]
+    out.append(("RoPE f32 1x4x50x64 interleaved, written out (raised, one kernel)", p,
+                {"x": x}, x64 * cos_i + rot * sin_i, 1e-5, [], "ROPE"))
+
+    # A decode step's key cache write: the new key row rotated and selected
+    # into the cache at the step's position, Where(at, rope(k), past), one
+    # kernel that rotates the row where it stores it (kiln-form-dispatches).
+    k = rng.uniform(-2, 2, (1, 2, 1, 64)).astype(np.float32)
+    past = rng.uniform(-2, 2, (1, 2, 16, 64)).astype(np.float32)
+    at = np.zeros((1, 1, 16, 1), dtype=np.bool_)
+    at[0, 0, 11, 0] = True
+    cos1, sin1 = cos[11:12], sin[11:12]
+    p = work / "rotary_cache_write.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["k", "cos"], ["c"]),
+         helper.make_node("Slice", ["k", "half", "end", "last"], ["hi"]),
+         helper.make_node("Neg", ["hi"], ["n"]),
+         helper.make_node("Slice", ["k", "zero", "half", "last"], ["lo"]),
+         helper.make_node("Concat", ["n", "lo"], ["r"], axis=-1),
+         helper.make_node("Mul", ["r", "sin"], ["s"]),
+         helper.make_node("Add", ["c", "s"], ["kr"]),
+         helper.make_node("Where", ["at", "kr", "past"], ["y"])], "g",
+        [helper.make_tensor_value_info("k", TensorProto.FLOAT, k.shape),
+         helper.make_tensor_value_info("at", TensorProto.BOOL, at.shape),
+         helper.make_tensor_value_info("past", TensorProto.FLOAT, past.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, past.shape)],
+        [helper.make_tensor("cos", TensorProto.FLOAT, cos1.shape, cos1.flatten().tolist()),
+         helper.make_tensor("sin", TensorProto.FLOAT, sin1.shape, sin1.flatten().tolist())] +
+        [helper.make_tensor(name, TensorProto.INT64, [1], [v])
+         for name, v in {"zero": 0, "half": 32, "end": 64, "last": -1}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(p))
+    k64 = k.astype(np.float64)
+    krot = k64 * cos1 + np.concatenate([-k64[..., 32:], k64[..., :32]], -1) * sin1
+    out.append(("RoPE cache write f32 1x2x16x64 (rotation and Where, one kernel)", p,
+                {"k": k, "at": at, "past": past}, np.where(at, krot, past.astype(np.float64)),
+                1e-5, [], "ROPE"))
+
     # GEMVs on operands as they are (contiguous along n): an attention's
     # scores x V at a decode step (heads as the batch), columns not a
     # multiple of the 64-column blocks, and 8-bit activations.
