@@ -11,6 +11,7 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cstdio>
 #include <limits>
 
 using namespace mlir;
@@ -437,6 +438,119 @@ static LogicalResult convertCast(NodeContext &node, Type to) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// com.microsoft RotaryEmbedding
+//===----------------------------------------------------------------------===//
+
+/// ONNX Runtime's RotaryEmbedding (what its transformer optimizer and model
+/// builders leave in LLaMA-style models): input `x` as [B, N, S, H] or [B,
+/// S, N H], `position_ids` [B, S] (or [1]: the first position, the others
+/// following), half-width caches `cos_cache` and `sin_cache` [max_positions,
+/// H / 2]. The caches are gathered by position and repeated to width H
+/// (twice concatenated, or each element twice when `interleaved`): then it
+/// is kiln.rotary_embedding. A partial rotation (rotary_embedding_dim under
+/// H), a scale other than 1 and packed batching are errors.
+static LogicalResult convertRotaryEmbeddingMs(NodeContext &node) {
+  Value x = node.input(0);
+  RankedTensorType type = node.inputType(0);
+  if (!isa<FloatType>(type.getElementType()) || !type.hasStaticShape() ||
+      (type.getRank() != 3 && type.getRank() != 4)) {
+    node.emitError() << "input must be a float tensor of rank 3 or 4 with a static shape, got "
+                     << type;
+    return failure();
+  }
+  if (node.intAttr("is_packed_batching", 0) != 0) {
+    node.emitError() << "packed batching (is_packed_batching = 1) is not supported";
+    return failure();
+  }
+  if (node.floatAttr("scale", 1.0) != 1.0) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", node.floatAttr("scale", 1.0));
+    node.emitError() << "scale " << scale << " is not supported (only 1)";
+    return failure();
+  }
+  bool interleaved = node.intAttr("interleaved", 0) != 0;
+  RankedTensorType cosType = node.inputType(2), sinType = node.inputType(3);
+  if (cosType != sinType || cosType.getRank() != 2 || !cosType.hasStaticShape() ||
+      cosType.getElementType() != type.getElementType()) {
+    node.emitError() << "cos_cache and sin_cache must both be [max_positions, H / 2] of the "
+                     << "input's element type, got " << cosType << " and " << sinType;
+    return failure();
+  }
+  int64_t half = cosType.getDimSize(1);
+  int64_t b = type.getDimSize(0), s = type.getRank() == 4 ? type.getDimSize(2) : type.getDimSize(1);
+  int64_t heads = type.getRank() == 4 ? type.getDimSize(1) : node.intAttr("num_heads", 0);
+  if (heads <= 0 && type.getRank() == 3)
+    heads = type.getDimSize(2) / (2 * half);
+  int64_t headSize = type.getRank() == 4 ? type.getDimSize(3) : type.getDimSize(2) / std::max<int64_t>(heads, 1);
+  if (heads <= 0 || headSize * (type.getRank() == 4 ? 1 : heads) !=
+                        (type.getRank() == 4 ? type.getDimSize(3) : type.getDimSize(2))) {
+    node.emitError() << "num_heads " << heads << " does not divide the hidden size of " << type;
+    return failure();
+  }
+  int64_t rotary = node.intAttr("rotary_embedding_dim", 0);
+  if (2 * half != headSize || (rotary != 0 && rotary != headSize)) {
+    node.emitError() << "a partial rotation (rotary dimension " << (rotary ? rotary : 2 * half)
+                     << " of head size " << headSize << ") is not supported";
+    return failure();
+  }
+  // Positions [B or 1, S].
+  RankedTensorType posType = node.inputType(1);
+  if (!isa<IntegerType>(posType.getElementType()) || !posType.hasStaticShape()) {
+    node.emitError() << "position_ids must be an integer tensor with a static shape, got "
+                     << posType;
+    return failure();
+  }
+  Value positions = node.input(1);
+  int64_t pb = b;
+  if (posType.getRank() == 1 && posType.getDimSize(0) == 1) {
+    // The first position: S consecutive ones.
+    SmallVector<int64_t> steps(s);
+    for (int64_t i = 0; i < s; ++i)
+      steps[i] = i;
+    auto stepType = RankedTensorType::get({1, s}, node.builder().getI64Type());
+    Value offsets =
+        node.cast(node.create<ConstantOp>(DenseElementsAttr::get(stepType, ArrayRef<int64_t>(steps))),
+                  posType.getElementType());
+    positions = node.create<AddOp>(node.reshape(positions, {1, 1}), offsets);
+    pb = 1;
+  } else if (posType.getRank() != 2 || posType.getDimSize(1) != s ||
+             (posType.getDimSize(0) != b && posType.getDimSize(0) != 1)) {
+    node.emitError() << "position_ids must be [" << b << ", " << s << "] or [1], got "
+                     << posType;
+    return failure();
+  } else {
+    pb = posType.getDimSize(0);
+  }
+  // Each cache gathered, [pb, S, H / 2], and repeated to [pb, S, H].
+  auto widen = [&](Value cache) -> Value {
+    Value rows = node.create<GatherOp>(cache, positions, int64_t(0));
+    if (!interleaved)
+      return node.create<ConcatOp>(ValueRange{rows, rows}, int64_t(2));
+    Value column = node.reshape(rows, {pb, s, half, 1});
+    Value pairs = node.create<ConcatOp>(ValueRange{column, column}, int64_t(3));
+    return node.reshape(pairs, {pb, s, headSize});
+  };
+  Value cos = widen(node.input(2)), sin = widen(node.input(3));
+  MLIRContext *ctx = node.context();
+  Value y;
+  if (type.getRank() == 4) {
+    // [B, N, S, H]: the tables broadcast along the heads.
+    cos = node.reshape(cos, {pb, 1, s, headSize});
+    sin = node.reshape(sin, {pb, 1, s, headSize});
+    y = node.create<RotaryEmbeddingOp>(type, x, cos, sin, BoolAttr::get(ctx, interleaved));
+  } else {
+    auto split = RankedTensorType::get({b, s, heads, headSize}, type.getElementType());
+    cos = node.reshape(cos, {pb, s, 1, headSize});
+    sin = node.reshape(sin, {pb, s, 1, headSize});
+    Value rotated = node.create<RotaryEmbeddingOp>(split, node.reshape(x, split.getShape()), cos,
+                                                   sin, BoolAttr::get(ctx, interleaved));
+    y = node.reshape(rotated, type.getShape());
+  }
+  node.setOutput(0, y);
+  return success();
+}
+
 void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
   r.add("Add", 7, convertBinary<AddOp>);
   r.add("Sub", 7, convertBinary<SubOp>);
@@ -477,6 +591,7 @@ void onnx_import::registerElementwisePatterns(PatternRegistry &r) {
         [](NodeContext &n) { return convertVariadic<AddOp>(n, /*mean=*/true); });
   r.add("Where", 9, convertWhere);
 
+  r.add("com.microsoft.RotaryEmbedding", 1, convertRotaryEmbeddingMs);
   r.add("Abs", 7, convertUnary<AbsOp>);
   r.add("Neg", 7, convertUnary<NegOp>);
   r.add("Sign", 9, convertUnary<SignOp>);
