@@ -451,6 +451,16 @@ static LogicalResult convertCast(NodeContext &node, Type to) {
 /// is kiln.rotary_embedding. A partial rotation (rotary_embedding_dim under
 /// H), a scale other than 1 and packed batching are errors.
 static LogicalResult convertRotaryEmbeddingMs(NodeContext &node) {
+  if (node.numInputs() != 4 || node.numOutputs() != 1) {
+    node.emitError() << "expects 4 inputs (input, position_ids, cos_cache, sin_cache) and 1 "
+                     << "output, got " << node.numInputs() << " and " << node.numOutputs();
+    return failure();
+  }
+  for (unsigned i = 0; i < 4; ++i)
+    if (!node.hasInput(i)) {
+      node.emitError() << "input " << i << " is required";
+      return failure();
+    }
   Value x = node.input(0);
   RankedTensorType type = node.inputType(0);
   if (!isa<FloatType>(type.getElementType()) || !type.hasStaticShape() ||
@@ -478,6 +488,15 @@ static LogicalResult convertRotaryEmbeddingMs(NodeContext &node) {
     return failure();
   }
   int64_t half = cosType.getDimSize(1);
+  if (half < 1 || cosType.getDimSize(0) < 1) {
+    node.emitError() << "cos_cache and sin_cache must have at least one position and one "
+                     << "column, got " << cosType;
+    return failure();
+  }
+  if (node.intAttr("num_heads", 0) < 0) {
+    node.emitError() << "num_heads must not be negative, got " << node.intAttr("num_heads", 0);
+    return failure();
+  }
   int64_t b = type.getDimSize(0), s = type.getRank() == 4 ? type.getDimSize(2) : type.getDimSize(1);
   int64_t heads = type.getRank() == 4 ? type.getDimSize(1) : node.intAttr("num_heads", 0);
   if (heads <= 0 && type.getRank() == 3)
