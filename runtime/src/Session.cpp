@@ -219,28 +219,35 @@ void Session::planInPlaceOutputs() {
     return a->offset() < b->offset() + b->size() &&
            b->offset() < a->offset() + a->size();
   };
-  // Every arena range the program names. A binding is moved with an
-  // output when it lies inside the output's range, so an output stays in the
-  // arena when some range straddles its bounds: that range's buffer stays
-  // in the arena, and a view of it (a slice) may lie inside the output's
-  // range without belonging to the output. kiln-plan-memory places no
-  // buffer across an output's bounds; this keeps other artifacts right.
-  std::vector<const fb::Binding *> named;
-  auto name = [&](const fb::Binding *b) {
-    if (b->kind() == fb::BindingKind::Arena)
-      named.push_back(b);
+  // Every arena range the program names, with where its address goes. A
+  // binding is moved with an output when it lies inside the output's range,
+  // so an output stays in the arena when some range straddles its bounds:
+  // that range's buffer stays in the arena, and a view of it (a slice) may
+  // lie inside the output's range without belonging to the output.
+  // kiln-plan-memory places no buffer across an output's bounds; this keeps
+  // other artifacts right.
+  struct Named {
+    Relocation::Kind kind;
+    size_t index;
+    const fb::Binding *binding;
   };
+  std::vector<Named> named;
+  auto name = [&](Relocation::Kind kind, size_t index, const fb::Binding *b) {
+    if (b->kind() == fb::BindingKind::Arena)
+      named.push_back({kind, index, b});
+  };
+  size_t flat = 0;
   if (auto *dispatches = program_->dispatches())
     for (const fb::Dispatch *dispatch : *dispatches)
       if (auto *bindings = dispatch->bindings())
         for (const fb::Binding *binding : *bindings)
-          name(binding);
+          name(Relocation::Binding, flat++, binding);
   if (auto *inputs = program_->inputs())
-    for (const fb::Binding *binding : *inputs)
-      name(binding);
+    for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i)
+      name(Relocation::Input, i, inputs->Get(i));
   if (auto *extents = program_->extents())
-    for (const fb::OutputExtent *extent : *extents)
-      name(extent->extent());
+    for (flatbuffers::uoffset_t i = 0; i < extents->size(); ++i)
+      name(Relocation::Extent, i, extents->Get(i)->extent());
   auto inside = [](const fb::Binding *b, const fb::Binding *range) {
     return b->offset() >= range->offset() &&
            b->offset() + b->size() <= range->offset() + range->size();
@@ -254,36 +261,19 @@ void Session::planInPlaceOutputs() {
     for (flatbuffers::uoffset_t j = 0; j < outputs->size(); ++j)
       shared |= j != i && outputs->Get(j)->kind() == fb::BindingKind::Arena &&
                 overlaps(o, outputs->Get(j));
-    for (const fb::Binding *b : named)
-      shared |= b->size() != 0 && overlaps(b, o) && !inside(b, o);
+    for (const Named &n : named)
+      shared |= n.binding->size() != 0 && overlaps(n.binding, o) &&
+                !inside(n.binding, o);
     if (shared)
       continue;
     inPlace_.push_back({i, arena + o->offset(), arena + o->offset()});
     ranges.push_back(o);
   }
-  auto relocate = [&](Relocation::Kind kind, size_t index,
-                      const fb::Binding *b) {
-    if (b->kind() != fb::BindingKind::Arena)
-      return;
+  for (const Named &n : named)
     for (size_t k = 0; k < ranges.size(); ++k)
-      if (inside(b, ranges[k]))
-        relocations_.push_back(
-            {kind, index, k, b->offset() - ranges[k]->offset()});
-  };
-  if (inPlace_.empty())
-    return;
-  size_t flat = 0;
-  if (auto *dispatches = program_->dispatches())
-    for (const fb::Dispatch *dispatch : *dispatches)
-      if (auto *bindings = dispatch->bindings())
-        for (const fb::Binding *binding : *bindings)
-          relocate(Relocation::Binding, flat++, binding);
-  if (auto *inputs = program_->inputs())
-    for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i)
-      relocate(Relocation::Input, i, inputs->Get(i));
-  if (auto *extents = program_->extents())
-    for (flatbuffers::uoffset_t i = 0; i < extents->size(); ++i)
-      relocate(Relocation::Extent, i, extents->Get(i)->extent());
+      if (inside(n.binding, ranges[k]))
+        relocations_.push_back({n.kind, n.index, k,
+                                n.binding->offset() - ranges[k]->offset()});
 }
 
 void Session::bindInPlaceOutputs(const kiln_tensor_t *outputs) {

@@ -497,16 +497,17 @@ static LogicalResult convertRotaryEmbeddingMs(NodeContext &node) {
     node.emitError() << "num_heads must not be negative, got " << node.intAttr("num_heads", 0);
     return failure();
   }
-  int64_t b = type.getDimSize(0), s = type.getRank() == 4 ? type.getDimSize(2) : type.getDimSize(1);
-  int64_t heads = type.getRank() == 4 ? type.getDimSize(1) : node.intAttr("num_heads", 0);
-  if (heads <= 0 && type.getRank() == 3)
-    heads = type.getDimSize(2) / (2 * half);
-  int64_t headSize = type.getRank() == 4 ? type.getDimSize(3) : type.getDimSize(2) / std::max<int64_t>(heads, 1);
-  if (heads <= 0 || headSize * (type.getRank() == 4 ? 1 : heads) !=
-                        (type.getRank() == 4 ? type.getDimSize(3) : type.getDimSize(2))) {
+  bool split = type.getRank() == 3; // [B, S, N H]
+  int64_t b = type.getDimSize(0), s = type.getDimSize(split ? 1 : 2);
+  int64_t hidden = type.getShape().back();
+  int64_t heads = !split                          ? type.getDimSize(1)
+                  : node.intAttr("num_heads", 0) ? node.intAttr("num_heads", 0)
+                                                 : hidden / (2 * half);
+  if (heads <= 0 || (split && hidden % heads != 0)) {
     node.emitError() << "num_heads " << heads << " does not divide the hidden size of " << type;
     return failure();
   }
+  int64_t headSize = split ? hidden / heads : hidden;
   int64_t rotary = node.intAttr("rotary_embedding_dim", 0);
   if (2 * half != headSize || (rotary != 0 && rotary != headSize)) {
     node.emitError() << "a partial rotation (rotary dimension " << (rotary ? rotary : 2 * half)
@@ -553,16 +554,16 @@ static LogicalResult convertRotaryEmbeddingMs(NodeContext &node) {
   Value cos = widen(node.input(2)), sin = widen(node.input(3));
   MLIRContext *ctx = node.context();
   Value y;
-  if (type.getRank() == 4) {
+  if (!split) {
     // [B, N, S, H]: the tables broadcast along the heads.
     cos = node.reshape(cos, {pb, 1, s, headSize});
     sin = node.reshape(sin, {pb, 1, s, headSize});
     y = node.create<RotaryEmbeddingOp>(type, x, cos, sin, BoolAttr::get(ctx, interleaved));
   } else {
-    auto split = RankedTensorType::get({b, s, heads, headSize}, type.getElementType());
+    auto heads4 = RankedTensorType::get({b, s, heads, headSize}, type.getElementType());
     cos = node.reshape(cos, {pb, s, 1, headSize});
     sin = node.reshape(sin, {pb, s, 1, headSize});
-    Value rotated = node.create<RotaryEmbeddingOp>(split, node.reshape(x, split.getShape()), cos,
+    Value rotated = node.create<RotaryEmbeddingOp>(heads4, node.reshape(x, heads4.getShape()), cos,
                                                    sin, BoolAttr::get(ctx, interleaved));
     y = node.reshape(rotated, type.getShape());
   }
