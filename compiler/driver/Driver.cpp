@@ -226,6 +226,13 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights());
   KilnFormDispatchesOptions dispatches;
   dispatches.transposedOperands = options.transposedOperands;
+  // f32 matmuls at f32 precision take the generic kernels on a gfx target
+  // without an f32 matrix instruction, which read and store plain layouts.
+  dispatches.transposedF32 =
+      options.gfx.precision != gfx::Precision::F32 ||
+      llvm::all_of(options.targets, [](const TargetSpec &target) {
+        return !target.gfx || target.gfx->gemmInstruction(gfx::MatrixInput::F32);
+      });
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches(dispatches));
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

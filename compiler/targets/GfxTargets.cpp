@@ -49,6 +49,10 @@
 //   gfx1250 wave32, citing the CDNA5 ISA guide section 7.12.2: for 16 x K
 //   with K >= 32, blocks of (K / 2) / 2 consecutive K alternating between
 //   the half-waves): 8 for f16 / bf16 (K 32), 16 for iu8 (K 64).
+// - f32 (v_mfma_f32_16x16x4_f32, gfx942 and gfx950): one element per lane,
+//   lane group g holding k = g (the cdna3 table; composable_kernel's
+//   xdlops_gemm.hpp gives gfx950 the same: mfma_f32_16x16x4f32, k_per_blk
+//   1, 4 input blocks of 16 lanes).
 // RDNA4's 16-bit layout is such a split (lane group g: k = 4g..4g+3 and
 // 8+4g..8+4g+3); the table test caught a contiguous guess here once, and
 // the emulator comparison caught 8-element iu8 blocks on gfx1250.
@@ -123,6 +127,8 @@ namespace kiln::gfx {
 
 int bitsOf(MatrixInput input) {
   switch (input) {
+  case MatrixInput::F32:
+    return 32;
   case MatrixInput::F16:
   case MatrixInput::BF16:
     return 16;
@@ -146,6 +152,11 @@ std::optional<double> Product::matrixPeak(MatrixInput input) const {
   case MatrixInput::I8:
   case MatrixInput::I4: // at least the int8 rate (RDNA's iu4 WMMA: the same or twice)
     tera = int8Tops;
+    break;
+  case MatrixInput::F32:
+    // AMD's data sheets give the same dense FP32 matrix and vector peaks
+    // on MI300X, MI325X (163.4), MI350X (144.2) and MI355X (157.3).
+    tera = f32Tflops;
     break;
   }
   if (!tera)
@@ -208,6 +219,7 @@ constexpr MatrixInput F16 = MatrixInput::F16;
 constexpr MatrixInput BF16 = MatrixInput::BF16;
 constexpr MatrixInput I8 = MatrixInput::I8;
 constexpr MatrixInput I4 = MatrixInput::I4;
+constexpr MatrixInput F32 = MatrixInput::F32;
 
 // CDNA3's MFMA instructions (gfx950 has them too).
 // Columns: input, wmma, m, n, k, A/B per lane, C/D per lane, mnemonic,
@@ -219,7 +231,8 @@ constexpr MatrixInput I4 = MatrixInput::I4;
   {I8,   false, 16, 16, 32, 8, 4,  "v_mfma_i32_16x16x32_i8",   8, 8, 32, 4, 4, 16},                 \
   {F16,  false, 32, 32, 8,  4, 16, "v_mfma_f32_32x32x8_f16",   4, 4, 8,  4, 4, 8},                  \
   {BF16, false, 32, 32, 8,  4, 16, "v_mfma_f32_32x32x8_bf16",  4, 4, 8,  4, 4, 8},                  \
-  {I8,   false, 32, 32, 16, 8, 16, "v_mfma_i32_32x32x16_i8",   8, 8, 16, 4, 4, 8}
+  {I8,   false, 32, 32, 16, 8, 16, "v_mfma_i32_32x32x16_i8",   8, 8, 16, 4, 4, 8},                  \
+  {F32,  false, 16, 16, 4,  1, 4,  "v_mfma_f32_16x16x4_f32",   1, 1, 4,  4, 4, 16}
 // clang-format on
 
 // The GEMM builder's tiling on every target: 2 x 2 waves of 2 x 2

@@ -30,7 +30,7 @@
 namespace kiln::gfx {
 
 /// Element types a matrix-core instruction multiplies.
-enum class MatrixInput { F16, BF16, I8, I4 };
+enum class MatrixInput { F16, BF16, I8, I4, F32 };
 
 /// Bits of one element of `input`.
 int bitsOf(MatrixInput input);
@@ -86,7 +86,7 @@ struct GemmTiling {
   int64_t wavesM, wavesN;
   int64_t waveTilesM, waveTilesN;
   int64_t stepInstructions;
-  StepSchedule schedule16 = StepSchedule::Llvm; // 16-bit operands
+  StepSchedule schedule16 = StepSchedule::Llvm; // 16- and 32-bit operands
   StepSchedule schedule8 = StepSchedule::Llvm;  // 8- and 4-bit operands
   /// Whether a K step's global loads are issued two steps ahead, held in
   /// registers through one step (GemmBuilder.cpp, mainLoop), instead of

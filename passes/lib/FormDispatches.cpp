@@ -100,14 +100,28 @@ Operation *narrowedWeightReader(CastOp cast) {
   return user;
 }
 
+/// Which matmuls take in the transposes (and broadcasts) of their operands
+/// and result (transposed-operands), given transposed-f32.
+struct ReadThrough {
+  bool operands, f32;
+  bool operator()(Operation *op) const {
+    if (!operands || !op)
+      return false;
+    if (!f32 && isa<MatmulOp>(op) &&
+        getElementTypeOrSelf(op->getOperand(0).getType()).isF32())
+      return false;
+    return true;
+  }
+};
+
 /// The contraction that alone reads `transpose` of a constant, directly or
-/// through a narrowing cast, in its block, or null. With `operands`, also
+/// through a narrowing cast, in its block, or null. With `readThrough`, also
 /// the matmul that alone reads the transpose of any value.
-Operation *transposedWeightReader(TransposeOp transpose, bool operands) {
+Operation *transposedWeightReader(TransposeOp transpose, ReadThrough readThrough) {
   Operation *user = singleUser(transpose.getResult());
   if (!user || user->getBlock() != transpose->getBlock())
     return nullptr;
-  if (operands && isa<MatmulOp, MatmulIntegerOp>(user))
+  if (isa<MatmulOp, MatmulIntegerOp>(user) && readThrough(user))
     return user;
   if (!transposedWeight(transpose.getResult()))
     return nullptr;
@@ -157,6 +171,7 @@ struct KilnFormDispatchesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    const ReadThrough readThrough{transposedOperands, transposedF32};
     // Ops already placed in a group.
     llvm::DenseSet<Operation *> grouped;
     SmallVector<SmallVector<Operation *>> groups;
@@ -194,11 +209,11 @@ struct KilnFormDispatchesPass
       // And the transpose of a constant weight stored k-fastest (or of any
       // operand of a matmul, with transposed-operands).
       if (auto transpose = dyn_cast<TransposeOp>(op);
-          transpose && transposedWeightReader(transpose, transposedOperands))
+          transpose && transposedWeightReader(transpose, readThrough))
         continue;
       // And, with transposed-operands, the broadcast of a matmul operand
       // (grouped-query attention's K and V heads).
-      if (auto expand = dyn_cast<ExpandOp>(op); expand && transposedOperands && broadcastReader(expand))
+      if (auto expand = dyn_cast<ExpandOp>(op); expand && readThrough(broadcastReader(expand)))
         continue;
       // Likewise a single-use slice of a concat (the strided tile gathers of
       // kiln-winograd-convs: 36 slices, one kernel).
@@ -228,11 +243,11 @@ struct KilnFormDispatchesPass
             weight = cast.getInput();
           auto transpose = weight.getDefiningOp<TransposeOp>();
           bool takesTranspose = transpose && !grouped.contains(transpose) &&
-                                transposedWeightReader(transpose, transposedOperands) == op;
+                                transposedWeightReader(transpose, readThrough) == op;
           // With transposed-operands, a matmul also takes in the broadcast
           // of an operand (before its transpose), which its GEMM kernel
           // reads through (heads h of a K or V with fewer heads at h / g).
-          if (transposedOperands && isa<MatmulOp, MatmulIntegerOp>(op) && weight == operand)
+          if (isa<MatmulOp, MatmulIntegerOp>(op) && readThrough(op) && weight == operand)
             for (Operation *member : broadcastChain(takesTranspose ? transpose.getInput() : operand))
               if (!grouped.contains(member)) {
                 group.push_back(member);
@@ -271,7 +286,7 @@ struct KilnFormDispatchesPass
         // takes in the transpose of its result (attention's context back to
         // [B, S, H, D]), or of a reshape of it (a projection split into
         // heads and transposed to them), last.
-        if (transposedOperands && isa<MatmulOp, MatmulIntegerOp, MatmulPanelsOp>(op) && user &&
+        if (isa<MatmulOp, MatmulIntegerOp, MatmulPanelsOp>(op) && readThrough(op) && user &&
             user->getBlock() == op->getBlock()) {
           Operation *reshape = isa<ReshapeOp>(user) ? user : nullptr;
           Operation *transpose = reshape ? singleUser(reshape->getResult(0)) : user;

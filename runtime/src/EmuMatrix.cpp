@@ -23,6 +23,7 @@ constexpr ElementKind F16 = ElementKind::F16;
 constexpr ElementKind BF16 = ElementKind::BF16;
 constexpr ElementKind I8 = ElementKind::I8;
 constexpr ElementKind I4 = ElementKind::I4;
+constexpr ElementKind F32 = ElementKind::F32;
 
 // Columns: mnemonic, wave size, M, N, K, element, integer, unsigned allowed,
 // A/B per lane, C/D per lane, kChunk, kGroupStride, kBlockStride, dChunk,
@@ -41,6 +42,7 @@ const MatrixInstruction kGfx942[] = {
     {"v_mfma_f32_32x32x8_f16", 64, 32, 32, 8, F16, false, false, 4, 16, 4, 4, 8, 4, 4, 8},
     {"v_mfma_f32_32x32x8_bf16", 64, 32, 32, 8, BF16, false, false, 4, 16, 4, 4, 8, 4, 4, 8},
     {"v_mfma_i32_32x32x16_i8", 64, 32, 32, 16, I8, true, false, 8, 16, 8, 8, 16, 4, 4, 8},
+    {"v_mfma_f32_16x16x4_f32", 64, 16, 16, 4, F32, false, false, 1, 4, 1, 1, 4, 4, 4, 16},
 };
 
 // gfx950 (CDNA4, wave64): the gfx942 instructions plus the double-K ones.
@@ -67,6 +69,7 @@ const MatrixInstruction kGfx950[] = {
     {"v_mfma_f32_32x32x16_f16", 64, 32, 32, 16, F16, false, false, 8, 16, 8, 8, 16, 4, 4, 8},
     {"v_mfma_f32_32x32x16_bf16", 64, 32, 32, 16, BF16, false, false, 8, 16, 8, 8, 16, 4, 4, 8},
     {"v_mfma_i32_32x32x32_i8", 64, 32, 32, 32, I8, true, false, 16, 16, 16, 16, 32, 4, 4, 8},
+    {"v_mfma_f32_16x16x4_f32", 64, 16, 16, 4, F32, false, false, 1, 4, 1, 1, 4, 4, 4, 16},
 };
 
 // gfx1100 (RDNA3, wave32). Checked against the rdna3-* tables: each
@@ -133,6 +136,11 @@ int32_t integerValue(uint32_t raw, int bits, bool isUnsigned) {
 }
 
 float floatValue(uint32_t raw, ElementKind kind) {
+  if (kind == ElementKind::F32) {
+    float value;
+    std::memcpy(&value, &raw, sizeof(value));
+    return value;
+  }
   return kind == ElementKind::F16 ? decodeF16(uint16_t(raw))
                                   : decodeBF16(uint16_t(raw));
 }
@@ -198,7 +206,7 @@ bool gather(const MatrixInstruction &inst, const LayoutTable &layout,
             char which, uint32_t flags, const LaneOperands *lanes,
             uint32_t *raw, std::string &error) {
   constexpr int perRegister = 32 / Bits;
-  constexpr uint32_t mask = (1u << Bits) - 1;
+  constexpr uint32_t mask = uint32_t((uint64_t(1) << Bits) - 1);
   const int16_t *indices = which == 'A' ? layout.a : layout.b;
   const int perLane = inst.abPerLane;
   if (!inst.duplicated()) {
@@ -248,6 +256,8 @@ bool gatherOperand(const MatrixInstruction &inst, const LayoutTable &layout,
                    char which, uint32_t flags, const LaneOperands *lanes,
                    uint32_t *raw, std::string &error) {
   switch (inst.bits()) {
+  case 32:
+    return gather<32>(inst, layout, which, flags, lanes, raw, error);
   case 16:
     return gather<16>(inst, layout, which, flags, lanes, raw, error);
   case 8:
@@ -294,6 +304,8 @@ int MatrixInstruction::bits() const {
     return 8;
   case ElementKind::I4:
     return 4;
+  case ElementKind::F32:
+    return 32;
   }
   return 32;
 }

@@ -35,7 +35,7 @@
 
 namespace kiln::emu {
 
-enum class ElementKind { F16, BF16, I8, I4 };
+enum class ElementKind { F16, BF16, I8, I4, F32 };
 
 /// A place in a matrix: A[row][col] is A[m][k], B[row][col] is B[k][n].
 struct MatrixPlace {

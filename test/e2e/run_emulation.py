@@ -2,7 +2,7 @@
 """The matrix-core GEMM kernels of every gfx target, run on the emulated gfx
 devices, against numpy references and the cpu target.
 
-  /usr/bin/python3 test/e2e/run_emulation.py --build BUILD [--keep]
+  /usr/bin/python3 test/e2e/run_emulation.py --build BUILD [--keep] [--filter REGEX]
 
 Each case is a small model (ONNX built with onnx.helper, or kiln IR where ONNX
 has no such type: int4) compiled once with
@@ -10,6 +10,8 @@ has no such type: int4) compiled once with
 and run with kiln-run on cpu and on emu:<gfx> for every gfx target.
 - Integer cases (MatMulInteger, ConvInteger, int4 kiln.matmul_integer) must be
   bit-identical to the exact numpy reference (int64) and to the cpu target.
+- f32 cases (f32 models at f32 precision): CDNA's v_mfma_f32_16x16x4_f32 on
+  gfx942 and gfx950, the generic path elsewhere; float64 reference, TOL 1e-5.
 - Float cases: f16 operands (f16 models, or f32 models with --precision=f16 /
   bf16, whose operands the reference rounds the same way) multiply exactly and
   accumulate in f32 in an order the hardware does not specify. Tolerance:
@@ -70,6 +72,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_w4a8_vs_ort import w4a8  # noqa: E402  (the W4A8 numpy model)
 GFX = ["gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250"]
+# The targets with an f32 matrix instruction; the others run f32 products on
+# the generic path.
+F32_MATRIX = {"gfx942": "v_mfma_f32_16x16x4_f32", "gfx950": "v_mfma_f32_16x16x4_f32"}
+
+
+def targets_of(extra):
+    """The gfx targets a case is compiled for and run on."""
+    return list(F32_MATRIX) if "cdna-only" in extra else GFX
 rng = np.random.RandomState(11)
 ONNX_TYPE = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
              np.dtype(np.int32): TensorProto.INT32, np.dtype(np.float16): TensorProto.FLOAT16,
@@ -221,6 +231,24 @@ def cases(work):
     onnx_model(p, "MatMul", {"a": a, "b": b}, np.float16, [128, 192])
     out.append(("MatMul f16 128x256x192", p, {"a": a, "b": b},
                 a.astype(np.float64) @ b.astype(np.float64), 2e-3, [], r"_f16"))
+
+    # f32 at f32 precision: CDNA's f32 matrix instruction
+    # (v_mfma_f32_16x16x4_f32, one element per lane), in both tilings (the
+    # large one on partial tiles); the other targets have none and take the
+    # generic path (mnemonic "F32": see F32_MATRIX).
+    a = rng.uniform(-1, 1, (128, 256)).astype(np.float32)
+    b = rng.uniform(-1, 1, (256, 192)).astype(np.float32)
+    p = work / "matmul_f32_matrix.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float32, [128, 192])
+    out.append(("MatMul f32 128x256x192", p, {"a": a, "b": b},
+                a.astype(np.float64) @ b.astype(np.float64), 1e-5, [], "F32"))
+    a = rng.uniform(-1, 1, (200, 256)).astype(np.float32)
+    b = rng.uniform(-1, 1, (256, 176)).astype(np.float32)
+    p = work / "matmul_f32_large_tile.onnx"
+    onnx_model(p, "MatMul", {"a": a, "b": b}, np.float32, [200, 176])
+    out.append(("MatMul f32 200x256x176 --gfx-test-large-tiling", p, {"a": a, "b": b},
+                a.astype(np.float64) @ b.astype(np.float64), 1e-5, ["--gfx-test-large-tiling"],
+                "F32"))
 
     # The large-GEMM tiling (4 x 4 instruction tiles per wave, a 128 x 128
     # tile; what gfx942/gfx950 choose for GEMMs that fill the chip), forced
@@ -475,7 +503,8 @@ def cases(work):
     # is stored k-fastest (kiln-transpose-matmul-weights) and the GEMM reads
     # B along k: f16 weights as they are (K 320: steps of 64, N and M not
     # multiples of the tile), in both tilings, and f32 weights with f32
-    # arithmetic (the generic path reads the transpose).
+    # arithmetic (CDNA's f32 instruction; the generic path reads the
+    # transpose on the others).
     x = rng.uniform(-1, 1, (200, 320)).astype(np.float16)
     w = rng.uniform(-1, 1, (320, 144)).astype(np.float16)
     p = work / "gemm_const_f16.onnx"
@@ -607,6 +636,14 @@ def cases(work):
         onnx.save(model, str(p))
         out.append((f"MatMul f32 heads {name} through transposes, gfx alone --precision=f16", p,
                     {"a": a, "b": b}, ref, 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+        # In f32 on CDNA's f32 instruction (gfx942 and gfx950 alone: with an
+        # RDNA target the f32 matmuls would not take the transposes in).
+        out.append((f"MatMul f32 heads {name} through transposes, CDNA alone", p,
+                    {"a": a, "b": b},
+                    np.matmul(at.astype(np.float64), bt.astype(np.float64)) if perm_out is None
+                    else np.transpose(np.matmul(at.astype(np.float64), bt.astype(np.float64)),
+                                      perm_out),
+                    1e-5, ["gfx-only", "cdna-only"], "F32"))
 
     # Grouped-query attention's products, for gfx alone: K and V have 2
     # heads, repeated to the 8 query heads (Unsqueeze, Expand, Reshape, as
@@ -844,10 +881,11 @@ def run(cmd, timeout=900):
 
 
 def compile_model(bin_dir, model, artifact, extra):
-    """extra: kiln-compile options; "gfx-only" leaves the cpu target out."""
-    targets = GFX if "gfx-only" in extra else GFX + ["cpu"]
+    """extra: kiln-compile options; "gfx-only" leaves the cpu target out,
+    "cdna-only" the targets without an f32 matrix instruction."""
+    targets = targets_of(extra) if "gfx-only" in extra else targets_of(extra) + ["cpu"]
     cmd = [bin_dir / "kiln-compile", model, "--target=" + ",".join(targets), "--emulation",
-           "-o", artifact] + [e for e in extra if e != "gfx-only"]
+           "-o", artifact] + [e for e in extra if e not in ("gfx-only", "cdna-only")]
     proc = run(cmd)
     if proc.returncode != 0:
         log("$ " + " ".join(map(str, cmd)) + "\n" + proc.stderr.strip())
@@ -894,13 +932,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--filter", default="",
+                        help="run only the cases (and their controls) whose name matches "
+                             "this regular expression (a developer's shortcut: the full run "
+                             "is the test)")
     args = parser.parse_args()
     bin_dir = args.build.resolve() / "bin"
     work = Path(tempfile.mkdtemp(prefix="kiln-emulation-"))
     failures = []
     compared = 0
     try:
-        all_cases = cases(work)
+        all_cases = [c for c in cases(work) if re.search(args.filter, c[0])]
         for name, model, inputs, ref, kind, extra, mnemonic in all_cases:
             log(f"== {name}")
             artifact = work / (model.stem + "".join(e.strip("-").replace("=", "-") for e in extra)
@@ -908,7 +950,7 @@ def main():
             if not compile_model(bin_dir, model, artifact, extra):
                 failures.append(f"{name}: kiln-compile failed")
                 continue
-            options = [e for e in extra if e != "gfx-only"]
+            options = [e for e in extra if e not in ("gfx-only", "cdna-only")]
             if mnemonic in ("GEMV", "ROWS"):
                 # A GEMV kernel (the panels' dispatch: LDS for its row
                 # groups' sums) or a row-reduction kernel (LDS for the
@@ -930,6 +972,18 @@ def main():
                     if len(kernels) != 1 or "rotary_embedding" not in kernels[0]:
                         failures.append(f"{name}: {gfx} does not compute it as one rotary kernel "
                                         f"({kernels})")
+            elif mnemonic == "F32":
+                # CDNA's f32 instruction where the target has one, else no
+                # matrix instruction at all (the generic path).
+                for gfx in targets_of(extra):
+                    gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
+                              + options).stdout
+                    used = re.findall(r'kiln\.matrix_instruction = "([^"]+)"', gpu)
+                    want = F32_MATRIX.get(gfx)
+                    if (want and (not used or any(u != want for u in used))) or \
+                            (not want and used) or "gpu.func" not in gpu:
+                        failures.append(f"{name}: {gfx} uses {used or 'no matrix instruction'}, "
+                                        f"expected {want or 'none'}")
             elif mnemonic:
                 for gfx in GFX:
                     gpu = run([bin_dir / "kiln-compile", model, f"--target={gfx}", "--emit=gpu"]
@@ -939,7 +993,7 @@ def main():
                         failures.append(f"{name}: {gfx} does not use the expected matrix-core "
                                         f"instruction ({used or 'none'})")
             results = {}
-            devices = [f"emu:{g}" for g in GFX]
+            devices = [f"emu:{g}" for g in targets_of(extra)]
             if "gfx-only" not in extra:
                 devices.insert(0, "cpu")
             for device in devices:
@@ -978,6 +1032,7 @@ def main():
         # every f16 case.
         controls = [c for c in all_cases if c[4] == "exact" and c[6] and not c[5]][:1] + \
                    [c for c in all_cases if c[4] == 2e-3] + \
+                   [c for c in all_cases if c[6] == "F32"] + \
                    [c for c in all_cases if c[0].startswith(("MatMulInteger u8 x i8",
                                                              "kiln.matmul_int4 W4A16"))][:2] + \
                    [c for c in all_cases if c[0].startswith("kiln.matmul_int4 W4A8")][:1] + \
@@ -999,7 +1054,9 @@ def main():
                 if not compile_model(bin_dir, model, artifact, extra + [f"--gfx-test-fault={fault}"]):
                     failures.append(f"{name} ({fault}): kiln-compile failed")
                     continue
-                for gfx in GFX:
+                # (Only the targets whose matrix-core kernel the fault is
+                # in: an f32 product is generic on the others.)
+                for gfx in (F32_MATRIX if mnemonic == "F32" else targets_of(extra)):
                     got, _, error = run_device(bin_dir, artifact, f"emu:{gfx}", inputs,
                                                work / "out" / f"{fault}-{gfx}")
                     caught = got is None or not check(got, ref, kind)[0]
@@ -1015,7 +1072,7 @@ def main():
         else:
             shutil.rmtree(work, ignore_errors=True)
 
-    if compared < 50:
+    if compared < 50 and not args.filter:
         failures.append(f"only {compared} outputs compared: the test must not pass vacuously")
     log()
     if failures:

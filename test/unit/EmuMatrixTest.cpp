@@ -138,7 +138,7 @@ TEST(EmuMatrix, LayoutsEqualTheTablesBothWays) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 6 + 4 + 5);
+  EXPECT_EQ(checked, 7 + 4 + 5);
 }
 
 // The comparison can fail: one changed constant breaks it.
@@ -284,6 +284,12 @@ struct Case {
       // Finite values of both signs between 2^-4 and 2^4, some zeros and
       // (for f16) subnormals.
       uint32_t choice = rng() % 16;
+      if (inst.input == ElementKind::F32) {
+        uint32_t sign32 = (rng() & 1) << 31;
+        if (choice == 0)
+          return sign32;
+        return sign32 | (123 + rng() % 9) << 23 | (rng() & 0x7fffff);
+      }
       uint32_t sign = (rng() & 1) << 15;
       if (choice == 0)
         return sign;
@@ -390,11 +396,14 @@ struct Case {
         std::memcpy(&cf, &c[size_t(row * inst.n + col)], 4);
         double sum = cf, scale = std::fabs(cf);
         for (int k = 0; k < inst.k; ++k) {
-          uint16_t ab = uint16_t(a[size_t(row * inst.k + k)]);
-          uint16_t bb = uint16_t(b[size_t(k * inst.n + col)]);
-          double product = inst.input == ElementKind::F16
-                               ? f16Value(ab) * f16Value(bb)
-                               : bf16Value(ab) * bf16Value(bb);
+          uint32_t ar = a[size_t(row * inst.k + k)], br = b[size_t(k * inst.n + col)];
+          uint16_t ab = uint16_t(ar), bb = uint16_t(br);
+          float af, bf;
+          std::memcpy(&af, &ar, 4);
+          std::memcpy(&bf, &br, 4);
+          double product = inst.input == ElementKind::F32   ? double(af) * double(bf)
+                           : inst.input == ElementKind::F16 ? f16Value(ab) * f16Value(bb)
+                                                            : bf16Value(ab) * bf16Value(bb);
           sum += product;
           scale += std::fabs(product);
         }
@@ -536,7 +545,7 @@ TEST(EmuMatrix, UnknownMnemonicIsAnError) {
                    "gfx942 (emulated: v_mfma_f32_16x16x16_f16, "
                    "v_mfma_f32_16x16x16_bf16, v_mfma_i32_16x16x32_i8, "
                    "v_mfma_f32_32x32x8_f16, v_mfma_f32_32x32x8_bf16, "
-                   "v_mfma_i32_32x32x16_i8)");
+                   "v_mfma_i32_32x32x16_i8, v_mfma_f32_16x16x4_f32)");
   EXPECT_EQ(findInstruction(chip("gfx1201"), "v_wmma_f32_16x16x32_f16", error),
             nullptr);
   EXPECT_THAT(error, HasSubstr("'v_wmma_f32_16x16x32_f16' is not a matrix "

@@ -139,6 +139,8 @@ MatrixInput inputOf(kiln::emu::ElementKind kind) {
     return MatrixInput::I8;
   case kiln::emu::ElementKind::I4:
     return MatrixInput::I4;
+  case kiln::emu::ElementKind::F32:
+    return MatrixInput::F32;
   }
   return MatrixInput::F16;
 }
@@ -240,12 +242,12 @@ TEST(GfxTargets, SameShapesAndLayoutsAsTheEmulator) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 6 + 12 + 3 + 4 + 5);
+  EXPECT_EQ(checked, 7 + 13 + 3 + 4 + 5);
 }
 
 TEST(GfxTargets, BothTablesMatchAMDsReference) {
   // Reference tables of element types no Kiln instruction uses.
-  const std::set<std::string> unused = {"v_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x4_f32",
+  const std::set<std::string> unused = {"v_mfma_f32_16x16x32_fp8_fp8",
                                         "v_wmma_f32_16x16x16_fp8_fp8"};
   std::vector<ReferenceTable> tables = referenceTables();
   ASSERT_GE(tables.size(), 16u) << "reference tables missing from " << KILN_LAYOUT_DIR;
@@ -274,7 +276,7 @@ TEST(GfxTargets, BothTablesMatchAMDsReference) {
     EXPECT_TRUE(diff.empty()) << "emulator layout differs:" << joined(diff);
     ++checked;
   }
-  EXPECT_EQ(checked, 6 + 4 + 4);
+  EXPECT_EQ(checked, 7 + 4 + 4);
 
   // The other way: every instruction of a tabulated chip is checked, its
   // bf16 forms against the f16 table where AMD has no bf16 one.
@@ -377,6 +379,10 @@ TEST(GfxTargets, GemmInstructions) {
   EXPECT_EQ(mnemonic("gfx942", MatrixInput::I4), "none");
   EXPECT_EQ(mnemonic("gfx950", MatrixInput::F16), "v_mfma_f32_16x16x32_f16");
   EXPECT_EQ(mnemonic("gfx950", MatrixInput::I8), "v_mfma_i32_16x16x64_i8");
+  EXPECT_EQ(mnemonic("gfx942", MatrixInput::F32), "v_mfma_f32_16x16x4_f32");
+  EXPECT_EQ(mnemonic("gfx950", MatrixInput::F32), "v_mfma_f32_16x16x4_f32");
+  EXPECT_EQ(mnemonic("gfx1100", MatrixInput::F32), "none");
+  EXPECT_EQ(mnemonic("gfx1250", MatrixInput::F32), "none");
   EXPECT_EQ(mnemonic("gfx1201", MatrixInput::I4), "v_wmma_i32_16x16x32_iu4");
   EXPECT_EQ(mnemonic("gfx1100", MatrixInput::I4), "v_wmma_i32_16x16x16_iu4");
 }

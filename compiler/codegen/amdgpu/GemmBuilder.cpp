@@ -318,6 +318,10 @@ std::optional<MatrixInput> matrixInputFor(Type a, Type b, gfx::Precision precisi
     return MatrixInput::I8;
   if (a.isInteger(4))
     return MatrixInput::I4;
+  // f32 at f32 precision: the f32 matrix instruction where the chip has
+  // one (CDNA); elsewhere chooseInstruction finds none (the generic path).
+  if (a.isF32() && precision == gfx::Precision::F32)
+    return MatrixInput::F32;
   return std::nullopt;
 }
 
@@ -760,6 +764,9 @@ bool chooseInstruction(GemmPlan &plan, const gfx::Target &target, gfx::Precision
     plan.computeType = IntegerType::get(ctx, 8); // i4 is narrowed per fragment
     plan.accType = IntegerType::get(ctx, 32);
     break;
+  case MatrixInput::F32:
+    plan.computeType = plan.accType = Float32Type::get(ctx);
+    break;
   }
   return true;
 }
@@ -913,9 +920,9 @@ struct KernelShape {
         waveM(waveTilesM * inst.m), waveN(waveTilesN * inst.n), tileM(wavesM * waveM),
         tileN(wavesN * waveN), kt(tiling.stepInstructions * inst.k),
         ldsBytes(2 * (tileM + tileN) * kt * (computeType.getIntOrFloatBitWidth() / 8)),
-        schedule(computeType.getIntOrFloatBitWidth() == 16 ? tiling.schedule16
+        schedule(computeType.getIntOrFloatBitWidth() >= 16 ? tiling.schedule16
                                                            : tiling.schedule8),
-        loadAhead(computeType.getIntOrFloatBitWidth() == 16 ? tiling.loadAhead16
+        loadAhead(computeType.getIntOrFloatBitWidth() >= 16 ? tiling.loadAhead16
                                                             : tiling.loadAhead8) {}
 };
 
@@ -1356,6 +1363,12 @@ private:
   Value multiply(Value a, Value bv, Value acc) {
     if (fault == Fault::SwapOperands)
       std::swap(a, bv);
+    // One element per lane (v_mfma_f32_16x16x4_f32): amdgpu.mfma takes it
+    // as a scalar.
+    if (!inst.wmma && inst.perLane == 1) {
+      a = vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{0});
+      bv = vector::ExtractOp::create(b, loc, bv, ArrayRef<int64_t>{0});
+    }
     if (inst.wmma)
       return amdgpu::WMMAOp::create(b, loc, acc.getType(), inst.m, inst.n, inst.k, a, bv, acc,
                                     /*subwordOffset=*/0, plan.a.isUnsigned, plan.b.isUnsigned);

@@ -56,6 +56,8 @@ std::optional<gfx::MatrixInput> matrixInput(Type operand) {
     return gfx::MatrixInput::I8;
   if (element.isInteger(4))
     return gfx::MatrixInput::I4;
+  if (element.isF32())
+    return gfx::MatrixInput::F32;
   return std::nullopt;
 }
 
@@ -336,7 +338,15 @@ LogicalResult KernelLowering::lowerMatrix(Operation *op, Value a, Value bOperand
   MLIRContext *ctx = b.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   b.setInsertionPoint(op);
-  // A and B as the packed 32-bit registers the hardware reads.
+  // A and B as the packed 32-bit registers the hardware reads; a scalar
+  // operand (v_mfma_f32_16x16x4_f32's one f32) is one register.
+  auto asVector = [&](Value operand) -> Value {
+    if (isa<VectorType>(operand.getType()) || !operand.getType().isIntOrFloat())
+      return operand;
+    return vector::BroadcastOp::create(b, loc, VectorType::get({1}, operand.getType()), operand);
+  };
+  a = asVector(a);
+  bOperand = asVector(bOperand);
   auto registers = [&](Value operand) -> Value {
     auto type = cast<VectorType>(operand.getType());
     int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();

@@ -150,13 +150,28 @@ func.func @matmul_f16(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>) -> tenso
 
 // -----
 
-// f32 operands use the matrix cores only with precision=f16 (or bf16):
-// converted while staging, accumulated in f32; else left to the generic
-// path.
+// f32 operands: on CDNA, at f32 precision, the f32 instruction
+// (v_mfma_f32_16x16x4_f32, one element per lane: amdgpu.mfma takes it as a
+// scalar), staged and accumulated in f32; with precision=f16 (or bf16)
+// converted to it while staging, accumulated in f32. A target without an
+// f32 instruction (RDNA, gfx1250) leaves f32 to the generic path.
 // CHECK-LABEL: func @matmul_f32
-// CHECK-SAME: (%{{.*}}: tensor<64x64xf32>, %{{.*}}: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.dispatch}
-// CHECK-NOT: kiln.workgroup_count
-// CHECK: linalg.matmul
+// CHECK-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
+// CHECK-SAME: kiln.lds_bytes = 8192 : i64, kiln.matrix_instruction = "v_mfma_f32_16x16x4_f32", kiln.workgroup_count = 1 : i64
+// CHECK-COUNT-4: memref.alloca() {kiln.workgroup_memory} : memref<64x8xf32>
+// CHECK: %[[X:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+// CHECK: amdgpu.mfma 16x16x4 %[[X]] * %{{.*}} + %{{.*}} {{.*}} : f32, f32, vector<4xf32>
+// CHECK: memref.store %{{.*}}, %[[C]]{{.*}} : memref<64x64xf32>
+// GFX950-LABEL: func @matmul_f32
+// GFX950-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x4_f32"
+// GFX1100-LABEL: func @matmul_f32
+// GFX1100-SAME: (%{{.*}}: tensor<64x64xf32>, %{{.*}}: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.dispatch}
+// GFX1100-NOT: kiln.workgroup_count
+// GFX1100: linalg.matmul
+// GFX1250-LABEL: func @matmul_f32
+// GFX1250-SAME: attributes {kiln.dispatch}
+// GFX1250-NOT: kiln.workgroup_count
+// GFX1250: linalg.matmul
 // F16-LABEL: func @matmul_f32
 // F16-SAME: (%[[A:.*]]: memref<64x64xf32>, %{{.*}}: memref<64x64xf32>, %[[C:.*]]: memref<64x64xf32>)
 // F16-SAME: kiln.matrix_instruction = "v_mfma_f32_16x16x16_f16", kiln.workgroup_count = 1 : i64

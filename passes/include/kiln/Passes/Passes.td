@@ -699,11 +699,17 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     that alone reads its result
     (the context back to `[B, S, H, D]`) or a reshape of it (a projection
     split into heads and transposed to them), which they store through
-    (kiln-compile sets it with gfx targets alone).
+    (kiln-compile sets it with gfx targets alone). Without
+    `transposed-f32`, a `kiln.matmul` of f32 operands takes in none of
+    these: kiln-compile clears it at f32 precision when a gfx target has no
+    f32 matrix instruction (RDNA3/4, gfx1250), whose generic kernels do not
+    read or store through them.
   }];
   let options = [
     Option<"transposedOperands", "transposed-operands", "bool", "false",
            "matmuls take in the transposes of values they alone read">,
+    Option<"transposedF32", "transposed-f32", "bool", "true",
+           "with transposed-operands, matmuls of f32 operands too">,
     Option<"sliceViews", "slice-views", "bool", "true",
            "contiguous, 64-byte aligned slices of computed values stay outside "
            "as views (kiln::sliceViewOffset)">
