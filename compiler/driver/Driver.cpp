@@ -145,6 +145,16 @@ LogicalResult runPasses(ModuleOp module, const CompileOptions &options, StringRe
   return pm.run(module);
 }
 
+/// Whether every gfx target of `options` computes f32 products on its matrix
+/// cores: narrowed by --precision, or with an f32 matrix instruction (CDNA).
+/// Elsewhere f32 matmuls and convolutions take the generic kernels.
+bool f32OnMatrixCores(const CompileOptions &options) {
+  return options.gfx.precision != gfx::Precision::F32 ||
+         llvm::all_of(options.targets, [](const TargetSpec &target) {
+           return !target.gfx || target.gfx->gemmInstruction(gfx::MatrixInput::F32);
+         });
+}
+
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -186,7 +196,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.splitKComputeUnits > 0) {
     KilnSplitKConvsOptions splitK;
     splitK.computeUnits = options.splitKComputeUnits;
-    splitK.splitF32 = options.gfx.precision != gfx::Precision::F32;
+    splitK.splitF32 = f32OnMatrixCores(options);
     pm.addNestedPass<func::FuncOp>(createKilnSplitKConvs(splitK));
   }
   if (options.splitReductionThreads > 0) {
@@ -226,13 +236,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createKilnTransposeMatmulWeights());
   KilnFormDispatchesOptions dispatches;
   dispatches.transposedOperands = options.transposedOperands;
-  // f32 matmuls at f32 precision take the generic kernels on a gfx target
-  // without an f32 matrix instruction, which read and store plain layouts.
-  dispatches.transposedF32 =
-      options.gfx.precision != gfx::Precision::F32 ||
-      llvm::all_of(options.targets, [](const TargetSpec &target) {
-        return !target.gfx || target.gfx->gemmInstruction(gfx::MatrixInput::F32);
-      });
+  // The generic kernels read and store plain layouts.
+  dispatches.transposedF32 = f32OnMatrixCores(options);
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches(dispatches));
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

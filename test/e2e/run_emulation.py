@@ -563,6 +563,11 @@ def cases(work):
                 conv_ref(x.astype(np.float16), w.astype(np.float16), 1, 0, 1, np.float64)
                 + bias.astype(np.float64),
                 1e-5, ["gfx-only", "--precision=f16"], r"_f16"))
+    # The same in f32 on CDNA alone: the parts on the f32 instruction (an
+    # implicit GEMM with the rearranged filter a constant of the dispatch).
+    out.append(("Conv 3x3 f32 256->64 7x7 constant filter split in 16, CDNA alone",
+                p, {"x": x}, conv_ref(x, w, 1, 0, 1, np.float64) + bias.astype(np.float64),
+                1e-5, ["gfx-only", "cdna-only"], "F32"))
 
     # Reductions of few outputs over many elements, for gfx alone split in
     # two (kiln-split-reductions): a maximum per row of 16 x 4096 (parts of

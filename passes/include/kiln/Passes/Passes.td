@@ -652,8 +652,8 @@ def KilnSplitKConvs : Pass<"kiln-split-k-convs", "mlir::func::FuncOp"> {
            "products per output (C / S x KH x KW) each part keeps at least">,
     Option<"splitF32", "split-f32", "bool", "true",
            "split f32 convolutions too (the gfx kernels compute them on the matrix "
-           "cores with --precision=f16|bf16; in f32 they take the generic path, "
-           "where a grouped convolution gains nothing)">,
+           "cores on CDNA or with --precision=f16|bf16; elsewhere in f32 they take "
+           "the generic path, where a grouped convolution gains nothing)">,
     Option<"minReduction", "min-reduction", "int64_t", "1024",
            "products per output (C x KH x KW) a convolution needs to be split: a "
            "shorter one's whole reduction takes about as long as the launch of the "
