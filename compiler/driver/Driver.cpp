@@ -238,6 +238,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   dispatches.transposedOperands = options.transposedOperands;
   // The generic kernels read and store plain layouts.
   dispatches.transposedF32 = f32OnMatrixCores(options);
+  dispatches.inlineScalars = options.inlineScalars;
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches(dispatches));
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

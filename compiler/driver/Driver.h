@@ -112,6 +112,9 @@ struct CompileOptions {
   /// (kiln-form-dispatches' transposed-operands; gfx targets alone, whose
   /// GEMM kernels read their operands through them).
   bool transposedOperands = false;
+  /// One-element elementwise dispatches read only by elementwise dispatches
+  /// are computed again in each (kiln-form-dispatches' inline-scalars).
+  bool inlineScalars = true;
   /// kiln-split-k-convs for a chip of this many CUs (gfx targets alone: the
   /// largest of their chips), 0 to keep every convolution whole.
   int64_t splitKComputeUnits = 0;

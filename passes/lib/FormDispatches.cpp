@@ -332,6 +332,89 @@ struct KilnFormDispatchesPass
       if (failed(buildDispatch(group, name)))
         return signalPassFailure();
     }
+    if (inlineScalars)
+      inlineScalarDispatches(func);
+  }
+
+  /// Whether every op of `dispatch`'s body is elementwise (or a constant).
+  static bool isElementwiseDispatch(DispatchOp dispatch) {
+    return llvm::all_of(dispatch.getBody().front().without_terminator(), [](Operation &op) {
+      return isElementwiseOp(&op) || isInlinableConstant(&op);
+    });
+  }
+
+  /// Whether `dispatch` is elementwise and every result one element (a
+  /// dynamic quantization's zero point and its casts).
+  static bool isScalarDispatch(DispatchOp dispatch) {
+    return isElementwiseDispatch(dispatch) &&
+           llvm::all_of(dispatch.getResultTypes(), [](Type type) {
+             auto tensor = dyn_cast<RankedTensorType>(type);
+             return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 1;
+           });
+  }
+
+  /// Computes `scalar`'s body again at the start of `user`'s, in place of
+  /// the inputs that are its results; its own inputs become `user`'s.
+  static void inlineInto(DispatchOp scalar, DispatchOp user) {
+    Block &body = user.getBody().front();
+    Block &scalarBody = scalar.getBody().front();
+    SmallVector<Value> inputs(user.getInputs());
+    unsigned count = inputs.size();
+    IRMapping mapping;
+    for (auto [arg, input] : llvm::zip(scalarBody.getArguments(), scalar.getInputs())) {
+      auto *it = llvm::find(inputs, input);
+      if (it != inputs.end()) {
+        mapping.map(arg, body.getArgument(it - inputs.begin()));
+        continue;
+      }
+      inputs.push_back(input);
+      mapping.map(arg, body.addArgument(input.getType(), input.getLoc()));
+    }
+    OpBuilder builder = OpBuilder::atBlockBegin(&body);
+    for (Operation &op : scalarBody.without_terminator())
+      builder.clone(op, mapping);
+    auto yield = cast<YieldOp>(scalarBody.getTerminator());
+    for (unsigned i = count; i-- > 0;) {
+      auto result = dyn_cast<OpResult>(inputs[i]);
+      if (!result || result.getOwner() != scalar)
+        continue;
+      body.getArgument(i).replaceAllUsesWith(
+          mapping.lookup(yield.getOperand(result.getResultNumber())));
+      body.eraseArgument(i);
+      inputs.erase(inputs.begin() + i);
+    }
+    user->setOperands(inputs);
+  }
+
+  /// A dispatch of one-element elementwise results read only by
+  /// elementwise dispatches of its block is computed again in each (a few
+  /// scalar operations per thread) instead of launched: a dynamic
+  /// quantization's zero point, and its casts to f32 (the quantize kernel)
+  /// and i32 (the correction's), were three launches per activation. In
+  /// block order, so that a chain folds into its last reader.
+  static void inlineScalarDispatches(func::FuncOp func) {
+    SmallVector<DispatchOp> dispatches;
+    func.walk([&](DispatchOp dispatch) { dispatches.push_back(dispatch); });
+    for (DispatchOp scalar : dispatches) {
+      if (!isScalarDispatch(scalar) || scalar->use_empty())
+        continue;
+      llvm::SetVector<DispatchOp> users;
+      bool eligible = true;
+      for (Operation *user : scalar->getUsers()) {
+        auto dispatch = dyn_cast<DispatchOp>(user);
+        if (!dispatch || dispatch->getBlock() != scalar->getBlock() ||
+            !isElementwiseDispatch(dispatch)) {
+          eligible = false;
+          break;
+        }
+        users.insert(dispatch);
+      }
+      if (!eligible)
+        continue;
+      for (DispatchOp user : users)
+        inlineInto(scalar, user);
+      scalar->erase();
+    }
   }
 
   /// The elementwise op that alone reads `op`, a rotary embedding, in its

@@ -135,6 +135,12 @@ static cl::opt<bool> transposedOperands(
              "reads (attention's Q, K and V heads), which its GEMM kernel reads through instead "
              "of a transpose kernel each (kiln-form-dispatches; default on)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> inlineScalars(
+    "inline-scalars",
+    cl::desc("Compute a one-element elementwise result (a dynamic quantization's zero point "
+             "and its casts) again in each elementwise kernel that reads it instead of a "
+             "kernel of its own (kiln-form-dispatches; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitReductions(
     "split-reductions",
     cl::desc("With gfx targets alone: split a float sum, mean, max or min of fewer than 4096 "
@@ -535,6 +541,7 @@ int main(int argc, char **argv) {
     compileOptions.narrowWeights = !compileOptions.matmulPanelCpu;
     compileOptions.kMajorWeights = kMajorWeights && !compileOptions.matmulPanelCpu;
     compileOptions.transposedOperands = transposedOperands && !compileOptions.matmulPanelCpu;
+    compileOptions.inlineScalars = inlineScalars;
     // Convolutions too small for the largest of the chips split along their
     // input channels, where no cpu runs the program.
     if (splitReductions && !compileOptions.matmulPanelCpu)

@@ -704,12 +704,20 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
     these: kiln-compile clears it at f32 precision when a gfx target has no
     f32 matrix instruction (RDNA3/4, gfx1250), whose generic kernels do not
     read or store through them.
+
+    With `inline-scalars` (the default), a dispatch of elementwise ops whose
+    results are one element each (a dynamic quantization's zero point and
+    its casts), read only by dispatches of elementwise ops, is computed
+    again at the start of each of them instead of launched.
   }];
   let options = [
     Option<"transposedOperands", "transposed-operands", "bool", "false",
            "matmuls take in the transposes of values they alone read">,
     Option<"transposedF32", "transposed-f32", "bool", "true",
            "with transposed-operands, matmuls of f32 operands too">,
+    Option<"inlineScalars", "inline-scalars", "bool", "true",
+           "an elementwise dispatch of one-element results read only by "
+           "elementwise dispatches is computed again in each of them">,
     Option<"sliceViews", "slice-views", "bool", "true",
            "contiguous, 64-byte aligned slices of computed values stay outside "
            "as views (kiln::sliceViewOffset)">
