@@ -199,9 +199,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     splitK.splitF32 = f32OnMatrixCores(options);
     pm.addNestedPass<func::FuncOp>(createKilnSplitKConvs(splitK));
   }
+  if (options.mergeRangeReductions)
+    pm.addNestedPass<func::FuncOp>(createKilnMergeRangeReductions());
   if (options.splitReductionThreads > 0) {
     KilnSplitReductionsOptions split;
     split.threads = options.splitReductionThreads;
+    split.maxRow = options.splitReductionMaxRow;
     pm.addNestedPass<func::FuncOp>(createKilnSplitReductions(split));
   }
   if (options.unstridePointwise) {

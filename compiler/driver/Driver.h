@@ -127,6 +127,12 @@ struct CompileOptions {
   /// kiln-split-reductions (gfx targets alone): reductions of few outputs
   /// split so that this many threads reduce at once, 0 to keep them whole.
   int64_t splitReductionThreads = 0;
+  /// ... except reductions of the last axis alone over rows of at most this
+  /// many elements, which the gfx row kernels reduce whole (0: none).
+  int64_t splitReductionMaxRow = 0;
+  /// kiln-merge-range-reductions (gfx targets alone): a minimum and a
+  /// maximum of the same rows as one reduction of [x; -x].
+  bool mergeRangeReductions = false;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

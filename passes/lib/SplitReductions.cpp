@@ -68,6 +68,9 @@ struct KilnSplitReductionsPass : kiln::impl::KilnSplitReductionsBase<KilnSplitRe
     int64_t outputs = 1, reduced = 1;
     for (int64_t d = 0; d < rank; ++d)
       (d < kept ? outputs : reduced) *= shape[d];
+    // Rows the gfx row kernels reduce whole, with many lanes each.
+    if (axes.size() == 1 && reduced <= maxRow)
+      return;
     int64_t p = parts(outputs, reduced);
     if (p < 2)
       return;

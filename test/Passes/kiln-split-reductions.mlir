@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-split-reductions | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-split-reductions=threads=0 | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s -split-input-file --kiln-split-reductions=min-reduced=0 | FileCheck %s --check-prefix=SMALL
+// RUN: kiln-opt %s -split-input-file --kiln-split-reductions=max-row=8192 | FileCheck %s --check-prefix=ROWS
 
 // The per-row minimum of 16 rows of 8192 (a range --quantize=int8-dynamic
 // takes at run time): each row in 256 parts of 32, so that 4096 threads
@@ -13,6 +14,12 @@
 // OFF-LABEL: func @rows
 // OFF: kiln.reduce_min %arg0 {axes = array<i64: 1>, keepdims = false} : (tensor<16x8192xf32>) -> tensor<16xf32>
 // OFF-NOT: kiln.reduce_min
+// With max-row=8192 (kiln-compile's, for the gfx row kernels) the rows stay
+// whole: one reduction of the last axis alone, 8192 elements per output.
+// ROWS-LABEL: func @rows
+// ROWS-NOT: kiln.reshape
+// ROWS: kiln.reduce_min %arg0 {axes = array<i64: 1>, keepdims = false} : (tensor<16x8192xf32>) -> tensor<16xf32>
+// ROWS-NOT: kiln.reduce_min
 func.func @rows(%x: tensor<16x8192xf32>) -> tensor<16xf32> {
   %0 = kiln.reduce_min %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x8192xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>
@@ -23,6 +30,12 @@ func.func @rows(%x: tensor<16x8192xf32>) -> tensor<16xf32> {
 // A mean over every axis but the first, kept: 4096 parts of 8, the mean of
 // the parts' means, reshaped back to the kept dimensions; a sum and a
 // maximum of trailing axes likewise.
+// With max-row=8192 the mean and the sum, over two axes, are split all the
+// same, and so is the maximum of rows of 16384 (more than max-row).
+// ROWS-LABEL: func @whole
+// ROWS: kiln.reduce_mean %{{.*}} : (tensor<1x4096x8xf32>) -> tensor<1x4096xf32>
+// ROWS: kiln.reduce_sum %{{.*}} : (tensor<2x1024x8xf16>) -> tensor<2x1024xf16>
+// ROWS: kiln.reduce_max %{{.*}} : (tensor<2x2048x8xf32>) -> tensor<2x2048xf32>
 // CHECK-LABEL: func @whole
 // CHECK: kiln.reshape %arg0 : tensor<1x128x256xf32> -> tensor<1x4096x8xf32>
 // CHECK: kiln.reduce_mean %{{.*}} {axes = array<i64: 2>, keepdims = false} : (tensor<1x4096x8xf32>) -> tensor<1x4096xf32>

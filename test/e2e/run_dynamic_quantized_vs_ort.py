@@ -16,7 +16,9 @@ Mul by scale_x * scale_w. The same for a CNN (convolutions 3x3 with bias,
 reference is DynamicQuantizeLinear + ConvInteger: the zero point known only
 at run time pads the border (and the first activation, 16 x 32 x 32, is
 large enough for its range to be taken in two steps). Kiln's artifact runs on
-cpu and emu:gfx942; every
+cpu and emu:gfx942, and an artifact for gfx targets alone on emu:gfx942 and
+emu:gfx1100 (there the rows' minimum and maximum are one reduction, the minima
+of [x; -x], which a row kernel takes whole); every
 output element must equal ONNX Runtime's within 1e-6 of the output's largest
 magnitude (the integer accumulators are exact; only the float scaling may
 round differently), and the quantized outputs must stay close to the float
@@ -215,6 +217,9 @@ def check_case(name, make_float, make_reference, exact_reference, shape, bin_dir
     if not run([bin_dir / "kiln-compile", work / f"{name}.onnx", "--target=cpu,gfx942", "--emulation",
                 "--quantize=int8-dynamic", "-o", work / f"{name}_q.kiln"]):
         return 1
+    if not run([bin_dir / "kiln-compile", work / f"{name}.onnx", "--target=gfx942,gfx1100",
+                "--emulation", "--quantize=int8-dynamic", "-o", work / f"{name}_q_gfx.kiln"]):
+        return 1
     if not run([bin_dir / "kiln-compile", work / f"{name}.onnx", "--target=cpu", "-o", work / f"{name}_f.kiln"]):
         return 1
     failures = 0
@@ -241,9 +246,10 @@ def check_case(name, make_float, make_reference, exact_reference, shape, bin_dir
         run([bin_dir / "kiln-run", work / f"{name}_f.kiln", "--input=x=@" + str(work / "x.npy"),
              f"--output-dir={work / 'float'}"])
         real = np.load(work / "float" / "y.npy").ravel()
-        for device in ["cpu", "emu:gfx942"]:
-            out = work / device.replace(":", "_")
-            if not run([bin_dir / "kiln-run", work / f"{name}_q.kiln", f"--device={device}",
+        for artifact, device in [("q", "cpu"), ("q", "emu:gfx942"), ("q_gfx", "emu:gfx942"),
+                                 ("q_gfx", "emu:gfx1100")]:
+            out = work / f"{artifact}_{device.replace(':', '_')}"
+            if not run([bin_dir / "kiln-run", work / f"{name}_{artifact}.kiln", f"--device={device}",
                         "--input=x=@" + str(work / "x.npy"), f"--output-dir={out}"]):
                 failures += 1
                 continue
@@ -254,7 +260,8 @@ def check_case(name, make_float, make_reference, exact_reference, shape, bin_dir
             cosine = float(flat @ real / (np.linalg.norm(flat) * np.linalg.norm(real)))
             ok = got.shape == ref.shape and bool((err <= bound).all()) and cosine >= 0.999
             same = float((err == 0).mean())
-            print(f"{'ok  ' if ok else 'FAIL'} {name} sample {sample} {device:11s} max |kiln - ref| = "
+            where = f"{device} ({'gfx alone' if artifact == 'q_gfx' else 'cpu,gfx942'})"
+            print(f"{'ok  ' if ok else 'FAIL'} {name} sample {sample} {where:28s} max |kiln - ref| = "
                   f"{err.max():.3g} (bound {bound:.3g}), exact {100 * same:.1f}%, cosine vs float {cosine:.6f}")
             failures += not ok
     return failures

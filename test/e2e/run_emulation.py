@@ -569,14 +569,37 @@ def cases(work):
                 p, {"x": x}, conv_ref(x, w, 1, 0, 1, np.float64) + bias.astype(np.float64),
                 1e-5, ["gfx-only", "cdna-only"], "F32"))
 
-    # Reductions of few outputs over many elements, for gfx alone split in
-    # two (kiln-split-reductions): a maximum per row of 16 x 4096 (parts of
-    # 16) and a mean over all but the first axis, kept (parts of 8).
+    # Reductions of few outputs over many elements, for gfx alone: rows of
+    # the last axis alone stay whole, one row kernel with lanes per row
+    # (kiln-split-reductions' max-row; the kernel stores one value per row):
+    # a maximum per row of 16 x 4096, and the minima of [x; -x] (dynamic
+    # quantization's range of x in one pass: the product with the signs is
+    # computed as the row is read); a mean over all but the first axis,
+    # kept, is split in two (parts of 8).
+    # (Each row's extremes are among its first elements, the first lane's,
+    # so that the skip-lane control changes every result.)
     x = rng.uniform(-1, 1, (16, 4096)).astype(np.float32)
+    x[:, 1] = rng.uniform(1.5, 2, 16)
     p = work / "reduce_max_rows.onnx"
     onnx_model(p, "ReduceMax", {"x": x}, np.float32, [16], {"axes": [1], "keepdims": 0})
-    out.append(("ReduceMax 16 rows of 4096, gfx alone (split in two)", p, {"x": x},
-                x.astype(np.float64).max(axis=1), "identical", ["gfx-only"], None))
+    out.append(("ReduceMax 16 rows of 4096, gfx alone (row kernel, one value per row)", p,
+                {"x": x}, x.astype(np.float64).max(axis=1), "identical", ["gfx-only"], "ROWS"))
+    x = rng.uniform(-3, 2, (1, 16, 2048)).astype(np.float32)
+    x[..., 0], x[..., 2] = rng.uniform(3, 4, 16), rng.uniform(-5, -4, 16)
+    signs = np.array([1, -1], np.float32).reshape(2, 1, 1)
+    p = work / "range_rows.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "signs"], ["stacked"], name="mul"),
+         helper.make_node("ReduceMin", ["stacked"], ["y"], name="reducemin", axes=[2], keepdims=0)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor("signs", TensorProto.FLOAT, signs.shape, signs.flatten().tolist())])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(p))
+    out.append(("ReduceMin of [x; -x], 2 x 16 rows of 2048, gfx alone (row kernel with its "
+                "product, one value per row)", p, {"x": x},
+                (x.astype(np.float64) * signs).min(axis=2), "identical", ["gfx-only"], "ROWS"))
     x = rng.uniform(-1, 1, (2, 64, 128)).astype(np.float32)
     p = work / "reduce_mean_all.onnx"
     onnx_model(p, "ReduceMean", {"x": x}, np.float32, [2, 1, 1], {"axes": [1, 2], "keepdims": 1})

@@ -145,7 +145,14 @@ static cl::opt<bool> splitReductions(
     "split-reductions",
     cl::desc("With gfx targets alone: split a float sum, mean, max or min of fewer than 4096 "
              "outputs in two, each output's reduced elements in parts that many threads reduce "
-             "at once, then the parts (kiln-split-reductions; default on)"),
+             "at once, then the parts; rows of at most 8192 reduced along the last axis alone "
+             "stay whole, one row kernel (kiln-split-reductions; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> mergeRangeReductions(
+    "merge-range-reductions",
+    cl::desc("With gfx targets alone: take a minimum and a maximum of the same rows (a "
+             "dynamic quantization's range) as one reduction, the minima of [x; -x] "
+             "(kiln-merge-range-reductions; default on)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitK(
     "split-k",
@@ -544,8 +551,12 @@ int main(int argc, char **argv) {
     compileOptions.inlineScalars = inlineScalars;
     // Convolutions too small for the largest of the chips split along their
     // input channels, where no cpu runs the program.
-    if (splitReductions && !compileOptions.matmulPanelCpu)
+    if (splitReductions && !compileOptions.matmulPanelCpu) {
       compileOptions.splitReductionThreads = 4096;
+      // 256 lanes of 8 chunks of 4 f32 (kiln-gpu-build-row-reductions).
+      compileOptions.splitReductionMaxRow = 8192;
+    }
+    compileOptions.mergeRangeReductions = mergeRangeReductions && !compileOptions.matmulPanelCpu;
     if (splitK && !compileOptions.matmulPanelCpu)
       for (const auto &t : targetSpecs)
         compileOptions.splitKComputeUnits =

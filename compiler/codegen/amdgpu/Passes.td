@@ -128,6 +128,11 @@ def KilnGPUBuildRowReductions : Pass<"kiln-gpu-build-row-reductions", "mlir::fun
     argument), elementwise ops over the rows (shaped `[R...]` or
     `[R..., 1]`), fills of the rows, and reshapes between the two row
     shapes; arguments and constants are read through any indexing map.
+    The result may also be one value per row: the dispatch's first
+    reduction (reading one value over S as it is), or elementwise over the
+    rows after it (a range's minimum, a mean); the row's first lane stores
+    it. (A contraction, which reads two values through other maps, is not
+    taken.)
 
     Each lane holds up to 4 chunks of its row (16 bytes each where the row
     allows: 4 f32 or 8 f16 elements; adjacent lanes read adjacent chunks)

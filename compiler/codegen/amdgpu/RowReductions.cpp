@@ -93,7 +93,10 @@ struct Reduction {
 struct RowPlan {
   SmallVector<int64_t> shape; // S: the rows' dimensions, then the row
   int64_t rows = 1, length = 0;
-  linalg::LinalgOp root;      // elementwise over S, its result returned
+  linalg::LinalgOp root;      // its result returned: elementwise over S,
+                              // or (rowResult) a row value
+  bool rowResult = false;     // one value per row: a reduction's, or of
+                              // ops on the rows after it
   SmallVector<Reduction> reductions; // in program order
   /// Lanes per row, elements per chunk, chunks per lane, rows per workgroup.
   int64_t lanes = 1, width = 1, chunks = 1, rowsPerGroup = 1;
@@ -156,11 +159,37 @@ std::optional<RowPlan> matchRows(func::FuncOp func) {
     return std::nullopt;
   RowPlan plan;
   plan.root = ret.getOperand(0).getDefiningOp<linalg::LinalgOp>();
-  if (!plan.root || plan.root->getNumResults() != 1 || !allParallel(plan.root) ||
-      !plan.root.hasPureTensorSemantics() ||
-      !plan.root.getIndexingMapMatchingResult(plan.root->getResult(0)).isIdentity())
+  if (!plan.root || plan.root->getNumResults() != 1 || !plan.root.hasPureTensorSemantics())
     return std::nullopt;
-  plan.shape = plan.root.getStaticLoopRanges();
+  // S, the full domain: the root's loops when it is elementwise over its
+  // result; when it returns one value per row (it is the dispatch's first
+  // reduction, or elementwise over that reduction's rows: a range's
+  // minimum, a mean), that reduction's loops. That reduction reads one
+  // value over its whole domain (a contraction, which reads two through
+  // other maps, is the GEMM builders' or the generic path's).
+  linalg::LinalgOp firstReduction;
+  for (Operation &op : body.without_terminator())
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op); linalgOp && !allParallel(linalgOp)) {
+      if (linalgOp.getNumDpsInputs() == 1 &&
+          linalgOp.getMatchingIndexingMap(linalgOp.getDpsInputOperand(0)).isIdentity())
+        firstReduction = linalgOp;
+      break;
+    }
+  bool elementwiseRoot =
+      allParallel(plan.root) &&
+      plan.root.getIndexingMapMatchingResult(plan.root->getResult(0)).isIdentity();
+  if (firstReduction && (firstReduction == plan.root ||
+                         (elementwiseRoot && ArrayRef<int64_t>(plan.root.getStaticLoopRanges()) ==
+                                                 ArrayRef<int64_t>(
+                                                     firstReduction.getStaticLoopRanges())
+                                                     .drop_back()))) {
+    plan.rowResult = true;
+    plan.shape = firstReduction.getStaticLoopRanges();
+  } else if (elementwiseRoot) {
+    plan.shape = plan.root.getStaticLoopRanges();
+  } else {
+    return std::nullopt;
+  }
   if (plan.shape.empty() || ShapedType::isDynamicShape(plan.shape))
     return std::nullopt;
   plan.length = plan.shape.back();
@@ -281,6 +310,12 @@ std::optional<RowPlan> matchRows(func::FuncOp func) {
   }
   if (plan.reductions.empty())
     return std::nullopt;
+  if (plan.rowResult) {
+    auto resultShape =
+        cast<RankedTensorType>(plan.root->getResult(0).getType()).getShape();
+    if (kindOf(plan.root->getResult(0)) != Kind::Row || resultShape != ArrayRef(rowDomain))
+      return std::nullopt;
+  }
 
   // Chunks of 16 bytes where the row allows (4 elements of 32 bits); lanes
   // so that a lane has at most 4 chunks (registers), up to 256.
@@ -598,8 +633,20 @@ int64_t RowKernelBuilder::build(Value output) {
     reduce(red, alloca);
   }
 
-  // The root, chunk by chunk.
   Value root = plan.root->getResult(0);
+  if (plan.rowResult) {
+    // One value per row, stored by the row's first lane.
+    Value value = row(root);
+    Value guard = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
+    if (rowValid)
+      guard = arith::AndIOp::create(b, loc, guard, rowValid);
+    OpBuilder::InsertionGuard insertion(b);
+    auto ifOp = scf::IfOp::create(b, loc, guard, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    memref::StoreOp::create(b, loc, value, output, rowIdx);
+    return ldsBytes;
+  }
+  // The root, chunk by chunk.
   auto elemType = cast<RankedTensorType>(root.getType()).getElementType();
   for (int64_t c = 0; c < plan.chunks; ++c) {
     SmallVector<Value> elems;

@@ -561,6 +561,50 @@ def KilnWinogradConvs : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnMergeRangeReductions : Pass<"kiln-merge-range-reductions", "mlir::func::FuncOp"> {
+  let summary = "the minimum and the maximum of the same value, as one reduction: the minima of [x; -x]";
+  let description = [{
+    A range (what `--quantize=int8-dynamic` takes of every activation at run
+    time, in two steps: the minimum and the maximum of rows of up to 4096
+    elements, then of the rows' results) is two reductions of the same
+    value, two kernels. This pass makes the rows' step one: the minima of
+    the value stacked with its negation, `[1; -1] * x` (a broadcast product,
+    an elementwise producer that the reduction's kernel computes as it
+    reads x), whose first half is the minimum and whose second half,
+    negated, the maximum (exactly: max(x) = -min(-x)). Each half of the
+    stacked `[2, R]` result is a 64-byte aligned view (R a multiple of 16),
+    so the second step reads them without a copy, the negation fused into
+    it.
+
+    Taken: a `kiln.reduce_max` and a `kiln.reduce_min` of the same static
+    f32 value in one block, over its last axis alone, keepdims false, at
+    most `max-reduced` elements per output, the outputs a multiple of 16.
+    The stacked value is read twice, once per half: one kernel, not one
+    read. kiln-compile runs it with gfx targets alone, where each kernel is
+    a launch and the row kernels (kiln-gpu-build-row-reductions) take the
+    stacked rows whole with their product; the cpu target would
+    materialize the product.
+
+    ```mlir
+    %lo = kiln.reduce_min %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x2048xf32>) -> tensor<16xf32>
+    %hi = kiln.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x2048xf32>) -> tensor<16xf32>
+    // becomes
+    %s = kiln.constant dense<[[[1.0]], [[-1.0]]]> : tensor<2x1x1xf32>
+    %v = kiln.reshape %x : tensor<16x2048xf32> -> tensor<1x16x2048xf32>
+    %p = kiln.mul %v, %s : (tensor<1x16x2048xf32>, tensor<2x1x1xf32>) -> tensor<2x16x2048xf32>
+    %e = kiln.reduce_min %p {axes = array<i64: 2>, keepdims = false} : (tensor<2x16x2048xf32>) -> tensor<2x16xf32>
+    %a = kiln.slice %e {starts = array<i64: 0, 0>, ends = array<i64: 1, 16>, ...} // %lo, reshaped to [16]
+    %b = kiln.slice %e {starts = array<i64: 1, 0>, ends = array<i64: 2, 16>, ...}
+    %hi = kiln.neg %b2 : tensor<16xf32>                                          // %b, reshaped to [16]
+    ```
+  }];
+  let options = [
+    Option<"maxReduced", "max-reduced", "int64_t", "8192",
+           "most elements per output of a pair that is merged (the rows the "
+           "gfx row kernels take whole)">,
+  ];
+}
+
 def KilnSplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
   let summary = "reductions of few outputs over many elements, split in two so that many threads reduce at once";
   let description = [{
@@ -585,6 +629,13 @@ def KilnSplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
     Sums and means are the same up to the order of the additions; maxima
     and minima are exact. kiln-compile runs it with gfx targets alone.
 
+    With `max-row` (kiln-compile: 8192), a reduction of the last axis alone
+    over rows of at most that many elements stays whole: the gfx row
+    kernels (kiln-gpu-build-row-reductions) give each row up to 256 lanes
+    that meet in LDS, so it is one launch, and it keeps an elementwise
+    producer its dispatch took in (dynamic quantization's stacked
+    `[x; -x]`, whose minima are both ends of x's range).
+
     ```mlir
     %r = kiln.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<16x8192xf32>) -> tensor<16xf32>
     // becomes (threads = 4096: P = 256)
@@ -600,6 +651,9 @@ def KilnSplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
            "fewest elements in a part">,
     Option<"minReduced", "min-reduced", "int64_t", "2048",
            "fewest elements per output of a reduction that is split">,
+    Option<"maxRow", "max-row", "int64_t", "0",
+           "a reduction of the last axis alone over at most this many "
+           "elements per output stays whole (0: none)">,
   ];
 }
 
