@@ -242,6 +242,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // The generic kernels read and store plain layouts.
   dispatches.transposedF32 = f32OnMatrixCores(options);
   dispatches.inlineScalars = options.inlineScalars;
+  dispatches.epilogueOperands = options.epilogueOperands;
   pm.addNestedPass<func::FuncOp>(createKilnFormDispatches(dispatches));
   pm.addPass(createKilnOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

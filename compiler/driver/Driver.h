@@ -133,6 +133,10 @@ struct CompileOptions {
   /// kiln-merge-range-reductions (gfx targets alone): a minimum and a
   /// maximum of the same rows as one reduction of [x; -x].
   bool mergeRangeReductions = false;
+  /// kiln-form-dispatches' epilogue-operands (gfx targets alone): small
+  /// elementwise results only an integer matmul's epilogue reads are
+  /// computed in its dispatch.
+  bool epilogueOperands = false;
   std::vector<std::string> winogradExclude;
   std::string modelPath;
   std::string commandLine; // recorded in the artifact

@@ -334,6 +334,61 @@ struct KilnFormDispatchesPass
     }
     if (inlineScalars)
       inlineScalarDispatches(func);
+    if (epilogueOperands)
+      inlineEpilogueOperands(func);
+  }
+
+  /// Results of at most this many elements are evaluated again per output
+  /// element of the integer matmul that reads them.
+  static constexpr int64_t kEpilogueOperandElements = 4096;
+
+  /// The dispatch whose root is a kiln.matmul_integer and whose epilogue
+  /// (elementwise ops) alone reads every result of `small`, or null.
+  static DispatchOp epilogueReader(DispatchOp small) {
+    DispatchOp reader;
+    for (Operation *user : small->getUsers()) {
+      auto dispatch = dyn_cast<DispatchOp>(user);
+      if (!dispatch || (reader && dispatch != reader) ||
+          dispatch->getBlock() != small->getBlock())
+        return nullptr;
+      reader = dispatch;
+    }
+    if (!reader)
+      return nullptr;
+    Block &body = reader.getBody().front();
+    if (!llvm::any_of(body.without_terminator(), llvm::IsaPred<MatmulIntegerOp>))
+      return nullptr;
+    for (auto [i, input] : llvm::enumerate(reader.getInputs())) {
+      auto result = dyn_cast<OpResult>(input);
+      if (!result || result.getOwner() != small)
+        continue;
+      for (Operation *user : body.getArgument(i).getUsers())
+        if (!isElementwiseOp(user) || isa<ExpandOp>(user))
+          return nullptr;
+    }
+    return reader;
+  }
+
+  /// An elementwise dispatch of small results (a dynamic quantization's
+  /// per-channel products) read only by an integer matmul's epilogue is
+  /// computed in the matmul's dispatch: the gfx GEMM kernels evaluate it per
+  /// output element as they store it.
+  static void inlineEpilogueOperands(func::FuncOp func) {
+    SmallVector<DispatchOp> dispatches;
+    func.walk([&](DispatchOp dispatch) { dispatches.push_back(dispatch); });
+    for (DispatchOp small : dispatches) {
+      if (small->use_empty() || !isElementwiseDispatch(small) ||
+          !llvm::all_of(small.getResultTypes(), [](Type type) {
+            auto tensor = dyn_cast<RankedTensorType>(type);
+            return tensor && tensor.hasStaticShape() &&
+                   tensor.getNumElements() <= kEpilogueOperandElements;
+          }))
+        continue;
+      if (DispatchOp reader = epilogueReader(small)) {
+        inlineInto(small, reader);
+        small->erase();
+      }
+    }
   }
 
   /// Whether every op of `dispatch`'s body is elementwise (or a constant).

@@ -154,6 +154,12 @@ static cl::opt<bool> mergeRangeReductions(
              "dynamic quantization's range) as one reduction, the minima of [x; -x] "
              "(kiln-merge-range-reductions; default on)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> epilogueOperands(
+    "epilogue-operands",
+    cl::desc("With gfx targets alone: compute a small elementwise result that only an integer "
+             "matmul's epilogue reads (a dynamic quantization's per-channel products) in the "
+             "matmul's kernel instead of a kernel of its own (kiln-form-dispatches; default on)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitK(
     "split-k",
     cl::desc("With gfx targets alone: split a convolution whose output has fewer GEMM tiles "
@@ -557,6 +563,7 @@ int main(int argc, char **argv) {
       compileOptions.splitReductionMaxRow = 8192;
     }
     compileOptions.mergeRangeReductions = mergeRangeReductions && !compileOptions.matmulPanelCpu;
+    compileOptions.epilogueOperands = epilogueOperands && !compileOptions.matmulPanelCpu;
     if (splitK && !compileOptions.matmulPanelCpu)
       for (const auto &t : targetSpecs)
         compileOptions.splitKComputeUnits =

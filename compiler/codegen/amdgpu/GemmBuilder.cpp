@@ -331,6 +331,36 @@ std::optional<MatrixInput> matrixInputFor(Type a, Type b, gfx::Precision precisi
 /// contraction's result or an earlier epilogue value, read through an
 /// identity map), and no values captured from above but constants: then
 /// the GEMM kernel can evaluate it per output element.
+/// A generic's payload reads nothing from outside but constants.
+bool capturesNothing(linalg::GenericOp generic) {
+  bool captures = false;
+  generic.getRegion().walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (!generic.getRegion().isAncestor(operand.getParentRegion()) &&
+          !operand.getDefiningOp<arith::ConstantOp>())
+        captures = true;
+  });
+  return !captures;
+}
+
+/// A value the epilogue reads that the dispatch computes from arguments and
+/// constants alone, elementwise over its own shape (a dynamic
+/// quantization's per-channel products, kiln-form-dispatches'
+/// epilogue-operands): the kernel evaluates it per output element.
+bool isSideValue(Value value, int depth = 0) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || depth > 32 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity() ||
+      !generic.getMatchingBlockArgument(generic.getDpsInitOperand(0)).use_empty() ||
+      !capturesNothing(generic))
+    return false;
+  return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *input) {
+    return traceSource(input->get()) || input->get().getDefiningOp<arith::ConstantOp>() ||
+           isSideValue(input->get(), depth + 1);
+  });
+}
+
 bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
                              const llvm::SetVector<Value> &carried) {
   if (generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops() ||
@@ -344,18 +374,12 @@ bool isElementwiseOverOutput(linalg::GenericOp generic, ArrayRef<int64_t> shape,
     if (carried.contains(input->get())) {
       if (!generic.getMatchingIndexingMap(input).isIdentity())
         return false;
-    } else if (!traceSource(input->get()) && !input->get().getDefiningOp<arith::ConstantOp>()) {
+    } else if (!traceSource(input->get()) && !input->get().getDefiningOp<arith::ConstantOp>() &&
+               !isSideValue(input->get())) {
       return false;
     }
   }
-  bool captures = false;
-  generic.getRegion().walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands())
-      if (!generic.getRegion().isAncestor(operand.getParentRegion()) &&
-          !operand.getDefiningOp<arith::ConstantOp>())
-        captures = true;
-  });
-  return !captures;
+  return capturesNothing(generic);
 }
 
 /// A and B of a two-input contraction: function arguments seen through
@@ -2387,8 +2411,13 @@ Value KernelBase::evaluate(linalg::GenericOp generic, const DenseMap<Value, Valu
       map.map(arg, value);
       continue;
     }
-    Value mem = memrefOf(input->get(), args);
     SmallVector<Value> idx = indices(generic.getMatchingIndexingMap(input), outIdx);
+    if (auto side = input->get().getDefiningOp<linalg::GenericOp>()) {
+      // A side value (isSideValue), evaluated at its element.
+      map.map(arg, evaluate(side, {}, idx, args));
+      continue;
+    }
+    Value mem = memrefOf(input->get(), args);
     map.map(arg, memref::LoadOp::create(b, loc, mem, idx));
   }
   for (Operation &op : body->without_terminator()) {
