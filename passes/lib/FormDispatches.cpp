@@ -342,8 +342,9 @@ struct KilnFormDispatchesPass
   /// element of the integer matmul that reads them.
   static constexpr int64_t kEpilogueOperandElements = 4096;
 
-  /// The dispatch whose root is a kiln.matmul_integer and whose epilogue
-  /// (elementwise ops) alone reads every result of `small`, or null.
+  /// The dispatch whose root is a kiln.matmul_integer or kiln.conv_integer
+  /// and whose epilogue (elementwise ops) alone reads every result of
+  /// `small`, or null.
   static DispatchOp epilogueReader(DispatchOp small) {
     DispatchOp reader;
     for (Operation *user : small->getUsers()) {
@@ -356,7 +357,7 @@ struct KilnFormDispatchesPass
     if (!reader)
       return nullptr;
     Block &body = reader.getBody().front();
-    if (!llvm::any_of(body.without_terminator(), llvm::IsaPred<MatmulIntegerOp>))
+    if (!llvm::any_of(body.without_terminator(), llvm::IsaPred<MatmulIntegerOp, ConvIntegerOp>))
       return nullptr;
     for (auto [i, input] : llvm::enumerate(reader.getInputs())) {
       auto result = dyn_cast<OpResult>(input);
@@ -370,8 +371,8 @@ struct KilnFormDispatchesPass
   }
 
   /// An elementwise dispatch of small results (a dynamic quantization's
-  /// per-channel products) read only by an integer matmul's epilogue is
-  /// computed in the matmul's dispatch: the gfx GEMM kernels evaluate it per
+  /// per-channel products) read only by an integer matmul's or
+  /// convolution's epilogue is computed in its dispatch: the gfx GEMM kernels evaluate it per
   /// output element as they store it.
   static void inlineEpilogueOperands(func::FuncOp func) {
     SmallVector<DispatchOp> dispatches;

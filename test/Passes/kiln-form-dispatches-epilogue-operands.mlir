@@ -65,3 +65,23 @@ func.func @kept(%x: tensor<4x16xui8>, %w: tensor<16x8xi8>, %s: tensor<f32>, %wsc
   %yl = kiln.mul %fl, %scl : (tensor<4x5000xf32>, tensor<5000xf32>) -> tensor<4x5000xf32>
   return %y, %z, %y, %yl : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x5000xf32>
 }
+
+// -----
+
+// The same for an integer convolution: its per-channel scale ([1, F, 1, 1],
+// from a scalar and a small constant) is computed in its dispatch.
+// CHECK-LABEL: func @conv
+// CHECK: kiln.dispatch "dispatch_{{[0-9]+}}_conv_integer"
+// CHECK: kiln.mul %{{.*}}, %{{.*}} : (tensor<f32>, tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
+// CHECK: kiln.conv_integer
+// CHECK-NOT: kiln.dispatch
+// OFF-LABEL: func @conv
+// OFF-COUNT-2: kiln.dispatch
+func.func @conv(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %s: tensor<f32>) -> tensor<1x4x6x6xf32> {
+  %ws = kiln.constant dense<[[[[0.5]], [[0.25]], [[0.125]], [[2.0]]]]> : tensor<1x4x1x1xf32>
+  %sc = kiln.mul %s, %ws : (tensor<f32>, tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
+  %p = kiln.conv_integer %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32>
+  %f = kiln.cast %p : tensor<1x4x6x6xi32> to tensor<1x4x6x6xf32>
+  %y = kiln.mul %f, %sc : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}

@@ -157,8 +157,9 @@ static cl::opt<bool> mergeRangeReductions(
 static cl::opt<bool> epilogueOperands(
     "epilogue-operands",
     cl::desc("With gfx targets alone: compute a small elementwise result that only an integer "
-             "matmul's epilogue reads (a dynamic quantization's per-channel products) in the "
-             "matmul's kernel instead of a kernel of its own (kiln-form-dispatches; default on)"),
+             "matmul's or convolution's epilogue reads (a dynamic quantization's per-channel "
+             "products) in its kernel instead of a kernel of its own (kiln-form-dispatches; "
+             "default on)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitK(
     "split-k",

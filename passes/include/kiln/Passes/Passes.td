@@ -766,17 +766,18 @@ def KilnFormDispatches : Pass<"kiln-form-dispatches", "mlir::func::FuncOp"> {
 
     With `epilogue-operands` (kiln-compile sets it with gfx targets alone),
     a dispatch of elementwise ops whose results have at most 4096 elements
-    each, read only by one dispatch whose root is a `kiln.matmul_integer`,
-    and there only by its epilogue's elementwise ops, is computed in that
-    dispatch instead (a dynamic quantization's per-channel products: the
-    activation's zero point times the weight's column sums, its scale times
-    the weight's scales): the gfx GEMM kernels evaluate them per output
-    element as they store it.
+    each, read only by one dispatch whose root is a `kiln.matmul_integer`
+    or `kiln.conv_integer`, and there only by its epilogue's elementwise
+    ops, is computed in that dispatch instead (a dynamic quantization's
+    per-channel products: the activation's zero point times the weight's
+    column sums, its scale times the weight's scales): the gfx GEMM kernels
+    evaluate them per output element as they store it.
   }];
   let options = [
     Option<"epilogueOperands", "epilogue-operands", "bool", "false",
-           "an integer matmul's dispatch takes in the elementwise dispatches "
-           "of small results that only its epilogue reads">,
+           "an integer matmul's or convolution's dispatch takes in the "
+           "elementwise dispatches of small results that only its epilogue "
+           "reads">,
     Option<"transposedOperands", "transposed-operands", "bool", "false",
            "matmuls take in the transposes of values they alone read">,
     Option<"transposedF32", "transposed-f32", "bool", "true",
